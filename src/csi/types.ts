@@ -1,0 +1,188 @@
+/**
+ * The CSI client contract, in berth's own TypeScript terms (camelCase, numbers for bytes). Only
+ * src/csi/ knows protobuf; everything else talks to plugins through these interfaces. Errors are
+ * BerthErrors whose codes are the ERR_CSI_* mapping of the gRPC status (see errors.ts).
+ */
+import type { AccessMode } from "../structs/volume.js";
+
+export interface CsiCallOptions {
+  signal?: AbortSignal;
+  /** Per-call deadline in milliseconds (sent as the gRPC deadline). */
+  timeoutMs?: number;
+}
+
+export type CsiAccessType =
+  { type: "mount"; fsType: string; mountFlags: string[]; volumeMountGroup?: string } | { type: "block" };
+
+export interface CsiVolumeCapability {
+  accessMode: AccessMode;
+  access: CsiAccessType;
+}
+
+export interface CsiTopology {
+  segments: Record<string, string>;
+}
+
+export interface CsiPluginInfo {
+  name: string;
+  vendorVersion: string;
+  manifest: Record<string, string>;
+}
+
+export interface CsiPluginCapabilities {
+  controllerService: boolean;
+  volumeAccessibilityConstraints: boolean;
+  groupControllerService: boolean;
+  onlineExpansion: boolean;
+  offlineExpansion: boolean;
+}
+
+export interface CsiControllerCapabilities {
+  createDeleteVolume: boolean;
+  publishUnpublishVolume: boolean;
+  listVolumes: boolean;
+  getCapacity: boolean;
+  createDeleteSnapshot: boolean;
+  listSnapshots: boolean;
+  cloneVolume: boolean;
+  publishReadonly: boolean;
+  expandVolume: boolean;
+  listVolumesPublishedNodes: boolean;
+  volumeCondition: boolean;
+  getVolume: boolean;
+  singleNodeMultiWriter: boolean;
+  modifyVolume: boolean;
+}
+
+export interface CsiNodeCapabilities {
+  stageUnstageVolume: boolean;
+  getVolumeStats: boolean;
+  expandVolume: boolean;
+  volumeCondition: boolean;
+  singleNodeMultiWriter: boolean;
+  volumeMountGroup: boolean;
+}
+
+export interface CsiNodeInfo {
+  nodeId: string;
+  maxVolumesPerNode: number;
+  accessibleTopology: CsiTopology | null;
+}
+
+export interface CsiVolumeInfo {
+  volumeId: string;
+  capacityBytes: number;
+  volumeContext: Record<string, string>;
+  contentSource: { snapshotId: string } | { volumeId: string } | null;
+  accessibleTopology: CsiTopology[];
+}
+
+export interface CreateVolumeRequest {
+  name: string;
+  capacityRange: { requiredBytes: number; limitBytes: number } | null;
+  volumeCapabilities: CsiVolumeCapability[];
+  parameters: Record<string, string>;
+  secrets: Record<string, string>;
+  contentSource: { snapshotId: string } | { volumeId: string } | null;
+  accessibilityRequirements: { requisite: CsiTopology[]; preferred: CsiTopology[] } | null;
+}
+
+export interface ControllerPublishRequest {
+  volumeId: string;
+  nodeId: string;
+  volumeCapability: CsiVolumeCapability;
+  readonly: boolean;
+  secrets: Record<string, string>;
+  volumeContext: Record<string, string>;
+}
+
+export interface ControllerUnpublishRequest {
+  volumeId: string;
+  nodeId: string;
+  secrets: Record<string, string>;
+}
+
+export interface ValidateVolumeCapabilitiesRequest {
+  volumeId: string;
+  volumeContext: Record<string, string>;
+  volumeCapabilities: CsiVolumeCapability[];
+  parameters: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+export interface ValidateVolumeCapabilitiesResult {
+  /** Null when the plugin did not confirm the capabilities; `message` then says why. */
+  confirmed: { volumeCapabilities: CsiVolumeCapability[] } | null;
+  message: string;
+}
+
+export interface NodeStageRequest {
+  volumeId: string;
+  publishContext: Record<string, string>;
+  stagingTargetPath: string;
+  volumeCapability: CsiVolumeCapability;
+  secrets: Record<string, string>;
+  volumeContext: Record<string, string>;
+}
+
+export interface NodeUnstageRequest {
+  volumeId: string;
+  stagingTargetPath: string;
+}
+
+export interface NodePublishRequest {
+  volumeId: string;
+  publishContext: Record<string, string>;
+  /** Empty when the plugin does not stage. */
+  stagingTargetPath: string;
+  targetPath: string;
+  volumeCapability: CsiVolumeCapability;
+  readonly: boolean;
+  secrets: Record<string, string>;
+  volumeContext: Record<string, string>;
+}
+
+export interface NodeUnpublishRequest {
+  volumeId: string;
+  targetPath: string;
+}
+
+export interface CsiIdentityClient {
+  getPluginInfo(opts?: CsiCallOptions): Promise<CsiPluginInfo>;
+  getPluginCapabilities(opts?: CsiCallOptions): Promise<CsiPluginCapabilities>;
+  /** `ready` false means the plugin answered but is not ready yet (the spec's optional field). */
+  probe(opts?: CsiCallOptions): Promise<{ ready: boolean }>;
+}
+
+export interface CsiControllerClient {
+  controllerGetCapabilities(opts?: CsiCallOptions): Promise<CsiControllerCapabilities>;
+  createVolume(req: CreateVolumeRequest, opts?: CsiCallOptions): Promise<CsiVolumeInfo>;
+  deleteVolume(
+    req: { volumeId: string; secrets: Record<string, string> },
+    opts?: CsiCallOptions,
+  ): Promise<void>;
+  controllerPublishVolume(
+    req: ControllerPublishRequest,
+    opts?: CsiCallOptions,
+  ): Promise<{ publishContext: Record<string, string> }>;
+  controllerUnpublishVolume(req: ControllerUnpublishRequest, opts?: CsiCallOptions): Promise<void>;
+  validateVolumeCapabilities(
+    req: ValidateVolumeCapabilitiesRequest,
+    opts?: CsiCallOptions,
+  ): Promise<ValidateVolumeCapabilitiesResult>;
+}
+
+export interface CsiNodeClient {
+  nodeGetCapabilities(opts?: CsiCallOptions): Promise<CsiNodeCapabilities>;
+  nodeGetInfo(opts?: CsiCallOptions): Promise<CsiNodeInfo>;
+  nodeStageVolume(req: NodeStageRequest, opts?: CsiCallOptions): Promise<void>;
+  nodeUnstageVolume(req: NodeUnstageRequest, opts?: CsiCallOptions): Promise<void>;
+  nodePublishVolume(req: NodePublishRequest, opts?: CsiCallOptions): Promise<void>;
+  nodeUnpublishVolume(req: NodeUnpublishRequest, opts?: CsiCallOptions): Promise<void>;
+}
+
+/** One connection to one plugin endpoint. */
+export interface CsiClient extends CsiIdentityClient, CsiControllerClient, CsiNodeClient {
+  readonly endpoint: string;
+  close(): void;
+}

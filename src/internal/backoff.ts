@@ -1,0 +1,44 @@
+/**
+ * The one capped-exponential-backoff helper. Retries `fn` while `shouldRetry(err)` holds, sleeping
+ * base·2^n (capped, with ±20% jitter) between attempts, until `deadlineMs` passes or `signal` aborts;
+ * then the last error is thrown.
+ */
+import { sleep, throwIfAborted } from "./abort.js";
+
+export interface BackoffOptions {
+  baseMs: number;
+  maxMs: number;
+  /** Total time budget from the first attempt; Infinity retries until aborted. */
+  deadlineMs: number;
+  signal?: AbortSignal;
+  shouldRetry: (err: unknown) => boolean;
+  /** Called before each sleep, e.g. to emit a task event. */
+  onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
+  /** Jitter fraction in [0,1); 0.2 by default. Tests pass 0 for determinism. */
+  jitter?: number;
+}
+
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, jitter = 0.2): number {
+  const raw = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 30));
+  const spread = raw * jitter;
+  return Math.max(0, Math.round(raw - spread + Math.random() * 2 * spread));
+}
+
+export async function retryWithBackoff<T>(
+  fn: (attempt: number) => Promise<T>,
+  opts: BackoffOptions,
+): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    throwIfAborted(opts.signal);
+    try {
+      return await fn(attempt);
+    } catch (err) {
+      if (!opts.shouldRetry(err)) throw err;
+      const delay = backoffDelay(attempt, opts.baseMs, opts.maxMs, opts.jitter);
+      if (Date.now() + delay - started > opts.deadlineMs) throw err;
+      opts.onRetry?.(err, attempt, delay);
+      await sleep(delay, opts.signal);
+    }
+  }
+}

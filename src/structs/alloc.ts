@@ -1,0 +1,66 @@
+/** Allocations: one placement of a task group on a node, in Nomad's JSON shape. */
+import type { Job } from "./job.js";
+
+export type DesiredStatus = "run" | "stop" | "evict";
+export type ClientStatus = "pending" | "running" | "complete" | "failed" | "lost";
+
+export interface TaskEvent {
+  Type: string;
+  /** Unix nanoseconds. */
+  Time: number;
+  DisplayMessage: string;
+  Details: Record<string, string>;
+}
+
+export interface TaskState {
+  State: "pending" | "running" | "dead";
+  Failed: boolean;
+  Restarts: number;
+  /** ISO timestamps, as Nomad's API gives them; null until it happens. */
+  StartedAt: string | null;
+  FinishedAt: string | null;
+  Events: TaskEvent[];
+}
+
+export interface Allocation {
+  ID: string;
+  Namespace: string;
+  /** `<job>.<group>[<index>]` */
+  Name: string;
+  NodeID: string;
+  NodeName: string;
+  JobID: string;
+  /** The job version this alloc runs, as a snapshot. */
+  Job: Job;
+  TaskGroup: string;
+  DesiredStatus: DesiredStatus;
+  DesiredDescription: string;
+  ClientStatus: ClientStatus;
+  ClientDescription: string;
+  TaskStates: Record<string, TaskState>;
+  CreateIndex: number;
+  ModifyIndex: number;
+  AllocModifyIndex: number;
+  /** Unix nanoseconds. */
+  CreateTime: number;
+  ModifyTime: number;
+}
+
+export function allocIndex(alloc: Pick<Allocation, "Name">): number {
+  const m = /\[(\d+)\]$/.exec(alloc.Name);
+  return m ? Number(m[1]) : 0;
+}
+
+export function isClientTerminal(s: ClientStatus): boolean {
+  return s === "complete" || s === "failed" || s === "lost";
+}
+
+/** Terminal when the client says it is done, or the server wants it stopped and it never ran. */
+export function isAllocTerminal(a: Pick<Allocation, "ClientStatus" | "DesiredStatus">): boolean {
+  return isClientTerminal(a.ClientStatus) || (a.DesiredStatus !== "run" && a.ClientStatus === "pending");
+}
+
+/** The alloc's task group from its job snapshot. */
+export function allocTaskGroup(alloc: Allocation) {
+  return alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+}

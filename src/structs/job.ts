@@ -1,0 +1,99 @@
+/**
+ * Jobs, task groups and tasks in Nomad's JSON shape (PascalCase, durations in nanoseconds), so a
+ * Nomad operator's JSON jobspec registers as-is. Validation lives in job_validate.ts.
+ */
+import type { AccessMode, AttachmentMode, MountOptions } from "./volume.js";
+import type { CSIPluginType } from "./plugin.js";
+
+export type JobType = "service" | "batch" | "system";
+export type JobStatus = "pending" | "running" | "dead";
+
+export interface VolumeRequest {
+  Name: string;
+  Type: "csi" | "host";
+  Source: string;
+  ReadOnly: boolean;
+  AccessMode: AccessMode | "";
+  AttachmentMode: AttachmentMode | "";
+  /** Replaces the volume's own mount options when set. */
+  MountOptions: MountOptions | null;
+  /** Claim `Source[N]` for the alloc with index N. */
+  PerAlloc: boolean;
+}
+
+export interface VolumeMount {
+  Volume: string;
+  Destination: string;
+  ReadOnly: boolean;
+  PropagationMode: "private" | "host-to-task" | "bidirectional";
+}
+
+export interface TaskCSIPluginConfig {
+  ID: string;
+  Type: CSIPluginType;
+  /** Where the plugin's directory (socket, staging, publish targets) appears inside the task. */
+  MountDir: string;
+  /** Base of the paths handed to the plugin for staging/publishing; MountDir when empty. */
+  StagePublishBaseDir: string;
+  /** Nanoseconds the plugin may take to become healthy before the task is restarted. */
+  HealthTimeout: number;
+}
+
+export interface RestartPolicy {
+  Attempts: number;
+  /** Nanoseconds. */
+  Interval: number;
+  Delay: number;
+  Mode: "fail" | "delay";
+}
+
+export interface Task {
+  Name: string;
+  Driver: string;
+  Config: Record<string, unknown>;
+  Env: Record<string, string>;
+  VolumeMounts: VolumeMount[];
+  CSIPluginConfig: TaskCSIPluginConfig | null;
+  /** Nanoseconds between SIGTERM and SIGKILL. */
+  KillTimeout: number;
+  RestartPolicy: RestartPolicy | null;
+}
+
+export interface TaskGroup {
+  Name: string;
+  Count: number;
+  Volumes: Record<string, VolumeRequest>;
+  Tasks: Task[];
+  RestartPolicy: RestartPolicy | null;
+}
+
+export interface Job {
+  ID: string;
+  Name: string;
+  Namespace: string;
+  Type: JobType;
+  Datacenters: string[];
+  Priority: number;
+  Stop: boolean;
+  Status: JobStatus;
+  TaskGroups: TaskGroup[];
+  Version: number;
+  /** Unix nanoseconds. */
+  SubmitTime: number;
+  CreateIndex: number;
+  ModifyIndex: number;
+  JobModifyIndex: number;
+}
+
+export const NS_PER_MS = 1_000_000;
+export const NS_PER_S = 1_000_000_000;
+
+/** The volume ID an alloc claims for a request: `Source[N]` when per_alloc. */
+export function volumeSourceForAlloc(req: VolumeRequest, allocIndex: number): string {
+  return req.PerAlloc ? `${req.Source}[${allocIndex}]` : req.Source;
+}
+
+/** The claim mode a request makes. */
+export function claimModeOf(req: VolumeRequest): "read" | "write" {
+  return req.ReadOnly ? "read" : "write";
+}

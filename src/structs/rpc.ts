@@ -1,0 +1,188 @@
+/**
+ * Agent ↔ server RPC contract: method names and their request/response DTOs. The node agent dials
+ * the server and keeps one connection; calls go both ways over it (server → node calls are the
+ * ClientCSI.* methods). Errors cross as WireError (code, message, field).
+ */
+import type { Allocation, ClientStatus, TaskState } from "./alloc.js";
+import type { Node } from "./node.js";
+import type { CSIInfo } from "./plugin.js";
+import type {
+  AccessMode,
+  AttachmentMode,
+  ClaimMode,
+  ClaimState,
+  MountOptions,
+  Topology,
+  TopologyRequest,
+  VolumeCapability,
+} from "./volume.js";
+import type { DriverInfo } from "./node.js";
+
+// ---- node → server ----
+
+export interface NodeRegisterRequest {
+  Node: Node;
+}
+export interface NodeRegisterResponse {
+  /** Milliseconds within which the node must heartbeat again before it is marked down. */
+  HeartbeatTTL: number;
+  Index: number;
+}
+
+export interface NodeHeartbeatRequest {
+  NodeID: string;
+}
+export type NodeHeartbeatResponse = NodeRegisterResponse;
+
+export interface NodeFingerprintRequest {
+  NodeID: string;
+  Drivers: Record<string, DriverInfo>;
+  CSIControllerPlugins: Record<string, CSIInfo>;
+  CSINodePlugins: Record<string, CSIInfo>;
+}
+
+/** Blocking query: answers when the node's allocs change past MinIndex, or after WaitMs. */
+export interface NodeGetAllocsRequest {
+  NodeID: string;
+  MinIndex: number;
+  WaitMs: number;
+}
+export interface NodeGetAllocsResponse {
+  Allocs: Allocation[];
+  Index: number;
+}
+
+export interface AllocClientUpdate {
+  ID: string;
+  ClientStatus: ClientStatus;
+  ClientDescription: string;
+  TaskStates: Record<string, TaskState>;
+}
+export interface NodeUpdateAllocsRequest {
+  NodeID: string;
+  Allocs: AllocClientUpdate[];
+}
+
+export interface VolumeClaimRequest {
+  VolumeID: string;
+  Namespace: string;
+  AllocationID: string;
+  NodeID: string;
+  Mode: ClaimMode;
+  AccessMode: AccessMode;
+  AttachmentMode: AttachmentMode;
+}
+
+/** What a node needs to stage and publish a claimed volume. Secrets travel here, never to the API. */
+export interface ClaimedVolume {
+  ID: string;
+  Namespace: string;
+  ExternalID: string;
+  PluginID: string;
+  AccessMode: AccessMode;
+  AttachmentMode: AttachmentMode;
+  MountOptions: MountOptions | null;
+  Secrets: Record<string, string>;
+  Context: Record<string, string>;
+  Capacity: number;
+}
+export interface VolumeClaimResponse {
+  Volume: ClaimedVolume;
+  PublishContext: Record<string, string>;
+  Index: number;
+}
+
+/** Asks the server to walk an alloc's claim to release from `State` (normally node-detached). */
+export interface VolumeUnpublishRequest {
+  VolumeID: string;
+  Namespace: string;
+  AllocationID: string;
+  NodeID: string;
+  State: ClaimState;
+}
+export interface VolumeUnpublishResponse {
+  Index: number;
+}
+
+export interface VolumeGetForNodeRequest {
+  VolumeID: string;
+  Namespace: string;
+}
+
+// ---- server → node (ClientCSI) ----
+
+export interface ControllerCreateVolumeRequest {
+  PluginID: string;
+  Name: string;
+  CapacityMin: number;
+  CapacityMax: number;
+  Capabilities: VolumeCapability[];
+  MountOptions: MountOptions | null;
+  Parameters: Record<string, string>;
+  Secrets: Record<string, string>;
+  SnapshotID: string;
+  CloneID: string;
+  TopologyRequest: TopologyRequest | null;
+}
+export interface ControllerCreateVolumeResponse {
+  ExternalVolumeID: string;
+  CapacityBytes: number;
+  VolumeContext: Record<string, string>;
+  Topologies: Topology[];
+}
+
+export interface ControllerDeleteVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  Secrets: Record<string, string>;
+}
+
+export interface ControllerValidateVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  Capabilities: VolumeCapability[];
+  MountOptions: MountOptions | null;
+  Parameters: Record<string, string>;
+  Context: Record<string, string>;
+  Secrets: Record<string, string>;
+}
+
+export interface ControllerPublishVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  ExternalNodeID: string;
+  Capability: VolumeCapability;
+  MountOptions: MountOptions | null;
+  ReadOnly: boolean;
+  Secrets: Record<string, string>;
+  VolumeContext: Record<string, string>;
+}
+export interface ControllerPublishVolumeResponse {
+  PublishContext: Record<string, string>;
+}
+
+export interface ControllerUnpublishVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  ExternalNodeID: string;
+  Secrets: Record<string, string>;
+}
+
+/** Method name → [request, response]. Both peers type their handlers and calls from this map. */
+export interface ServerMethods {
+  "Node.Register": [NodeRegisterRequest, NodeRegisterResponse];
+  "Node.Heartbeat": [NodeHeartbeatRequest, NodeHeartbeatResponse];
+  "Node.UpdateFingerprint": [NodeFingerprintRequest, { Index: number }];
+  "Node.GetAllocs": [NodeGetAllocsRequest, NodeGetAllocsResponse];
+  "Node.UpdateAllocs": [NodeUpdateAllocsRequest, { Index: number }];
+  "CSIVolume.Claim": [VolumeClaimRequest, VolumeClaimResponse];
+  "CSIVolume.Unpublish": [VolumeUnpublishRequest, VolumeUnpublishResponse];
+}
+
+export interface ClientMethods {
+  "ClientCSI.ControllerCreateVolume": [ControllerCreateVolumeRequest, ControllerCreateVolumeResponse];
+  "ClientCSI.ControllerDeleteVolume": [ControllerDeleteVolumeRequest, Record<string, never>];
+  "ClientCSI.ControllerValidateVolume": [ControllerValidateVolumeRequest, Record<string, never>];
+  "ClientCSI.ControllerPublishVolume": [ControllerPublishVolumeRequest, ControllerPublishVolumeResponse];
+  "ClientCSI.ControllerUnpublishVolume": [ControllerUnpublishVolumeRequest, Record<string, never>];
+}

@@ -1,0 +1,195 @@
+/**
+ * CSI volume records and the claim rules. Field names follow Nomad's JSON (PascalCase) so a record
+ * is also its API shape once secrets are redacted (see redact.ts); no mapping layer in between.
+ */
+import type { CSIPlugin } from "./plugin.js";
+
+export const ACCESS_MODES = [
+  "single-node-reader-only",
+  "single-node-writer",
+  "multi-node-reader-only",
+  "multi-node-single-writer",
+  "multi-node-multi-writer",
+] as const;
+export type AccessMode = (typeof ACCESS_MODES)[number];
+
+export const ATTACHMENT_MODES = ["file-system", "block-device"] as const;
+export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
+
+export function isAccessMode(v: unknown): v is AccessMode {
+  return typeof v === "string" && (ACCESS_MODES as readonly string[]).includes(v);
+}
+export function isAttachmentMode(v: unknown): v is AttachmentMode {
+  return typeof v === "string" && (ATTACHMENT_MODES as readonly string[]).includes(v);
+}
+export function isWriteAccessMode(m: AccessMode): boolean {
+  return m === "single-node-writer" || m === "multi-node-single-writer" || m === "multi-node-multi-writer";
+}
+export function isSingleNodeAccessMode(m: AccessMode): boolean {
+  return m === "single-node-reader-only" || m === "single-node-writer";
+}
+
+export interface VolumeCapability {
+  AccessMode: AccessMode;
+  AttachmentMode: AttachmentMode;
+}
+
+export interface MountOptions {
+  FsType: string;
+  /** May carry credentials (some plugins take them as mount flags): redacted in every API answer. */
+  MountFlags: string[];
+}
+
+export interface Topology {
+  Segments: Record<string, string>;
+}
+
+export interface TopologyRequest {
+  Required: Topology[] | null;
+  Preferred: Topology[] | null;
+}
+
+export type ClaimMode = "read" | "write";
+
+/**
+ * The release walk of one claim. Each step is persisted before the next starts, so a restarted
+ * server resumes where it stopped: taken → node-detached → controller-detached → ready-to-free.
+ */
+export type ClaimState = "taken" | "node-detached" | "controller-detached" | "ready-to-free";
+
+export interface VolumeClaim {
+  AllocationID: string;
+  NodeID: string;
+  /** The storage provider's ID for the node, from the node plugin's NodeGetInfo. */
+  ExternalNodeID: string;
+  Mode: ClaimMode;
+  AccessMode: AccessMode;
+  AttachmentMode: AttachmentMode;
+  State: ClaimState;
+}
+
+export interface CSIVolume {
+  ID: string;
+  Name: string;
+  Namespace: string;
+  ExternalID: string;
+  PluginID: string;
+  /** Provider name and version from the plugin's GetPluginInfo, filled when read. */
+  Provider: string;
+  ProviderVersion: string;
+  /** The capabilities the volume was registered/created with; a claim must match one of them. */
+  RequestedCapabilities: VolumeCapability[];
+  /** Mode of the current claims ('' when unclaimed): every live claim shares it. */
+  AccessMode: AccessMode | "";
+  AttachmentMode: AttachmentMode | "";
+  MountOptions: MountOptions | null;
+  Secrets: Record<string, string> | null;
+  Parameters: Record<string, string>;
+  Context: Record<string, string>;
+  Capacity: number;
+  RequestedCapacityMin: number;
+  RequestedCapacityMax: number;
+  SnapshotID: string;
+  CloneID: string;
+  Topologies: Topology[];
+  RequestedTopologies: TopologyRequest | null;
+
+  ReadClaims: Record<string, VolumeClaim>;
+  WriteClaims: Record<string, VolumeClaim>;
+  /** Claims being released (node-detached or later); they still count for ControllerUnpublish. */
+  PastClaims: Record<string, VolumeClaim>;
+
+  /** Denormalised from the plugin record when read (see denormalizeVolume). */
+  Schedulable: boolean;
+  ControllerRequired: boolean;
+  ControllersHealthy: number;
+  ControllersExpected: number;
+  NodesHealthy: number;
+  NodesExpected: number;
+  ResourceExhausted: number | null;
+
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {
+  return {
+    Name: init.ID,
+    Namespace: "default",
+    ExternalID: "",
+    Provider: "",
+    ProviderVersion: "",
+    RequestedCapabilities: [],
+    AccessMode: "",
+    AttachmentMode: "",
+    MountOptions: null,
+    Secrets: null,
+    Parameters: {},
+    Context: {},
+    Capacity: 0,
+    RequestedCapacityMin: 0,
+    RequestedCapacityMax: 0,
+    SnapshotID: "",
+    CloneID: "",
+    Topologies: [],
+    RequestedTopologies: null,
+    ReadClaims: {},
+    WriteClaims: {},
+    PastClaims: {},
+    Schedulable: false,
+    ControllerRequired: false,
+    ControllersHealthy: 0,
+    ControllersExpected: 0,
+    NodesHealthy: 0,
+    NodesExpected: 0,
+    ResourceExhausted: null,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    ...init,
+  };
+}
+
+/**
+ * Fills the plugin-derived fields of a volume from its plugin record (or marks it unschedulable
+ * when the plugin is unknown). Pure: returns a new object.
+ */
+export function denormalizeVolume(vol: CSIVolume, plugin: CSIPlugin | undefined): CSIVolume {
+  if (!plugin) {
+    return {
+      ...vol,
+      Schedulable: false,
+      ControllerRequired: false,
+      ControllersHealthy: 0,
+      ControllersExpected: 0,
+      NodesHealthy: 0,
+      NodesExpected: 0,
+    };
+  }
+  const controllerRequired = plugin.ControllerRequired;
+  const schedulable = plugin.NodesHealthy > 0 && (!controllerRequired || plugin.ControllersHealthy > 0);
+  return {
+    ...vol,
+    Provider: plugin.Provider,
+    ProviderVersion: plugin.Version,
+    Schedulable: schedulable,
+    ControllerRequired: controllerRequired,
+    ControllersHealthy: plugin.ControllersHealthy,
+    ControllersExpected: plugin.ControllersExpected,
+    NodesHealthy: plugin.NodesHealthy,
+    NodesExpected: plugin.NodesExpected,
+  };
+}
+
+/** Every live (taken) claim, readers and writers. */
+export function liveClaims(vol: CSIVolume): VolumeClaim[] {
+  return [...Object.values(vol.ReadClaims), ...Object.values(vol.WriteClaims)];
+}
+
+/** True when the volume has no claim at any stage, live or being released. */
+export function isUnclaimed(vol: CSIVolume): boolean {
+  return (
+    Object.keys(vol.ReadClaims).length === 0 &&
+    Object.keys(vol.WriteClaims).length === 0 &&
+    Object.keys(vol.PastClaims).length === 0
+  );
+}
