@@ -1,0 +1,91 @@
+/**
+ * The on-disk layout of one allocation on a node:
+ *   <dataDir>/alloc/<allocId>/alloc/            shared by the alloc's tasks (task path /alloc)
+ *   <dataDir>/alloc/<allocId>/<task>/           the task's root (exec tasks are chrooted here)
+ *   <dataDir>/alloc/<allocId>/<task>/local/     task path /local
+ *   <dataDir>/alloc/<allocId>/<task>/secrets/   task path /secrets (mode 0700)
+ *   <dataDir>/alloc/<allocId>/<task>/tmp/       task path /tmp
+ *   <dataDir>/alloc/<allocId>/<task>/logs/      stdout/stderr of the task (task path /logs)
+ * Every path is built with safeJoin, so alloc IDs and task names cannot escape the data dir.
+ */
+import fs from "node:fs/promises";
+import { safeJoin } from "../../structs/ids.js";
+
+export class AllocDir {
+  readonly root: string;
+
+  constructor(
+    readonly dataDir: string,
+    readonly allocId: string,
+  ) {
+    this.root = safeJoin(dataDir, "alloc", allocId);
+  }
+
+  get sharedDir(): string {
+    return safeJoin(this.root, "alloc");
+  }
+
+  taskDir(task: string): string {
+    if (task === "alloc") throw new Error('task name "alloc" is reserved');
+    return safeJoin(this.root, task);
+  }
+
+  taskLocalDir(task: string): string {
+    return safeJoin(this.taskDir(task), "local");
+  }
+
+  taskSecretsDir(task: string): string {
+    return safeJoin(this.taskDir(task), "secrets");
+  }
+
+  taskTmpDir(task: string): string {
+    return safeJoin(this.taskDir(task), "tmp");
+  }
+
+  taskLogsDir(task: string): string {
+    return safeJoin(this.taskDir(task), "logs");
+  }
+
+  /** Creates the directories; idempotent. */
+  async build(tasks: string[]): Promise<void> {
+    await fs.mkdir(this.sharedDir, { recursive: true });
+    for (const t of tasks) {
+      await fs.mkdir(this.taskLocalDir(t), { recursive: true });
+      await fs.mkdir(this.taskSecretsDir(t), { recursive: true, mode: 0o700 });
+      await fs.mkdir(this.taskTmpDir(t), { recursive: true, mode: 0o1777 });
+      await fs.mkdir(this.taskLogsDir(t), { recursive: true });
+    }
+  }
+
+  /**
+   * Removes the alloc's directory. The caller must have stopped every task and released every
+   * volume first: removal refuses to cross mount points (see removeTreeNoMounts), so a forgotten
+   * mount fails loudly instead of deleting a volume's data.
+   */
+  async destroy(): Promise<void> {
+    await removeTreeNoMounts(this.root);
+  }
+}
+
+/** Mount points below `dir`, deepest first, read from /proc/self/mountinfo. */
+export async function mountsUnder(dir: string): Promise<string[]> {
+  const info = await fs.readFile("/proc/self/mountinfo", "utf8");
+  const prefix = dir.endsWith("/") ? dir : dir + "/";
+  const found: string[] = [];
+  for (const line of info.split("\n")) {
+    const target = line.split(" ")[4];
+    if (!target) continue;
+    const decoded = target.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+    if (decoded === dir || decoded.startsWith(prefix)) found.push(decoded);
+  }
+  return found.sort((a, b) => b.length - a.length);
+}
+
+/** rm -rf that refuses to run while anything is mounted below `dir`. */
+export async function removeTreeNoMounts(dir: string): Promise<void> {
+  const mounted = await mountsUnder(dir);
+  if (mounted.length > 0) {
+    throw new Error(`refusing to remove ${dir}: still mounted: ${mounted.join(", ")}`);
+  }
+  await fs.rm(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,68 @@
+/**
+ * The task driver contract. A driver starts one task process, waits for it, stops it, and (for
+ * drivers that can) recovers it after an agent restart from the serialisable handle it returned.
+ */
+import type { DriverInfo } from "../../structs/node.js";
+
+export interface TaskMount {
+  /** Host path to expose (for CSI volumes: the published target path in the host's view). */
+  hostPath: string;
+  /** Absolute path inside the task. */
+  taskPath: string;
+  readOnly: boolean;
+  /**
+   * "bidirectional": mounts made by the task under taskPath appear on the host (CSI plugins);
+   * the host side must already be a shared mount. Others: the task's copy is private.
+   */
+  propagation: "private" | "host-to-task" | "bidirectional";
+}
+
+export interface TaskStartConfig {
+  allocId: string;
+  taskName: string;
+  /** Host path of the task's root directory (AllocDir.taskDir). */
+  taskDir: string;
+  /** Host path of the alloc's shared directory (AllocDir.sharedDir), /alloc in the task. */
+  allocSharedDir: string;
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  mounts: TaskMount[];
+  stdoutPath: string;
+  stderrPath: string;
+}
+
+/** Serialisable: persisted in the client state DB so a restarted agent can recover the task. */
+export interface TaskHandle {
+  driver: string;
+  pid: number;
+  /** Unix milliseconds. */
+  startedAt: number;
+  /** Driver-private data needed to recover (e.g. process start time to detect pid reuse). */
+  state: Record<string, string | number | boolean>;
+}
+
+export interface ExitResult {
+  exitCode: number;
+  signal: string | null;
+  /** Set when the driver could not determine the outcome (e.g. recovered process vanished). */
+  error?: string;
+}
+
+export interface DriverCapabilities {
+  /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
+  supportsMounts: boolean;
+}
+
+export interface TaskDriver {
+  readonly name: string;
+  capabilities(): DriverCapabilities;
+  fingerprint(): Promise<DriverInfo>;
+  start(cfg: TaskStartConfig): Promise<TaskHandle>;
+  /** Resolves when the task exits. Safe to call more than once for one handle. */
+  wait(handle: TaskHandle): Promise<ExitResult>;
+  /** SIGTERM to the task's process group, SIGKILL after killTimeoutMs; resolves once it is gone. */
+  stop(handle: TaskHandle, killTimeoutMs: number): Promise<void>;
+  /** Re-attaches to a task from a persisted handle; false when the process is gone. */
+  recover(handle: TaskHandle): Promise<boolean>;
+}
