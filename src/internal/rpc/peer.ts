@@ -8,7 +8,8 @@ import type { WebSocket } from "ws";
 import { BerthError, asBerthError, fromWire, type WireError } from "../../structs/errors.js";
 import type { Logger } from "../log.js";
 
-type MethodMap = { [method: string]: [unknown, unknown] };
+/** A map of method name → [request, response]; interfaces such as ServerMethods satisfy it. */
+type MethodMap<T> = { [K in keyof T]: [unknown, unknown] };
 
 type Frame =
   | { t: "req"; id: number; method: string; params: unknown }
@@ -28,7 +29,7 @@ interface Pending {
   cleanup: () => void;
 }
 
-export class RpcPeer<Local extends MethodMap, Remote extends MethodMap> {
+export class RpcPeer<Local extends MethodMap<Local>, Remote extends MethodMap<Remote>> {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly running = new Map<number, AbortController>();

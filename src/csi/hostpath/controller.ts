@@ -1,0 +1,105 @@
+/** Controller service of csi-hostpath: volumes are directories (volumes.ts). */
+import { status } from "@grpc/grpc-js";
+import { readMounts } from "../mountinfo.js";
+import type { WireCreateVolumeRequest, WireVolumeCapability } from "../wire.js";
+import { volumeIdFor, type VolumeStore } from "./volumes.js";
+import { rpcError, type HostpathContext } from "./context.js";
+
+export const DEFAULT_CAPACITY_BYTES = 1 << 30;
+
+/** INVALID_ARGUMENT unless every capability is a mount with a known access mode. */
+export function checkCapabilities(caps: WireVolumeCapability[]): void {
+  for (const c of caps) {
+    if (c.block) throw rpcError(status.INVALID_ARGUMENT, "block access is not supported by csi-hostpath");
+    if (!c.mount) throw rpcError(status.INVALID_ARGUMENT, "volume capability needs mount access");
+    if (!c.access_mode || c.access_mode.mode === "UNKNOWN") {
+      throw rpcError(status.INVALID_ARGUMENT, "volume capability needs an access mode");
+    }
+  }
+}
+
+function volumeAnswer(ctx: HostpathContext, id: string, capacityBytes: number): object {
+  return {
+    volume: {
+      volume_id: id,
+      capacity_bytes: capacityBytes,
+      volume_context: {},
+      accessible_topology: [{ segments: ctx.config.topology }],
+    },
+  };
+}
+
+export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRequest): Promise<object> {
+  if (!req.name) throw rpcError(status.INVALID_ARGUMENT, "name is required");
+  if (req.volume_capabilities.length === 0)
+    throw rpcError(status.INVALID_ARGUMENT, "volume_capabilities is required");
+  checkCapabilities(req.volume_capabilities);
+  if (req.volume_content_source?.snapshot || req.volume_content_source?.volume) {
+    throw rpcError(status.INVALID_ARGUMENT, "volume content sources are not supported");
+  }
+  const required = Number(req.capacity_range?.required_bytes ?? 0);
+  const limit = Number(req.capacity_range?.limit_bytes ?? 0);
+  if (required < 0 || limit < 0) throw rpcError(status.INVALID_ARGUMENT, "capacity must not be negative");
+  if (required && limit && required > limit) {
+    throw rpcError(status.OUT_OF_RANGE, `required_bytes ${required} exceeds limit_bytes ${limit}`);
+  }
+  const capacity = required || limit || DEFAULT_CAPACITY_BYTES;
+  const id = volumeIdFor(req.name);
+  const existing = await ctx.volumes.get(id);
+  if (existing) {
+    if ((required && existing.capacityBytes < required) || (limit && existing.capacityBytes > limit)) {
+      throw rpcError(
+        status.ALREADY_EXISTS,
+        `volume ${JSON.stringify(req.name)} exists with capacity ${existing.capacityBytes}`,
+      );
+    }
+    return volumeAnswer(ctx, id, existing.capacityBytes);
+  }
+  if ((await ctx.volumes.count()) >= ctx.config.maxVolumes) {
+    throw rpcError(status.RESOURCE_EXHAUSTED, `at most ${ctx.config.maxVolumes} volumes`);
+  }
+  await ctx.volumes.create({
+    id,
+    name: req.name,
+    capacityBytes: capacity,
+    createdAt: new Date().toISOString(),
+  });
+  return volumeAnswer(ctx, id, capacity);
+}
+
+/** Mount points whose source is this volume's directory (bind mounts keep it as their root). */
+export async function mountsOfVolume(volumes: VolumeStore, id: string): Promise<string[]> {
+  const suffix = "/volumes/" + id;
+  return (await readMounts()).filter((m) => m.root.endsWith(suffix)).map((m) => m.mountPoint);
+}
+
+export async function deleteVolume(ctx: HostpathContext, req: { volume_id: string }): Promise<object> {
+  if (!req.volume_id) throw rpcError(status.INVALID_ARGUMENT, "volume_id is required");
+  // Unknown (or never-valid) ids: the volume is gone, which is what the caller wants (spec).
+  if (!(await ctx.volumes.get(req.volume_id))) return {};
+  const inUse = await mountsOfVolume(ctx.volumes, req.volume_id);
+  if (inUse.length > 0)
+    throw rpcError(status.FAILED_PRECONDITION, `volume ${req.volume_id} is still mounted`);
+  await ctx.volumes.delete(req.volume_id);
+  return {};
+}
+
+export async function validateVolumeCapabilities(
+  ctx: HostpathContext,
+  req: {
+    volume_id: string;
+    volume_capabilities: WireVolumeCapability[];
+    volume_context: Record<string, string>;
+  },
+): Promise<object> {
+  if (!req.volume_id) throw rpcError(status.INVALID_ARGUMENT, "volume_id is required");
+  if (req.volume_capabilities.length === 0)
+    throw rpcError(status.INVALID_ARGUMENT, "volume_capabilities is required");
+  if (!(await ctx.volumes.get(req.volume_id)))
+    throw rpcError(status.NOT_FOUND, `volume ${req.volume_id} not found`);
+  const unsupported = req.volume_capabilities.find(
+    (c) => !c.mount || !c.access_mode || c.access_mode.mode === "UNKNOWN",
+  );
+  if (unsupported) return { message: "csi-hostpath supports mount access only" };
+  return { confirmed: { volume_capabilities: req.volume_capabilities, volume_context: req.volume_context } };
+}

@@ -1,0 +1,125 @@
+/**
+ * The csi-hostpath gRPC server: Identity, Controller and Node on one unix socket. One call per
+ * volume at a time: a second concurrent call for the same volume gets ABORTED (spec, "Concurrency").
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "../../internal/log.js";
+import { loadCsi } from "../proto.js";
+import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
+import { createVolume, deleteVolume, validateVolumeCapabilities } from "./controller.js";
+import { isRpcError, rpcError, type HostpathContext } from "./context.js";
+import type { HostpathConfig } from "./flags.js";
+import { nodePublishVolume, nodeStageVolume, nodeUnpublishVolume, nodeUnstageVolume } from "./node.js";
+import { VolumeStore } from "./volumes.js";
+
+export const HOSTPATH_PLUGIN_NAME = "csi-hostpath.berth.io";
+export const HOSTPATH_VERSION = "0.1.0";
+
+type Req = Record<string, unknown>;
+type Handler = (ctx: HostpathContext, req: Req) => Promise<object> | object;
+
+const HANDLERS: Record<string, Handler> = {
+  GetPluginInfo: () => ({ name: HOSTPATH_PLUGIN_NAME, vendor_version: HOSTPATH_VERSION }),
+  GetPluginCapabilities: () => ({
+    capabilities: [
+      { service: { type: "CONTROLLER_SERVICE" } },
+      { service: { type: "VOLUME_ACCESSIBILITY_CONSTRAINTS" } },
+    ],
+  }),
+  Probe: () => ({ ready: { value: true } }),
+  ControllerGetCapabilities: () => ({ capabilities: [{ rpc: { type: "CREATE_DELETE_VOLUME" } }] }),
+  CreateVolume: (ctx, r) => createVolume(ctx, r as unknown as WireCreateVolumeRequest),
+  DeleteVolume: (ctx, r) => deleteVolume(ctx, r as { volume_id: string }),
+  ValidateVolumeCapabilities: (ctx, r) => validateVolumeCapabilities(ctx, r as never),
+  NodeGetCapabilities: () => ({ capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }] }),
+  NodeGetInfo: (ctx) => ({
+    node_id: ctx.config.nodeId,
+    max_volumes_per_node: ctx.config.maxVolumes,
+    accessible_topology: { segments: ctx.config.topology },
+  }),
+  NodeStageVolume: (ctx, r) => nodeStageVolume(ctx, r as unknown as WireNodeStageRequest),
+  NodeUnstageVolume: (ctx, r) =>
+    nodeUnstageVolume(ctx, r as { volume_id: string; staging_target_path: string }),
+  NodePublishVolume: (ctx, r) => nodePublishVolume(ctx, r as unknown as WireNodePublishRequest),
+  NodeUnpublishVolume: (ctx, r) => nodeUnpublishVolume(ctx, r as { volume_id: string; target_path: string }),
+};
+
+export interface HostpathServer {
+  endpoint: string;
+  /** Graceful (bounded) shutdown, then removes the socket. Idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startHostpathServer(config: HostpathConfig, log: Logger): Promise<HostpathServer> {
+  const volumes = new VolumeStore(config.stateDir);
+  await volumes.init();
+  const ctx: HostpathContext = { config, volumes, log };
+  const inFlight = new Set<string>();
+  const csi = loadCsi();
+  const server = new grpc.Server();
+  for (const svc of ["Identity", "Controller", "Node"] as const) {
+    const impl: grpc.UntypedServiceImplementation = {};
+    for (const method of Object.keys(csi[svc].service)) {
+      impl[method] = (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => {
+        void handle(method, call.request).then(
+          (res) => cb(null, res),
+          (err: unknown) => {
+            const e = isRpcError(err) ? err : rpcError(grpc.status.INTERNAL, String(err));
+            log.warn("call failed", { method, code: grpc.status[e.code], error: e.message });
+            cb({ code: e.code, details: e.message, metadata: new grpc.Metadata() });
+          },
+        );
+      };
+    }
+    server.addService(csi[svc].service, impl);
+  }
+
+  async function handle(method: string, req: Req): Promise<object> {
+    const handler = HANDLERS[method];
+    if (!handler) throw rpcError(grpc.status.UNIMPLEMENTED, `${method} is not implemented by csi-hostpath`);
+    const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
+    if (!volumeId) return handler(ctx, req);
+    if (inFlight.has(volumeId))
+      throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
+    inFlight.add(volumeId);
+    try {
+      return await handler(ctx, req);
+    } finally {
+      inFlight.delete(volumeId);
+    }
+  }
+
+  // A socket file left by a previous run would make bind fail; nobody listens on it any more.
+  await fs.mkdir(path.dirname(config.socketPath), { recursive: true });
+  await fs.rm(config.socketPath, { force: true });
+  const endpoint = "unix://" + config.socketPath;
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(endpoint, grpc.ServerCredentials.createInsecure(), (err) =>
+      err ? reject(err) : resolve(),
+    ),
+  );
+  log.info("listening", { endpoint, node_id: config.nodeId, state_dir: config.stateDir });
+
+  let stopped: Promise<void> | null = null;
+  return {
+    endpoint,
+    stop() {
+      stopped ??= (async () => {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, 5_000);
+          server.tryShutdown(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        await fs.rm(config.socketPath, { force: true });
+      })();
+      return stopped;
+    },
+  };
+}

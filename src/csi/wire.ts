@@ -1,0 +1,79 @@
+/**
+ * The decoded shapes of the csi.v1 messages berth reads and writes, as produced by proto.ts's loader
+ * options (snake_case, enums as strings, absent messages as null). Only fields berth uses are typed.
+ */
+export type StringMap = Record<string, string>;
+
+export type WireAccessModeName =
+  | "UNKNOWN"
+  | "SINGLE_NODE_WRITER"
+  | "SINGLE_NODE_READER_ONLY"
+  | "MULTI_NODE_READER_ONLY"
+  | "MULTI_NODE_SINGLE_WRITER"
+  | "MULTI_NODE_MULTI_WRITER"
+  | "SINGLE_NODE_SINGLE_WRITER"
+  | "SINGLE_NODE_MULTI_WRITER";
+
+export interface WireVolumeCapability {
+  mount?: { fs_type: string; mount_flags: string[]; volume_mount_group?: string } | null;
+  block?: Record<string, never> | null;
+  /** A WireAccessModeName, or a mode from a newer spec this berth does not know. */
+  access_mode: { mode: string } | null;
+  access_type?: "mount" | "block";
+}
+
+export interface WireTopology {
+  segments: StringMap;
+}
+
+export interface WireContentSource {
+  snapshot?: { snapshot_id: string } | null;
+  volume?: { volume_id: string } | null;
+  type?: "snapshot" | "volume";
+}
+
+export interface WireVolume {
+  capacity_bytes: number;
+  volume_id: string;
+  volume_context: StringMap;
+  content_source: WireContentSource | null;
+  accessible_topology: WireTopology[];
+}
+
+export interface WireCapacityRange {
+  required_bytes: number;
+  limit_bytes: number;
+}
+
+export interface WirePluginCapability {
+  service?: { type: string } | null;
+  volume_expansion?: { type: string } | null;
+}
+
+export interface WireRpcCapability {
+  rpc?: { type: string } | null;
+}
+
+export interface WireCreateVolumeRequest {
+  name: string;
+  capacity_range: WireCapacityRange | null;
+  volume_capabilities: WireVolumeCapability[];
+  parameters: StringMap;
+  secrets: StringMap;
+  volume_content_source: WireContentSource | null;
+  accessibility_requirements: { requisite: WireTopology[]; preferred: WireTopology[] } | null;
+}
+
+export interface WireNodeStageRequest {
+  volume_id: string;
+  publish_context: StringMap;
+  staging_target_path: string;
+  volume_capability: WireVolumeCapability | null;
+  secrets: StringMap;
+  volume_context: StringMap;
+}
+
+export interface WireNodePublishRequest extends WireNodeStageRequest {
+  target_path: string;
+  readonly: boolean;
+}

@@ -1,0 +1,2 @@
+/** Test helpers for asserting that nothing is left mounted under a test's temp dir. */
+export { mountsUnder } from "../../src/csi/mountinfo.js";
