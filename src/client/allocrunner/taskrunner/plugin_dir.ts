@@ -1,0 +1,33 @@
+/**
+ * The host side of a CSI plugin's bidirectional mount: the plugin's directory bound onto itself and
+ * made shared, so the plugin task's bind of it stays in this peer group and the staging/publish
+ * mounts the plugin makes show up here on the host.
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import { promisify } from "node:util";
+import { mountsUnder } from "../../allocdir/alloc_dir.js";
+
+const run = promisify(execFile);
+
+export async function isMountPoint(dir: string): Promise<boolean> {
+  return (await mountsUnder(dir)).includes(dir);
+}
+
+/** Creates `dir`, binds it onto itself unless it already is a mount point, and makes it shared. */
+export async function ensureSharedDir(dir: string, signal: AbortSignal): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  if (!(await isMountPoint(dir))) await run("mount", ["--bind", dir, dir], { signal });
+  await run("mount", ["--make-shared", dir], { signal });
+}
+
+/** Unmounts `dir` and everything below it; nothing mounted is not an error. */
+export async function unmountTree(dir: string): Promise<void> {
+  if ((await mountsUnder(dir)).length === 0) return;
+  try {
+    await run("umount", ["-R", dir]);
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr ?? "";
+    if (!/not mounted|no mount point/i.test(stderr)) throw err;
+  }
+}

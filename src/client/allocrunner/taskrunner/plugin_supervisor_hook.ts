@@ -1,0 +1,192 @@
+/**
+ * csi_plugin_supervisor (DESIGN.md "The flow of one volume", step 1), for tasks with a csi_plugin
+ * block. prestart: the plugin's host dir, shared and bound bidirectionally at `mount_dir`, with
+ * CSI_ENDPOINT set. poststart: Probe until healthy (a stale socket file may exist, so only a
+ * successful Probe counts), restart the task if that takes longer than `health_timeout`, register
+ * the plugin's roles, then probe lightly and report health changes as task events (an unhealthy
+ * plugin is deregistered until it recovers). exited: deregister. stop (final): unmount the plugin
+ * dir so nothing stays mounted.
+ */
+import path from "node:path";
+import { anySignal, isAbortError, sleep } from "../../../internal/abort.js";
+import type { Logger } from "../../../internal/log.js";
+import type { Allocation } from "../../../structs/alloc.js";
+import { NS_PER_MS, type Task, type TaskCSIPluginConfig } from "../../../structs/job.js";
+import { safeJoin } from "../../../structs/ids.js";
+import type { ExitResult, TaskHandle } from "../../drivers/driver.js";
+import type { PluginRegistrar, PluginRole } from "../../dynamicplugins/types.js";
+import type {
+  ExitedHook,
+  PoststartHook,
+  PrestartHook,
+  PrestartResult,
+  StopHook,
+  TaskLifecycle,
+} from "./hooks.js";
+import { ensureSharedDir, unmountTree } from "./plugin_dir.js";
+import { formatMs } from "./restart_tracker.js";
+
+/** One CSI Probe of the plugin at `socketPath`: true when it answers ready. */
+export type CsiProbe = (socketPath: string, signal: AbortSignal) => Promise<boolean>;
+
+export interface PluginSupervisorOptions {
+  probe: CsiProbe;
+  /** Between probes while waiting for the plugin to become healthy. Default 500ms. */
+  startupPollMs?: number;
+  /** Between probes once healthy. Default 15s. */
+  probeIntervalMs?: number;
+  /** Per probe. Default 5s. */
+  probeTimeoutMs?: number;
+}
+
+export const DEFAULT_PLUGIN_HEALTH_TIMEOUT_MS = 120_000;
+
+export interface PluginSupervisorDeps {
+  alloc: Allocation;
+  task: Task;
+  plugin: TaskCSIPluginConfig;
+  dataDir: string;
+  registrar: PluginRegistrar;
+  lifecycle: TaskLifecycle;
+  log: Logger;
+  options: PluginSupervisorOptions;
+}
+
+export function rolesOf(type: TaskCSIPluginConfig["Type"]): PluginRole[] {
+  if (type === "monolith") return ["csi-controller", "csi-node"];
+  return [type === "controller" ? "csi-controller" : "csi-node"];
+}
+
+export class PluginSupervisorHook implements PrestartHook, PoststartHook, ExitedHook, StopHook {
+  readonly name = "csi_plugin_supervisor";
+  /** Host path of the plugin's directory (socket, staging, per-alloc publish targets). */
+  readonly hostDir: string;
+  readonly socketPath: string;
+  private registered = false;
+  private loop: Promise<void> | null = null;
+  private loopAbort: AbortController | null = null;
+
+  constructor(private readonly d: PluginSupervisorDeps) {
+    this.hostDir = safeJoin(d.dataDir, "client", "csi", d.plugin.Type, d.plugin.ID);
+    this.socketPath = path.join(this.hostDir, "csi.sock");
+  }
+
+  async prestart(signal: AbortSignal): Promise<PrestartResult> {
+    await ensureSharedDir(this.hostDir, signal);
+    return {
+      mounts: [
+        {
+          hostPath: this.hostDir,
+          taskPath: this.d.plugin.MountDir,
+          readOnly: false,
+          propagation: "bidirectional",
+        },
+      ],
+      env: { CSI_ENDPOINT: `unix://${path.posix.join(this.d.plugin.MountDir, "csi.sock")}` },
+    };
+  }
+
+  async poststart(_handle: TaskHandle, signal: AbortSignal): Promise<void> {
+    const timeoutMs =
+      this.d.plugin.HealthTimeout > 0
+        ? this.d.plugin.HealthTimeout / NS_PER_MS
+        : DEFAULT_PLUGIN_HEALTH_TIMEOUT_MS;
+    const deadline = Date.now() + timeoutMs;
+    while (!(await this.probeOnce(signal))) {
+      if (Date.now() >= deadline) {
+        const reason = `CSI plugin did not become healthy before timeout of ${formatMs(timeoutMs)}`;
+        this.d.log.warn("restarting plugin task", { plugin: this.d.plugin.ID, reason });
+        await this.d.lifecycle.restart(reason);
+        return;
+      }
+      await sleep(Math.min(this.d.options.startupPollMs ?? 500, Math.max(0, deadline - Date.now())), signal);
+    }
+    this.register();
+    this.d.lifecycle.emitEvent("Plugin became healthy", `plugin: ${this.d.plugin.ID}`);
+    const ac = new AbortController();
+    this.loopAbort = ac;
+    this.loop = this.watch(AbortSignal.any([signal, ac.signal]));
+  }
+
+  async exited(_result: ExitResult): Promise<void> {
+    await this.stopLoop();
+    this.deregister();
+  }
+
+  async stop(): Promise<void> {
+    await this.stopLoop();
+    this.deregister();
+    await unmountTree(this.hostDir);
+  }
+
+  /** Light health loop: events on changes; the plugin is registered only while healthy. */
+  private async watch(signal: AbortSignal): Promise<void> {
+    let healthy = true;
+    try {
+      for (;;) {
+        await sleep(this.d.options.probeIntervalMs ?? 15_000, signal);
+        const now = await this.probeOnce(signal);
+        if (now === healthy) continue;
+        healthy = now;
+        if (now) {
+          this.register();
+          this.d.lifecycle.emitEvent("Plugin became healthy", `plugin: ${this.d.plugin.ID}`);
+        } else {
+          this.deregister();
+          this.d.lifecycle.emitEvent("Plugin became unhealthy", `plugin: ${this.d.plugin.ID}`);
+        }
+      }
+    } catch (err) {
+      if (!isAbortError(err))
+        this.d.log.error("plugin health loop failed", { plugin: this.d.plugin.ID, err });
+    }
+  }
+
+  /** A probe that throws or times out counts as unhealthy; an abort of `signal` propagates. */
+  private async probeOnce(signal: AbortSignal): Promise<boolean> {
+    signal.throwIfAborted();
+    try {
+      return await this.d.options.probe(
+        this.socketPath,
+        anySignal([signal], this.d.options.probeTimeoutMs ?? 5000),
+      );
+    } catch (err) {
+      signal.throwIfAborted();
+      this.d.log.debug("plugin probe failed", { plugin: this.d.plugin.ID, err });
+      return false;
+    }
+  }
+
+  private async stopLoop(): Promise<void> {
+    this.loopAbort?.abort();
+    await this.loop;
+    this.loop = null;
+    this.loopAbort = null;
+  }
+
+  private register(): void {
+    const base = this.d.plugin.StagePublishBaseDir || this.d.plugin.MountDir;
+    for (const role of rolesOf(this.d.plugin.Type)) {
+      this.d.registrar.register({
+        role,
+        pluginId: this.d.plugin.ID,
+        allocId: this.d.alloc.ID,
+        taskName: this.d.task.Name,
+        socketPath: this.socketPath,
+        hostDir: this.hostDir,
+        mountDir: this.d.plugin.MountDir,
+        stagePublishBaseDir: base,
+        registeredAt: Date.now(),
+      });
+    }
+    this.registered = true;
+  }
+
+  private deregister(): void {
+    if (!this.registered) return;
+    for (const role of rolesOf(this.d.plugin.Type)) {
+      this.d.registrar.deregister(role, this.d.plugin.ID, this.d.alloc.ID);
+    }
+    this.registered = false;
+  }
+}

@@ -1,0 +1,366 @@
+/**
+ * Runs one task of an allocation through its lifecycle: prestart hooks, driver start, poststart
+ * hooks (alongside the running task), wait, exited hooks, then the restart policy; stop hooks once
+ * the task is dead for good. Every state change is reported through `onStateChange` (a copy).
+ */
+import path from "node:path";
+import { isAbortError, sleep } from "../../../internal/abort.js";
+import type { Logger } from "../../../internal/log.js";
+import { allocTaskGroup, type Allocation, type TaskEvent, type TaskState } from "../../../structs/alloc.js";
+import { asBerthError, BerthError } from "../../../structs/errors.js";
+import { NS_PER_MS, type Task } from "../../../structs/job.js";
+import type { AllocDir } from "../../allocdir/alloc_dir.js";
+import type { ExitResult, TaskDriver, TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import type { PluginRegistrar } from "../../dynamicplugins/types.js";
+import type { CsiMount } from "../hook_resources.js";
+import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
+import { type PluginSupervisorOptions, PluginSupervisorHook } from "./plugin_supervisor_hook.js";
+import { RestartTracker, formatMs } from "./restart_tracker.js";
+import { TaskDirHook } from "./task_dir_hook.js";
+import { buildTaskEnv, interpolate, interpolationVars, type TaskEnvInput } from "./task_env.js";
+import { VolumeHook } from "./volume_hook.js";
+
+export interface TaskRunnerConfig {
+  alloc: Allocation;
+  task: Task;
+  allocDir: AllocDir;
+  driver: TaskDriver;
+  hookResources: { getCsiMounts(): Map<string, CsiMount> };
+  pluginRegistrar: PluginRegistrar;
+  node: { id: string; name: string };
+  dataDir: string;
+  log: Logger;
+  onStateChange(state: TaskState): void;
+  /** Required for tasks with a csi_plugin block: how to Probe the plugin, and how often. */
+  csiPlugin?: PluginSupervisorOptions;
+}
+
+/** Drivers that chroot into the task dir, so paths are given in the task's view. */
+const CHROOTING_DRIVERS = new Set(["exec"]);
+const DEFAULT_KILL_TIMEOUT_MS = 5000;
+/** Nomad keeps the latest 10; a flapping plugin should not grow the state without bound either. */
+const MAX_EVENTS = 50;
+
+type RunOutcome =
+  | { kind: "exited"; result: ExitResult; hookRestart: string | null }
+  | { kind: "setup-failed"; error: BerthError }
+  | { kind: "killed" };
+
+export class TaskRunner {
+  private readonly st: TaskState = {
+    State: "pending",
+    Failed: false,
+    Restarts: 0,
+    StartedAt: null,
+    FinishedAt: null,
+    Events: [],
+  };
+  private readonly hooks: TaskHook[];
+  private readonly killAc = new AbortController();
+  private readonly restarts: RestartTracker;
+  private readonly lifecycle: TaskLifecycle;
+  private readonly log: Logger;
+  private runPromise: Promise<void> | null = null;
+  private handle: TaskHandle | null = null;
+  private hookRestartReason: string | null = null;
+  private killReason: string | null = null;
+
+  constructor(private readonly cfg: TaskRunnerConfig) {
+    this.log = cfg.log.child(`task.${cfg.task.Name}`);
+    const group = allocTaskGroup(cfg.alloc);
+    if (!group)
+      throw new BerthError("ERR_INTERNAL", `alloc ${cfg.alloc.ID} has no task group ${cfg.alloc.TaskGroup}`);
+    this.restarts = new RestartTracker(
+      RestartTracker.policyFor(cfg.alloc.Job.Type, cfg.task.RestartPolicy, group.RestartPolicy),
+      cfg.alloc.Job.Type,
+    );
+    this.lifecycle = {
+      emitEvent: (type, message, details) => this.emit(type, message, details),
+      restart: (reason) => this.restartFromHook(reason),
+    };
+    this.hooks = [
+      new TaskDirHook(cfg.allocDir, cfg.task.Name, this.lifecycle),
+      new VolumeHook(cfg.task, group, cfg.driver, cfg.hookResources),
+    ];
+    const plugin = cfg.task.CSIPluginConfig;
+    if (plugin) {
+      if (!cfg.csiPlugin)
+        throw new BerthError("ERR_INTERNAL", `task ${cfg.task.Name}: csi_plugin needs a probe`);
+      this.hooks.push(
+        new PluginSupervisorHook({
+          alloc: cfg.alloc,
+          task: cfg.task,
+          plugin,
+          dataDir: cfg.dataDir,
+          registrar: cfg.pluginRegistrar,
+          lifecycle: this.lifecycle,
+          log: this.log,
+          options: cfg.csiPlugin,
+        }),
+      );
+    }
+    this.emit("Received", "Task received by client");
+  }
+
+  state(): TaskState {
+    return structuredClone(this.st);
+  }
+
+  /** Resolves when the task is dead for good. Idempotent. */
+  run(): Promise<void> {
+    this.runPromise ??= this.runLoop();
+    return this.runPromise;
+  }
+
+  /** Stops the task without restarting it; resolves when it is dead. Safe before and after run(). */
+  async kill(reason: string): Promise<void> {
+    if (this.killReason === null && this.st.State !== "dead") {
+      this.killReason = reason;
+      const timeoutMs = this.killTimeoutMs();
+      this.emit("Killing", `Sent interrupt. Waiting ${formatMs(timeoutMs)} before force killing`, {
+        kill_reason: reason,
+        kill_timeout: String(timeoutMs * NS_PER_MS),
+      });
+      this.killAc.abort(new BerthError("ERR_ABORTED", `task killed: ${reason}`));
+      const handle = this.handle;
+      if (handle) await this.stopHandle(handle);
+    }
+    await this.run();
+  }
+
+  private async runLoop(): Promise<void> {
+    try {
+      while (this.killReason === null) {
+        const outcome = await this.runOnce();
+        if (outcome.kind === "killed" || this.killReason !== null) break;
+        if (outcome.kind === "setup-failed" && !isRecoverable(outcome.error)) {
+          this.st.Failed = true;
+          this.emit("Not Restarting", "Error was unrecoverable", { fails_task: "true" });
+          break;
+        }
+        const success =
+          outcome.kind === "exited" &&
+          outcome.hookRestart === null &&
+          outcome.result.exitCode === 0 &&
+          !outcome.result.signal;
+        const decision = this.restarts.next(success);
+        if (!decision.restart) {
+          this.st.Failed = decision.failed;
+          if (decision.failed) this.emit("Not Restarting", decision.reason, { fails_task: "true" });
+          break;
+        }
+        const reason =
+          outcome.kind === "exited" && outcome.hookRestart ? outcome.hookRestart : decision.reason;
+        this.emit("Restarting", `Task restarting in ${formatMs(decision.delayMs)}`, {
+          restart_reason: reason,
+          start_delay: String(decision.delayMs * NS_PER_MS),
+        });
+        try {
+          await sleep(decision.delayMs, this.killAc.signal);
+        } catch (err) {
+          if (isAbortError(err) || this.killAc.signal.aborted) break;
+          throw err;
+        }
+        this.st.Restarts++;
+        this.changed();
+      }
+    } catch (err) {
+      this.log.error("task runner failed", { err });
+      this.st.Failed = true;
+      this.emit("Driver Failure", asBerthError(err).message);
+    } finally {
+      await this.runStopHooks();
+      if (this.killReason !== null) this.emit("Killed", "Task successfully killed");
+      this.st.State = "dead";
+      this.st.FinishedAt = new Date().toISOString();
+      this.changed();
+    }
+  }
+
+  /** One start of the task, from prestart to exited hooks. */
+  private async runOnce(): Promise<RunOutcome> {
+    this.hookRestartReason = null;
+    const mounts: TaskMount[] = [];
+    const hookEnv: Record<string, string> = {};
+    let startConfig: TaskStartConfig;
+    try {
+      for (const h of this.hooks) {
+        if (!h.prestart) continue;
+        const res = await this.timed(h.name, "prestart", () => h.prestart!(this.killAc.signal));
+        if (res?.mounts) mounts.push(...res.mounts);
+        if (res?.env) Object.assign(hookEnv, res.env);
+      }
+      startConfig = this.startConfig(mounts, hookEnv);
+    } catch (err) {
+      if (this.killAc.signal.aborted) return { kind: "killed" };
+      const e = asBerthError(err);
+      this.emit("Setup Failure", e.message, { setup_error: e.message });
+      return { kind: "setup-failed", error: e };
+    }
+
+    let handle: TaskHandle;
+    try {
+      handle = await this.cfg.driver.start(startConfig);
+    } catch (err) {
+      const e = asBerthError(err);
+      this.emit("Driver Failure", e.message, { driver_error: e.message });
+      const fatal = e.code === "ERR_VALIDATION" ? new NonRecoverableError(e.code, e.message) : e;
+      return { kind: "setup-failed", error: fatal };
+    }
+    this.handle = handle;
+    if (this.killReason !== null) await this.stopHandle(handle);
+    this.st.State = "running";
+    this.st.StartedAt = new Date(handle.startedAt).toISOString();
+    this.emit("Started", "Task started by client");
+
+    const runAc = new AbortController();
+    const runSignal = AbortSignal.any([runAc.signal, this.killAc.signal]);
+    const poststart = this.runPoststart(handle, runSignal);
+    const result = await this.cfg.driver.wait(handle);
+    runAc.abort();
+    await poststart;
+    this.handle = null;
+    this.st.State = "pending";
+    this.emit(
+      "Terminated",
+      `Exit Code: ${result.exitCode}${result.signal ? `, Signal: ${result.signal}` : ""}`,
+      {
+        exit_code: String(result.exitCode),
+        signal: result.signal ?? "",
+        ...(result.error ? { exit_message: result.error } : {}),
+      },
+    );
+    for (const h of this.hooks) {
+      if (!h.exited) continue;
+      await this.timed(h.name, "exited", () => h.exited!(result)).catch((err: unknown) =>
+        this.log.error("exited hook failed", { err }),
+      );
+    }
+    return { kind: "exited", result, hookRestart: this.hookRestartReason };
+  }
+
+  private async runPoststart(handle: TaskHandle, signal: AbortSignal): Promise<void> {
+    for (const h of this.hooks) {
+      if (!h.poststart || signal.aborted) continue;
+      try {
+        await this.timed(h.name, "poststart", () => h.poststart!(handle, signal));
+      } catch (err) {
+        if (signal.aborted) return;
+        const msg = asBerthError(err).message;
+        this.log.error("poststart hook failed", { err });
+        await this.restartFromHook(msg);
+        return;
+      }
+    }
+  }
+
+  private async runStopHooks(): Promise<void> {
+    for (const h of this.hooks) {
+      if (!h.stop) continue;
+      await this.timed(h.name, "stop", () => h.stop!()).catch((err: unknown) =>
+        this.log.error("stop hook failed", { err }),
+      );
+    }
+  }
+
+  private async restartFromHook(reason: string): Promise<void> {
+    const handle = this.handle;
+    if (!handle || this.killReason !== null) return;
+    this.hookRestartReason = reason;
+    this.emit("Restart Signaled", reason, { restart_reason: reason });
+    await this.stopHandle(handle);
+  }
+
+  private async stopHandle(handle: TaskHandle): Promise<void> {
+    try {
+      await this.cfg.driver.stop(handle, this.killTimeoutMs());
+    } catch (err) {
+      this.log.error("stopping the task failed", { err });
+    }
+  }
+
+  private startConfig(mounts: TaskMount[], hookEnv: Record<string, string>): TaskStartConfig {
+    const { task, allocDir } = this.cfg;
+    const envInput: TaskEnvInput = {
+      alloc: this.cfg.alloc,
+      task,
+      allocDir,
+      node: this.cfg.node,
+      taskView: CHROOTING_DRIVERS.has(this.cfg.driver.name),
+    };
+    const vars = interpolationVars(envInput);
+    const { command, args } = parseConfig(task);
+    const logs = allocDir.taskLogsDir(task.Name);
+    return {
+      allocId: this.cfg.alloc.ID,
+      taskName: task.Name,
+      taskDir: allocDir.taskDir(task.Name),
+      allocSharedDir: allocDir.sharedDir,
+      command: interpolate(command, vars),
+      args: args.map((a) => interpolate(a, vars)),
+      env: buildTaskEnv(envInput, hookEnv),
+      mounts,
+      stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
+      stderrPath: path.join(logs, `${task.Name}.stderr.0`),
+    };
+  }
+
+  /** Runs one hook phase, logs its duration, and names the hook in any error it throws. */
+  private async timed<T>(hook: string, phase: string, fn: () => Promise<T>): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } catch (err) {
+      if (isAbortError(err)) throw err;
+      const e = asBerthError(err);
+      const message = `${phase} hook "${hook}" failed: ${e.message}`;
+      throw isRecoverable(err)
+        ? new BerthError(e.code, message, { cause: err })
+        : new NonRecoverableError(e.code, message);
+    } finally {
+      this.log.debug("hook finished", { hook, phase, ms: Math.round(performance.now() - t0) });
+    }
+  }
+
+  private killTimeoutMs(): number {
+    return this.cfg.task.KillTimeout > 0 ? this.cfg.task.KillTimeout / NS_PER_MS : DEFAULT_KILL_TIMEOUT_MS;
+  }
+
+  private emit(type: string, message: string, details: Record<string, string> = {}): void {
+    const ev: TaskEvent = {
+      Type: type,
+      Time: Date.now() * NS_PER_MS,
+      DisplayMessage: message,
+      Details: details,
+    };
+    this.st.Events.push(ev);
+    if (this.st.Events.length > MAX_EVENTS) this.st.Events.splice(0, this.st.Events.length - MAX_EVENTS);
+    this.changed();
+  }
+
+  private changed(): void {
+    try {
+      this.cfg.onStateChange(this.state());
+    } catch (err) {
+      this.log.error("onStateChange failed", { err });
+    }
+  }
+}
+
+/** `command` (required string) and `args` (optional string array) from the task's Config. */
+function parseConfig(task: Task): { command: string; args: string[] } {
+  const { command, args } = task.Config;
+  if (typeof command !== "string" || command === "") {
+    throw new NonRecoverableError(
+      "ERR_VALIDATION",
+      `task ${JSON.stringify(task.Name)}: config.command is required`,
+    );
+  }
+  if (args !== undefined && (!Array.isArray(args) || !args.every((a) => typeof a === "string"))) {
+    throw new NonRecoverableError(
+      "ERR_VALIDATION",
+      `task ${JSON.stringify(task.Name)}: config.args must be a list of strings`,
+    );
+  }
+  return { command, args: args ?? [] };
+}

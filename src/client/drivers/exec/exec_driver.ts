@@ -1,0 +1,117 @@
+/**
+ * exec: runs a task in its own mount namespace, chrooted into its task dir, with read-only host
+ * system dirs, /dev, /proc, the alloc dir at /alloc, berth's own installation, and the task's
+ * volume mounts (see mount_plan.ts and init_script.ts). Nothing mounted for the task shows on the
+ * host except through a bidirectional mount, whose host side is already a shared mount.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs/promises";
+import type { Readable } from "node:stream";
+import { BerthError } from "../../../structs/errors.js";
+import type { DriverInfo } from "../../../structs/node.js";
+import type { DriverCapabilities, ExitResult, TaskDriver, TaskHandle, TaskStartConfig } from "../driver.js";
+import { findTool } from "../shared/proc.js";
+import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
+import { ProcessTable } from "../shared/process_table.js";
+import { EXEC_INIT_SH } from "./init_script.js";
+import { buildMountPlan, checkHostPath } from "./mount_plan.js";
+
+const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mkdir"];
+
+export class ExecDriver implements TaskDriver {
+  readonly name = "exec";
+  private readonly procs: ProcessTable;
+
+  constructor(opts: { pollMs?: number } = {}) {
+    this.procs = new ProcessTable(this.name, opts.pollMs);
+  }
+
+  capabilities(): DriverCapabilities {
+    return { supportsMounts: true };
+  }
+
+  async fingerprint(): Promise<DriverInfo> {
+    const info = (healthy: boolean, why: string): DriverInfo => ({
+      Detected: healthy,
+      Healthy: healthy,
+      HealthDescription: why,
+      SupportsMounts: true,
+    });
+    if (process.platform !== "linux") return info(false, "exec driver requires Linux");
+    if (process.getuid?.() !== 0) return info(false, "exec driver must run as root");
+    const missing: string[] = [];
+    for (const t of REQUIRED_TOOLS) if ((await findTool(t)) === null) missing.push(t);
+    if (missing.length > 0) return info(false, `exec driver needs ${missing.join(", ")}`);
+    return info(true, "Healthy");
+  }
+
+  async start(cfg: TaskStartConfig): Promise<TaskHandle> {
+    const task = JSON.stringify(cfg.taskName);
+    if (cfg.command === "") throw new BerthError("ERR_DRIVER", `task ${task}: command is empty`);
+    const unshare = await findTool("unshare");
+    if (unshare === null) throw new BerthError("ERR_DRIVER", "exec driver: unshare not found");
+    const root = checkHostPath("task dir", await fs.realpath(cfg.taskDir));
+    const plan = await buildMountPlan(cfg, root);
+    const statusFile = statusFileFor(root);
+    await fs.rm(statusFile, { force: true });
+
+    const args = ["--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", EXEC_INIT_SH, "sh"];
+    args.push(root, statusFile, String(plan.length));
+    for (const e of plan) args.push(e.kind, e.source, e.dest, e.readOnly ? "ro" : "rw");
+    args.push(cfg.command, ...cfg.args);
+
+    const logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
+    let handle: TaskHandle;
+    let child: ChildProcess;
+    try {
+      child = spawn(unshare, args, {
+        cwd: root,
+        env: withDefaultPath(cfg.env),
+        detached: true,
+        // fd 3 is the setup channel; the script closes it before the task runs, so the task
+        // holds no pipe to the agent and survives an agent restart.
+        stdio: ["ignore", logs[0]!.fd, logs[1]!.fd, "pipe"],
+      });
+      await new Promise<void>((resolve, reject) => {
+        child.once("spawn", resolve);
+        child.once("error", reject);
+      });
+      handle = await this.procs.adopt(child, statusFile);
+    } finally {
+      await Promise.all(logs.map((l) => l.close()));
+    }
+    const report = await readAll(child.stdio[3] as Readable);
+    if (report.trim() !== "ok") {
+      // Still referenced, so the event loop stays up until the failed setup's exit is seen.
+      const result = await this.procs.wait(handle);
+      this.procs.forget(handle);
+      const detail = report.trim() || `setup exited with status ${result.exitCode}; see ${cfg.stderrPath}`;
+      throw new BerthError("ERR_DRIVER", `task ${task}: exec driver setup failed: ${detail}`);
+    }
+    // The task must not keep the agent's event loop alive (the agent may exit and recover it).
+    child.unref();
+    return handle;
+  }
+
+  wait(handle: TaskHandle): Promise<ExitResult> {
+    return this.procs.wait(handle);
+  }
+
+  stop(handle: TaskHandle, killTimeoutMs: number): Promise<void> {
+    return this.procs.stop(handle, killTimeoutMs);
+  }
+
+  recover(handle: TaskHandle): Promise<boolean> {
+    return this.procs.recover(handle);
+  }
+}
+
+function readAll(stream: Readable): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (text += chunk));
+    stream.once("end", () => resolve(text));
+    stream.once("error", reject);
+  });
+}

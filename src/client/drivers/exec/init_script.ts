@@ -1,0 +1,77 @@
+/**
+ * The exec driver's init script, run by `/bin/sh` as the first process of the task's new mount
+ * namespace (`unshare --mount --propagation unchanged`):
+ *
+ *   sh -c EXEC_INIT_SH sh ROOT STATUS_FILE N  KIND SRC DEST RO  (N times)  COMMAND ARGS...
+ *
+ * 1. Makes the mount holding ROOT private in this namespace, so nothing mounted under the task
+ *    dir propagates to the host. The namespace was created with propagation unchanged, so copies
+ *    of shared host mounts (a CSI plugin's directory) stay in the host's peer groups.
+ * 2. Performs the plan (mount_plan.ts), creating each mount point inside ROOT and refusing any
+ *    destination that resolves through a symlink.
+ * 3. Reports "ok" (or the error) on fd 3, the driver's setup channel, and closes it.
+ * 4. Runs COMMAND chrooted into ROOT in the foreground and records its status in STATUS_FILE.
+ *
+ * The parent shell stays (instead of exec'ing the task) so a restarted agent can learn the exit
+ * status from STATUS_FILE. It does not need to forward signals: stop() signals the whole process
+ * group, which reaches the task directly; the parent's own traps only keep it alive to record the
+ * status (traps with an action are reset to default in the child, so the task sees normal signal
+ * dispositions, unlike a background job whose SIGINT the shell would ignore).
+ *
+ * Variables are prefixed `__berth_` because the script runs with the task's environment, which it
+ * must pass through untouched. Tools are found through a fixed system PATH; the task's own PATH is
+ * restored only for the chroot command.
+ */
+import { RECORD_STATUS_SH } from "../shared/process_table.js";
+
+export const EXEC_INIT_SH = `__berth_root=$1
+__berth_status_file=$2
+__berth_n=$3
+shift 3
+__berth_task_path=$PATH
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+exec 4>&2 2>&3
+__berth_fail() {
+  printf '%s\\n' "$*" >&3
+  exit 125
+}
+__berth_parent=$(findmnt -n -o TARGET -T "$__berth_root") || __berth_fail "cannot find the mount holding $__berth_root"
+mount --make-private "$__berth_parent" || __berth_fail "cannot make $__berth_parent private in the task namespace"
+__berth_i=0
+while [ "$__berth_i" -lt "$__berth_n" ]; do
+  __berth_kind=$1
+  __berth_src=$2
+  __berth_dst=$3
+  __berth_ro=$4
+  shift 4
+  __berth_i=$((__berth_i + 1))
+  __berth_target=$__berth_root$__berth_dst
+  if [ "$(readlink -m -- "$__berth_target")" != "$__berth_target" ]; then
+    __berth_fail "mount destination $__berth_dst resolves through a symlink"
+  fi
+  if [ -d "$__berth_src" ]; then
+    mkdir -p -- "$__berth_target"
+  else
+    mkdir -p -- "\${__berth_target%/*}" && { [ -e "$__berth_target" ] || : >"$__berth_target"; }
+  fi || __berth_fail "cannot create mount point $__berth_dst"
+  if [ "$(readlink -f -- "$__berth_target")" != "$__berth_target" ]; then
+    __berth_fail "mount destination $__berth_dst resolves through a symlink"
+  fi
+  case $__berth_kind in
+  bind) mount --bind -- "$__berth_src" "$__berth_target" && mount --make-private -- "$__berth_target" ;;
+  rbind-private) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rprivate -- "$__berth_target" ;;
+  rbind-slave) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rslave -- "$__berth_target" ;;
+  bidirectional) mount --rbind -- "$__berth_src" "$__berth_target" ;;
+  *) __berth_fail "unknown mount kind $__berth_kind" ;;
+  esac || __berth_fail "cannot mount $__berth_src at $__berth_dst"
+  if [ "$__berth_ro" = ro ]; then
+    mount -o remount,bind,ro -- "$__berth_target" || __berth_fail "cannot make $__berth_dst read-only"
+  fi
+done
+__berth_chroot=$(command -v chroot) || __berth_fail "chroot not found"
+printf 'ok\\n' >&3
+exec 2>&4 3>&- 4>&-
+trap ':' TERM INT HUP
+PATH=$__berth_task_path "$__berth_chroot" "$__berth_root" "$@"
+__berth_status=$?
+${RECORD_STATUS_SH}`;

@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
+import type { TaskCSIPluginConfig } from "../../../src/structs/job.js";
+import { FakeDriver } from "../../unit/client/fake_driver.js";
+import {
+  eventTypes,
+  makeTask,
+  RecordingRegistrar,
+  runnerConfig,
+  tempDataDir,
+} from "../../unit/client/task_fixtures.js";
+import { run } from "./driver_fixtures.js";
+
+const plugin = (over: Partial<TaskCSIPluginConfig> = {}): TaskCSIPluginConfig => ({
+  ID: "hostpath",
+  Type: "monolith",
+  MountDir: "/csi",
+  StagePublishBaseDir: "",
+  HealthTimeout: 5e9,
+  ...over,
+});
+
+async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function isSharedMount(dir: string): Promise<boolean> {
+  const info = await fs.readFile("/proc/self/mountinfo", "utf8");
+  return info.split("\n").some((l) => l.split(" ")[4] === dir && / shared:\d+/.test(l));
+}
+
+describe("csi_plugin_supervisor hook", () => {
+  let dataDir: string;
+  before(async () => {
+    dataDir = await tempDataDir("berth-ps-");
+  });
+  after(async () => {
+    const left = await mountsUnder(dataDir);
+    for (const m of left) await run("umount", ["-l", m]).catch(() => undefined);
+    await fs.rm(dataDir, { recursive: true, force: true });
+    assert.deepEqual(left, [], "nothing may stay mounted under the data dir");
+  });
+
+  it("shares the plugin dir, waits for a good Probe, registers, tracks health, and cleans up", async () => {
+    const driver = new FakeDriver("exec");
+    const registrar = new RecordingRegistrar();
+    let healthy = false;
+    const probes: string[] = [];
+    const task = makeTask({ CSIPluginConfig: plugin() });
+    const tr = new TaskRunner(
+      runnerConfig(dataDir, task, driver, {
+        jobType: "service",
+        pluginRegistrar: registrar,
+        csiPlugin: {
+          probe: async (sock) => {
+            probes.push(sock);
+            return healthy;
+          },
+          startupPollMs: 10,
+          probeIntervalMs: 20,
+        },
+      }),
+    );
+    const hostDir = path.join(dataDir, "client", "csi", "monolith", "hostpath");
+    const running = tr.run();
+    try {
+      await until(() => driver.starts.length === 1 && probes.length >= 2, "probing");
+      const s = driver.starts[0]!;
+      assert.equal(s.env.CSI_ENDPOINT, "unix:///csi/csi.sock");
+      assert.deepEqual(s.mounts, [
+        { hostPath: hostDir, taskPath: "/csi", readOnly: false, propagation: "bidirectional" },
+      ]);
+      assert.equal(await isSharedMount(hostDir), true);
+      assert.equal(registrar.live.size, 0, "not registered before a successful Probe");
+      assert.equal(probes[0], path.join(hostDir, "csi.sock"));
+
+      healthy = true;
+      await until(() => registrar.live.size === 2, "registered");
+      const reg = registrar.live.get("csi-node/hostpath")!;
+      assert.equal(reg.allocId, "alloc-1");
+      assert.equal(reg.stagePublishBaseDir, "/csi");
+      assert.equal(reg.hostDir, hostDir);
+      assert.ok(registrar.live.has("csi-controller/hostpath"));
+
+      healthy = false;
+      await until(() => eventTypes(tr.state()).includes("Plugin became unhealthy"), "unhealthy event");
+      assert.equal(registrar.live.size, 0, "deregistered while unhealthy");
+      healthy = true;
+      await until(() => registrar.live.size === 2, "registered again");
+    } finally {
+      await tr.kill("test done");
+      await running;
+    }
+    assert.equal(registrar.live.size, 0, "deregistered on stop");
+    assert.deepEqual(await mountsUnder(hostDir), [], "plugin dir unmounted at the end");
+    const types = eventTypes(tr.state()).filter((t) => t.startsWith("Plugin"));
+    assert.deepEqual(types, ["Plugin became healthy", "Plugin became unhealthy", "Plugin became healthy"]);
+  });
+
+  it("restarts the task when the plugin is not healthy within health_timeout", async () => {
+    const driver = new FakeDriver("exec");
+    const registrar = new RecordingRegistrar();
+    const task = makeTask({
+      Name: "node-plugin",
+      CSIPluginConfig: plugin({ ID: "p2", Type: "node", HealthTimeout: 100e6 }),
+      RestartPolicy: { Attempts: 5, Interval: 60e9, Delay: 1e6, Mode: "fail" },
+    });
+    const tr = new TaskRunner(
+      runnerConfig(dataDir, task, driver, {
+        jobType: "service",
+        pluginRegistrar: registrar,
+        csiPlugin: { probe: async () => false, startupPollMs: 10 },
+      }),
+    );
+    const running = tr.run();
+    try {
+      await until(() => driver.starts.length >= 2, "restarted");
+      const signaled = tr.state().Events.find((e) => e.Type === "Restart Signaled");
+      assert.equal(signaled?.DisplayMessage, "CSI plugin did not become healthy before timeout of 0.1s");
+      assert.equal(registrar.calls.length, 0);
+    } finally {
+      await tr.kill("test done");
+      await running;
+    }
+    assert.deepEqual(await mountsUnder(path.join(dataDir, "client")), []);
+  });
+});
