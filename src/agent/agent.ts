@@ -1,0 +1,70 @@
+/**
+ * Wiring: compiled agent options → a server and/or a node agent. In -dev both run in one process and
+ * the node agent still reaches the server through its HTTP address and RPC socket, the same path a
+ * remote node uses. Stopping a -dev agent stops every alloc and releases every volume first (there
+ * is no later restart to resume from), then removes the throwaway data dir.
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { Logger } from "../internal/log.js";
+import { Client } from "../client/client.js";
+import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
+import { Server } from "../server/server.js";
+import type { AgentOptions } from "./options.js";
+
+export class Agent {
+  private server: Server | null = null;
+  private client: Client | null = null;
+  private dataDir = "";
+  private tempDataDir = false;
+
+  constructor(
+    private readonly opts: AgentOptions,
+    private readonly log: Logger,
+  ) {}
+
+  get httpAddress(): string | null {
+    return this.server?.httpAddress ?? null;
+  }
+
+  async start(): Promise<void> {
+    if (this.opts.dataDir) {
+      this.dataDir = path.resolve(this.opts.dataDir);
+      await fs.mkdir(this.dataDir, { recursive: true });
+    } else {
+      this.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "berth-dev-"));
+      this.tempDataDir = true;
+    }
+    if (this.opts.server) {
+      const serverDir = path.join(this.dataDir, "server");
+      await fs.mkdir(serverDir, { recursive: true });
+      this.server = new Server({ dataDir: serverDir, httpAddr: this.opts.httpAddr, log: this.log.child("server") });
+      await this.server.start();
+    }
+    if (this.opts.client) {
+      const servers = this.opts.servers.length > 0 ? this.opts.servers : [this.server!.httpAddress];
+      this.client = new Client({
+        dataDir: this.dataDir,
+        servers,
+        nodeName: this.opts.nodeName,
+        log: this.log.child("client"),
+      });
+      await this.client.start();
+    }
+  }
+
+  /** Graceful stop. -dev: stop and clean up every alloc, then the parts, then the temp dir. */
+  async stop(): Promise<void> {
+    if (this.client) {
+      if (this.opts.dev) await this.client.stopAllAllocs();
+      await this.client.shutdown();
+    }
+    await this.server?.stop();
+    if (this.tempDataDir) {
+      await removeTreeNoMounts(this.dataDir).catch((err: unknown) =>
+        this.log.error("could not remove the dev data dir", { dir: this.dataDir, error: err }),
+      );
+    }
+  }
+}

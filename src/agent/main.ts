@@ -1,0 +1,52 @@
+/** `berth agent`: parse flags, start, run until SIGINT/SIGTERM, stop cleanly. */
+import { createLogger } from "../internal/log.js";
+import { asBerthError } from "../structs/errors.js";
+import { Agent } from "./agent.js";
+import { parseAgentArgs, type AgentOptions } from "./options.js";
+
+export async function runAgent(argv: string[]): Promise<number> {
+  let opts: AgentOptions;
+  try {
+    opts = parseAgentArgs(argv);
+  } catch (err) {
+    process.stderr.write(`Error: ${asBerthError(err).message}\n`);
+    return 1;
+  }
+  const log = createLogger({
+    level: (process.env.BERTH_LOG_LEVEL as AgentOptions["logLevel"] | undefined) ?? opts.logLevel,
+  });
+  const agent = new Agent(opts, log);
+  // The first signal starts a graceful stop; repeats are noted, not fatal, so a supervisor that
+  // signals the whole process group twice cannot cut the release of volumes short.
+  let signals = 0;
+  const stopRequested = new Promise<string>((resolve) => {
+    const onSignal = (name: string) => {
+      signals += 1;
+      if (signals === 1) resolve(name);
+      else log.warn(`caught ${name} again; still stopping (allocs are being stopped and volumes released)`);
+    };
+    process.on("SIGINT", () => onSignal("SIGINT"));
+    process.on("SIGTERM", () => onSignal("SIGTERM"));
+  });
+  try {
+    await agent.start();
+  } catch (err) {
+    log.error("agent failed to start", { error: asBerthError(err).message });
+    await agent.stop().catch(() => undefined);
+    return 1;
+  }
+  const mode = opts.dev ? "dev" : [opts.server && "server", opts.client && "client"].filter(Boolean).join("+");
+  process.stdout.write(
+    `==> berth agent started (${mode})${agent.httpAddress ? `; HTTP API on ${agent.httpAddress}` : ""}\n`,
+  );
+  const signal = await stopRequested;
+  log.info(`caught ${signal}; stopping`);
+  try {
+    await agent.stop();
+  } catch (err) {
+    log.error("agent did not stop cleanly", { error: asBerthError(err).message });
+    return 1;
+  }
+  process.stdout.write("==> berth agent stopped\n");
+  return 0;
+}

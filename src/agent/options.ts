@@ -1,0 +1,96 @@
+/**
+ * `berth agent` flags, Nomad-style (single dash, `-flag=value` or `-flag value`), compiled into
+ * the options the server and client take. Parsing is pure so it is testable without starting
+ * anything.
+ */
+import { parseArgs } from "node:util";
+import { BerthError } from "../structs/errors.js";
+
+export interface AgentOptions {
+  dev: boolean;
+  server: boolean;
+  client: boolean;
+  /** Null in -dev without -data-dir: a temp dir is made and removed at exit. */
+  dataDir: string | null;
+  /** HOST:PORT the server's HTTP API listens on. */
+  httpAddr: string;
+  /** Server addresses a -client agent dials (http://HOST:PORT). */
+  servers: string[];
+  nodeName: string | null;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -servers=ADDR] [options]
+
+  -dev                 server and client in one process, throwaway state (a temp data dir)
+  -server              run the server (state, scheduler, HTTP API)
+  -client              run a node agent
+  -servers=ADDR[,..]   server HTTP addresses a client dials (default: this agent's own in -dev)
+  -data-dir=DIR        where state lives (required without -dev)
+  -http-addr=HOST:PORT the server's HTTP listen address (default 127.0.0.1:4646)
+  -node-name=NAME      the node's name (default: the hostname)
+  -log-level=LEVEL     debug, info, warn or error (default info)`;
+
+/** `-flag` → `--flag` so util.parseArgs reads Nomad-style flags; a bare `-` or `--` stays. */
+export function normaliseFlags(argv: string[]): string[] {
+  return argv.map((a) => (/^-[a-zA-Z]/.test(a) ? "-" + a : a));
+}
+
+export function parseAgentArgs(argv: string[]): AgentOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: normaliseFlags(argv),
+      options: {
+        dev: { type: "boolean", default: false },
+        server: { type: "boolean", default: false },
+        client: { type: "boolean", default: false },
+        servers: { type: "string" },
+        "data-dir": { type: "string" },
+        "http-addr": { type: "string" },
+        "node-name": { type: "string" },
+        "log-level": { type: "string" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new BerthError("ERR_VALIDATION", `${(err as Error).message}\n\n${AGENT_USAGE}`);
+  }
+  const dev = values.dev;
+  const server = dev || values.server;
+  const client = dev || values.client;
+  if (!server && !client) {
+    throw new BerthError("ERR_VALIDATION", `one of -dev, -server or -client is required\n\n${AGENT_USAGE}`);
+  }
+  const dataDir = values["data-dir"] ?? null;
+  if (!dev && dataDir === null) {
+    throw new BerthError("ERR_VALIDATION", "-data-dir is required unless -dev is given");
+  }
+  const httpAddr = values["http-addr"] ?? "127.0.0.1:4646";
+  if (!/^[^:\s]+:\d{1,5}$/.test(httpAddr)) {
+    throw new BerthError("ERR_VALIDATION", `-http-addr: ${JSON.stringify(httpAddr)} is not HOST:PORT`);
+  }
+  const servers = (values.servers ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map((s) => (/^https?:\/\//.test(s) ? s : `http://${s}`));
+  if (client && !server && servers.length === 0) {
+    throw new BerthError("ERR_VALIDATION", "-client without -server needs -servers=ADDR");
+  }
+  const logLevel = values["log-level"] ?? "info";
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) {
+    throw new BerthError("ERR_VALIDATION", `-log-level: unknown level ${JSON.stringify(logLevel)}`);
+  }
+  return {
+    dev,
+    server,
+    client,
+    dataDir,
+    httpAddr,
+    servers,
+    nodeName: values["node-name"] ?? null,
+    logLevel: logLevel as AgentOptions["logLevel"],
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * Keeps one alloc runner per alloc the server assigns to this node: a blocking query on
+ * Node.GetAllocs wakes it on every change; new allocs get a runner, known ones an update, and
+ * allocs the server no longer lists (purged/garbage-collected) are destroyed — their tasks killed,
+ * volumes released and alloc dir removed.
+ */
+import { isAbortError, sleep } from "../internal/abort.js";
+import type { Logger } from "../internal/log.js";
+import { isAllocTerminal, allocTaskGroup, type Allocation } from "../structs/alloc.js";
+import type { ServerMethods } from "../structs/rpc.js";
+import type { AllocRunner } from "./allocrunner/alloc_runner.js";
+
+export interface AllocSource {
+  call(
+    method: "Node.GetAllocs",
+    req: ServerMethods["Node.GetAllocs"][0],
+    opts?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<ServerMethods["Node.GetAllocs"][1]>;
+}
+
+const BLOCKING_WAIT_MS = 30_000;
+
+export class AllocSync {
+  private readonly runners = new Map<string, { runner: AllocRunner; alloc: Allocation }>();
+  private readonly stopped = new AbortController();
+  private loop: Promise<void> | null = null;
+  private readonly destroying = new Set<Promise<void>>();
+
+  constructor(
+    private readonly nodeId: string,
+    private readonly source: AllocSource,
+    private readonly newRunner: (alloc: Allocation) => AllocRunner,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.loop ??= this.watch();
+  }
+
+  /** Stops watching; runners are left as they are (the caller shuts them down or destroys them). */
+  async stop(): Promise<void> {
+    this.stopped.abort();
+    await this.loop;
+  }
+
+
+  /** Every runner: the ones with no CSI plugin task first, so plugins outlive their users. */
+  runnersPluginsLast(): { users: [string, AllocRunner][]; plugins: [string, AllocRunner][] } {
+    const users: [string, AllocRunner][] = [];
+    const plugins: [string, AllocRunner][] = [];
+    for (const [id, { runner, alloc }] of this.runners) {
+      const tasks = allocTaskGroup(alloc)?.Tasks ?? [];
+      (tasks.some((t) => t.CSIPluginConfig) ? plugins : users).push([id, runner]);
+    }
+    return { users, plugins };
+  }
+
+  forget(allocId: string): void {
+    this.runners.delete(allocId);
+  }
+
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.destroying]);
+  }
+
+  private async watch(): Promise<void> {
+    let index = 0;
+    const signal = this.stopped.signal;
+    while (!signal.aborted) {
+      try {
+        const resp = await this.source.call(
+          "Node.GetAllocs",
+          { NodeID: this.nodeId, MinIndex: index, WaitMs: BLOCKING_WAIT_MS },
+          { signal, timeoutMs: BLOCKING_WAIT_MS + 15_000 },
+        );
+        // A smaller index means the server's state was reset; resync from scratch.
+        index = resp.Index < index ? 0 : resp.Index;
+        this.reconcile(resp.Allocs);
+      } catch (err) {
+        if (signal.aborted || isAbortError(err)) break;
+        this.log.warn("watching allocs failed; retrying", { error: err });
+        await sleep(1000, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  private reconcile(allocs: Allocation[]): void {
+    const listed = new Set<string>();
+    for (const alloc of allocs) {
+      listed.add(alloc.ID);
+      const known = this.runners.get(alloc.ID);
+      if (known) {
+        known.alloc = alloc;
+        known.runner.update(alloc);
+        continue;
+      }
+      // An alloc that ended before this agent ever ran it needs no runner.
+      if (isAllocTerminal(alloc)) continue;
+      const r = this.newRunner(alloc);
+      this.runners.set(alloc.ID, { runner: r, alloc });
+      this.log.info("starting alloc", { alloc: alloc.ID, name: alloc.Name });
+      void r.run();
+    }
+    for (const [id, { runner }] of this.runners) {
+      if (listed.has(id)) continue;
+      this.runners.delete(id);
+      this.log.info("alloc removed by the server; destroying", { alloc: id });
+      const p = runner
+        .destroy()
+        .catch((err: unknown) => this.log.error("destroying alloc failed", { alloc: id, error: err }))
+        .finally(() => this.destroying.delete(p));
+      this.destroying.add(p);
+    }
+  }
+}

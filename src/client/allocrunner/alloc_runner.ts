@@ -1,0 +1,330 @@
+/**
+ * Runs one allocation on this node: prerun hooks (alloc dir, csi_hook), then every task in
+ * parallel, then postrun hooks; reports ClientStatus pending → running → complete/failed.
+ *
+ * Lifecycle contracts:
+ * - `update(alloc)` with DesiredStatus stop/evict kills the tasks (and abandons a prerun that is
+ *   still waiting, e.g. on a claim); postrun still runs.
+ * - `destroy()` kills, waits for run and postrun's background work, runs destroy hooks, removes
+ *   the alloc dir and forgets the alloc's state.
+ * - `shutdown()` is agent exit: stops waiting and cancels background work but never kills tasks or
+ *   unmounts; a restarted agent's runner picks up from the state DB.
+ * - An alloc whose persisted status is terminal, or that has releases pending, goes straight to
+ *   postrun when run again (a restart resumes the release).
+ */
+import { abortError, anySignal } from "../../internal/abort.js";
+import type { Logger } from "../../internal/log.js";
+import {
+  allocTaskGroup,
+  isClientTerminal,
+  type Allocation,
+  type ClientStatus,
+  type TaskState,
+} from "../../structs/alloc.js";
+import { asBerthError } from "../../structs/errors.js";
+import type { Task } from "../../structs/job.js";
+import type { AllocClientUpdate } from "../../structs/rpc.js";
+import { AllocDir } from "../allocdir/alloc_dir.js";
+import { AllocDirHook } from "./alloc_dir_hook.js";
+import { clientStatusOf, newTaskState } from "./alloc_status.js";
+import {
+  CsiHook,
+  type CsiBackoff,
+  type CsiHookRegistry,
+  type CsiHookStore,
+  type CsiHookVolumeManager,
+  type ServerRpc,
+} from "./csi_hook.js";
+import { AllocHookResources } from "./hook_resources.js";
+import { runHookPhase, type AllocHook } from "./hooks.js";
+
+export interface TaskRunnerLike {
+  run(): Promise<void>;
+  kill(reason: string): Promise<void>;
+  state(): TaskState;
+}
+
+export type NewTaskRunner = (args: {
+  task: Task;
+  allocDir: AllocDir;
+  hookResources: AllocHookResources;
+  onStateChange: (s: TaskState) => void;
+}) => TaskRunnerLike;
+
+/** What the runner persists; StateDB satisfies it. */
+export interface AllocRunnerStore extends CsiHookStore {
+  putAlloc(alloc: Allocation): void;
+  putAllocClientUpdate(update: AllocClientUpdate): void;
+  getAlloc(allocId: string): { clientUpdate: AllocClientUpdate | null } | undefined;
+  deleteAlloc(allocId: string): void;
+}
+
+export interface AllocRunnerConfig {
+  alloc: Allocation;
+  dataDir: string;
+  node: { id: string; name: string };
+  rpc: ServerRpc;
+  registry: CsiHookRegistry;
+  volumeManager: CsiHookVolumeManager;
+  stateDb: AllocRunnerStore;
+  newTaskRunner: NewTaskRunner;
+  log: Logger;
+  onUpdate: (u: AllocClientUpdate) => void;
+  claimRetryDeadlineMs?: number;
+  pluginWaitTimeoutMs?: number;
+  /** Backoff of claims and releases (1 s → 1 min by default); tests shorten it. */
+  csiBackoff?: CsiBackoff;
+}
+
+export class AllocRunner {
+  readonly allocDir: AllocDir;
+  readonly hookResources = new AllocHookResources();
+  private alloc: Allocation;
+  private readonly log: Logger;
+  private readonly hooks: AllocHook[];
+  private readonly stopCtl = new AbortController();
+  private readonly shutdownCtl = new AbortController();
+  private readonly taskRunners = new Map<string, TaskRunnerLike>();
+  private readonly taskStates: Record<string, TaskState> = {};
+  private readonly background = new Set<Promise<void>>();
+  private status: ClientStatus = "pending";
+  private description = "";
+  private running: Promise<void> | undefined;
+  private lastUpdate = "";
+
+  constructor(private readonly cfg: AllocRunnerConfig) {
+    this.alloc = cfg.alloc;
+    this.log = cfg.log.child("alloc_runner").child(cfg.alloc.ID);
+    this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID);
+    const tasks = allocTaskGroup(cfg.alloc)?.Tasks ?? [];
+    for (const t of tasks) this.taskStates[t.Name] = newTaskState();
+    this.hooks = [
+      new AllocDirHook(
+        this.allocDir,
+        tasks.map((t) => t.Name),
+      ),
+      new CsiHook({
+        alloc: () => this.alloc,
+        nodeId: cfg.node.id,
+        rpc: cfg.rpc,
+        registry: cfg.registry,
+        volumeManager: cfg.volumeManager,
+        store: cfg.stateDb,
+        hookResources: this.hookResources,
+        log: this.log,
+        ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
+        ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
+        ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
+      }),
+    ];
+  }
+
+  get clientStatus(): ClientStatus {
+    return this.status;
+  }
+
+  /** Runs the alloc to the end of postrun; calling it again returns the same promise. */
+  run(): Promise<void> {
+    this.running ??= this.doRun();
+    return this.running;
+  }
+
+  update(alloc: Allocation): void {
+    this.alloc = alloc;
+    this.cfg.stateDb.putAlloc(alloc);
+    if (alloc.DesiredStatus !== "run") this.stop(`alloc desired status is ${alloc.DesiredStatus}`);
+  }
+
+  /** Resolves once postrun's background work (volume releases) has settled. */
+  async released(): Promise<void> {
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
+  }
+
+  async destroy(): Promise<void> {
+    this.stop("alloc destroyed");
+    await this.run();
+    const results = await Promise.allSettled([...this.background]);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw asBerthError(failed.reason);
+    if (this.shutdownCtl.signal.aborted) return;
+    for (const hook of this.hooks) {
+      if (hook.destroy) {
+        const h = hook;
+        await runHookPhase(hook, "destroy", this.log, () => h.destroy!(this.shutdownCtl.signal));
+      }
+    }
+    await this.allocDir.destroy();
+    this.cfg.stateDb.deleteAlloc(this.alloc.ID);
+  }
+
+  /** Agent exit: cancel waiting and background work; tasks keep running, mounts stay. */
+  async shutdown(): Promise<void> {
+    this.shutdownCtl.abort(abortError());
+    for (const hook of this.hooks) hook.shutdown?.();
+    await Promise.allSettled([this.running, ...this.background]);
+  }
+
+  private stop(reason: string): void {
+    if (this.stopCtl.signal.aborted) return;
+    this.stopCtl.abort(abortError());
+    for (const [name, tr] of this.taskRunners) this.killTask(name, tr, reason);
+  }
+
+  private killTask(name: string, tr: TaskRunnerLike, reason: string): void {
+    this.track(
+      tr
+        .kill(reason)
+        .catch((err: unknown) => this.log.error("killing task failed", { task: name, error: err })),
+    );
+  }
+
+  private async doRun(): Promise<void> {
+    this.cfg.stateDb.putAlloc(this.alloc);
+    const stored = this.cfg.stateDb.getAlloc(this.alloc.ID)?.clientUpdate;
+    const pending = Object.keys(this.cfg.stateDb.getPendingReleases(this.alloc.ID)).length > 0;
+    if ((stored && isClientTerminal(stored.ClientStatus)) || pending) {
+      if (stored) {
+        this.status = stored.ClientStatus;
+        this.description = stored.ClientDescription;
+      }
+      this.log.info("alloc already finished; resuming postrun");
+      await this.postrun();
+      return;
+    }
+    if (this.alloc.DesiredStatus !== "run" || this.stopCtl.signal.aborted) {
+      this.setStatus("complete", "alloc was stopped before it started");
+      await this.postrun();
+      return;
+    }
+    this.setStatus("pending", "");
+
+    const prerunSignal = anySignal([this.stopCtl.signal, this.shutdownCtl.signal]);
+    for (const hook of this.hooks) {
+      if (!hook.prerun) continue;
+      const h = hook;
+      try {
+        await runHookPhase(hook, "prerun", this.log, () => h.prerun!(prerunSignal));
+      } catch (err) {
+        if (this.shutdownCtl.signal.aborted) return;
+        if (this.stopCtl.signal.aborted) {
+          this.setStatus("complete", "alloc was stopped before its tasks started");
+        } else {
+          this.setStatus("failed", asBerthError(err).message);
+        }
+        await this.postrun();
+        return;
+      }
+    }
+    if (this.stopCtl.signal.aborted) {
+      this.setStatus("complete", "alloc was stopped before its tasks started");
+      await this.postrun();
+      return;
+    }
+
+    await this.runTasks();
+    if (this.shutdownCtl.signal.aborted) return;
+    const { status, description } = clientStatusOf(Object.values(this.taskStates));
+    this.setStatus(status, description);
+    await this.postrun();
+  }
+
+  /** Runs every task to its end; resolves early (tasks untouched) when the agent shuts down. */
+  private async runTasks(): Promise<void> {
+    const group = allocTaskGroup(this.alloc);
+    const runs: Promise<void>[] = [];
+    for (const task of group?.Tasks ?? []) {
+      const tr = this.cfg.newTaskRunner({
+        task,
+        allocDir: this.allocDir,
+        hookResources: this.hookResources,
+        onStateChange: (s) => this.onTaskState(task.Name, s),
+      });
+      this.taskRunners.set(task.Name, tr);
+      runs.push(
+        tr.run().catch((err: unknown) => {
+          const message = asBerthError(err).message;
+          this.log.error("task runner failed", { task: task.Name, error: message });
+          this.onTaskState(task.Name, {
+            ...tr.state(),
+            State: "dead",
+            Failed: true,
+            Events: [
+              ...tr.state().Events,
+              { Type: "Task Runner Failed", Time: Date.now() * 1e6, DisplayMessage: message, Details: {} },
+            ],
+          });
+        }),
+      );
+    }
+    const shutdown = new Promise<void>((resolve) => {
+      if (this.shutdownCtl.signal.aborted) resolve();
+      this.shutdownCtl.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    await Promise.race([Promise.all(runs), shutdown]);
+  }
+
+  private onTaskState(name: string, s: TaskState): void {
+    this.taskStates[name] = s;
+    if (s.State === "dead" && s.Failed) {
+      for (const [other, tr] of this.taskRunners) {
+        if (other !== name && tr.state().State !== "dead")
+          this.killTask(other, tr, `sibling task ${name} failed`);
+      }
+    }
+    const { status, description } = clientStatusOf(Object.values(this.taskStates));
+    // Terminal statuses are set once every task runner returned, not on the first dead task.
+    if (status === "running" || status === "pending") this.setStatus(status, description);
+    else this.emit();
+  }
+
+  private async postrun(): Promise<void> {
+    for (const hook of this.hooks) {
+      if (!hook.postrun) continue;
+      const h = hook;
+      try {
+        const res = await runHookPhase(hook, "postrun", this.log, () => h.postrun!(this.shutdownCtl.signal));
+        if (res?.background) {
+          const name = hook.name;
+          this.track(
+            res.background.catch((err: unknown) => {
+              this.log.error("background postrun work failed", {
+                hook: name,
+                error: asBerthError(err).message,
+              });
+              throw err;
+            }),
+          );
+        }
+      } catch (err) {
+        this.log.error("postrun hook failed", { error: asBerthError(err).message });
+      }
+    }
+  }
+
+  private setStatus(status: ClientStatus, description: string): void {
+    this.status = status;
+    this.description = description;
+    this.emit();
+  }
+
+  private emit(): void {
+    const update: AllocClientUpdate = {
+      ID: this.alloc.ID,
+      ClientStatus: this.status,
+      ClientDescription: this.description,
+      TaskStates: structuredClone(this.taskStates),
+    };
+    const digest = JSON.stringify(update);
+    if (digest === this.lastUpdate) return;
+    this.lastUpdate = digest;
+    this.cfg.stateDb.putAllocClientUpdate(update);
+    this.cfg.onUpdate(update);
+  }
+
+  private track(p: Promise<void>): void {
+    const tracked = p.finally(() => this.background.delete(tracked));
+    this.background.add(tracked);
+    // Observed here so a rejection is never unhandled; destroy() reads the outcome.
+    void tracked.catch(() => undefined);
+  }
+}

@@ -1,0 +1,379 @@
+/**
+ * csi_hook: claims, mounts and releases the alloc's CSI volumes (DESIGN.md steps 5 and 7).
+ *
+ * prerun, per volume request of the alloc's group, in order: reuse a persisted stub whose target is
+ * still mounted (agent restart: no new claim, no remount); otherwise claim through the server
+ * (retrying "in use"/"max claims" and transient errors with 1 s → 1 min backoff until a long
+ * deadline), wait for the node plugin, stage+publish through the volume manager, persist the stub.
+ * The mounts are handed to the tasks in one `setCsiMounts`. On failure the volumes this prerun
+ * claimed or mounted are released (unmount, then CSIVolume.Unpublish) before the error surfaces.
+ *
+ * postrun: every stub becomes a persisted pending release; each is driven in the background, in
+ * parallel: unmount (retried until success), checkpoint, CSIVolume.Unpublish node-detached
+ * (transient errors retried), then the stub and the pending record go. Shutdown aborts the
+ * background work; a restarted agent's postrun resumes from the pending records.
+ */
+import { retryWithBackoff } from "../../internal/backoff.js";
+import { anySignal, isAbortError } from "../../internal/abort.js";
+import type { Logger } from "../../internal/log.js";
+import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.js";
+import {
+  BerthError,
+  asBerthError,
+  isBerthError,
+  isClaimRetryable,
+  isRetryable,
+} from "../../structs/errors.js";
+import { volumeSourceForAlloc, type VolumeRequest } from "../../structs/job.js";
+import type { ServerMethods, VolumeClaimResponse } from "../../structs/rpc.js";
+import type { PluginRole, RegisteredPlugin } from "../dynamicplugins/types.js";
+import type {
+  MountVolumeRequest,
+  MountVolumeResult,
+  UnmountVolumeRequest,
+} from "../csimanager/volume_manager.js";
+import type { CsiVolumeStub, PendingRelease, VolumeUsage } from "../state/types.js";
+import type { AllocHookResources, CsiMount } from "./hook_resources.js";
+import type { PostrunHook, PrerunHook, ShutdownHook } from "./hooks.js";
+
+/** The server RPC as the client calls it (the agent's connection satisfies it). */
+export interface ServerRpc {
+  call<M extends keyof ServerMethods>(
+    method: M,
+    req: ServerMethods[M][0],
+    opts?: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<ServerMethods[M][1]>;
+}
+
+export interface CsiHookRegistry {
+  get(role: PluginRole, pluginId: string): RegisteredPlugin | undefined;
+  waitForPlugin(
+    role: PluginRole,
+    pluginId: string,
+    opts: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<RegisteredPlugin>;
+}
+
+export interface CsiHookVolumeManager {
+  mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult>;
+  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void>;
+  isPublished(stub: CsiVolumeStub): Promise<boolean>;
+}
+
+export interface CsiHookStore {
+  getVolumeStubs(allocId: string): Record<string, CsiVolumeStub>;
+  putVolumeStubs(allocId: string, stubs: Record<string, CsiVolumeStub>): void;
+  deleteVolumeStub(allocId: string, alias: string): void;
+  getPendingReleases(allocId: string): Record<string, PendingRelease>;
+  putPendingRelease(allocId: string, alias: string, release: PendingRelease): void;
+  completeRelease(allocId: string, alias: string): void;
+}
+
+export interface CsiBackoff {
+  baseMs: number;
+  maxMs: number;
+  jitter?: number;
+}
+
+export interface CsiHookConfig {
+  alloc: () => Allocation;
+  nodeId: string;
+  rpc: ServerRpc;
+  registry: CsiHookRegistry;
+  volumeManager: CsiHookVolumeManager;
+  store: CsiHookStore;
+  hookResources: AllocHookResources;
+  log: Logger;
+  /** How long claims are retried while the volume is held elsewhere; 24 h by default. */
+  claimRetryDeadlineMs?: number;
+  /** How long to wait for the node plugin to register; 5 min by default. */
+  pluginWaitTimeoutMs?: number;
+  /** Backoff for claims and releases; 1 s → 1 min by default. */
+  backoff?: CsiBackoff;
+  /** Deadline of each server RPC; 1 min by default. */
+  rpcTimeoutMs?: number;
+  /** Budget for releasing what a failed prerun claimed before postrun takes over; 2 min by default. */
+  unwindDeadlineMs?: number;
+}
+
+/** A volume this prerun claimed, and its stub once mounted: exactly what a failure must undo. */
+interface Acquired {
+  alias: string;
+  stub: CsiVolumeStub;
+  mounted: boolean;
+}
+
+export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
+  readonly name = "csi_hook";
+  private readonly shutdownCtl = new AbortController();
+  private readonly backoff: CsiBackoff;
+  private readonly log: Logger;
+
+  constructor(private readonly cfg: CsiHookConfig) {
+    this.backoff = cfg.backoff ?? { baseMs: 1000, maxMs: 60_000 };
+    this.log = cfg.log.child("csi_hook");
+  }
+
+  async prerun(signal: AbortSignal): Promise<void> {
+    const alloc = this.cfg.alloc();
+    const requests = csiRequests(alloc);
+    if (requests.length === 0) return;
+    const sig = anySignal([signal, this.shutdownCtl.signal]);
+    const stubs = this.cfg.store.getVolumeStubs(alloc.ID);
+    const mounts = new Map<string, CsiMount>();
+    const acquired: Acquired[] = [];
+    for (const [alias, req] of requests) {
+      const volumeId = volumeSourceForAlloc(req, allocIndex(alloc));
+      try {
+        const restored = stubs[alias];
+        if (
+          restored &&
+          restored.volumeId === volumeId &&
+          (await this.cfg.volumeManager.isPublished(restored))
+        ) {
+          this.log.info("volume still mounted, reusing it", { alias, volume: volumeId });
+          mounts.set(alias, { source: restored.targetPath, readOnly: req.ReadOnly, volumeId });
+          continue;
+        }
+        mounts.set(alias, await this.acquire(alloc, alias, req, volumeId, acquired, sig));
+      } catch (err) {
+        const e = asBerthError(err);
+        if (!this.shutdownCtl.signal.aborted) await this.unwind(alloc.ID, acquired);
+        throw new BerthError(e.code, `volume "${alias}" (${volumeId}): ${e.message}`, { cause: err });
+      }
+    }
+    this.cfg.hookResources.setCsiMounts(mounts);
+  }
+
+  async postrun(): Promise<{ background?: Promise<void> }> {
+    const allocId = this.cfg.alloc().ID;
+    const pending = this.cfg.store.getPendingReleases(allocId);
+    for (const [alias, stub] of Object.entries(this.cfg.store.getVolumeStubs(allocId))) {
+      if (!pending[alias]) this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: false });
+    }
+    const releases = Object.entries(this.cfg.store.getPendingReleases(allocId));
+    if (releases.length === 0) return {};
+    const signal = this.shutdownCtl.signal;
+    const background = Promise.all(
+      releases.map(([alias, rel]) => this.release(allocId, alias, rel, Infinity, signal)),
+    ).then(
+      () => this.log.info("volumes released", { alloc: allocId, count: releases.length }),
+      (err: unknown) => {
+        if (isAbortError(err) || signal.aborted) {
+          this.log.info("volume release interrupted by shutdown; a restart resumes it", { alloc: allocId });
+          return;
+        }
+        throw err;
+      },
+    );
+    return { background };
+  }
+
+  shutdown(): void {
+    this.shutdownCtl.abort(new BerthError("ERR_ABORTED", "agent shutting down"));
+  }
+
+  private async acquire(
+    alloc: Allocation,
+    alias: string,
+    req: VolumeRequest,
+    volumeId: string,
+    acquired: Acquired[],
+    signal: AbortSignal,
+  ): Promise<CsiMount> {
+    if (!req.AccessMode || !req.AttachmentMode) {
+      throw new BerthError("ERR_VALIDATION", "access_mode and attachment_mode are required for CSI volumes");
+    }
+    const usage: VolumeUsage = {
+      readOnly: req.ReadOnly,
+      accessMode: req.AccessMode,
+      attachmentMode: req.AttachmentMode,
+    };
+    const claim = await this.claim(alloc, volumeId, usage, signal);
+    const vol = claim.Volume;
+    const entry: Acquired = {
+      alias,
+      mounted: false,
+      stub: {
+        volumeId: vol.ID,
+        namespace: vol.Namespace,
+        pluginId: vol.PluginID,
+        externalId: vol.ExternalID,
+        usage,
+        stagingPath: "",
+        targetPath: "",
+      },
+    };
+    acquired.push(entry);
+    const plugin = await this.cfg.registry.waitForPlugin("csi-node", vol.PluginID, {
+      signal,
+      timeoutMs: this.cfg.pluginWaitTimeoutMs ?? 5 * 60_000,
+    });
+    const mounted = await this.cfg.volumeManager.mountVolume(
+      {
+        plugin,
+        volume: vol,
+        allocId: alloc.ID,
+        usage: { ...usage, mountOptions: req.MountOptions ?? vol.MountOptions },
+        publishContext: claim.PublishContext,
+      },
+      signal,
+    );
+    entry.stub = mounted.stub;
+    entry.mounted = true;
+    this.cfg.store.putVolumeStubs(alloc.ID, { [alias]: mounted.stub });
+    this.log.info("volume mounted", { alias, volume: vol.ID, source: mounted.source });
+    return { source: mounted.source, readOnly: req.ReadOnly, volumeId: vol.ID };
+  }
+
+  private claim(
+    alloc: Allocation,
+    volumeId: string,
+    usage: VolumeUsage,
+    signal: AbortSignal,
+  ): Promise<VolumeClaimResponse> {
+    return retryWithBackoff(
+      () =>
+        this.cfg.rpc.call(
+          "CSIVolume.Claim",
+          {
+            VolumeID: volumeId,
+            Namespace: alloc.Namespace,
+            AllocationID: alloc.ID,
+            NodeID: this.cfg.nodeId,
+            Mode: usage.readOnly ? "read" : "write",
+            AccessMode: usage.accessMode,
+            AttachmentMode: usage.attachmentMode,
+          },
+          { signal, timeoutMs: this.cfg.rpcTimeoutMs ?? 60_000 },
+        ),
+      {
+        ...this.backoff,
+        deadlineMs: this.cfg.claimRetryDeadlineMs ?? 24 * 3600_000,
+        signal,
+        shouldRetry: (err) => isBerthError(err) && isClaimRetryable(err.code),
+        onRetry: (err, attempt, delayMs) =>
+          this.log.warn("volume claim refused, retrying", {
+            volume: volumeId,
+            error: asBerthError(err).message,
+            attempt: attempt + 1,
+            delayMs,
+          }),
+      },
+    );
+  }
+
+  /** Releases what a failed prerun acquired, newest first; leftovers stay pending for postrun. */
+  private async unwind(allocId: string, acquired: Acquired[]): Promise<void> {
+    for (const a of [...acquired].reverse()) {
+      const rel: PendingRelease = { stub: a.stub, unmounted: !a.mounted };
+      this.cfg.store.putPendingRelease(allocId, a.alias, rel);
+      try {
+        await this.release(
+          allocId,
+          a.alias,
+          rel,
+          this.cfg.unwindDeadlineMs ?? 120_000,
+          this.shutdownCtl.signal,
+        );
+      } catch (err) {
+        this.log.warn("could not release a volume after a failed prerun; postrun retries", {
+          alias: a.alias,
+          volume: a.stub.volumeId,
+          error: asBerthError(err).message,
+        });
+      }
+    }
+  }
+
+  /** One volume's release; checkpointed so it resumes at the right step. */
+  private async release(
+    allocId: string,
+    alias: string,
+    rel: PendingRelease,
+    deadlineMs: number,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { stub } = rel;
+    const log = this.log.child(alias);
+    if (!rel.unmounted) {
+      await retryWithBackoff(
+        async () => {
+          const plugin = this.cfg.registry.get("csi-node", stub.pluginId);
+          if (!plugin) {
+            throw new BerthError(
+              "ERR_CSI_PLUGIN_UNAVAILABLE",
+              `CSI node plugin ${JSON.stringify(stub.pluginId)} is not running on this node`,
+            );
+          }
+          await this.cfg.volumeManager.unmountVolume(
+            {
+              plugin,
+              allocId,
+              volumeId: stub.volumeId,
+              namespace: stub.namespace,
+              externalId: stub.externalId,
+              usage: stub.usage,
+            },
+            signal,
+          );
+        },
+        {
+          ...this.backoff,
+          deadlineMs,
+          signal,
+          shouldRetry: (err) => !isAbortError(err) && !signal.aborted,
+          onRetry: (err, attempt, delayMs) =>
+            log.warn("unmount failed, retrying", {
+              error: asBerthError(err).message,
+              attempt: attempt + 1,
+              delayMs,
+            }),
+        },
+      );
+      this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: true });
+    }
+    try {
+      await retryWithBackoff(
+        () =>
+          this.cfg.rpc.call(
+            "CSIVolume.Unpublish",
+            {
+              VolumeID: stub.volumeId,
+              Namespace: stub.namespace,
+              AllocationID: allocId,
+              NodeID: this.cfg.nodeId,
+              State: "node-detached",
+            },
+            { signal, timeoutMs: this.cfg.rpcTimeoutMs ?? 60_000 },
+          ),
+        {
+          ...this.backoff,
+          deadlineMs,
+          signal,
+          shouldRetry: (err) => isBerthError(err) && isRetryable(err.code),
+          onRetry: (err, attempt, delayMs) =>
+            log.warn("unpublish request failed, retrying", {
+              error: asBerthError(err).message,
+              attempt: attempt + 1,
+              delayMs,
+            }),
+        },
+      );
+    } catch (err) {
+      // The server no longer knows the volume or claim: nothing is left to release there.
+      if (!(isBerthError(err) && err.code === "ERR_NOT_FOUND")) throw err;
+    }
+    this.cfg.store.completeRelease(allocId, alias);
+    log.info("volume released", { volume: stub.volumeId });
+  }
+}
+
+/** The alloc's group's CSI volume requests, by alias, in a stable order. */
+export function csiRequests(alloc: Allocation): [string, VolumeRequest][] {
+  const group = allocTaskGroup(alloc);
+  if (!group) return [];
+  return Object.entries(group.Volumes ?? {})
+    .filter(([, v]) => v.Type === "csi")
+    .sort(([a], [b]) => a.localeCompare(b));
+}

@@ -1,0 +1,267 @@
+/**
+ * The node agent: wires the state DB, drivers, plugin registry, csimanager, volume manager and
+ * alloc runners to one connection to the server. It registers (with its fingerprint) on every
+ * connection, heartbeats, reports fingerprint changes and alloc status, runs the allocs the server
+ * assigns, and answers the server's ClientCSI calls.
+ */
+import fs from "node:fs/promises";
+import { sleep } from "../internal/abort.js";
+import type { Logger } from "../internal/log.js";
+import type { Allocation } from "../structs/alloc.js";
+import { BerthError, isBerthError } from "../structs/errors.js";
+import type { DriverInfo } from "../structs/node.js";
+import type { CSIInfo } from "../structs/plugin.js";
+import { createCsiClient } from "../csi/client.js";
+import { waitForProbe } from "../csi/capabilities.js";
+import { safeJoin } from "../structs/ids.js";
+import { AllocRunner } from "./allocrunner/alloc_runner.js";
+import { TaskRunner } from "./allocrunner/taskrunner/task_runner.js";
+import { AllocSync } from "./alloc_sync.js";
+import { AllocUpdateBatcher } from "./alloc_updates.js";
+import { CsiManager } from "./csimanager/manager.js";
+import { VolumeManager } from "./csimanager/volume_manager.js";
+import type { TaskDriver } from "./drivers/driver.js";
+import { ExecDriver } from "./drivers/exec/exec_driver.js";
+import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
+import { PluginRegistry } from "./dynamicplugins/registry.js";
+import { buildNode, loadOrCreateNodeId } from "./node_identity.js";
+import { registerClientCsiHandlers } from "./rpc/client_csi.js";
+import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
+import { StateDB } from "./state/state_db.js";
+
+export interface ClientOptions {
+  /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
+  dataDir: string;
+  /** Server HTTP addresses; the agent dials the first (failover across servers is later work). */
+  servers: string[];
+  nodeName: string | null;
+  log: Logger;
+  /** csimanager re-fingerprint period (ms). */
+  fingerprintIntervalMs?: number;
+}
+
+export class Client {
+  private stateDb: StateDB | null = null;
+  private conn: ServerConnection | null = null;
+  private csi: CsiManager | null = null;
+  private sync: AllocSync | null = null;
+  private updates: AllocUpdateBatcher | null = null;
+  private readonly stopped = new AbortController();
+  private heartbeat: Promise<void> | null = null;
+  private heartbeatTtlMs = 10_000;
+  private fingerprint: { controllers: Record<string, CSIInfo>; nodes: Record<string, CSIInfo> } = {
+    controllers: {},
+    nodes: {},
+  };
+  private drivers = new Map<string, TaskDriver>();
+  private driverInfo: Record<string, DriverInfo> = {};
+  nodeId = "";
+
+  constructor(private readonly opts: ClientOptions) {}
+
+  async start(): Promise<void> {
+    const { log, dataDir } = this.opts;
+    await fs.mkdir(safeJoin(dataDir, "alloc"), { recursive: true });
+    this.nodeId = await loadOrCreateNodeId(safeJoin(dataDir, "client"));
+    const stateDb = StateDB.open(dataDir);
+    this.stateDb = stateDb;
+
+    for (const d of [new ExecDriver(), new RawExecDriver()]) {
+      this.drivers.set(d.name, d);
+      this.driverInfo[d.name] = await d.fingerprint();
+    }
+
+    const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
+    const csi = new CsiManager({
+      registry,
+      clientFactory: (socketPath) => createCsiClient(socketPath, { log: log.child("csi") }),
+      log: log.child("csimanager"),
+      ...(this.opts.fingerprintIntervalMs ? { fingerprintIntervalMs: this.opts.fingerprintIntervalMs } : {}),
+      onFingerprint: (controllers, nodes) => {
+        this.fingerprint = { controllers, nodes };
+        void this.sendFingerprint();
+      },
+    });
+    this.csi = csi;
+    const volumeManager = new VolumeManager({ plugins: csi, log: log.child("volume_manager") });
+    volumeManager.restore(stateDb.listAllVolumeStubs().map(({ allocId, stub }) => ({ allocId, stub })));
+
+    const conn = new ServerConnection({
+      serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
+      log: log.child("rpc"),
+      installHandlers: (peer) => this.installHandlers(peer),
+      onConnect: (peer, signal) => this.register(peer, signal),
+    });
+    this.conn = conn;
+    this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"));
+
+    const node = { id: this.nodeId, name: this.opts.nodeName ?? (await import("node:os")).hostname() };
+    const newRunner = (alloc: Allocation) =>
+      new AllocRunner({
+        alloc,
+        dataDir,
+        node,
+        rpc: conn,
+        registry,
+        volumeManager,
+        stateDb,
+        log: log.child("alloc"),
+        onUpdate: (u) => this.updates?.push(u),
+        newTaskRunner: ({ task, allocDir, hookResources, onStateChange }) =>
+          new TaskRunner({
+            alloc,
+            task,
+            allocDir,
+            driver: this.driverFor(task.Driver),
+            hookResources,
+            pluginRegistrar: registry,
+            node,
+            dataDir,
+            log: log.child("task").child(task.Name),
+            onStateChange,
+            csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
+          }),
+      });
+    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"));
+
+    csi.start();
+    conn.start();
+    this.sync.start();
+    this.heartbeat = this.heartbeatLoop();
+    log.info("node agent started", { node: this.nodeId, dataDir });
+  }
+
+  /**
+   * Stops every alloc and waits for its volumes to be released: allocs that use plugins first,
+   * then the plugin allocs, so no volume is left without its node plugin (the -dev exit path).
+   */
+  async stopAllAllocs(): Promise<void> {
+    if (!this.sync) return;
+    await this.sync.stop();
+    const { users, plugins } = this.sync.runnersPluginsLast();
+    for (const group of [users, plugins]) {
+      await Promise.all(
+        group.map(async ([id, runner]) => {
+          try {
+            await runner.destroy();
+          } catch (err) {
+            this.opts.log.error("stopping alloc failed", { alloc: id, error: err });
+          }
+          this.sync?.forget(id);
+        }),
+      );
+    }
+    await this.sync.settled();
+    await this.updates?.flush();
+  }
+
+  /** Leaves tasks running and mounts in place (a restart resumes them); closes everything else. */
+  async shutdown(): Promise<void> {
+    this.stopped.abort();
+    await this.sync?.stop();
+    if (this.sync) {
+      const { users, plugins } = this.sync.runnersPluginsLast();
+      await Promise.all([...users, ...plugins].map(([, r]) => r.shutdown()));
+    }
+    await this.updates?.flush().catch(() => undefined);
+    this.updates?.stop();
+    await this.heartbeat;
+    await this.conn?.stop();
+    await this.csi?.stop();
+    this.stateDb?.close();
+  }
+
+  private driverFor(name: string): TaskDriver {
+    const d = this.drivers.get(name);
+    if (!d) throw new BerthError("ERR_DRIVER", `unknown task driver ${JSON.stringify(name)}`);
+    return d;
+  }
+
+  private installHandlers(peer: ServerPeer): void {
+    registerClientCsiHandlers(peer, {
+      controllerClient: (pluginId) => this.csi?.controllerClient(pluginId),
+      log: this.opts.log,
+    });
+  }
+
+  private async register(peer: ServerPeer, signal: AbortSignal): Promise<void> {
+    const resp = await peer.call(
+      "Node.Register",
+      {
+        Node: buildNode({
+          id: this.nodeId,
+          ...(this.opts.nodeName ? { name: this.opts.nodeName } : {}),
+          drivers: this.driverInfo,
+          controllers: this.fingerprint.controllers,
+          nodes: this.fingerprint.nodes,
+        }),
+      },
+      { signal, timeoutMs: 10_000 },
+    );
+    this.heartbeatTtlMs = resp.HeartbeatTTL;
+  }
+
+  private fingerprintSending: Promise<void> | null = null;
+  private fingerprintDirty = false;
+
+  /** Sends the latest fingerprint; coalesces bursts and retries until it lands or the agent stops. */
+  private async sendFingerprint(): Promise<void> {
+    this.fingerprintDirty = true;
+    if (this.fingerprintSending) return;
+    this.fingerprintSending = (async () => {
+      while (this.fingerprintDirty && !this.stopped.signal.aborted && this.conn) {
+        this.fingerprintDirty = false;
+        try {
+          await this.conn.call(
+            "Node.UpdateFingerprint",
+            {
+              NodeID: this.nodeId,
+              Drivers: this.driverInfo,
+              CSIControllerPlugins: this.fingerprint.controllers,
+              CSINodePlugins: this.fingerprint.nodes,
+            },
+            { signal: this.stopped.signal, timeoutMs: 10_000 },
+          );
+        } catch (err) {
+          if (this.stopped.signal.aborted) break;
+          this.opts.log.warn("fingerprint update failed; retrying", { error: err });
+          this.fingerprintDirty = true;
+          await sleep(1000, this.stopped.signal).catch(() => undefined);
+        }
+      }
+    })().finally(() => {
+      this.fingerprintSending = null;
+    });
+    await this.fingerprintSending;
+  }
+
+  private async heartbeatLoop(): Promise<void> {
+    const signal = this.stopped.signal;
+    while (!signal.aborted) {
+      await sleep(Math.max(250, this.heartbeatTtlMs / 3), signal).catch(() => undefined);
+      if (signal.aborted || !this.conn?.connected) continue;
+      try {
+        const resp = await this.conn.call("Node.Heartbeat", { NodeID: this.nodeId }, { signal, timeoutMs: 5000 });
+        this.heartbeatTtlMs = resp.HeartbeatTTL;
+      } catch (err) {
+        if (signal.aborted) break;
+        // The server forgot this node (e.g. its state was reset): register again.
+        if (isBerthError(err) && err.code === "ERR_NOT_FOUND") this.conn.reconnect();
+        else this.opts.log.warn("heartbeat failed", { error: err });
+      }
+    }
+  }
+}
+
+/** One Probe through a short-lived connection, for the plugin supervisor's health checks. */
+async function probeOnce(socketPath: string, signal: AbortSignal, log: Logger): Promise<boolean> {
+  const client = createCsiClient(socketPath, { log: log.child("probe") });
+  try {
+    await waitForProbe(client, { signal, timeoutMs: 5000, intervalMs: 5000 });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    client.close();
+  }
+}

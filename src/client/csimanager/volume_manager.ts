@@ -1,0 +1,325 @@
+/**
+ * The node side of a volume's life on this node (DESIGN.md steps 5 and 7): NodeStage once per
+ * volume and usage (reference counted by alloc), NodePublish once per alloc, and the reverse.
+ *
+ * Contracts:
+ * - At most one CSI call per volume is in flight on this node (a keyed mutex on namespace/volume);
+ *   different volumes proceed in parallel.
+ * - NodeStage/NodeUnstage are called only when the node plugin advertises STAGE_UNSTAGE_VOLUME.
+ * - The CO creates the staging directory and the target's parent before the calls; after a
+ *   successful unpublish/unstage whatever the plugin left behind is removed (empty dirs only).
+ * - Transient errors are retried (csi_retry.ts); NOT_FOUND on unpublish/unstage means "already
+ *   released" and counts as success.
+ * - volume_context and publish_context reach both NodeStage and NodePublish; secrets are passed to
+ *   the plugin and never logged.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { isBerthError } from "../../structs/errors.js";
+import type { ClaimedVolume } from "../../structs/rpc.js";
+import type { MountOptions } from "../../structs/volume.js";
+import type { Logger } from "../../internal/log.js";
+import type { CsiVolumeCapability } from "../../csi/types.js";
+import type { RegisteredPlugin } from "../dynamicplugins/types.js";
+import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
+import { mountsUnder } from "../allocdir/alloc_dir.js";
+import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
+import { KeyedMutex } from "./keyed_mutex.js";
+import type { NodePluginHandle, NodePluginSource } from "./manager.js";
+import { usageKey, volumePaths } from "./paths.js";
+import { removeReleasedPath } from "./dir_cleanup.js";
+
+export interface MountUsage extends VolumeUsage {
+  /** Already resolved by the caller: the request's options replace the volume's. */
+  mountOptions: MountOptions | null;
+}
+
+export interface MountVolumeRequest {
+  plugin: RegisteredPlugin;
+  volume: ClaimedVolume;
+  allocId: string;
+  usage: MountUsage;
+  publishContext: Record<string, string>;
+}
+
+export interface MountVolumeResult {
+  /** Host path of the published target: what the task mounts. */
+  source: string;
+  stub: CsiVolumeStub;
+}
+
+export interface UnmountVolumeRequest {
+  plugin: RegisteredPlugin;
+  allocId: string;
+  volumeId: string;
+  namespace: string;
+  externalId: string;
+  usage: VolumeUsage;
+}
+
+export interface VolumeManagerConfig {
+  plugins: NodePluginSource;
+  log: Logger;
+  retry?: CsiRetryPolicy;
+  /** Deadline of each single CSI call; 5 min by default (staging a network volume can be slow). */
+  callTimeoutMs?: number;
+  /** Whether a host path is a mount point; reads /proc/self/mountinfo by default. */
+  isMountPoint?: (hostPath: string) => Promise<boolean>;
+}
+
+export class VolumeManager {
+  private readonly mutex = new KeyedMutex();
+  /** Staging key → allocs using that staging. */
+  private readonly stagings = new Map<string, Set<string>>();
+  private readonly retry: CsiRetryPolicy;
+  private readonly callTimeoutMs: number;
+  private readonly log: Logger;
+
+  constructor(private readonly cfg: VolumeManagerConfig) {
+    this.retry = cfg.retry ?? DEFAULT_CSI_RETRY;
+    this.callTimeoutMs = cfg.callTimeoutMs ?? 5 * 60_000;
+    this.log = cfg.log;
+  }
+
+  /** Rebuilds the staging reference counts from the stubs persisted before a restart. */
+  restore(stubs: { allocId: string; stub: CsiVolumeStub }[]): void {
+    for (const { allocId, stub } of stubs)
+      this.users(stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage)).add(allocId);
+  }
+
+  /** How many allocs on this node use a volume's staging for a usage; for tests and diagnostics. */
+  stagingUsers(pluginId: string, namespace: string, volumeId: string, usage: VolumeUsage): string[] {
+    return [...(this.stagings.get(stagingKey(pluginId, namespace, volumeId, usage)) ?? [])];
+  }
+
+  /** True when a stub's publish target is still mounted (an agent restart found it in place). */
+  async isPublished(stub: CsiVolumeStub): Promise<boolean> {
+    const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
+    return check(stub.targetPath);
+  }
+
+  mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult> {
+    const vol = req.volume;
+    return this.mutex.run(volumeKey(vol.Namespace, vol.ID), async () => {
+      const log = this.log.child("volume").child(vol.ID);
+      const node = await this.nodePlugin(vol.PluginID, signal);
+      const paths = volumePaths(
+        req.plugin,
+        { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
+        req.usage,
+      );
+      const capability = toCapability(req.usage);
+      const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
+      const users = this.users(skey);
+      const stages = node.capabilities.stageUnstageVolume;
+      const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+
+      if (stages && users.size === 0) {
+        await fs.mkdir(paths.hostStagingPath, { recursive: true });
+        await retryCsiCall(
+          "NodeStageVolume",
+          () =>
+            node.client.nodeStageVolume(
+              {
+                volumeId: vol.ExternalID,
+                publishContext: { ...req.publishContext },
+                stagingTargetPath: paths.stagingPath,
+                volumeCapability: capability,
+                secrets: { ...vol.Secrets },
+                volumeContext: { ...vol.Context },
+              },
+              call,
+            ),
+          this.retry,
+          log,
+          signal,
+        );
+        log.info("volume staged", { usage: usageKey(req.usage) });
+      }
+      users.add(req.allocId);
+
+      try {
+        await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
+        await retryCsiCall(
+          "NodePublishVolume",
+          () =>
+            node.client.nodePublishVolume(
+              {
+                volumeId: vol.ExternalID,
+                publishContext: { ...req.publishContext },
+                stagingTargetPath: stages ? paths.stagingPath : "",
+                targetPath: paths.targetPath,
+                volumeCapability: capability,
+                readonly: req.usage.readOnly,
+                secrets: { ...vol.Secrets },
+                volumeContext: { ...vol.Context },
+              },
+              call,
+            ),
+          this.retry,
+          log,
+          signal,
+        );
+      } catch (err) {
+        // A failed (or timed-out) publish may have half-happened: release what this call may own.
+        await this.releaseLocked(
+          node,
+          req.plugin,
+          unmountOf(req),
+          { timeoutMs: this.callTimeoutMs },
+          false,
+        ).catch((cleanupErr: unknown) =>
+          log.warn("cleanup after failed publish failed", { error: cleanupErr }),
+        );
+        throw err;
+      }
+      log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
+      const stub: CsiVolumeStub = {
+        volumeId: vol.ID,
+        namespace: vol.Namespace,
+        pluginId: vol.PluginID,
+        externalId: vol.ExternalID,
+        usage: {
+          readOnly: req.usage.readOnly,
+          accessMode: req.usage.accessMode,
+          attachmentMode: req.usage.attachmentMode,
+        },
+        stagingPath: stages ? paths.hostStagingPath : "",
+        targetPath: paths.hostTargetPath,
+        publishContext: { ...req.publishContext },
+      };
+      return { source: paths.hostTargetPath, stub };
+    });
+  }
+
+  /** NodeUnpublish for the alloc, then NodeUnstage when no other alloc uses the staging. Idempotent. */
+  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void> {
+    return this.mutex.run(volumeKey(req.namespace, req.volumeId), async () => {
+      const node = await this.nodePlugin(req.plugin.pluginId, signal);
+      await this.releaseLocked(
+        node,
+        req.plugin,
+        req,
+        { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
+        true,
+      );
+    });
+  }
+
+  private async releaseLocked(
+    node: NodePluginHandle,
+    plugin: RegisteredPlugin,
+    req: UnmountVolumeRequest,
+    call: { timeoutMs: number; signal?: AbortSignal },
+    retry: boolean,
+  ): Promise<void> {
+    const log = this.log.child("volume").child(req.volumeId);
+    const paths = volumePaths(
+      plugin,
+      { namespace: req.namespace, volumeId: req.volumeId, allocId: req.allocId },
+      req.usage,
+    );
+    const policy = retry ? this.retry : { ...this.retry, deadlineMs: 0 };
+    await ignoreNotFound(
+      retryCsiCall(
+        "NodeUnpublishVolume",
+        () =>
+          node.client.nodeUnpublishVolume({ volumeId: req.externalId, targetPath: paths.targetPath }, call),
+        policy,
+        log,
+        call.signal,
+      ),
+    );
+    await removeReleasedPath(paths.hostTargetPath, path.join(plugin.hostDir, "per-alloc"), log);
+    log.info("volume unpublished", { alloc: req.allocId });
+
+    const skey = stagingKey(plugin.pluginId, req.namespace, req.volumeId, req.usage);
+    const users = this.users(skey);
+    users.delete(req.allocId);
+    if (users.size > 0) return;
+    if (node.capabilities.stageUnstageVolume) {
+      await ignoreNotFound(
+        retryCsiCall(
+          "NodeUnstageVolume",
+          () =>
+            node.client.nodeUnstageVolume(
+              { volumeId: req.externalId, stagingTargetPath: paths.stagingPath },
+              call,
+            ),
+          policy,
+          log,
+          call.signal,
+        ),
+      );
+      await removeReleasedPath(paths.hostStagingPath, path.join(plugin.hostDir, "staging"), log);
+      log.info("volume unstaged");
+    }
+    this.stagings.delete(skey);
+  }
+
+  private nodePlugin(pluginId: string, signal?: AbortSignal): Promise<NodePluginHandle> {
+    return retryCsiCall(
+      "finding the node plugin",
+      () => this.cfg.plugins.nodePlugin(pluginId, signal),
+      this.retry,
+      this.log,
+      signal,
+    );
+  }
+
+  private users(key: string): Set<string> {
+    let set = this.stagings.get(key);
+    if (!set) {
+      set = new Set();
+      this.stagings.set(key, set);
+    }
+    return set;
+  }
+}
+
+export function toCapability(usage: MountUsage): CsiVolumeCapability {
+  return {
+    accessMode: usage.accessMode,
+    access:
+      usage.attachmentMode === "block-device"
+        ? { type: "block" }
+        : {
+            type: "mount",
+            fsType: usage.mountOptions?.FsType ?? "",
+            mountFlags: [...(usage.mountOptions?.MountFlags ?? [])],
+          },
+  };
+}
+
+function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
+  return {
+    plugin: req.plugin,
+    allocId: req.allocId,
+    volumeId: req.volume.ID,
+    namespace: req.volume.Namespace,
+    externalId: req.volume.ExternalID,
+    usage: req.usage,
+  };
+}
+
+async function ignoreNotFound(p: Promise<void>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (isBerthError(err) && err.code === "ERR_CSI_NOT_FOUND") return;
+    throw err;
+  }
+}
+
+async function defaultIsMountPoint(hostPath: string): Promise<boolean> {
+  const resolved = path.resolve(hostPath);
+  return (await mountsUnder(resolved)).includes(resolved);
+}
+
+function volumeKey(namespace: string, volumeId: string): string {
+  return `${namespace}/${volumeId}`;
+}
+
+function stagingKey(pluginId: string, namespace: string, volumeId: string, usage: VolumeUsage): string {
+  return `${pluginId}\u0000${namespace}\u0000${volumeId}\u0000${usageKey(usage)}`;
+}

@@ -1,0 +1,51 @@
+/**
+ * The node's stable identity: a UUID created on first start and kept in the data dir, so a
+ * restarted agent is the same node to the server (its allocs and claims stay its own).
+ */
+import fs from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { newUuid } from "../structs/ids.js";
+import type { Node } from "../structs/node.js";
+import type { CSIInfo } from "../structs/plugin.js";
+import type { DriverInfo } from "../structs/node.js";
+
+export async function loadOrCreateNodeId(clientDir: string): Promise<string> {
+  const file = path.join(clientDir, "node-id");
+  try {
+    const id = (await fs.readFile(file, "utf8")).trim();
+    if (id) return id;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const id = newUuid();
+  await fs.mkdir(clientDir, { recursive: true });
+  await fs.writeFile(file + ".tmp", id + "\n");
+  await fs.rename(file + ".tmp", file);
+  return id;
+}
+
+export function buildNode(args: {
+  id: string;
+  name?: string;
+  datacenter?: string;
+  drivers: Record<string, DriverInfo>;
+  controllers: Record<string, CSIInfo>;
+  nodes: Record<string, CSIInfo>;
+}): Node {
+  return {
+    ID: args.id,
+    Name: args.name ?? os.hostname(),
+    Datacenter: args.datacenter ?? "dc1",
+    NodeClass: "",
+    Status: "ready",
+    StatusDescription: "",
+    SchedulingEligibility: "eligible",
+    Drivers: args.drivers,
+    CSIControllerPlugins: args.controllers,
+    CSINodePlugins: args.nodes,
+    StatusUpdatedAt: Date.now(),
+    CreateIndex: 0,
+    ModifyIndex: 0,
+  };
+}

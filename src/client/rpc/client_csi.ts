@@ -1,0 +1,219 @@
+/**
+ * The ClientCSI.* handlers: controller RPCs the server runs on this node because it hosts a
+ * healthy controller instance of the plugin (DESIGN.md step 3). Each handler converts the RPC DTO
+ * to the CSI client's terms, refuses capabilities the plugin does not advertise
+ * (ERR_CSI_NOT_SUPPORTED) and converts the answer back. Retrying is the server's business: a
+ * handler makes one attempt, so a retry never stacks on another. NOT_FOUND on delete/unpublish means
+ * "already done" and is success, which keeps both idempotent.
+ */
+import { BerthError, isBerthError } from "../../structs/errors.js";
+import type { ClientMethods } from "../../structs/rpc.js";
+import type { MountOptions, Topology, TopologyRequest, VolumeCapability } from "../../structs/volume.js";
+import type { Logger } from "../../internal/log.js";
+import type {
+  CreateVolumeRequest,
+  CsiClient,
+  CsiControllerCapabilities,
+  CsiTopology,
+  CsiVolumeCapability,
+} from "../../csi/types.js";
+
+/** The peer as the handlers need it (RpcPeer satisfies it). */
+export interface ClientCsiPeer {
+  handle<M extends keyof ClientMethods>(
+    method: M,
+    fn: (req: ClientMethods[M][0], signal: AbortSignal) => Promise<ClientMethods[M][1]>,
+  ): void;
+}
+
+export interface ClientCsiDeps {
+  /** A healthy controller instance's connection for the plugin, if this node runs one. */
+  controllerClient(pluginId: string): CsiClient | undefined;
+  log: Logger;
+  /** Deadline of each controller call; 2 min by default. */
+  callTimeoutMs?: number;
+}
+
+export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDeps): void {
+  const timeoutMs = deps.callTimeoutMs ?? 120_000;
+  const log = deps.log.child("client_csi");
+
+  /** The plugin's connection and capabilities, after checking it advertises `need`. */
+  const controller = async (
+    pluginId: string,
+    need: keyof CsiControllerCapabilities | null,
+    signal: AbortSignal,
+  ): Promise<{ client: CsiClient; caps: CsiControllerCapabilities | null }> => {
+    const client = deps.controllerClient(pluginId);
+    if (!client) {
+      throw new BerthError(
+        "ERR_CSI_PLUGIN_UNAVAILABLE",
+        `no healthy controller for CSI plugin ${JSON.stringify(pluginId)} on this node`,
+      );
+    }
+    if (!need) return { client, caps: null };
+    const caps = await client.controllerGetCapabilities({ signal, timeoutMs });
+    if (!caps[need]) {
+      throw new BerthError(
+        "ERR_CSI_NOT_SUPPORTED",
+        `CSI plugin ${JSON.stringify(pluginId)} does not advertise the ${CAPABILITY_NAMES[need]} controller capability`,
+      );
+    }
+    return { client, caps };
+  };
+
+  peer.handle("ClientCSI.ControllerCreateVolume", async (req, signal) => {
+    const { client } = await controller(req.PluginID, "createDeleteVolume", signal);
+    const created = await client.createVolume(toCreateVolumeRequest(req), { signal, timeoutMs });
+    log.info("volume created", { plugin: req.PluginID, name: req.Name, externalId: created.volumeId });
+    return {
+      ExternalVolumeID: created.volumeId,
+      CapacityBytes: created.capacityBytes,
+      VolumeContext: { ...created.volumeContext },
+      Topologies: created.accessibleTopology.map(fromCsiTopology),
+    };
+  });
+
+  peer.handle("ClientCSI.ControllerDeleteVolume", async (req, signal) => {
+    const { client } = await controller(req.PluginID, "createDeleteVolume", signal);
+    await ignoreNotFound(
+      client.deleteVolume(
+        { volumeId: req.ExternalVolumeID, secrets: { ...req.Secrets } },
+        { signal, timeoutMs },
+      ),
+    );
+    log.info("volume deleted", { plugin: req.PluginID, externalId: req.ExternalVolumeID });
+    return {};
+  });
+
+  peer.handle("ClientCSI.ControllerValidateVolume", async (req, signal) => {
+    const { client } = await controller(req.PluginID, null, signal);
+    const result = await client.validateVolumeCapabilities(
+      {
+        volumeId: req.ExternalVolumeID,
+        volumeContext: { ...req.Context },
+        volumeCapabilities: req.Capabilities.map((c) => toCsiCapability(c, req.MountOptions)),
+        parameters: { ...req.Parameters },
+        secrets: { ...req.Secrets },
+      },
+      { signal, timeoutMs },
+    );
+    if (!result.confirmed) {
+      throw new BerthError(
+        "ERR_VALIDATION",
+        `CSI plugin ${JSON.stringify(req.PluginID)} did not confirm the volume's capabilities${result.message ? `: ${result.message}` : ""}`,
+      );
+    }
+    return {};
+  });
+
+  peer.handle("ClientCSI.ControllerPublishVolume", async (req, signal) => {
+    const { client, caps } = await controller(req.PluginID, "publishUnpublishVolume", signal);
+    const res = await client.controllerPublishVolume(
+      {
+        volumeId: req.ExternalVolumeID,
+        nodeId: req.ExternalNodeID,
+        volumeCapability: toCsiCapability(req.Capability, req.MountOptions),
+        // The spec lets a plugin without PUBLISH_READONLY reject readonly=true; the node publish
+        // still mounts read-only, so read-only claims stay read-only either way.
+        readonly: req.ReadOnly && caps !== null && caps.publishReadonly,
+        secrets: { ...req.Secrets },
+        volumeContext: { ...req.VolumeContext },
+      },
+      { signal, timeoutMs },
+    );
+    log.info("volume published to node", {
+      plugin: req.PluginID,
+      externalId: req.ExternalVolumeID,
+      node: req.ExternalNodeID,
+    });
+    return { PublishContext: { ...res.publishContext } };
+  });
+
+  peer.handle("ClientCSI.ControllerUnpublishVolume", async (req, signal) => {
+    const { client } = await controller(req.PluginID, "publishUnpublishVolume", signal);
+    await ignoreNotFound(
+      client.controllerUnpublishVolume(
+        { volumeId: req.ExternalVolumeID, nodeId: req.ExternalNodeID, secrets: { ...req.Secrets } },
+        { signal, timeoutMs },
+      ),
+    );
+    log.info("volume unpublished from node", {
+      plugin: req.PluginID,
+      externalId: req.ExternalVolumeID,
+      node: req.ExternalNodeID,
+    });
+    return {};
+  });
+}
+
+const CAPABILITY_NAMES: Record<keyof CsiControllerCapabilities, string> = {
+  createDeleteVolume: "CREATE_DELETE_VOLUME",
+  publishUnpublishVolume: "PUBLISH_UNPUBLISH_VOLUME",
+  listVolumes: "LIST_VOLUMES",
+  getCapacity: "GET_CAPACITY",
+  createDeleteSnapshot: "CREATE_DELETE_SNAPSHOT",
+  listSnapshots: "LIST_SNAPSHOTS",
+  cloneVolume: "CLONE_VOLUME",
+  publishReadonly: "PUBLISH_READONLY",
+  expandVolume: "EXPAND_VOLUME",
+  listVolumesPublishedNodes: "LIST_VOLUMES_PUBLISHED_NODES",
+  volumeCondition: "VOLUME_CONDITION",
+  getVolume: "GET_VOLUME",
+  singleNodeMultiWriter: "SINGLE_NODE_MULTI_WRITER",
+  modifyVolume: "MODIFY_VOLUME",
+};
+
+/** A volume capability plus mount options in CSI terms: mount access carries fsType/mountFlags. */
+export function toCsiCapability(cap: VolumeCapability, mount: MountOptions | null): CsiVolumeCapability {
+  return {
+    accessMode: cap.AccessMode,
+    access:
+      cap.AttachmentMode === "block-device"
+        ? { type: "block" }
+        : { type: "mount", fsType: mount?.FsType ?? "", mountFlags: [...(mount?.MountFlags ?? [])] },
+  };
+}
+
+export function toCreateVolumeRequest(
+  req: ClientMethods["ClientCSI.ControllerCreateVolume"][0],
+): CreateVolumeRequest {
+  const hasRange = req.CapacityMin > 0 || req.CapacityMax > 0;
+  return {
+    name: req.Name,
+    capacityRange: hasRange ? { requiredBytes: req.CapacityMin, limitBytes: req.CapacityMax } : null,
+    volumeCapabilities: req.Capabilities.map((c) => toCsiCapability(c, req.MountOptions)),
+    parameters: { ...req.Parameters },
+    secrets: { ...req.Secrets },
+    contentSource: req.SnapshotID
+      ? { snapshotId: req.SnapshotID }
+      : req.CloneID
+        ? { volumeId: req.CloneID }
+        : null,
+    accessibilityRequirements: toAccessibility(req.TopologyRequest),
+  };
+}
+
+function toAccessibility(req: TopologyRequest | null): CreateVolumeRequest["accessibilityRequirements"] {
+  if (!req) return null;
+  const requisite = (req.Required ?? []).map(toCsiTopology);
+  const preferred = (req.Preferred ?? []).map(toCsiTopology);
+  return requisite.length === 0 && preferred.length === 0 ? null : { requisite, preferred };
+}
+
+function toCsiTopology(t: Topology): CsiTopology {
+  return { segments: { ...t.Segments } };
+}
+
+function fromCsiTopology(t: CsiTopology): Topology {
+  return { Segments: { ...t.segments } };
+}
+
+async function ignoreNotFound(p: Promise<void>): Promise<void> {
+  try {
+    await p;
+  } catch (err) {
+    if (isBerthError(err) && err.code === "ERR_CSI_NOT_FOUND") return;
+    throw err;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The node agent's one connection to its server. The agent always dials out (nodes never accept
+ * inbound connections); server → node calls (ClientCSI.*) come back over the same socket. The
+ * connection redials with capped backoff until stopped, and `onConnect` runs on every new socket
+ * (the agent re-registers there). Calls made while disconnected wait for the next connection up to
+ * their own timeout or signal, then fail with ERR_RPC_UNAVAILABLE, which callers treat as transient.
+ */
+import { WebSocket } from "ws";
+import { anySignal, sleep } from "../../internal/abort.js";
+import { backoffDelay } from "../../internal/backoff.js";
+import type { Logger } from "../../internal/log.js";
+import { RpcPeer, type CallOptions } from "../../internal/rpc/peer.js";
+import { BerthError } from "../../structs/errors.js";
+import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
+
+export type ServerPeer = RpcPeer<ClientMethods, ServerMethods>;
+
+export interface ServerConnectionOptions {
+  /** The server's HTTP address, e.g. http://127.0.0.1:4646. */
+  serverAddr: string;
+  log: Logger;
+  /** Registers this agent's handlers on a fresh peer, before any frame is exchanged. */
+  installHandlers: (peer: ServerPeer) => void;
+  /** Runs on each new connection (e.g. Node.Register); a failure drops the connection and redials. */
+  onConnect: (peer: ServerPeer, signal: AbortSignal) => Promise<void>;
+}
+
+/** Default wait for a connection when a call gives neither timeout nor signal. */
+const DEFAULT_CONNECT_WAIT_MS = 30_000;
+
+export class ServerConnection {
+  private peer: ServerPeer | null = null;
+  private readonly stopped = new AbortController();
+  private waiters: (() => void)[] = [];
+  private loop: Promise<void> | null = null;
+
+  constructor(private readonly opts: ServerConnectionOptions) {}
+
+  start(): void {
+    this.loop ??= this.dialLoop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped.abort(new BerthError("ERR_ABORTED", "agent stopping"));
+    this.peer?.close();
+    this.wakeWaiters();
+    await this.loop;
+  }
+
+  /** Drops the current socket so the dial loop connects (and registers) afresh. */
+  reconnect(): void {
+    this.peer?.close();
+  }
+
+  get connected(): boolean {
+    return this.peer?.isOpen === true;
+  }
+
+  async call<M extends keyof ServerMethods>(
+    method: M,
+    req: ServerMethods[M][0],
+    opts: CallOptions = {},
+  ): Promise<ServerMethods[M][1]> {
+    const peer = await this.waitForPeer(opts);
+    return peer.call(method, req, opts);
+  }
+
+  private async waitForPeer(opts: CallOptions): Promise<ServerPeer> {
+    const limit = anySignal([opts.signal, this.stopped.signal], opts.timeoutMs ?? DEFAULT_CONNECT_WAIT_MS);
+    while (!this.peer?.isOpen) {
+      if (limit.aborted) {
+        throw new BerthError("ERR_RPC_UNAVAILABLE", `not connected to server ${this.opts.serverAddr}`);
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          limit.removeEventListener("abort", done);
+          resolve();
+        };
+        this.waiters.push(done);
+        limit.addEventListener("abort", done, { once: true });
+      });
+    }
+    return this.peer;
+  }
+
+  private wakeWaiters(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private async dialLoop(): Promise<void> {
+    const signal = this.stopped.signal;
+    for (let attempt = 0; !signal.aborted; ) {
+      try {
+        const peer = await this.dial(signal);
+        await this.opts.onConnect(peer, signal);
+        this.peer = peer;
+        attempt = 0;
+        this.opts.log.info("connected to server", { server: this.opts.serverAddr });
+        this.wakeWaiters();
+        await new Promise<void>((resolve) => peer.onClosed(resolve));
+        this.peer = null;
+        if (!signal.aborted) this.opts.log.warn("lost connection to server; redialling");
+      } catch (err) {
+        if (signal.aborted) break;
+        this.opts.log.warn("cannot connect to server", { server: this.opts.serverAddr, error: err });
+      }
+      const delay = backoffDelay(attempt++, 250, 10_000);
+      await sleep(delay, signal).catch(() => undefined);
+    }
+  }
+
+  private dial(signal: AbortSignal): Promise<ServerPeer> {
+    const url = new URL("/v1/agent/rpc", this.opts.serverAddr);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    return new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, { handshakeTimeout: 10_000 });
+      const peer: ServerPeer = new RpcPeer<ClientMethods, ServerMethods>(socket, this.opts.log);
+      this.opts.installHandlers(peer);
+      const onAbort = () => socket.terminate();
+      signal.addEventListener("abort", onAbort, { once: true });
+      socket.once("open", () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(peer);
+      });
+      socket.once("error", (err) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(err);
+      });
+    });
+  }
+}

@@ -1,0 +1,32 @@
+/** What the client persists about CSI volumes: deliberately minimal (DESIGN.md step 5). */
+import type { AccessMode, AttachmentMode } from "../../structs/volume.js";
+
+/** How an alloc uses a volume; also the key that separates stagings of one volume. */
+export interface VolumeUsage {
+  readOnly: boolean;
+  accessMode: AccessMode;
+  attachmentMode: AttachmentMode;
+}
+
+/** One volume mounted for one alloc, keyed in the DB by (alloc, volume alias). */
+export interface CsiVolumeStub {
+  volumeId: string;
+  namespace: string;
+  pluginId: string;
+  externalId: string;
+  usage: VolumeUsage;
+  /** Host view of the staging path ("" when the plugin does not stage). */
+  stagingPath: string;
+  /** Host view of the publish target: what the task mounts. */
+  targetPath: string;
+  publishContext?: Record<string, string>;
+}
+
+/**
+ * A release in progress. `unmounted` is checkpointed once NodeUnpublish (and NodeUnstage when due)
+ * succeeded, so a restarted agent goes straight to asking the server to unpublish.
+ */
+export interface PendingRelease {
+  stub: CsiVolumeStub;
+  unmounted: boolean;
+}

@@ -1,0 +1,92 @@
+/**
+ * Runs controller RPCs on some node that runs a healthy controller instance of the plugin.
+ * Candidates are tried in turn (rotating the start so load spreads); a retryable failure
+ * (plugin/transport unavailable, node not connected, timeouts) moves on to the next candidate, any
+ * other error is the answer. Per-volume serialisation is the caller's job (see KeyedMutex), so
+ * calls for different volumes of one plugin run in parallel.
+ */
+import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
+import type { CSIControllerInfo } from "../../structs/plugin.js";
+import type { ClientMethods } from "../../structs/rpc.js";
+import type { Logger } from "../../internal/log.js";
+import type { StateReader } from "../state/store.js";
+import type { NodeConnections } from "./connections.js";
+
+export type ControllerMethod = keyof ClientMethods;
+
+export interface ControllerCallOptions {
+  signal?: AbortSignal;
+  /** A capability every candidate must advertise (the call is refused up front otherwise). */
+  requires?: keyof CSIControllerInfo;
+  timeoutMs?: number;
+}
+
+export class ControllerClient {
+  private rotation = 0;
+
+  constructor(
+    private readonly state: StateReader,
+    private readonly conns: NodeConnections,
+    private readonly log: Logger,
+    private readonly defaultTimeoutMs = 60_000,
+  ) {}
+
+  async call<M extends ControllerMethod>(
+    pluginId: string,
+    method: M,
+    params: ClientMethods[M][0],
+    opts: ControllerCallOptions = {},
+  ): Promise<ClientMethods[M][1]> {
+    const candidates = this.candidates(pluginId, opts.requires);
+    let last: BerthError | undefined;
+    for (const nodeId of candidates) {
+      try {
+        return await this.conns.call(nodeId, method, params, {
+          timeoutMs: opts.timeoutMs ?? this.defaultTimeoutMs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
+      } catch (err) {
+        const e = asBerthError(err);
+        if (!isRetryable(e.code) || opts.signal?.aborted) throw e;
+        this.log.warn("controller call failed, trying another controller", {
+          plugin: pluginId,
+          method,
+          node: nodeId,
+          code: e.code,
+        });
+        last = e;
+      }
+    }
+    throw new BerthError(
+      "ERR_CSI_PLUGIN_UNAVAILABLE",
+      `no healthy controller for plugin ${JSON.stringify(pluginId)} could take ${method}${last ? `: ${last.message}` : ""}`,
+    );
+  }
+
+  /** Connected nodes with a healthy controller instance of the plugin, rotated. */
+  private candidates(pluginId: string, requires: keyof CSIControllerInfo | undefined): string[] {
+    const plugin = this.state.getPlugin(pluginId);
+    if (!plugin) throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
+    const healthy = Object.entries(plugin.Controllers).filter(([, info]) => info.Healthy);
+    if (
+      requires &&
+      healthy.length > 0 &&
+      !healthy.some(([, info]) => info.ControllerInfo?.[requires] === true)
+    ) {
+      throw new BerthError(
+        "ERR_CSI_NOT_SUPPORTED",
+        `plugin ${JSON.stringify(pluginId)} does not support ${requires.replace(/^Supports/, "")}`,
+      );
+    }
+    const ids = healthy
+      .filter(
+        ([nodeId, info]) =>
+          (!requires || info.ControllerInfo?.[requires] === true) && this.conns.isConnected(nodeId),
+      )
+      .map(([nodeId]) => nodeId)
+      .sort();
+    if (ids.length === 0) return ids;
+    const start = this.rotation++ % ids.length;
+    return [...ids.slice(start), ...ids.slice(0, start)];
+  }
+}

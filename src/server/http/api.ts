@@ -1,0 +1,68 @@
+/**
+ * The HTTP API router (Nomad's /v1 routes). Each request gets an AbortSignal that fires when the
+ * client disconnects, so blocking queries and plugin calls stop with it. Errors answer as plain
+ * text with the status their code maps to; an unexpected error is logged and answers 500 with its
+ * message only.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import Router from "find-my-way";
+import { asBerthError } from "../../structs/errors.js";
+import type { Logger } from "../../internal/log.js";
+import type { HttpEndpoints, Route } from "./context.js";
+import { sendError, sendText } from "./respond.js";
+import * as jobs from "./routes_jobs.js";
+import * as csi from "./routes_csi.js";
+
+type Method = "GET" | "PUT" | "POST" | "DELETE";
+
+const ROUTES: [Method | Method[], string, Route][] = [
+  ["GET", "/v1/jobs", jobs.listJobs],
+  [["PUT", "POST"], "/v1/jobs", jobs.registerJob],
+  ["GET", "/v1/job/:id", jobs.getJob],
+  ["DELETE", "/v1/job/:id", jobs.deregisterJob],
+  ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
+  ["GET", "/v1/allocations", jobs.listAllocs],
+  ["GET", "/v1/allocation/:id", jobs.getAlloc],
+  ["GET", "/v1/nodes", csi.listNodes],
+  ["GET", "/v1/node/:id", csi.getNode],
+  ["GET", "/v1/volumes", csi.listVolumes],
+  ["GET", "/v1/volume/csi/:id", csi.getVolume],
+  [["PUT", "POST"], "/v1/volume/csi/:id", csi.registerVolume],
+  ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume],
+  [["PUT", "POST"], "/v1/volume/csi/:id/create", csi.createVolume],
+  ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume],
+  ["GET", "/v1/plugins", csi.listPlugins],
+  ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
+];
+
+export function createApiHandler(
+  api: HttpEndpoints,
+  log: Logger,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const router = Router({
+    ignoreTrailingSlash: true,
+    maxParamLength: 512,
+    defaultRoute: (req, res) => {
+      const path = (req.url ?? "/").split("?")[0] ?? "/";
+      const known = (["GET", "PUT", "POST", "DELETE"] as const).some((m) => router.find(m, path) !== null);
+      sendText(res, known ? 405 : 404, `no route for ${req.method ?? "?"} ${path}`);
+    },
+    onBadUrl: (path, _req, res) => sendText(res, 400, `malformed URL ${JSON.stringify(path)}`),
+  });
+  for (const [method, path, route] of ROUTES) {
+    router.on(method, path, (req, res, params) => {
+      const url = new URL(req.url ?? "/", "http://localhost");
+      const ac = new AbortController();
+      res.on("close", () => ac.abort());
+      route({ req, res, params, query: url.searchParams, signal: ac.signal }, api).catch((err: unknown) => {
+        const e = asBerthError(err);
+        if (e.code === "ERR_INTERNAL")
+          log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
+        sendError(res, e);
+      });
+    });
+  }
+  return (req, res) => {
+    router.lookup(req, res);
+  };
+}

@@ -1,0 +1,42 @@
+/** What a route handler gets; handlers answer through respond.ts and may throw coded errors. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { validationError } from "../../structs/errors.js";
+import { checkId } from "../../structs/ids.js";
+import type { AllocEndpoint } from "../rpc/alloc.js";
+import type { JobEndpoint } from "../rpc/job.js";
+import type { PluginEndpoint } from "../rpc/plugin.js";
+import type { VolumeEndpoint } from "../rpc/volume.js";
+import type { StateStore } from "../state/store.js";
+
+export interface HttpEndpoints {
+  store: StateStore;
+  jobs: JobEndpoint;
+  allocs: AllocEndpoint;
+  volumes: VolumeEndpoint;
+  plugins: PluginEndpoint;
+}
+
+export interface Ctx {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string | undefined>;
+  query: URLSearchParams;
+  /** Aborts when the client goes away. */
+  signal: AbortSignal;
+}
+
+export type Route = (ctx: Ctx, api: HttpEndpoints) => Promise<void>;
+
+/** `?namespace=` (default "default"); `*` means all namespaces, returned as undefined. */
+export function namespaceOf(ctx: Ctx, allowAll = false): string | undefined {
+  const ns = ctx.query.get("namespace") || "default";
+  if (ns === "*") {
+    if (!allowAll) throw validationError("namespace", "a single namespace is required here");
+    return undefined;
+  }
+  return checkId("namespace", ns);
+}
+
+export function param(ctx: Ctx, name: string): string {
+  return checkId(name, ctx.params[name]);
+}

@@ -1,0 +1,142 @@
+/**
+ * HTTP plumbing shared by the route files: coded errors → status codes, plain-text errors (never a
+ * stack), JSON answers with `X-Nomad-Index`, body reading with a size cap, and Nomad's blocking
+ * queries (`?index=N&wait=5s`).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { asBerthError, BerthError, validationError, type ErrorCode } from "../../structs/errors.js";
+import type { StateStore, Table } from "../state/store.js";
+
+const STATUS: Partial<Record<ErrorCode, number>> = {
+  ERR_VALIDATION: 400,
+  ERR_NOT_FOUND: 404,
+  ERR_CONFLICT: 409,
+  ERR_PERMISSION_DENIED: 403,
+  ERR_CSI_MAX_CLAIMS: 409,
+  ERR_CSI_IN_USE: 409,
+  ERR_CSI_VOLUME_UNSCHEDULABLE: 409,
+  ERR_CSI_PLUGIN_UNAVAILABLE: 503,
+  ERR_CSI_INVALID_ARGUMENT: 400,
+  ERR_CSI_NOT_FOUND: 404,
+  ERR_CSI_ALREADY_EXISTS: 409,
+  ERR_CSI_UNIMPLEMENTED: 501,
+  ERR_CSI_NOT_SUPPORTED: 400,
+  ERR_CSI_FAILED_PRECONDITION: 409,
+  ERR_CSI_ABORTED: 409,
+  ERR_CSI_UNAVAILABLE: 503,
+  ERR_CSI_DEADLINE_EXCEEDED: 504,
+  ERR_CSI_RESOURCE_EXHAUSTED: 503,
+  ERR_CSI_OUT_OF_RANGE: 400,
+  ERR_RPC_UNAVAILABLE: 503,
+  ERR_RPC_TIMEOUT: 504,
+  ERR_NODE_NOT_CONNECTED: 503,
+  ERR_ABORTED: 503,
+};
+
+export function statusOf(code: ErrorCode): number {
+  return STATUS[code] ?? 500;
+}
+
+export function sendError(res: ServerResponse, err: unknown): void {
+  const e = asBerthError(err);
+  sendText(res, statusOf(e.code), e.message);
+}
+
+export function sendText(res: ServerResponse, status: number, text: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
+  res.end(text.endsWith("\n") ? text : text + "\n");
+}
+
+export function sendJson(res: ServerResponse, body: unknown, index?: number): void {
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  if (index !== undefined) {
+    headers["X-Nomad-Index"] = String(index);
+    headers["X-Nomad-KnownLeader"] = "true";
+    headers["X-Nomad-LastContact"] = "0";
+  }
+  res.writeHead(200, headers);
+  res.end(JSON.stringify(body));
+}
+
+const MAX_BODY = 16 * 1024 * 1024;
+
+/** Reads and parses a JSON body. An empty body reads as `{}`; bad JSON is a 400 naming the problem. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_BODY) throw validationError("body", `is larger than ${MAX_BODY} bytes`);
+    chunks.push(b);
+  }
+  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (text === "") return {};
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw validationError("body", `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Parses Nomad's duration strings: "5s", "100ms", "2m", "1h" (a bare number is seconds). */
+export function parseDuration(field: string, s: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
+  if (!m) throw validationError(field, `${JSON.stringify(s)} is not a duration (like 5s, 100ms, 2m)`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? "s";
+  const mult = unit === "ms" ? 1 : unit === "s" ? 1000 : unit === "m" ? 60_000 : 3_600_000;
+  return Math.round(n * mult);
+}
+
+const DEFAULT_WAIT_MS = 5 * 60_000;
+const MAX_WAIT_MS = 10 * 60_000;
+
+/**
+ * Nomad's blocking query: with `?index=N`, waits until one of `tables` moves past N (or `wait`,
+ * default 5m, capped at 10m, runs out). Returns the index to send in X-Nomad-Index: the highest
+ * index of the tables the answer is read from.
+ */
+export async function blockingIndex(
+  store: StateStore,
+  query: URLSearchParams,
+  tables: readonly Table[],
+  signal: AbortSignal,
+): Promise<number> {
+  const rawIndex = query.get("index");
+  if (rawIndex !== null && rawIndex !== "") {
+    const min = Number(rawIndex);
+    if (!Number.isInteger(min) || min < 0) throw validationError("index", "must be a non-negative integer");
+    const rawWait = query.get("wait");
+    const wait = Math.min(rawWait ? parseDuration("wait", rawWait) : DEFAULT_WAIT_MS, MAX_WAIT_MS);
+    await store.waitFor(tables, min, signal, wait);
+  }
+  return Math.max(1, ...tables.map((t) => store.tableIndex(t)));
+}
+
+export function boolParam(query: URLSearchParams, name: string): boolean {
+  const v = query.get(name);
+  if (v === null || v === "" || v === "false" || v === "0") return false;
+  if (v === "true" || v === "1") return true;
+  throw validationError(name, `must be true or false, got ${JSON.stringify(v)}`);
+}
+
+/** `X-Nomad-CSI-Secrets: k=v,k2=v2` → a map; values never echo back in errors. */
+export function parseSecretsHeader(header: string | string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  const raw = Array.isArray(header) ? header.join(",") : (header ?? "");
+  for (const part of raw.split(",")) {
+    if (part.trim() === "") continue;
+    const eq = part.indexOf("=");
+    if (eq <= 0)
+      throw new BerthError("ERR_VALIDATION", "X-Nomad-CSI-Secrets: each entry must be key=value", {
+        field: "X-Nomad-CSI-Secrets",
+      });
+    out[part.slice(0, eq).trim()] = part.slice(eq + 1);
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/** List stubs in Nomad's JSON shapes, and the full answers that embed them. Secrets never appear. */
+import type { Allocation } from "../../structs/alloc.js";
+import type { Job } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import type { CSIPlugin } from "../../structs/plugin.js";
+import { redactVolume } from "../../structs/redact.js";
+import type { CSIVolume } from "../../structs/volume.js";
+
+export function jobStub(j: Job) {
+  return {
+    ID: j.ID,
+    Name: j.Name,
+    Namespace: j.Namespace,
+    Type: j.Type,
+    Priority: j.Priority,
+    Status: j.Status,
+    Stop: j.Stop,
+    Datacenters: j.Datacenters,
+    Version: j.Version,
+    CreateIndex: j.CreateIndex,
+    ModifyIndex: j.ModifyIndex,
+    JobModifyIndex: j.JobModifyIndex,
+    SubmitTime: j.SubmitTime,
+  };
+}
+
+export function allocStub(a: Allocation) {
+  return {
+    ID: a.ID,
+    Name: a.Name,
+    Namespace: a.Namespace,
+    NodeID: a.NodeID,
+    NodeName: a.NodeName,
+    JobID: a.JobID,
+    JobVersion: a.Job.Version,
+    TaskGroup: a.TaskGroup,
+    DesiredStatus: a.DesiredStatus,
+    DesiredDescription: a.DesiredDescription,
+    ClientStatus: a.ClientStatus,
+    ClientDescription: a.ClientDescription,
+    TaskStates: a.TaskStates,
+    CreateIndex: a.CreateIndex,
+    ModifyIndex: a.ModifyIndex,
+    CreateTime: a.CreateTime,
+    ModifyTime: a.ModifyTime,
+  };
+}
+
+export function nodeStub(n: Node) {
+  return {
+    ID: n.ID,
+    Name: n.Name,
+    Datacenter: n.Datacenter,
+    NodeClass: n.NodeClass,
+    Status: n.Status,
+    StatusDescription: n.StatusDescription,
+    SchedulingEligibility: n.SchedulingEligibility,
+    Drivers: n.Drivers,
+    CreateIndex: n.CreateIndex,
+    ModifyIndex: n.ModifyIndex,
+  };
+}
+
+export function pluginStub(p: CSIPlugin) {
+  return {
+    ID: p.ID,
+    Provider: p.Provider,
+    ControllerRequired: p.ControllerRequired,
+    ControllersHealthy: p.ControllersHealthy,
+    ControllersExpected: p.ControllersExpected,
+    NodesHealthy: p.NodesHealthy,
+    NodesExpected: p.NodesExpected,
+    CreateIndex: p.CreateIndex,
+    ModifyIndex: p.ModifyIndex,
+  };
+}
+
+/** `vol` is denormalised (volumeView). */
+export function volumeStub(v: CSIVolume) {
+  return {
+    ID: v.ID,
+    Namespace: v.Namespace,
+    Name: v.Name,
+    ExternalID: v.ExternalID,
+    Topologies: v.Topologies,
+    AccessMode: v.AccessMode,
+    AttachmentMode: v.AttachmentMode,
+    CurrentReaders: Object.keys(v.ReadClaims).length,
+    CurrentWriters: Object.keys(v.WriteClaims).length,
+    Schedulable: v.Schedulable,
+    PluginID: v.PluginID,
+    Provider: v.Provider,
+    ControllerRequired: v.ControllerRequired,
+    ControllersHealthy: v.ControllersHealthy,
+    ControllersExpected: v.ControllersExpected,
+    NodesHealthy: v.NodesHealthy,
+    NodesExpected: v.NodesExpected,
+    ResourceExhausted: v.ResourceExhausted,
+    CreateIndex: v.CreateIndex,
+    ModifyIndex: v.ModifyIndex,
+  };
+}
+
+/**
+ * The full volume answer: the redacted record plus Nomad's ReadAllocs/WriteAllocs (alloc ID →
+ * null) and Allocations (stubs of every claiming alloc the server still knows).
+ */
+export function volumeFull(v: CSIVolume, allocOf: (id: string) => Allocation | undefined) {
+  const ids = new Set([
+    ...Object.keys(v.ReadClaims),
+    ...Object.keys(v.WriteClaims),
+    ...Object.keys(v.PastClaims),
+  ]);
+  const allocations = [...ids]
+    .map(allocOf)
+    .filter((a): a is Allocation => a !== undefined)
+    .map(allocStub);
+  return {
+    ...redactVolume(v),
+    ReadAllocs: Object.fromEntries(Object.keys(v.ReadClaims).map((id) => [id, null])),
+    WriteAllocs: Object.fromEntries(Object.keys(v.WriteClaims).map((id) => [id, null])),
+    Allocations: allocations,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * CSIVolume.Claim and CSIVolume.Unpublish, called by node agents. Both hold the volume's lock for
+ * their whole run, so claims, releases and controller calls of one volume never interleave, while
+ * different volumes proceed in parallel.
+ *
+ * The claim is persisted BEFORE ControllerPublishVolume: the state store alone decides who holds a
+ * volume, and a publish that fails or times out leaves a claim that a retry (or the release walk)
+ * will find. The release walk persists every step before starting the next, so it resumes.
+ */
+import { isAllocTerminal } from "../../structs/alloc.js";
+import { applyClaim, findClaim, freeClaim, nextReleaseStep, setClaimState } from "../../structs/claim.js";
+import { BerthError, asBerthError, notFound, validationError } from "../../structs/errors.js";
+import { checkId } from "../../structs/ids.js";
+import { oneOf } from "../../structs/json_check.js";
+import type {
+  ClaimedVolume,
+  VolumeClaimRequest,
+  VolumeClaimResponse,
+  VolumeUnpublishRequest,
+  VolumeUnpublishResponse,
+} from "../../structs/rpc.js";
+import { ACCESS_MODES, ATTACHMENT_MODES, type CSIVolume, type ClaimState } from "../../structs/volume.js";
+import { volumeKey, type ServerDeps } from "../deps.js";
+import { volumeView } from "../state/views.js";
+
+const CLAIM_STATES: readonly ClaimState[] = [
+  "taken",
+  "node-detached",
+  "controller-detached",
+  "ready-to-free",
+];
+
+export class ClaimEndpoint {
+  constructor(private readonly deps: ServerDeps) {}
+
+  async claim(req: VolumeClaimRequest, signal?: AbortSignal): Promise<VolumeClaimResponse> {
+    const namespace = checkId("Namespace", req.Namespace || "default");
+    checkId("VolumeID", req.VolumeID);
+    checkId("AllocationID", req.AllocationID);
+    oneOf("Mode", req.Mode, ["read", "write"] as const, "claim mode");
+    oneOf("AccessMode", req.AccessMode, ACCESS_MODES, "access mode");
+    oneOf("AttachmentMode", req.AttachmentMode, ATTACHMENT_MODES, "attachment mode");
+    return this.deps.volumeLocks.run(
+      volumeKey(namespace, req.VolumeID),
+      async () => {
+        const { vol, externalNodeId } = await this.deps.store.txn((tx) => {
+          const vol = volumeView(tx, namespace, req.VolumeID);
+          if (!vol) throw notFound("volume", req.VolumeID);
+          const alloc = tx.getAlloc(req.AllocationID);
+          if (!alloc) throw notFound("allocation", req.AllocationID);
+          if (alloc.NodeID !== req.NodeID) {
+            throw new BerthError(
+              "ERR_PERMISSION_DENIED",
+              `allocation ${alloc.ID} does not run on node ${req.NodeID}`,
+            );
+          }
+          const node = tx.getNode(req.NodeID);
+          if (!node) throw notFound("node", req.NodeID);
+          const nodePlugin = node.CSINodePlugins[vol.PluginID];
+          if (!nodePlugin) {
+            throw new BerthError(
+              "ERR_CSI_VOLUME_UNSCHEDULABLE",
+              `node ${req.NodeID} does not run a node plugin for ${JSON.stringify(vol.PluginID)}`,
+            );
+          }
+          const held = findClaim(vol, alloc.ID);
+          if (isAllocTerminal(alloc) && held?.State !== "taken") {
+            throw new BerthError(
+              "ERR_CONFLICT",
+              `allocation ${alloc.ID} is terminal and cannot claim volumes`,
+            );
+          }
+          const externalNodeId = nodePlugin.NodeInfo?.ID ?? "";
+          const { volume, changed } = applyClaim(vol, {
+            AllocationID: alloc.ID,
+            NodeID: req.NodeID,
+            ExternalNodeID: externalNodeId,
+            Mode: req.Mode,
+            AccessMode: req.AccessMode,
+            AttachmentMode: req.AttachmentMode,
+          });
+          if (changed) tx.putVolume(volume);
+          return { vol: volume, externalNodeId };
+        });
+        let publishContext: Record<string, string> = {};
+        if (vol.ControllerRequired) {
+          const resp = await this.deps.controllers.call(
+            vol.PluginID,
+            "ClientCSI.ControllerPublishVolume",
+            {
+              PluginID: vol.PluginID,
+              ExternalVolumeID: vol.ExternalID,
+              ExternalNodeID: externalNodeId,
+              Capability: { AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode },
+              MountOptions: vol.MountOptions,
+              ReadOnly: req.Mode === "read",
+              Secrets: vol.Secrets ?? {},
+              VolumeContext: vol.Context,
+            },
+            { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
+          );
+          publishContext = resp.PublishContext ?? {};
+        }
+        return { Volume: claimed(vol, req), PublishContext: publishContext, Index: this.deps.store.index() };
+      },
+      signal,
+    );
+  }
+
+  /**
+   * Walks the alloc's claim from the state the node reports (normally node-detached, after its
+   * NodeUnpublish/NodeUnstage) to freed: ControllerUnpublish when the plugin needs it and no other
+   * claim on that node holds the volume, then free. A missing volume or claim is already released.
+   */
+  async unpublish(req: VolumeUnpublishRequest, signal?: AbortSignal): Promise<VolumeUnpublishResponse> {
+    const namespace = checkId("Namespace", req.Namespace || "default");
+    checkId("VolumeID", req.VolumeID);
+    checkId("AllocationID", req.AllocationID);
+    const reported = oneOf("State", req.State, CLAIM_STATES, "claim state");
+    const freed = await this.deps.volumeLocks.run(
+      volumeKey(namespace, req.VolumeID),
+      () => this.release(namespace, req, reported, signal),
+      signal,
+    );
+    if (freed) void this.deps.scheduler.retryBlocked();
+    return { Index: this.deps.store.index() };
+  }
+
+  /** Returns true when the claim was freed by this call. */
+  private async release(
+    namespace: string,
+    req: VolumeUnpublishRequest,
+    reported: ClaimState,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
+    const { store } = this.deps;
+    let vol = await store.txn((tx) => {
+      const cur = volumeView(tx, namespace, req.VolumeID);
+      const claim = cur && findClaim(cur, req.AllocationID);
+      if (!cur || !claim) return undefined;
+      if (req.NodeID && claim.NodeID !== req.NodeID) {
+        throw validationError(
+          "NodeID",
+          `the claim of allocation ${req.AllocationID} is on node ${claim.NodeID}`,
+        );
+      }
+      if (reported === "taken") return cur;
+      const next = setClaimState(cur, req.AllocationID, reported);
+      if (next !== cur) tx.putVolume(next);
+      return next;
+    });
+    for (let steps = 0; vol && steps < 4; steps++) {
+      const claim = findClaim(vol, req.AllocationID);
+      if (!claim) return false;
+      const node = store.getNode(claim.NodeID);
+      const step = nextReleaseStep(vol, claim, !node || node.Status === "down");
+      if (step === "node-detach") {
+        throw new BerthError(
+          "ERR_CONFLICT",
+          `volume ${JSON.stringify(req.VolumeID)} is still attached on node ${claim.NodeID}: unpublish with State "node-detached" once the node has unmounted it`,
+        );
+      }
+      if (step === "controller-detach") {
+        await this.controllerUnpublish(vol, claim.ExternalNodeID, signal);
+        vol = await this.persist(namespace, req.VolumeID, (v) =>
+          setClaimState(v, req.AllocationID, "controller-detached"),
+        );
+        continue;
+      }
+      await this.persist(namespace, req.VolumeID, (v) => freeClaim(v, req.AllocationID));
+      return true;
+    }
+    return false;
+  }
+
+  private async controllerUnpublish(
+    vol: CSIVolume,
+    externalNodeId: string,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    try {
+      await this.deps.controllers.call(
+        vol.PluginID,
+        "ClientCSI.ControllerUnpublishVolume",
+        {
+          PluginID: vol.PluginID,
+          ExternalVolumeID: vol.ExternalID,
+          ExternalNodeID: externalNodeId,
+          Secrets: vol.Secrets ?? {},
+        },
+        { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
+      );
+    } catch (err) {
+      // The volume or node is already gone from the storage provider: detached is what we wanted.
+      if (asBerthError(err).code !== "ERR_CSI_NOT_FOUND") throw err;
+    }
+  }
+
+  private persist(
+    namespace: string,
+    id: string,
+    fn: (v: CSIVolume) => CSIVolume,
+  ): Promise<CSIVolume | undefined> {
+    return this.deps.store.txn((tx) => {
+      const cur = volumeView(tx, namespace, id);
+      if (!cur) return undefined;
+      const next = fn(cur);
+      if (next !== cur) tx.putVolume(next);
+      return next;
+    });
+  }
+}
+
+/** The node-internal view of a claimed volume: secrets included, never sent to the API. */
+function claimed(vol: CSIVolume, req: VolumeClaimRequest): ClaimedVolume {
+  return {
+    ID: vol.ID,
+    Namespace: vol.Namespace,
+    ExternalID: vol.ExternalID,
+    PluginID: vol.PluginID,
+    AccessMode: req.AccessMode,
+    AttachmentMode: req.AttachmentMode,
+    MountOptions: vol.MountOptions,
+    Secrets: vol.Secrets ?? {},
+    Context: vol.Context,
+    Capacity: vol.Capacity,
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Job endpoints. Register stores the job (a new version only when the spec changed) and runs the
+ * scheduler; stop marks it stopped and lets the scheduler stop its allocs. Purge deletes the job
+ * record but keeps its allocs, marked to stop: their claims stay attached to allocs the server still
+ * knows, so the clients release them and nothing loses track of a claim (GC removes allocs later).
+ */
+import type { Allocation } from "../../structs/alloc.js";
+import { isAllocTerminal } from "../../structs/alloc.js";
+import { notFound } from "../../structs/errors.js";
+import { newUuid } from "../../structs/ids.js";
+import { NS_PER_MS, type Job } from "../../structs/job.js";
+import { validateJob } from "../../structs/job_validate.js";
+import type { ServerDeps } from "../deps.js";
+
+export interface JobRegisterResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  Warnings: string;
+  Index: number;
+}
+
+export interface JobDeregisterResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  Index: number;
+}
+
+/** The spec part of a job: what an operator can change. Equal specs mean no new version. */
+function specOf(job: Job): string {
+  return JSON.stringify({
+    ...job,
+    Status: "",
+    Version: 0,
+    SubmitTime: 0,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    JobModifyIndex: 0,
+  });
+}
+
+export class JobEndpoint {
+  constructor(private readonly deps: ServerDeps) {}
+
+  /** `input` is the body's `Job` value, validated here. */
+  async register(input: unknown): Promise<JobRegisterResponse> {
+    const spec = validateJob(input);
+    const job = await this.deps.store.txn((tx) => {
+      const prev = tx.getJob(spec.Namespace, spec.ID);
+      if (prev && specOf(prev) === specOf({ ...spec, Status: prev.Status })) return prev;
+      return tx.putJob({
+        ...spec,
+        Status: prev?.Status ?? "pending",
+        Version: prev ? prev.Version + 1 : 0,
+        SubmitTime: Date.now() * NS_PER_MS,
+        JobModifyIndex: tx.writeIndex,
+      });
+    });
+    const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID);
+    return {
+      EvalID: newUuid(),
+      EvalCreateIndex: Math.max(result.index, job.JobModifyIndex),
+      JobModifyIndex: job.JobModifyIndex,
+      Warnings: "",
+      Index: this.deps.store.index(),
+    };
+  }
+
+  /** Stops the job (and with `purge`, deletes its record). Unknown jobs are not found. */
+  async deregister(namespace: string, id: string, purge: boolean): Promise<JobDeregisterResponse> {
+    const job = this.get(namespace, id);
+    let jobModifyIndex = job.JobModifyIndex;
+    if (purge) {
+      await this.deps.store.txn((tx) => {
+        const nowNs = Date.now() * NS_PER_MS;
+        for (const a of tx.allocsByJob(namespace, id)) {
+          if (a.DesiredStatus === "run" && !isAllocTerminal(a)) {
+            tx.putAlloc({
+              ...a,
+              DesiredStatus: "stop",
+              DesiredDescription: "alloc not needed as job is purged",
+              ModifyTime: nowNs,
+            });
+          }
+        }
+        tx.deleteJob(namespace, id);
+      });
+    } else {
+      const stored = await this.deps.store.txn((tx) => {
+        const cur = tx.getJob(namespace, id);
+        if (!cur) throw notFound("job", id);
+        return cur.Stop ? cur : tx.putJob({ ...cur, Stop: true, JobModifyIndex: tx.writeIndex });
+      });
+      jobModifyIndex = stored.JobModifyIndex;
+      await this.deps.scheduler.evaluate(namespace, id);
+    }
+    const index = this.deps.store.index();
+    return { EvalID: newUuid(), EvalCreateIndex: index, JobModifyIndex: jobModifyIndex, Index: index };
+  }
+
+  list(namespace?: string): Job[] {
+    return this.deps.store.listJobs(namespace);
+  }
+
+  get(namespace: string, id: string): Job {
+    const job = this.deps.store.getJob(namespace, id);
+    if (!job) throw notFound("job", id);
+    return job;
+  }
+
+  allocations(namespace: string, id: string): Allocation[] {
+    this.get(namespace, id);
+    return this.deps.store.allocsByJob(namespace, id);
+  }
+}

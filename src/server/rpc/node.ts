@@ -1,0 +1,151 @@
+/**
+ * Node endpoints, called by node agents over their RPC connection. All idempotent: registering or
+ * reporting the same thing twice writes nothing the second time (the store skips no-op puts).
+ */
+import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
+import { BerthError, notFound, validationError } from "../../structs/errors.js";
+import { checkId } from "../../structs/ids.js";
+import { NS_PER_MS } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import type {
+  NodeFingerprintRequest,
+  NodeGetAllocsRequest,
+  NodeGetAllocsResponse,
+  NodeHeartbeatRequest,
+  NodeHeartbeatResponse,
+  NodeRegisterRequest,
+  NodeRegisterResponse,
+  NodeUpdateAllocsRequest,
+} from "../../structs/rpc.js";
+import { isObject } from "../../structs/json_check.js";
+import type { ServerDeps } from "../deps.js";
+import type { HeartbeatMonitor } from "../heartbeat.js";
+import { refreshJobStatus } from "../scheduler/scheduler.js";
+
+/** Longest a GetAllocs blocking query may wait. */
+const MAX_WAIT_MS = 5 * 60_000;
+
+export class NodeEndpoint {
+  constructor(
+    private readonly deps: ServerDeps,
+    private readonly liveness: HeartbeatMonitor,
+  ) {}
+
+  async register(req: NodeRegisterRequest): Promise<NodeRegisterResponse> {
+    const input = req.Node;
+    if (!isObject(input)) throw validationError("Node", "must be an object");
+    checkId("Node.ID", input.ID);
+    const node = await this.deps.store.txn((tx) => {
+      const prev = tx.getNode(input.ID);
+      const next: Node = {
+        ...input,
+        Status: "ready",
+        StatusDescription: "",
+        SchedulingEligibility: prev?.SchedulingEligibility ?? input.SchedulingEligibility ?? "eligible",
+        StatusUpdatedAt: Date.now(),
+      };
+      return tx.putNode(next);
+    });
+    this.liveness.reset(node.ID);
+    this.deps.log.info("node registered", { node: node.ID, name: node.Name });
+    void this.deps.scheduler.retryBlocked();
+    return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
+  }
+
+  async heartbeat(req: NodeHeartbeatRequest): Promise<NodeHeartbeatResponse> {
+    const node = this.deps.store.getNode(req.NodeID);
+    if (!node) throw notFound("node", req.NodeID);
+    this.liveness.reset(node.ID);
+    if (node.Status !== "ready") {
+      await this.deps.store.txn((tx) => {
+        const cur = tx.getNode(node.ID);
+        if (cur && cur.Status !== "ready") {
+          tx.putNode({ ...cur, Status: "ready", StatusDescription: "", StatusUpdatedAt: Date.now() });
+        }
+      });
+      void this.deps.scheduler.retryBlocked();
+    }
+    return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
+  }
+
+  async updateFingerprint(req: NodeFingerprintRequest): Promise<{ Index: number }> {
+    const changed = await this.deps.store.txn((tx) => {
+      const node = tx.getNode(req.NodeID);
+      if (!node) throw notFound("node", req.NodeID);
+      const next = tx.putNode({
+        ...node,
+        Drivers: req.Drivers ?? node.Drivers,
+        CSIControllerPlugins: req.CSIControllerPlugins ?? {},
+        CSINodePlugins: req.CSINodePlugins ?? {},
+      });
+      return next.ModifyIndex !== node.ModifyIndex;
+    });
+    if (changed) void this.deps.scheduler.retryBlocked();
+    return { Index: this.deps.store.index() };
+  }
+
+  /**
+   * Blocking query: answers as soon as one of the node's allocs was modified after MinIndex (at
+   * once when MinIndex is 0), or after WaitMs with whatever is there. Index is the allocs table
+   * index at the read, so the next call with it waits for the next change.
+   */
+  async getAllocs(req: NodeGetAllocsRequest, signal: AbortSignal): Promise<NodeGetAllocsResponse> {
+    const { store } = this.deps;
+    if (!store.getNode(req.NodeID)) throw notFound("node", req.NodeID);
+    const deadline = Date.now() + Math.min(Math.max(req.WaitMs ?? 0, 0), MAX_WAIT_MS);
+    for (;;) {
+      const index = store.tableIndex("allocs");
+      const allocs = store.allocsByNode(req.NodeID);
+      const newest = allocs.reduce((m, a) => Math.max(m, a.ModifyIndex), 0);
+      const left = deadline - Date.now();
+      if (req.MinIndex <= 0 || newest > req.MinIndex || left <= 0) {
+        return { Allocs: allocs, Index: Math.max(index, 1) };
+      }
+      await store.waitFor(["allocs"], index, signal, left);
+    }
+  }
+
+  /** Applies the client's view of its allocs; an alloc of another node is refused. */
+  async updateAllocs(req: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
+    if (!Array.isArray(req.Allocs)) throw validationError("Allocs", "must be an array");
+    const terminalJobs = await this.deps.store.txn((tx) => {
+      const jobs = new Map<string, { namespace: string; id: string }>();
+      const nowNs = Date.now() * NS_PER_MS;
+      const touched: Allocation[] = [];
+      for (const u of req.Allocs) {
+        const alloc = tx.getAlloc(u.ID);
+        if (!alloc) continue;
+        if (alloc.NodeID !== req.NodeID) {
+          throw new BerthError(
+            "ERR_PERMISSION_DENIED",
+            `allocation ${u.ID} does not run on node ${req.NodeID}`,
+          );
+        }
+        const next = tx.putAlloc({
+          ...alloc,
+          ClientStatus: u.ClientStatus,
+          ClientDescription: u.ClientDescription ?? "",
+          TaskStates: u.TaskStates ?? alloc.TaskStates,
+          ModifyTime: nowNs,
+        });
+        touched.push(next);
+        if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
+          jobs.set(`${next.Namespace}/${next.JobID}`, { namespace: next.Namespace, id: next.JobID });
+        }
+      }
+      const seen = new Set<string>();
+      for (const a of touched) {
+        const k = `${a.Namespace}/${a.JobID}`;
+        if (seen.has(k)) continue;
+        seen.add(k);
+        const job = tx.getJob(a.Namespace, a.JobID);
+        if (job) refreshJobStatus(tx, job);
+      }
+      return [...jobs.values()];
+    });
+    // A terminal alloc frees capacity and may need a replacement (batch allocs that completed are not replaced).
+    for (const j of terminalJobs) await this.deps.scheduler.evaluate(j.namespace, j.id);
+    if (terminalJobs.length > 0) void this.deps.scheduler.retryBlocked();
+    return { Index: this.deps.store.index() };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The berth server: state store, scheduler, node liveness, the agent RPC endpoint and the HTTP API
+ * on one listener. The agent wiring only needs this class.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { BerthError } from "../structs/errors.js";
+import type { Logger } from "../internal/log.js";
+import { ControllerClient } from "./clientconn/controller.js";
+import { NodeConnections } from "./clientconn/connections.js";
+import { KeyedMutex } from "./clientconn/keyed_mutex.js";
+import type { ServerDeps } from "./deps.js";
+import { HeartbeatMonitor } from "./heartbeat.js";
+import { createApiHandler } from "./http/api.js";
+import { AgentRpcServer } from "./rpc/agent.js";
+import { AllocEndpoint } from "./rpc/alloc.js";
+import { ClaimEndpoint } from "./rpc/claim.js";
+import { JobEndpoint } from "./rpc/job.js";
+import { NodeEndpoint } from "./rpc/node.js";
+import { PluginEndpoint } from "./rpc/plugin.js";
+import { VolumeEndpoint } from "./rpc/volume.js";
+import { Scheduler } from "./scheduler/scheduler.js";
+import { SqliteStateStore } from "./state/sqlite_store.js";
+import type { StateStore } from "./state/store.js";
+
+export interface ServerOptions {
+  /** Directory for the state file; null keeps state in memory (tests, -dev). */
+  dataDir: string | null;
+  /** host:port to listen on; port 0 picks a free one. */
+  httpAddr: string;
+  log: Logger;
+  /** How long a node may go without a heartbeat before it is marked down. */
+  heartbeatTtlMs?: number;
+}
+
+export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
+
+export class Server {
+  private readonly log: Logger;
+  private store: StateStore | undefined;
+  private http: http.Server | undefined;
+  private agentRpc: AgentRpcServer | undefined;
+  private heartbeat: HeartbeatMonitor | undefined;
+  private conns: NodeConnections | undefined;
+  private address: string | undefined;
+
+  constructor(private readonly opts: ServerOptions) {
+    this.log = opts.log.child("server");
+  }
+
+  /** "http://HOST:PORT" once started. */
+  get httpAddress(): string {
+    if (!this.address) throw new BerthError("ERR_INTERNAL", "server not started");
+    return this.address;
+  }
+
+  async start(): Promise<void> {
+    const { host, port } = parseAddr(this.opts.httpAddr);
+    const store = new SqliteStateStore(this.opts.dataDir);
+    this.store = store;
+    const conns = new NodeConnections();
+    this.conns = conns;
+    const scheduler = new Scheduler(store, this.log.child("scheduler"));
+    const deps: ServerDeps = {
+      store,
+      scheduler,
+      conns,
+      controllers: new ControllerClient(store, conns, this.log.child("controller")),
+      volumeLocks: new KeyedMutex(),
+      log: this.log,
+    };
+    const heartbeat = new HeartbeatMonitor(
+      store,
+      this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
+      this.log.child("heartbeat"),
+    );
+    this.heartbeat = heartbeat;
+    const node = new NodeEndpoint(deps, heartbeat);
+    const claim = new ClaimEndpoint(deps);
+    const handler = createApiHandler(
+      {
+        store,
+        jobs: new JobEndpoint(deps),
+        allocs: new AllocEndpoint(deps),
+        volumes: new VolumeEndpoint(deps),
+        plugins: new PluginEndpoint(deps),
+      },
+      this.log.child("http"),
+    );
+    const server = http.createServer(handler);
+    this.http = server;
+    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
+    this.agentRpc.attach(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    const addr = server.address() as AddressInfo;
+    const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+    this.address = `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
+    heartbeat.start();
+    await scheduler.evaluateAll();
+    this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
+  }
+
+  async stop(): Promise<void> {
+    this.heartbeat?.stop();
+    this.agentRpc?.close();
+    this.conns?.closeAll();
+    const server = this.http;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    this.store?.close();
+    this.http = undefined;
+    this.store = undefined;
+    this.log.info("server stopped");
+  }
+}
+
+function parseAddr(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(addr);
+  if (!m)
+    throw new BerthError("ERR_VALIDATION", `http address ${JSON.stringify(addr)} is not host:port`, {
+      field: "httpAddr",
+    });
+  return { host: m[1] ?? (m[2] || "0.0.0.0"), port: Number(m[3]) };
+}

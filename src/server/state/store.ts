@@ -1,0 +1,81 @@
+/**
+ * The server's state store contract. Nothing outside src/server/state/ knows how it is kept: the
+ * default is embedded SQLite; multi-server HA will put etcd behind this same interface.
+ *
+ * Contracts:
+ * - Reads are synchronous and consistent as of `index()`: an implementation serves them from a
+ *   local view (SQLite file, or a watch-fed replica for etcd), as Nomad serves reads from memdb.
+ * - Writes go through `txn(fn)`. `fn` is synchronous, sees its own writes, and must be re-runnable
+ *   (an optimistic backend may retry it on conflict): it may read and write through `tx` but must
+ *   not do I/O or mutate anything outside. Throwing from `fn` aborts and writes nothing.
+ * - The write index is monotonic. A txn that writes anything commits at exactly one new index,
+ *   which becomes the ModifyIndex of every record it put (CreateIndex too for new ones) and the
+ *   index of every table it touched. A txn that writes nothing changes no index.
+ * - Plugins are derived: putting a node rebuilds the plugins its old and new fingerprints name
+ *   (buildPlugin); a plugin with no instance left is deleted. Their index moves only when the
+ *   derived record actually changes.
+ * - Records are returned as fresh copies; mutating one never changes the store.
+ */
+import type { Allocation } from "../../structs/alloc.js";
+import type { Job } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIVolume } from "../../structs/volume.js";
+
+export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins"] as const;
+export type Table = (typeof TABLES)[number];
+
+export interface StateReader {
+  /** The latest committed write index (0 for an empty store). */
+  index(): number;
+  /** The index of the last write that touched `table`. */
+  tableIndex(table: Table): number;
+
+  getNode(id: string): Node | undefined;
+  listNodes(): Node[];
+
+  getJob(namespace: string, id: string): Job | undefined;
+  /** All namespaces when `namespace` is undefined. */
+  listJobs(namespace?: string): Job[];
+
+  getAlloc(id: string): Allocation | undefined;
+  listAllocs(namespace?: string): Allocation[];
+  allocsByNode(nodeId: string): Allocation[];
+  allocsByJob(namespace: string, jobId: string): Allocation[];
+  /** Allocs whose task group requests the CSI volume (per_alloc sources resolved to `Source[N]`). */
+  allocsByVolume(namespace: string, volumeId: string): Allocation[];
+
+  /** The volume as stored; the plugin-derived fields are not filled (see volumeView). */
+  getVolume(namespace: string, id: string): CSIVolume | undefined;
+  listVolumes(filter?: { namespace?: string; pluginId?: string }): CSIVolume[];
+
+  getPlugin(id: string): CSIPlugin | undefined;
+  listPlugins(): CSIPlugin[];
+}
+
+export interface StateWriter extends StateReader {
+  /** The index this transaction commits at. */
+  readonly writeIndex: number;
+  putNode(node: Node): Node;
+  putJob(job: Job): Job;
+  deleteJob(namespace: string, id: string): void;
+  putAlloc(alloc: Allocation): Allocation;
+  putVolume(vol: CSIVolume): CSIVolume;
+  deleteVolume(namespace: string, id: string): void;
+}
+
+export interface StateStore extends StateReader {
+  txn<T>(fn: (tx: StateWriter) => T): Promise<T>;
+  /**
+   * Resolves with the current index once any of `tables` has an index above `minIndex`, or when
+   * `timeoutMs` passes (then with the current index, which may not have moved). Rejects with an
+   * AbortError when `signal` aborts.
+   */
+  waitFor(
+    tables: readonly Table[],
+    minIndex: number,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<number>;
+  close(): void;
+}

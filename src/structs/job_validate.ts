@@ -1,0 +1,205 @@
+/**
+ * Jobspecs in Nomad's JSON shape → normalised Job records. Pure. Defaults follow Nomad: Namespace
+ * "default", Type "service", Count 1, Datacenters ["dc1"], Priority 50, KillTimeout 5s.
+ */
+import { validationError } from "./errors.js";
+import { checkId } from "./ids.js";
+import {
+  asObject,
+  isObject,
+  oneOf,
+  optArray,
+  optBool,
+  optNumber,
+  optObject,
+  optOneOf,
+  optString,
+  optStringArray,
+  optStringMap,
+} from "./json_check.js";
+import {
+  NS_PER_S,
+  type Job,
+  type JobType,
+  type RestartPolicy,
+  type Task,
+  type TaskCSIPluginConfig,
+  type TaskGroup,
+  type VolumeMount,
+  type VolumeRequest,
+} from "./job.js";
+import { PLUGIN_TYPES } from "./plugin.js";
+import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
+import { mountOptions } from "./volume_validate.js";
+
+const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
+const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
+
+export function validateJob(input: unknown): Job {
+  const j = asObject("Job", input);
+  const ID = checkId("Job.ID", j.ID);
+  const Type = optOneOf("Job.Type", j.Type, JOB_TYPES, "job type", "service");
+  const groupsIn = optArray("Job.TaskGroups", j.TaskGroups);
+  if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "at least one task group is required");
+  const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type));
+  noDuplicates("Job.TaskGroups", TaskGroups);
+  const Datacenters = optStringArray("Job.Datacenters", j.Datacenters, ["dc1"]);
+  return {
+    ID,
+    Name: optString("Job.Name", j.Name, "") || ID,
+    Namespace: checkId("Job.Namespace", j.Namespace ?? "default"),
+    Type,
+    Datacenters: Datacenters.length > 0 ? Datacenters : ["dc1"],
+    Priority: optNumber("Job.Priority", j.Priority, 50, { integer: true, min: 1 }),
+    Stop: optBool("Job.Stop", j.Stop, false),
+    Status: "pending",
+    TaskGroups,
+    Version: 0,
+    SubmitTime: 0,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    JobModifyIndex: 0,
+  };
+}
+
+function noDuplicates(field: string, items: { Name: string }[]): void {
+  const seen = new Set<string>();
+  for (const [i, it] of items.entries()) {
+    if (seen.has(it.Name))
+      throw validationError(`${field}[${i}].Name`, `duplicate name ${JSON.stringify(it.Name)}`);
+    seen.add(it.Name);
+  }
+}
+
+function taskGroup(field: string, input: unknown, type: JobType): TaskGroup {
+  const g = asObject(field, input);
+  const Name = checkId(`${field}.Name`, g.Name);
+  const Volumes: Record<string, VolumeRequest> = {};
+  const vols = optObject(`${field}.Volumes`, g.Volumes) ?? {};
+  for (const [key, v] of Object.entries(vols)) {
+    Volumes[key] = volumeRequest(`${field}.Volumes.${key}`, key, v);
+  }
+  const tasksIn = optArray(`${field}.Tasks`, g.Tasks);
+  if (tasksIn.length === 0) throw validationError(`${field}.Tasks`, "at least one task is required");
+  const Tasks = tasksIn.map((t, i) => task(`${field}.Tasks[${i}]`, t, Volumes));
+  noDuplicates(`${field}.Tasks`, Tasks);
+  return {
+    Name,
+    Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0 }),
+    Volumes,
+    Tasks,
+    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, g.RestartPolicy) ?? defaultRestart(type),
+  };
+}
+
+function volumeRequest(field: string, key: string, input: unknown): VolumeRequest {
+  const v = asObject(field, input);
+  const Type = oneOf(`${field}.Type`, v.Type, ["csi", "host"] as const, "volume type");
+  const PerAlloc = optBool(`${field}.PerAlloc`, v.PerAlloc, false);
+  const Source =
+    Type === "csi" ? checkId(`${field}.Source`, v.Source) : optString(`${field}.Source`, v.Source, "");
+  if (Type === "host" && Source === "") throw validationError(`${field}.Source`, "is required");
+  if (Type === "csi" && PerAlloc) checkId(`${field}.Source`, `${Source}[0]`);
+  const csi = Type === "csi";
+  return {
+    Name: optString(`${field}.Name`, v.Name, "") || key,
+    Type,
+    Source,
+    ReadOnly: optBool(`${field}.ReadOnly`, v.ReadOnly, false),
+    AccessMode: csi ? oneOf(`${field}.AccessMode`, v.AccessMode, ACCESS_MODES, "access mode") : "",
+    AttachmentMode: csi
+      ? oneOf(`${field}.AttachmentMode`, v.AttachmentMode, ATTACHMENT_MODES, "attachment mode")
+      : "",
+    MountOptions: mountOptions(`${field}.MountOptions`, v.MountOptions),
+    PerAlloc,
+  };
+}
+
+function task(field: string, input: unknown, volumes: Record<string, VolumeRequest>): Task {
+  const t = asObject(field, input);
+  const Driver = optString(`${field}.Driver`, t.Driver, "");
+  if (Driver === "") throw validationError(`${field}.Driver`, "is required");
+  const config = t.Config ?? {};
+  if (!isObject(config)) throw validationError(`${field}.Config`, "must be an object");
+  return {
+    Name: checkId(`${field}.Name`, t.Name),
+    Driver,
+    Config: config,
+    Env: optStringMap(`${field}.Env`, t.Env),
+    VolumeMounts: optArray(`${field}.VolumeMounts`, t.VolumeMounts).map((m, i) =>
+      volumeMount(`${field}.VolumeMounts[${i}]`, m, volumes),
+    ),
+    CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
+    KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
+    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy),
+  };
+}
+
+function volumeMount(field: string, input: unknown, volumes: Record<string, VolumeRequest>): VolumeMount {
+  const m = asObject(field, input);
+  const Volume = optString(`${field}.Volume`, m.Volume, "");
+  if (Volume === "") throw validationError(`${field}.Volume`, "is required");
+  if (!Object.hasOwn(volumes, Volume)) {
+    throw validationError(`${field}.Volume`, `no group volume named ${JSON.stringify(Volume)}`);
+  }
+  const Destination = optString(`${field}.Destination`, m.Destination, "");
+  if (!Destination.startsWith("/")) {
+    throw validationError(
+      `${field}.Destination`,
+      `must be an absolute path, got ${JSON.stringify(Destination)}`,
+    );
+  }
+  return {
+    Volume,
+    Destination,
+    ReadOnly: optBool(`${field}.ReadOnly`, m.ReadOnly, false),
+    PropagationMode: optOneOf(
+      `${field}.PropagationMode`,
+      m.PropagationMode,
+      PROPAGATION_MODES,
+      "propagation mode",
+      "private",
+    ),
+  };
+}
+
+function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
+  const p = optObject(field, input);
+  if (!p) return null;
+  const MountDir = optString(`${field}.MountDir`, p.MountDir, "");
+  if (!MountDir.startsWith("/")) {
+    throw validationError(`${field}.MountDir`, `must be an absolute path, got ${JSON.stringify(MountDir)}`);
+  }
+  const StagePublishBaseDir = optString(`${field}.StagePublishBaseDir`, p.StagePublishBaseDir, "");
+  if (StagePublishBaseDir !== "" && !StagePublishBaseDir.startsWith("/")) {
+    throw validationError(`${field}.StagePublishBaseDir`, "must be an absolute path");
+  }
+  return {
+    ID: checkId(`${field}.ID`, p.ID),
+    Type: oneOf(`${field}.Type`, p.Type, PLUGIN_TYPES, "plugin type"),
+    MountDir,
+    StagePublishBaseDir,
+    HealthTimeout: optNumber(`${field}.HealthTimeout`, p.HealthTimeout, 30 * NS_PER_S, {
+      integer: true,
+      min: 0,
+    }),
+  };
+}
+
+function restartPolicy(field: string, input: unknown): RestartPolicy | null {
+  const r = optObject(field, input);
+  if (!r) return null;
+  return {
+    Attempts: optNumber(`${field}.Attempts`, r.Attempts, 2, { integer: true, min: 0 }),
+    Interval: optNumber(`${field}.Interval`, r.Interval, 30 * 60 * NS_PER_S, { integer: true, min: 0 }),
+    Delay: optNumber(`${field}.Delay`, r.Delay, 15 * NS_PER_S, { integer: true, min: 0 }),
+    Mode: optOneOf(`${field}.Mode`, r.Mode, ["fail", "delay"] as const, "restart mode", "fail"),
+  };
+}
+
+/** Nomad's group defaults: service 2 attempts per 30m, batch 3 per 24h, 15s delay, mode fail. */
+function defaultRestart(type: JobType): RestartPolicy {
+  return type === "batch"
+    ? { Attempts: 3, Interval: 24 * 3600 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" }
+    : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
+}

@@ -1,0 +1,100 @@
+/**
+ * Small typed readers for untrusted JSON (API bodies, jobspecs, volume specs). Each one names the
+ * field it refuses, so an operator sees `Volumes[0].Capacity: must be a number`, never a stack.
+ */
+import { validationError } from "./errors.js";
+
+export type JsonObject = Record<string, unknown>;
+
+export function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export function asObject(field: string, v: unknown): JsonObject {
+  if (!isObject(v)) throw validationError(field, "must be an object");
+  return v;
+}
+
+/** An optional object: undefined and null read as undefined. */
+export function optObject(field: string, v: unknown): JsonObject | undefined {
+  if (v === undefined || v === null) return undefined;
+  return asObject(field, v);
+}
+
+export function optString(field: string, v: unknown, dflt: string): string {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "string") throw validationError(field, "must be a string");
+  return v;
+}
+
+export function optBool(field: string, v: unknown, dflt: boolean): boolean {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "boolean") throw validationError(field, "must be a boolean");
+  return v;
+}
+
+/** A finite number; `integer` refuses fractions, `min` refuses smaller values. */
+export function optNumber(
+  field: string,
+  v: unknown,
+  dflt: number,
+  opts: { integer?: boolean; min?: number } = {},
+): number {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== "number" || !Number.isFinite(v)) throw validationError(field, "must be a number");
+  if (opts.integer && !Number.isInteger(v)) throw validationError(field, "must be an integer");
+  if (opts.min !== undefined && v < opts.min) throw validationError(field, `must be at least ${opts.min}`);
+  return v;
+}
+
+export function optArray(field: string, v: unknown): unknown[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw validationError(field, "must be an array");
+  return v;
+}
+
+export function optStringArray(field: string, v: unknown, dflt: string[]): string[] {
+  if (v === undefined || v === null) return dflt;
+  return optArray(field, v).map((s, i) => {
+    if (typeof s !== "string") throw validationError(`${field}[${i}]`, "must be a string");
+    return s;
+  });
+}
+
+/** A string→string map; values that are numbers or booleans are refused, not coerced. */
+export function optStringMap(field: string, v: unknown): Record<string, string> {
+  const obj = optObject(field, v);
+  const out: Record<string, string> = {};
+  if (!obj) return out;
+  for (const [k, val] of Object.entries(obj)) {
+    if (typeof val !== "string") throw validationError(`${field}.${k}`, "must be a string");
+    out[k] = val;
+  }
+  return out;
+}
+
+/** Refuses a value outside `allowed`, listing what would have been accepted. */
+export function oneOf<T extends string>(field: string, v: unknown, allowed: readonly T[], what: string): T {
+  if (typeof v === "string" && (allowed as readonly string[]).includes(v)) return v as T;
+  if (v === undefined || v === null || v === "") throw validationError(field, "is required");
+  return failOneOf(field, v, allowed, what);
+}
+
+function failOneOf(field: string, v: unknown, allowed: readonly string[], what: string): never {
+  throw validationError(
+    field,
+    `unknown ${what} ${JSON.stringify(v)} (want one of ${allowed.map((a) => JSON.stringify(a)).join(", ")})`,
+  );
+}
+
+/** Like oneOf, but an absent value reads as `dflt`. */
+export function optOneOf<T extends string>(
+  field: string,
+  v: unknown,
+  allowed: readonly T[],
+  what: string,
+  dflt: T,
+): T {
+  if (v === undefined || v === null || v === "") return dflt;
+  return oneOf(field, v, allowed, what);
+}

@@ -1,0 +1,131 @@
+/**
+ * Volume specs (Nomad's JSON volume shape, as `PUT /v1/volume/csi/:id` and `.../create` take them)
+ * → CSIVolume records. Pure: the HTTP layer and the volume endpoint both call it, and a refused
+ * spec never reaches the state store.
+ */
+import { validationError } from "./errors.js";
+import { checkId } from "./ids.js";
+import {
+  asObject,
+  oneOf,
+  optArray,
+  optNumber,
+  optObject,
+  optString,
+  optStringArray,
+  optStringMap,
+  type JsonObject,
+} from "./json_check.js";
+import {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  newVolume,
+  type CSIVolume,
+  type MountOptions,
+  type Topology,
+  type TopologyRequest,
+  type VolumeCapability,
+} from "./volume.js";
+
+export type VolumeSpecPurpose = "register" | "create";
+
+/** `prefix` names the spec in errors, e.g. `Volumes[0]`. */
+export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, prefix = "Volume"): CSIVolume {
+  const spec = asObject(prefix, input);
+  const f = (name: string) => `${prefix}.${name}`;
+  const ID = checkId(f("ID"), spec.ID);
+  const Namespace = checkId(f("Namespace"), spec.Namespace ?? "default");
+  const PluginID = checkId(f("PluginID"), spec.PluginID);
+  const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
+  if (purpose === "register" && ExternalID === "") {
+    throw validationError(f("ExternalID"), "is required to register an existing volume");
+  }
+  const RequestedCapabilities = capabilities(spec, prefix);
+  const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
+    integer: true,
+    min: 0,
+  });
+  const RequestedCapacityMax = optNumber(f("RequestedCapacityMax"), spec.RequestedCapacityMax, 0, {
+    integer: true,
+    min: 0,
+  });
+  if (RequestedCapacityMax > 0 && RequestedCapacityMin > RequestedCapacityMax) {
+    throw validationError(
+      f("RequestedCapacityMin"),
+      `${RequestedCapacityMin} is larger than RequestedCapacityMax ${RequestedCapacityMax}`,
+    );
+  }
+  const SnapshotID = optString(f("SnapshotID"), spec.SnapshotID, "");
+  const CloneID = optString(f("CloneID"), spec.CloneID, "");
+  if (SnapshotID !== "" && CloneID !== "") {
+    throw validationError(f("SnapshotID"), "a volume is created from a snapshot or a clone, not both");
+  }
+  const secrets = optStringMap(f("Secrets"), spec.Secrets);
+  return newVolume({
+    ID,
+    Name: optString(f("Name"), spec.Name, "") || ID,
+    Namespace,
+    PluginID,
+    ExternalID,
+    RequestedCapabilities,
+    MountOptions: mountOptions(f("MountOptions"), spec.MountOptions),
+    Secrets: Object.keys(secrets).length > 0 ? secrets : null,
+    Parameters: optStringMap(f("Parameters"), spec.Parameters),
+    Context: optStringMap(f("Context"), spec.Context),
+    Capacity: optNumber(f("Capacity"), spec.Capacity, 0, { integer: true, min: 0 }),
+    RequestedCapacityMin,
+    RequestedCapacityMax,
+    SnapshotID,
+    CloneID,
+    Topologies: topologies(f("Topologies"), spec.Topologies),
+    RequestedTopologies: topologyRequest(f("RequestedTopologies"), spec.RequestedTopologies),
+  });
+}
+
+/**
+ * `RequestedCapabilities`, or the legacy top-level `AccessMode`/`AttachmentMode` pair older Nomad
+ * specs carry. At least one capability is required: a claim must match one.
+ */
+function capabilities(spec: JsonObject, prefix: string): VolumeCapability[] {
+  const field = `${prefix}.RequestedCapabilities`;
+  const list = optArray(field, spec.RequestedCapabilities);
+  if (list.length === 0 && (spec.AccessMode !== undefined || spec.AttachmentMode !== undefined)) {
+    return [capability(prefix, { AccessMode: spec.AccessMode, AttachmentMode: spec.AttachmentMode })];
+  }
+  if (list.length === 0) throw validationError(field, "at least one capability is required");
+  return list.map((c, i) => capability(`${field}[${i}]`, c));
+}
+
+function capability(field: string, input: unknown): VolumeCapability {
+  const c = asObject(field, input);
+  return {
+    AccessMode: oneOf(`${field}.AccessMode`, c.AccessMode, ACCESS_MODES, "access mode"),
+    AttachmentMode: oneOf(`${field}.AttachmentMode`, c.AttachmentMode, ATTACHMENT_MODES, "attachment mode"),
+  };
+}
+
+export function mountOptions(field: string, input: unknown): MountOptions | null {
+  const m = optObject(field, input);
+  if (!m) return null;
+  return {
+    FsType: optString(`${field}.FsType`, m.FsType, ""),
+    MountFlags: optStringArray(`${field}.MountFlags`, m.MountFlags, []),
+  };
+}
+
+function topology(field: string, input: unknown): Topology {
+  const t = asObject(field, input);
+  return { Segments: optStringMap(`${field}.Segments`, t.Segments) };
+}
+
+function topologies(field: string, input: unknown): Topology[] {
+  return optArray(field, input).map((t, i) => topology(`${field}[${i}]`, t));
+}
+
+function topologyRequest(field: string, input: unknown): TopologyRequest | null {
+  const r = optObject(field, input);
+  if (!r) return null;
+  const Required = r.Required == null ? null : topologies(`${field}.Required`, r.Required);
+  const Preferred = r.Preferred == null ? null : topologies(`${field}.Preferred`, r.Preferred);
+  return { Required, Preferred };
+}

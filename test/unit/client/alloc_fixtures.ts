@@ -1,0 +1,163 @@
+/** Builders for alloc runner / csi_hook tests: a job with CSI volumes, a fake RPC, fake tasks. */
+import type { Allocation, TaskState } from "../../../src/structs/alloc.js";
+import type { Job, Task, VolumeRequest } from "../../../src/structs/job.js";
+import { BerthError, type ErrorCode } from "../../../src/structs/errors.js";
+import type { ServerMethods, VolumeClaimRequest } from "../../../src/structs/rpc.js";
+import type { AllocHookResources, CsiMount } from "../../../src/client/allocrunner/hook_resources.js";
+import type { ServerRpc } from "../../../src/client/allocrunner/csi_hook.js";
+import { claimedVolume } from "./fixtures.js";
+import type { RecordedCall } from "./fake_csi_client.js";
+
+export function volumeRequest(over: Partial<VolumeRequest> = {}): VolumeRequest {
+  return {
+    Name: "data",
+    Type: "csi",
+    Source: "vol1",
+    ReadOnly: false,
+    AccessMode: "single-node-writer",
+    AttachmentMode: "file-system",
+    MountOptions: null,
+    PerAlloc: false,
+    ...over,
+  };
+}
+
+export function task(name: string): Task {
+  return {
+    Name: name,
+    Driver: "fake",
+    Config: {},
+    Env: {},
+    VolumeMounts: [],
+    CSIPluginConfig: null,
+    KillTimeout: 0,
+    RestartPolicy: null,
+  };
+}
+
+export function allocWith(
+  volumes: Record<string, VolumeRequest>,
+  over: Partial<Allocation> = {},
+): Allocation {
+  const job: Job = {
+    ID: "j",
+    Name: "j",
+    Namespace: "default",
+    Type: "service",
+    Datacenters: ["dc1"],
+    Priority: 50,
+    Stop: false,
+    Status: "running",
+    TaskGroups: [{ Name: "g", Count: 1, Volumes: volumes, Tasks: [task("web")], RestartPolicy: null }],
+    Version: 0,
+    SubmitTime: 0,
+    CreateIndex: 1,
+    ModifyIndex: 1,
+    JobModifyIndex: 1,
+  };
+  return {
+    ID: "alloc-1",
+    Namespace: "default",
+    Name: "j.g[0]",
+    NodeID: "node-1",
+    NodeName: "n1",
+    JobID: "j",
+    Job: job,
+    TaskGroup: "g",
+    DesiredStatus: "run",
+    DesiredDescription: "",
+    ClientStatus: "pending",
+    ClientDescription: "",
+    TaskStates: {},
+    CreateIndex: 1,
+    ModifyIndex: 1,
+    AllocModifyIndex: 1,
+    CreateTime: 0,
+    ModifyTime: 0,
+    ...over,
+  };
+}
+
+/** Records RPC calls into `log` (shared with the fake CSI client, so order is observable). */
+export class FakeRpc implements ServerRpc {
+  claimFailures: ErrorCode[] = [];
+  unpublishFailures: ErrorCode[] = [];
+  /** When set, every Unpublish fails with this code (e.g. a server that is away). */
+  unpublishAlways: ErrorCode | null = null;
+  readonly claims: VolumeClaimRequest[] = [];
+
+  constructor(readonly log: RecordedCall[]) {}
+
+  async call<M extends keyof ServerMethods>(
+    method: M,
+    req: ServerMethods[M][0],
+    opts?: { signal?: AbortSignal },
+  ): Promise<ServerMethods[M][1]> {
+    opts?.signal?.throwIfAborted();
+    this.log.push({ method: `rpc:${method}`, req: structuredClone(req), start: Date.now(), end: Date.now() });
+    if (method === "CSIVolume.Claim") {
+      const r = req as VolumeClaimRequest;
+      this.claims.push(r);
+      const code = this.claimFailures.shift();
+      if (code) throw new BerthError(code, `claim refused: ${code}`);
+      const res: ServerMethods["CSIVolume.Claim"][1] = {
+        Volume: claimedVolume({ ID: r.VolumeID, ExternalID: `ext-${r.VolumeID}` }),
+        PublishContext: { from: "controller" },
+        Index: 1,
+      };
+      return res;
+    }
+    if (method === "CSIVolume.Unpublish") {
+      const code = this.unpublishAlways ?? this.unpublishFailures.shift();
+      if (code) throw new BerthError(code, `unpublish failed: ${code}`);
+      return { Index: 2 } as ServerMethods[M][1];
+    }
+    throw new BerthError("ERR_NOT_FOUND", `unexpected rpc ${method}`);
+  }
+}
+
+/** A task that runs until finished or killed, recording the CSI mounts it was given. */
+export class FakeTask {
+  private st: TaskState = {
+    State: "pending",
+    Failed: false,
+    Restarts: 0,
+    StartedAt: null,
+    FinishedAt: null,
+    Events: [],
+  };
+  killedWith: string | null = null;
+  mountsSeen: Map<string, CsiMount> | null = null;
+  private finishWith!: (failed: boolean) => void;
+  private readonly finished = new Promise<boolean>((resolve) => (this.finishWith = resolve));
+
+  constructor(
+    private readonly hookResources: AllocHookResources,
+    private readonly onStateChange: (s: TaskState) => void,
+  ) {}
+
+  async run(): Promise<void> {
+    this.mountsSeen = this.hookResources.getCsiMounts();
+    this.set({ State: "running", StartedAt: new Date().toISOString() });
+    const failed = await this.finished;
+    this.set({ State: "dead", Failed: failed, FinishedAt: new Date().toISOString() });
+  }
+
+  async kill(reason: string): Promise<void> {
+    this.killedWith = reason;
+    this.finishWith(false);
+  }
+
+  finish(failed = false): void {
+    this.finishWith(failed);
+  }
+
+  state(): TaskState {
+    return structuredClone(this.st);
+  }
+
+  private set(patch: Partial<TaskState>): void {
+    this.st = { ...this.st, ...patch };
+    this.onStateChange(this.state());
+  }
+}

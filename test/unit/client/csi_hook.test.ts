@@ -1,0 +1,233 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AllocRunner } from "../../../src/client/allocrunner/alloc_runner.js";
+import { VolumeManager } from "../../../src/client/csimanager/volume_manager.js";
+import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
+import { StateDB } from "../../../src/client/state/state_db.js";
+import { nullLogger } from "../../../src/internal/log.js";
+import type { Allocation } from "../../../src/structs/alloc.js";
+import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
+import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
+import { plugin, tempDir } from "./fixtures.js";
+
+const BACKOFF = { baseMs: 1, maxMs: 5, jitter: 0 };
+
+function harness(
+  alloc: Allocation,
+  opts: { stateDb?: StateDB; client?: FakeCsiClient; registerPlugin?: boolean } = {},
+) {
+  const dataDir = tempDir("berth-ar-");
+  const stateDb = opts.stateDb ?? StateDB.open(":memory:");
+  const client = opts.client ?? new FakeCsiClient();
+  const registry = new PluginRegistry(stateDb, nullLogger);
+  const hostDir = tempDir("berth-plugin-");
+  if (opts.registerPlugin !== false) registry.register(plugin({ hostDir }));
+  const mounted = new Set<string>();
+  const volumeManager = new VolumeManager({
+    plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
+    log: nullLogger,
+    retry: { baseMs: 1, maxMs: 5, deadlineMs: 200, jitter: 0 },
+    isMountPoint: async (p) => mounted.has(p),
+  });
+  volumeManager.restore(stateDb.listAllVolumeStubs());
+  const rpc = new FakeRpc(client.calls);
+  const tasks: FakeTask[] = [];
+  const updates: AllocClientUpdate[] = [];
+  const runner = new AllocRunner({
+    alloc,
+    dataDir,
+    node: { id: "node-1", name: "n1" },
+    rpc,
+    registry,
+    volumeManager,
+    stateDb,
+    newTaskRunner: ({ hookResources, onStateChange }) => {
+      const t = new FakeTask(hookResources, onStateChange);
+      tasks.push(t);
+      return t;
+    },
+    log: nullLogger,
+    onUpdate: (u) => updates.push(u),
+    claimRetryDeadlineMs: 5_000,
+    pluginWaitTimeoutMs: 200,
+    csiBackoff: BACKOFF,
+  });
+  const untilTaskStarted = async () => {
+    while (tasks.length === 0 || tasks[0]!.state().State !== "running")
+      await new Promise((r) => setTimeout(r, 2));
+    return tasks[0]!;
+  };
+  return {
+    dataDir,
+    stateDb,
+    client,
+    registry,
+    volumeManager,
+    rpc,
+    tasks,
+    updates,
+    runner,
+    mounted,
+    hostDir,
+    untilTaskStarted,
+  };
+}
+
+test("claim is retried on ERR_CSI_MAX_CLAIMS, then the volume is staged, published and handed to tasks", async () => {
+  const h = harness(allocWith({ data: volumeRequest({ PerAlloc: true }) }, { Name: "j.g[2]" }));
+  h.rpc.claimFailures = ["ERR_CSI_MAX_CLAIMS", "ERR_CSI_IN_USE", "ERR_RPC_UNAVAILABLE"];
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+
+  assert.equal(h.rpc.claims.length, 4);
+  assert.deepEqual(h.rpc.claims[3], {
+    VolumeID: "vol1[2]",
+    Namespace: "default",
+    AllocationID: "alloc-1",
+    NodeID: "node-1",
+    Mode: "write",
+    AccessMode: "single-node-writer",
+    AttachmentMode: "file-system",
+  });
+  const mount = t.mountsSeen?.get("data");
+  assert.ok(mount);
+  assert.equal(mount.volumeId, "vol1[2]");
+  assert.equal(mount.source, `${h.hostDir}/per-alloc/alloc-1/vol1[2]/rw-file-system-single-node-writer`);
+  assert.equal(h.stateDb.getVolumeStubs("alloc-1").data?.targetPath, mount.source);
+  const stage = h.client.callsOf("NodeStageVolume")[0]!.req as { publishContext: Record<string, string> };
+  assert.deepEqual(stage.publishContext, { from: "controller" });
+  assert.equal(h.runner.clientStatus, "running");
+
+  t.finish();
+  await done;
+  await h.runner.released();
+  assert.deepEqual([...new Set(h.updates.map((u) => u.ClientStatus))], ["pending", "running", "complete"]);
+  assert.deepEqual(
+    h.client.methods().filter((m) => !m.startsWith("rpc:CSIVolume.Claim")),
+    [
+      "NodeStageVolume",
+      "NodePublishVolume",
+      "NodeUnpublishVolume",
+      "NodeUnstageVolume",
+      "rpc:CSIVolume.Unpublish",
+    ],
+  );
+  const unpublish = h.client.callsOf("rpc:CSIVolume.Unpublish")[0]!.req as {
+    State: string;
+    VolumeID: string;
+  };
+  assert.equal(unpublish.State, "node-detached");
+  assert.equal(unpublish.VolumeID, "vol1[2]");
+  assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
+  assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+});
+
+test("a mid-way failure unwinds exactly what was claimed and mounted, and fails the alloc", async () => {
+  const h = harness(
+    allocWith({
+      a: volumeRequest({ Source: "va" }),
+      b: volumeRequest({ Source: "vb" }),
+      c: volumeRequest({ Source: "vc" }),
+    }),
+  );
+  // "vb" is claimed, then its publish is refused for good: "vc" is never claimed.
+  const realPublish = h.client.nodePublishVolume.bind(h.client);
+  h.client.nodePublishVolume = async (req, o) => {
+    if ((req as { volumeId: string }).volumeId === "ext-vb")
+      h.client.failNext("NodePublishVolume", "ERR_CSI_INVALID_ARGUMENT");
+    return realPublish(req, o);
+  };
+  await h.runner.run();
+  await h.runner.released();
+
+  assert.equal(h.runner.clientStatus, "failed");
+  const last = h.updates.at(-1)!;
+  assert.match(last.ClientDescription, /prerun hook "csi_hook" failed: volume "b" \(vb\)/);
+  assert.equal(h.tasks.length, 0, "no task starts");
+  assert.deepEqual(
+    h.rpc.claims.map((c) => c.VolumeID),
+    ["va", "vb"],
+  );
+  const unpublished = h.client
+    .callsOf("rpc:CSIVolume.Unpublish")
+    .map((c) => (c.req as { VolumeID: string }).VolumeID);
+  assert.deepEqual(unpublished.sort(), ["va", "vb"]);
+  // "va" was mounted: it is unpublished (and unstaged) on the node before the server hears of it.
+  const order = h.client.methods();
+  const vaNodeUnpublish = h.client.calls.findIndex(
+    (c) => c.method === "NodeUnpublishVolume" && (c.req as { volumeId: string }).volumeId === "ext-va",
+  );
+  const vaServerUnpublish = h.client.calls.findIndex(
+    (c) => c.method === "rpc:CSIVolume.Unpublish" && (c.req as { VolumeID: string }).VolumeID === "va",
+  );
+  assert.ok(vaNodeUnpublish >= 0 && vaNodeUnpublish < vaServerUnpublish, order.join(","));
+  assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
+  assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+});
+
+test("a node plugin that never registers fails the alloc with its name, and the claim is released", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }), { registerPlugin: false });
+  await h.runner.run();
+  await h.runner.released();
+  assert.equal(h.runner.clientStatus, "failed");
+  assert.match(h.updates.at(-1)!.ClientDescription, /CSI plugin "fake" \(csi-node\) did not register/);
+  assert.equal(h.client.callsOf("rpc:CSIVolume.Unpublish").length, 1);
+  assert.equal(h.client.callsOf("NodePublishVolume").length, 0);
+});
+
+test("shutdown cancels waiting and releases without unmounting; a restart resumes the release", async () => {
+  const stateDb = StateDB.open(":memory:");
+  const alloc = allocWith({ data: volumeRequest() });
+  const h = harness(alloc, { stateDb });
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+
+  // Agent exit while the task runs: nothing is killed or unmounted.
+  await h.runner.shutdown();
+  await done;
+  assert.equal(t.killedWith, null);
+  assert.equal(h.client.callsOf("NodeUnpublishVolume").length, 0);
+  assert.ok(stateDb.getVolumeStubs(alloc.ID).data);
+
+  // A restarted agent finds the mount still in place: no new claim, no remount.
+  const h2 = harness(alloc, { stateDb });
+  h2.mounted.add(stateDb.getVolumeStubs(alloc.ID).data!.targetPath);
+  const run2 = h2.runner.run();
+  const t2 = await h2.untilTaskStarted();
+  assert.equal(h2.rpc.claims.length, 0);
+  assert.equal(h2.client.callsOf("NodePublishVolume").length, 0);
+  assert.equal(t2.mountsSeen?.get("data")?.source, stateDb.getVolumeStubs(alloc.ID).data!.targetPath);
+
+  // Stop the alloc; the server is away, so the release gets stuck after unmounting…
+  h2.rpc.unpublishAlways = "ERR_RPC_UNAVAILABLE";
+  h2.runner.update({ ...alloc, DesiredStatus: "stop" });
+  await run2;
+  assert.ok(t2.killedWith);
+  while (h2.client.callsOf("rpc:CSIVolume.Unpublish").length < 2) await new Promise((r) => setTimeout(r, 2));
+  assert.equal(h2.client.callsOf("NodeUnpublishVolume").length, 1);
+  // …and the agent exits: shutdown cancels the background release, which stays pending.
+  await h2.runner.shutdown();
+  await h2.runner.released();
+  assert.equal(stateDb.getPendingReleases(alloc.ID).data?.unmounted, true);
+
+  // The next agent resumes from the checkpoint: no second unmount, only the server step.
+  const h3 = harness(alloc, { stateDb });
+  await h3.runner.run();
+  await h3.runner.released();
+  assert.deepEqual(h3.client.methods(), ["rpc:CSIVolume.Unpublish"]);
+  assert.equal(h3.tasks.length, 0);
+  assert.deepEqual(stateDb.getPendingReleases(alloc.ID), {});
+  assert.deepEqual(stateDb.getVolumeStubs(alloc.ID), {});
+});
+
+test("a stop during a claim wait abandons it; the alloc completes without starting tasks", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  h.rpc.claimFailures = Array<"ERR_CSI_MAX_CLAIMS">(10_000).fill("ERR_CSI_MAX_CLAIMS");
+  const done = h.runner.run();
+  while (h.rpc.claims.length < 3) await new Promise((r) => setTimeout(r, 2));
+  h.runner.update({ ...allocWith({ data: volumeRequest() }), DesiredStatus: "stop" });
+  await done;
+  assert.equal(h.runner.clientStatus, "complete");
+  assert.equal(h.tasks.length, 0);
+});
