@@ -39,7 +39,11 @@ export class Agent {
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       await fs.mkdir(serverDir, { recursive: true });
-      this.server = new Server({ dataDir: serverDir, httpAddr: this.opts.httpAddr, log: this.log.child("server") });
+      this.server = new Server({
+        dataDir: serverDir,
+        httpAddr: this.opts.httpAddr,
+        log: this.log.child("server"),
+      });
       await this.server.start();
     }
     if (this.opts.client) {

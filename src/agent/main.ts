@@ -35,7 +35,9 @@ export async function runAgent(argv: string[]): Promise<number> {
     await agent.stop().catch(() => undefined);
     return 1;
   }
-  const mode = opts.dev ? "dev" : [opts.server && "server", opts.client && "client"].filter(Boolean).join("+");
+  const mode = opts.dev
+    ? "dev"
+    : [opts.server && "server", opts.client && "client"].filter(Boolean).join("+");
   process.stdout.write(
     `==> berth agent started (${mode})${agent.httpAddress ? `; HTTP API on ${agent.httpAddress}` : ""}\n`,
   );

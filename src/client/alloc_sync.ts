@@ -43,7 +43,6 @@ export class AllocSync {
     await this.loop;
   }
 
-
   /** Every runner: the ones with no CSI plugin task first, so plugins outlive their users. */
   runnersPluginsLast(): { users: [string, AllocRunner][]; plugins: [string, AllocRunner][] } {
     const users: [string, AllocRunner][] = [];

@@ -241,7 +241,11 @@ export class Client {
       await sleep(Math.max(250, this.heartbeatTtlMs / 3), signal).catch(() => undefined);
       if (signal.aborted || !this.conn?.connected) continue;
       try {
-        const resp = await this.conn.call("Node.Heartbeat", { NodeID: this.nodeId }, { signal, timeoutMs: 5000 });
+        const resp = await this.conn.call(
+          "Node.Heartbeat",
+          { NodeID: this.nodeId },
+          { signal, timeoutMs: 5000 },
+        );
         this.heartbeatTtlMs = resp.HeartbeatTTL;
       } catch (err) {
         if (signal.aborted) break;

@@ -89,7 +89,7 @@ export class ServerConnection {
 
   private async dialLoop(): Promise<void> {
     const signal = this.stopped.signal;
-    for (let attempt = 0; !signal.aborted; ) {
+    for (let attempt = 0; !signal.aborted;) {
       try {
         const peer = await this.dial(signal);
         await this.opts.onConnect(peer, signal);

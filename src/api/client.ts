@@ -1,0 +1,169 @@
+/**
+ * A typed client of berth's HTTP API (Nomad's `/v1` routes). One method per route; every method
+ * resolves with the decoded JSON answer or rejects with ApiError (the server said no) or
+ * ConnectionError (nothing answered).
+ */
+import { ApiError, ConnectionError } from "./errors.js";
+import { resolveAddress } from "./address.js";
+import type {
+  Allocation,
+  AllocationListStub,
+  CSIPlugin,
+  CSIPluginListStub,
+  CSIVolume,
+  CSIVolumeListStub,
+  CSIVolumeSpec,
+  Job,
+  JobDeregisterResponse,
+  JobListStub,
+  JobRegisterResponse,
+  Node,
+  NodeListStub,
+} from "./types.js";
+
+export interface ApiClientOptions {
+  /** Agent address; defaults to BERTH_ADDR, then http://127.0.0.1:4646. */
+  address?: string;
+  /** Sent as `?namespace=` when set; the server's default namespace applies otherwise. */
+  namespace?: string;
+  signal?: AbortSignal;
+}
+
+type Query = Record<string, string | undefined>;
+
+interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export class ApiClient {
+  readonly address: string;
+  private readonly namespace: string | undefined;
+  private readonly signal: AbortSignal | undefined;
+
+  constructor(options: ApiClientOptions = {}) {
+    this.address = resolveAddress(options.address);
+    this.namespace = options.namespace;
+    this.signal = options.signal;
+  }
+
+  // Jobs
+
+  listJobs(): Promise<JobListStub[]> {
+    return this.request("GET", "/v1/jobs");
+  }
+  registerJob(job: Job): Promise<JobRegisterResponse> {
+    return this.request("PUT", "/v1/jobs", { body: { Job: job } });
+  }
+  getJob(id: string): Promise<Job> {
+    return this.request("GET", `/v1/job/${enc(id)}`);
+  }
+  deregisterJob(id: string, opts: { purge?: boolean } = {}): Promise<JobDeregisterResponse> {
+    return this.request("DELETE", `/v1/job/${enc(id)}`, { query: { purge: String(opts.purge ?? false) } });
+  }
+  jobAllocations(id: string): Promise<AllocationListStub[]> {
+    return this.request("GET", `/v1/job/${enc(id)}/allocations`);
+  }
+
+  // Allocations
+
+  /** `prefix` narrows to IDs starting with it (Nomad's `?prefix=`). */
+  listAllocations(opts: { prefix?: string } = {}): Promise<AllocationListStub[]> {
+    return this.request("GET", "/v1/allocations", { query: { prefix: opts.prefix } });
+  }
+  getAllocation(id: string): Promise<Allocation> {
+    return this.request("GET", `/v1/allocation/${enc(id)}`);
+  }
+
+  // Nodes
+
+  /** `prefix` narrows to IDs starting with it (Nomad's `?prefix=`). */
+  listNodes(opts: { prefix?: string } = {}): Promise<NodeListStub[]> {
+    return this.request("GET", "/v1/nodes", { query: { prefix: opts.prefix } });
+  }
+  getNode(id: string): Promise<Node> {
+    return this.request("GET", `/v1/node/${enc(id)}`);
+  }
+
+  // CSI volumes
+
+  listVolumes(): Promise<CSIVolumeListStub[]> {
+    return this.request("GET", "/v1/volumes", { query: { type: "csi" } });
+  }
+  getVolume(id: string): Promise<CSIVolume> {
+    return this.request("GET", `/v1/volume/csi/${enc(id)}`);
+  }
+  /**
+   * Registers existing storage (the spec names its `ExternalID`). A spec without an ID is still
+   * sent, so the server's validation error reaches the user.
+   */
+  async registerVolume(vol: CSIVolumeSpec): Promise<void> {
+    await this.request("PUT", `/v1/volume/csi/${enc(vol.ID ?? "")}`, { body: { Volumes: [vol] } });
+  }
+  async deregisterVolume(id: string, opts: { force?: boolean } = {}): Promise<void> {
+    await this.request("DELETE", `/v1/volume/csi/${enc(id)}`, {
+      query: { force: String(opts.force ?? false) },
+    });
+  }
+  /** Creates the volume through its controller plugin; answers with the created volumes. */
+  async createVolume(vol: CSIVolumeSpec): Promise<CSIVolume[]> {
+    const path = `/v1/volume/csi/${enc(vol.ID ?? "")}/create`;
+    const res = await this.request<{ Volumes: CSIVolume[] | null } | undefined>("PUT", path, {
+      body: { Volumes: [vol] },
+    });
+    return res?.Volumes ?? [];
+  }
+  /** Deletes the storage through the controller plugin; `secrets` travel in a header, never a URL. */
+  async deleteVolume(id: string, opts: { secrets?: Record<string, string> } = {}): Promise<void> {
+    const headers: Record<string, string> = {};
+    const secrets = Object.entries(opts.secrets ?? {});
+    if (secrets.length > 0) headers["X-Nomad-CSI-Secrets"] = secrets.map(([k, v]) => `${k}=${v}`).join(",");
+    await this.request("DELETE", `/v1/volume/csi/${enc(id)}/delete`, { headers });
+  }
+
+  // CSI plugins
+
+  listPlugins(): Promise<CSIPluginListStub[]> {
+    return this.request("GET", "/v1/plugins", { query: { type: "csi" } });
+  }
+  getPlugin(id: string): Promise<CSIPlugin> {
+    return this.request("GET", `/v1/plugin/csi/${enc(id)}`);
+  }
+
+  /**
+   * Sends one request. The JSON answer is trusted to have the documented shape (the server is
+   * berth's own); an empty body resolves to undefined.
+   */
+  private async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const url = new URL(path, this.address + "/");
+    for (const [k, v] of Object.entries({ ...opts.query, namespace: this.namespace })) {
+      if (v !== undefined) url.searchParams.set(k, v);
+    }
+    const headers: Record<string, string> = { ...opts.headers };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      body = JSON.stringify(opts.body);
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: this.signal });
+    } catch (err) {
+      if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) throw err;
+      throw new ConnectionError(this.address, err);
+    }
+    const text = await res.text();
+    if (!res.ok) throw new ApiError(res.status, text.trim() || res.statusText || `HTTP ${res.status}`);
+    if (text.trim() === "") return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiError(res.status, `invalid JSON in answer to ${method} ${path}`);
+    }
+  }
+}
+
+function enc(id: string): string {
+  return encodeURIComponent(id);
+}

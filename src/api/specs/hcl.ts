@@ -1,0 +1,19 @@
+/**
+ * HCL decoding through @cdktf/hcl2json (HashiCorp's own HCL parser, compiled to wasm). `${…}`
+ * interpolations come back as their source text, which is what berth wants: the agent expands
+ * them (`${node.unique.id}`, `${NOMAD_TASK_DIR}`) when it starts a task.
+ */
+import { SpecError } from "./body.js";
+
+export async function decodeHcl(file: string, text: string): Promise<Record<string, unknown>> {
+  // Loaded on first use: importing the bridge costs about half a second, which every CLI command
+  // that reads no spec (and the UI) should not pay.
+  const { parse } = await import("@cdktf/hcl2json");
+  try {
+    return (await parse(file, text)) as Record<string, unknown>;
+  } catch (err) {
+    // The bridge reports "parse config: [file:line,col-line,col: Summary; detail]".
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new SpecError(msg.replace(/^parse config: \[(.*)\]$/s, "$1"));
+  }
+}

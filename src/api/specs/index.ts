@@ -1,0 +1,61 @@
+/**
+ * Jobspecs and volume specs, in HCL or in JSON. The format is told by content, not by file name:
+ * text that parses as JSON is JSON (HCL is never valid JSON at the top level). JSON is either the
+ * API's shape (PascalCase, as `-json` prints it) or HCL's JSON syntax (the HCL keys: `job`, `id`…).
+ */
+import { SpecError } from "./body.js";
+import { jobFromDecoded, parseJobHcl } from "./jobspec.js";
+import { parseVolumeHcl, volumeFromDecoded } from "./volumespec.js";
+import type { CSIVolumeSpec, Job } from "../types.js";
+
+export { SpecError } from "./body.js";
+export { parseDuration } from "./duration.js";
+export { parseSize } from "./size.js";
+
+function tryJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A job from `file`'s text. API-shaped JSON, `{"Job": {...}}` or the bare job, is sent as written
+ * (the server validates it).
+ */
+export async function parseJobSpec(file: string, text: string): Promise<Job> {
+  const json = tryJson(text);
+  if (!json.ok) return parseJobHcl(file, text);
+  const v = json.value;
+  if (isObj(v) && "job" in v) return jobFromDecoded(file, v, text);
+  const job = isObj(v) && "Job" in v ? v.Job : v;
+  if (!isObj(job)) throw new SpecError(`${file}: a JSON jobspec must be a job object or {"Job": {...}}`);
+  return job as unknown as Job;
+}
+
+/**
+ * A volume from `file`'s text. API-shaped JSON, `{"Volumes": [vol]}` with one volume or the bare
+ * volume object, is sent as written; a lowercase key marks HCL's JSON syntax.
+ */
+export async function parseVolumeSpec(file: string, text: string): Promise<CSIVolumeSpec> {
+  const json = tryJson(text);
+  if (!json.ok) return parseVolumeHcl(file, text);
+  const v = json.value;
+  if (isObj(v) && Object.keys(v).some((k) => /^[a-z]/.test(k))) return volumeFromDecoded(file, v);
+  let vol: unknown = v;
+  if (isObj(v) && "Volumes" in v) {
+    if (!Array.isArray(v.Volumes) || v.Volumes.length !== 1) {
+      throw new SpecError(`${file}: "Volumes" must hold exactly one volume`);
+    }
+    vol = v.Volumes[0];
+  }
+  if (!isObj(vol)) {
+    throw new SpecError(`${file}: a JSON volume spec must be a volume object or {"Volumes": [...]}`);
+  }
+  return vol;
+}

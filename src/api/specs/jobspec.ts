@@ -1,0 +1,172 @@
+/**
+ * Nomad's HCL jobspec → the API's Job. Covers the subset berth runs (groups, restart policies, CSI
+ * volume requests, tasks with config/env/volume mounts/csi_plugin); anything else is rejected by
+ * name. Semantics (IDs present, modes valid, mounts naming declared volumes) are the server's to
+ * check; this only checks syntax and types, and fills Nomad's client-side defaults.
+ */
+import { Body } from "./body.js";
+import { decodeHcl } from "./hcl.js";
+import type {
+  Job,
+  RestartPolicy,
+  Task,
+  TaskCSIPluginConfig,
+  TaskGroup,
+  VolumeMount,
+  VolumeRequest,
+} from "../types.js";
+
+const NS_PER_S = 1e9;
+
+/** Nomad's defaults: a restart block fills the fields it leaves out from these, by job type. */
+function defaultRestart(jobType: string): RestartPolicy {
+  return jobType === "batch"
+    ? { Attempts: 3, Interval: 24 * 3600 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" }
+    : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
+}
+
+export async function parseJobHcl(file: string, text: string): Promise<Job> {
+  return jobFromDecoded(file, await decodeHcl(file, text), text);
+}
+
+/**
+ * A job from decoded HCL: hcl2json's output, or HCL's JSON syntax (`{"job": {"id": {...}}}`), whose
+ * blocks are objects where hcl2json gives lists; Body reads both.
+ */
+export function jobFromDecoded(file: string, decoded: Record<string, unknown>, text: string): Job {
+  const top = Body.of(file, "", decoded);
+  const jobs = top.labelled("job");
+  top.finish();
+  if (jobs.length !== 1) throw top.error(`expected exactly one job block, found ${jobs.length}`);
+  const [id, body] = jobs[0]!;
+  return jobFrom(id, body, text);
+}
+
+function jobFrom(id: string, b: Body, text: string): Job {
+  const type = b.string("type") ?? "service";
+  const job: Job = {
+    ID: id,
+    Name: b.string("name") ?? id,
+    Namespace: b.string("namespace") ?? "default",
+    Type: type,
+    // The server's default too, so HCL and JSON jobspecs without datacenters agree.
+    Datacenters: b.stringList("datacenters") ?? ["dc1"],
+    Priority: b.integer("priority") ?? 50,
+    Stop: false,
+    Status: "pending",
+    TaskGroups: inSourceOrder(text, "group", b.labelled("group")).map(([name, g]) =>
+      groupFrom(name, g, type, text),
+    ),
+    Version: 0,
+    SubmitTime: 0,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+    JobModifyIndex: 0,
+  };
+  b.finish();
+  return job;
+}
+
+function groupFrom(name: string, b: Body, jobType: string, text: string): TaskGroup {
+  const volumes: Record<string, VolumeRequest> = {};
+  for (const [alias, v] of b.labelled("volume")) volumes[alias] = volumeFrom(alias, v);
+  const group: TaskGroup = {
+    Name: name,
+    Count: b.integer("count") ?? 1,
+    Volumes: volumes,
+    Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) => taskFrom(t, tb, jobType)),
+    RestartPolicy: restartFrom(b.block("restart"), jobType),
+  };
+  b.finish();
+  return group;
+}
+
+function restartFrom(b: Body | undefined, jobType: string): RestartPolicy | null {
+  if (!b) return null;
+  const d = defaultRestart(jobType);
+  const policy: RestartPolicy = {
+    Attempts: b.integer("attempts") ?? d.Attempts,
+    Interval: b.duration("interval") ?? d.Interval,
+    Delay: b.duration("delay") ?? d.Delay,
+    Mode: b.string("mode") ?? d.Mode,
+  };
+  b.finish();
+  return policy;
+}
+
+function volumeFrom(alias: string, b: Body): VolumeRequest {
+  const mo = b.block("mount_options");
+  const req: VolumeRequest = {
+    Name: alias,
+    Type: b.string("type") ?? "",
+    Source: b.string("source") ?? "",
+    ReadOnly: b.bool("read_only") ?? false,
+    AccessMode: b.string("access_mode") ?? "",
+    AttachmentMode: b.string("attachment_mode") ?? "",
+    MountOptions: mo ? mountOptionsFrom(mo) : null,
+    PerAlloc: b.bool("per_alloc") ?? false,
+  };
+  b.finish();
+  return req;
+}
+
+export function mountOptionsFrom(b: Body): { FsType: string; MountFlags: string[] } {
+  const mo = { FsType: b.string("fs_type") ?? "", MountFlags: b.stringList("mount_flags") ?? [] };
+  b.finish();
+  return mo;
+}
+
+function taskFrom(name: string, b: Body, jobType: string): Task {
+  const plugin = b.block("csi_plugin");
+  const task: Task = {
+    Name: name,
+    Driver: b.string("driver") ?? "",
+    Config: b.raw("config") ?? {},
+    Env: b.stringMap("env") ?? {},
+    VolumeMounts: b.blocks("volume_mount").map(volumeMountFrom),
+    CSIPluginConfig: plugin ? pluginFrom(plugin) : null,
+    KillTimeout: b.duration("kill_timeout") ?? 5 * NS_PER_S,
+    RestartPolicy: restartFrom(b.block("restart"), jobType),
+  };
+  b.finish();
+  return task;
+}
+
+function volumeMountFrom(b: Body): VolumeMount {
+  const m: VolumeMount = {
+    Volume: b.string("volume") ?? "",
+    Destination: b.string("destination") ?? "",
+    ReadOnly: b.bool("read_only") ?? false,
+    PropagationMode: b.string("propagation_mode") ?? "private",
+  };
+  b.finish();
+  return m;
+}
+
+function pluginFrom(b: Body): TaskCSIPluginConfig {
+  const p: TaskCSIPluginConfig = {
+    ID: b.string("id") ?? "",
+    Type: b.string("type") ?? "",
+    MountDir: b.string("mount_dir") ?? "",
+    StagePublishBaseDir: b.string("stage_publish_base_dir") ?? "",
+    HealthTimeout: b.duration("health_timeout") ?? 30 * NS_PER_S,
+  };
+  b.finish();
+  return p;
+}
+
+/**
+ * The decoder returns labelled blocks sorted by label; Nomad keeps groups and tasks in the order
+ * written. Recover it from where each `kind "label"` first appears in the source.
+ */
+function inSourceOrder<T>(text: string, kind: string, entries: [string, T][]): [string, T][] {
+  const pos = (label: string) => {
+    const m = new RegExp(`\\b${kind}\\s+${escapeRegExp(JSON.stringify(label))}`).exec(text);
+    return m ? m.index : Number.MAX_SAFE_INTEGER;
+  };
+  return [...entries].sort((a, b) => pos(a[0]) - pos(b[0]));
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

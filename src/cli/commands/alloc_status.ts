@@ -1,0 +1,128 @@
+/** `berth alloc status <alloc>`: one allocation, its CSI volumes, and each task's state and events. */
+import type { Allocation, CSIVolume, VolumeRequest } from "../../api/index.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { fail, type Command, type Parsed } from "../command.js";
+import { ago, formatTimeNs, json, kv, orNone, shortId, table } from "../format.js";
+import { formatMountOptions } from "./volume_format.js";
+import type { CommandIO } from "../io.js";
+import { getByIdOrPrefix } from "../prefix.js";
+
+export interface AllocStatusArgs extends Parsed {
+  id: string;
+  json: boolean;
+  verbose: boolean;
+}
+
+/** Events shown per task unless -verbose, newest first. */
+const RECENT_EVENTS = 10;
+
+export const allocStatus: Command<AllocStatusArgs> = {
+  usage: "Usage: berth alloc status [options] <allocation>",
+  help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes and the recent events of each task. -json prints the API's JSON; -verbose shows full IDs and every event.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      json: { type: "boolean" },
+      verbose: { type: "boolean" },
+    });
+    expectArgs(positionals, 1, 1, "<allocation>");
+    return {
+      address: values.address,
+      id: positionals[0]!,
+      json: values.json ?? false,
+      verbose: values.verbose ?? false,
+    };
+  },
+  async run(p: AllocStatusArgs, io: CommandIO) {
+    let alloc: Allocation;
+    try {
+      alloc = await getByIdOrPrefix(
+        p.id,
+        "allocation",
+        (id) => io.api.getAllocation(id),
+        (prefix) => io.api.listAllocations({ prefix }),
+      );
+    } catch (err) {
+      return fail(io, "querying allocation", err);
+    }
+    if (p.json) {
+      io.stdout(json(alloc));
+      return 0;
+    }
+    const now = io.now();
+    const lines = kv([
+      ["ID", shortId(alloc.ID, p.verbose)],
+      ["Name", alloc.Name],
+      ["Node ID", shortId(alloc.NodeID, p.verbose)],
+      ["Node Name", alloc.NodeName],
+      ["Job ID", alloc.JobID],
+      ["Job Version", String(alloc.Job?.Version ?? 0)],
+      ["Client Status", alloc.ClientStatus],
+      ["Client Description", orNone(alloc.ClientDescription)],
+      ["Desired Status", alloc.DesiredStatus],
+      ["Desired Description", orNone(alloc.DesiredDescription)],
+      ["Created", ago(alloc.CreateTime / 1e6, now)],
+      ["Modified", ago(alloc.ModifyTime / 1e6, now)],
+    ]);
+    lines.push(...(await volumesSection(alloc, io)));
+    for (const name of Object.keys(alloc.TaskStates ?? {}).sort())
+      lines.push("", ...taskSection(alloc, name, p.verbose));
+    lines.forEach((l) => io.stdout(l));
+    return 0;
+  },
+};
+
+/** The volume a request claims: `source[N]` for per_alloc, N being the index in `job.group[N]`. */
+function volumeId(req: VolumeRequest, alloc: Allocation): string {
+  if (!req.PerAlloc) return req.Source;
+  const m = /\[(\d+)\]$/.exec(alloc.Name);
+  return `${req.Source}[${m ? m[1] : "0"}]`;
+}
+
+async function volumesSection(alloc: Allocation, io: CommandIO): Promise<string[]> {
+  const group = alloc.Job?.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+  const requests = Object.values(group?.Volumes ?? {}).filter((v) => v.Type === "csi");
+  if (requests.length === 0) return [];
+  const rows = [["ID", "Plugin", "Provider", "Schedulable", "Read Only", "Mount Options"]];
+  const ids = requests.map((r) => volumeId(r, alloc));
+  const volumes = await Promise.all(ids.map((id) => volumeFor(id, io)));
+  requests.forEach((req, i) => {
+    const vol = volumes[i];
+    rows.push([
+      ids[i]!,
+      vol?.PluginID ?? "<unknown>",
+      vol ? orNone(vol.Provider) : "<unknown>",
+      vol ? String(vol.Schedulable) : "<unknown>",
+      String(req.ReadOnly),
+      formatMountOptions(req.MountOptions ?? vol?.MountOptions ?? null),
+    ]);
+  });
+  return ["", "CSI Volumes:", ...table(rows)];
+}
+
+/** The volume's record, or undefined when it cannot be read (the alloc is still worth showing). */
+async function volumeFor(id: string, io: CommandIO): Promise<CSIVolume | undefined> {
+  try {
+    return await io.api.getVolume(id);
+  } catch {
+    return undefined;
+  }
+}
+
+function taskSection(alloc: Allocation, name: string, verbose: boolean): string[] {
+  const state = alloc.TaskStates[name]!;
+  const lines = [`Task ${JSON.stringify(name)} is ${JSON.stringify(state.State)}`];
+  const info: [string, string][] = [
+    ["Restarts", String(state.Restarts)],
+    ["Failed", String(state.Failed)],
+    ["Started At", orNone(state.StartedAt)],
+    ["Finished At", orNone(state.FinishedAt)],
+  ];
+  lines.push(...kv(info), "");
+  const events = [...(state.Events ?? [])].reverse();
+  const shown = verbose ? events : events.slice(0, RECENT_EVENTS);
+  lines.push("Recent Events:");
+  const rows = [["Time", "Type", "Description"]];
+  for (const e of shown) rows.push([formatTimeNs(e.Time), e.Type, e.DisplayMessage]);
+  lines.push(...table(rows));
+  return lines;
+}

@@ -1,0 +1,47 @@
+/** The CLI's own commands by noun and verb (the agent and the hostpath plugin dispatch apart). */
+import type { Command, Parsed } from "../command.js";
+import type { CommandIO } from "../io.js";
+import { allocStatus } from "./alloc_status.js";
+import { jobRun } from "./job_run.js";
+import { jobStatus } from "./job_status.js";
+import { jobStop } from "./job_stop.js";
+import { nodeStatus } from "./node_status.js";
+import { pluginStatus } from "./plugin_status.js";
+import { volumeCreate } from "./volume_create.js";
+import { volumeDelete } from "./volume_delete.js";
+import { volumeDeregister } from "./volume_deregister.js";
+import { volumeRegister } from "./volume_register.js";
+import { volumeStatus } from "./volume_status.js";
+
+/** A command with its parse result kept inside, so commands of different types share one table. */
+export interface Entry {
+  usage: string;
+  help: string;
+  /** Parses argv (throws UsageError); the result knows the address and how to run. */
+  prepare(argv: string[]): { address: string | undefined; run(io: CommandIO): Promise<number> };
+}
+
+function entry<P extends Parsed>(c: Command<P>): Entry {
+  return {
+    usage: c.usage,
+    help: c.help,
+    prepare(argv) {
+      const parsed = c.parse(argv);
+      return { address: parsed.address, run: (io) => c.run(parsed, io) };
+    },
+  };
+}
+
+export const COMMANDS: Record<string, Record<string, Entry>> = {
+  job: { run: entry(jobRun), stop: entry(jobStop), status: entry(jobStatus) },
+  alloc: { status: entry(allocStatus) },
+  node: { status: entry(nodeStatus) },
+  volume: {
+    create: entry(volumeCreate),
+    delete: entry(volumeDelete),
+    register: entry(volumeRegister),
+    deregister: entry(volumeDeregister),
+    status: entry(volumeStatus),
+  },
+  plugin: { status: entry(pluginStatus) },
+};

@@ -1,0 +1,33 @@
+/** `berth job stop [-purge] <job>`: deregisters a job; -purge also removes it from the state. */
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { fail, type Command, type Parsed } from "../command.js";
+import type { CommandIO } from "../io.js";
+
+export interface JobStopArgs extends Parsed {
+  id: string;
+  purge: boolean;
+}
+
+export const jobStop: Command<JobStopArgs> = {
+  usage: "Usage: berth job stop [options] <job>",
+  help: "Stops the job's allocations. -purge also removes the job, so it no longer shows in job status. -detach and -yes are accepted for Nomad compatibility.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      purge: { type: "boolean" },
+      detach: { type: "boolean" },
+      yes: { type: "boolean" },
+    });
+    expectArgs(positionals, 1, 1, "<job>");
+    return { address: values.address, id: positionals[0]!, purge: values.purge ?? false };
+  },
+  async run(p: JobStopArgs, io: CommandIO) {
+    try {
+      const res = await io.api.deregisterJob(p.id, { purge: p.purge });
+      io.stdout(`Job ${JSON.stringify(p.id)} ${p.purge ? "stopped and purged" : "stopped"}`);
+      if (res?.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
+      return 0;
+    } catch (err) {
+      return fail(io, "deregistering job", err);
+    }
+  },
+};

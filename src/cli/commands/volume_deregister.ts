@@ -1,0 +1,28 @@
+/** `berth volume deregister [-force] <volume>`: forgets a volume; the storage itself stays. */
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { fail, type Command, type Parsed } from "../command.js";
+import type { CommandIO } from "../io.js";
+
+export interface VolumeDeregisterArgs extends Parsed {
+  id: string;
+  force: boolean;
+}
+
+export const volumeDeregister: Command<VolumeDeregisterArgs> = {
+  usage: "Usage: berth volume deregister [options] <volume>",
+  help: "Removes the volume from berth without deleting its storage. -force deregisters it even while allocations still claim it.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { force: { type: "boolean" } });
+    expectArgs(positionals, 1, 1, "<volume>");
+    return { address: values.address, id: positionals[0]!, force: values.force ?? false };
+  },
+  async run(p: VolumeDeregisterArgs, io: CommandIO) {
+    try {
+      await io.api.deregisterVolume(p.id, { force: p.force });
+      io.stdout(`Successfully deregistered volume ${JSON.stringify(p.id)}!`);
+      return 0;
+    } catch (err) {
+      return fail(io, "deregistering volume", err);
+    }
+  },
+};

@@ -1,0 +1,14 @@
+/** Volume details shared by `volume status` and `alloc status`. */
+import type { MountOptions } from "../../api/index.js";
+
+/**
+ * Nomad's rendering of mount options. Flags can carry credentials, so they are never printed, even
+ * if a server forgot to redact them.
+ */
+export function formatMountOptions(mo: MountOptions | null): string {
+  if (!mo || (!mo.FsType && (mo.MountFlags ?? []).length === 0)) return "<none>";
+  const parts: string[] = [];
+  if (mo.FsType) parts.push(`fs_type: ${mo.FsType}`);
+  if ((mo.MountFlags ?? []).length > 0) parts.push("flags: [REDACTED]");
+  return parts.join(" ");
+}

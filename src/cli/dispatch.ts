@@ -1,0 +1,69 @@
+/**
+ * `berth <noun> <verb> [flags] [args]`: finds the command, parses, runs, and turns every failure
+ * into one line on stderr and an exit code. The agent and the hostpath plugin are loaded only when
+ * asked for, so the CLI's start-up never pays for the server, client or gRPC code.
+ */
+import { resolveAddress } from "../api/index.js";
+import { COMMANDS } from "./commands/index.js";
+import { UsageError, wantsHelp } from "./flags.js";
+import { describeError } from "./format.js";
+import { mainHelp, nounHelp } from "./help.js";
+import type { CommandIO } from "./io.js";
+
+export interface CliDeps {
+  stdout(line: string): void;
+  stderr(line: string): void;
+  /** The IO a command runs with, for the agent address it resolved. */
+  io(address: string): CommandIO;
+  env: NodeJS.ProcessEnv;
+}
+
+const HELP = new Set(["-h", "-help", "--help", "help"]);
+
+export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
+  const [noun, verb, ...rest] = argv;
+  if (noun === undefined || HELP.has(noun)) {
+    mainHelp().forEach((l) => deps.stdout(l));
+    return noun === undefined ? 1 : 0;
+  }
+  if (noun === "agent") return (await import("../agent/main.js")).runAgent(argv.slice(1));
+  if (noun === "csi-hostpath") return (await import("../csi/hostpath/main.js")).hostpathMain(argv.slice(1));
+
+  const verbs = COMMANDS[noun];
+  if (!verbs) {
+    deps.stderr(`Error: unknown command ${JSON.stringify(noun)}; run \`berth -h\` for the list`);
+    return 1;
+  }
+  if (verb === undefined || HELP.has(verb)) {
+    nounHelp(noun).forEach((l) => (verb === undefined ? deps.stderr(l) : deps.stdout(l)));
+    return verb === undefined ? 1 : 0;
+  }
+  const command = verbs[verb];
+  if (!command) {
+    deps.stderr(`Error: unknown command "${noun} ${verb}"`);
+    nounHelp(noun).forEach((l) => deps.stderr(l));
+    return 1;
+  }
+  if (wantsHelp(rest)) {
+    deps.stdout(command.usage);
+    deps.stdout("");
+    deps.stdout(`  ${command.help}`);
+    return 0;
+  }
+  let prepared;
+  try {
+    prepared = command.prepare(rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    deps.stderr(`Error: ${err.message}`);
+    deps.stderr(command.usage);
+    return 1;
+  }
+  try {
+    return await prepared.run(deps.io(resolveAddress(prepared.address, deps.env)));
+  } catch (err) {
+    // Commands report their own failures; this is the net for the unexpected.
+    deps.stderr(`Error: ${describeError(err)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Nomad-style flags on top of util.parseArgs: a single dash (`-address=ADDR`, `-address ADDR`,
+ * `-json`) as well as a double one. Every command also takes the global `-address`.
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
+/** A mistake in how a command was invoked: reported with the command's usage line, exit 1. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+/** `-flag` and `-flag=v` become `--flag` and `--flag=v`; everything after `--` stays as written. */
+export function normaliseFlags(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let rest = false;
+  for (const arg of argv) {
+    if (rest || arg === "--") {
+      rest = true;
+      out.push(arg);
+    } else if (/^-[a-zA-Z][\w-]+(=.*)?$/s.test(arg)) {
+      out.push("-" + arg);
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+
+const COMMON = {
+  address: { type: "string" },
+} as const satisfies Options;
+
+/** True when the user asked for a command's help (`-h`, `-help`, `--help`) before any `--`. */
+export function wantsHelp(argv: readonly string[]): boolean {
+  for (const arg of argv) {
+    if (arg === "--") return false;
+    if (arg === "-h" || arg === "-help" || arg === "--help") return true;
+  }
+  return false;
+}
+
+/** Parses a command's flags plus the common ones; unknown flags are usage errors. */
+export function parseCommandArgs<O extends Options>(argv: readonly string[], options: O) {
+  try {
+    return parseArgs({
+      args: normaliseFlags(argv),
+      options: { ...COMMON, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Checks the positional count: `min..max` arguments, each named in `what` for the message. */
+export function expectArgs(positionals: string[], min: number, max: number, what: string): void {
+  if (positionals.length < min || positionals.length > max) {
+    const count = (k: number) => (k === 1 ? "one argument" : `${k} arguments`);
+    const n = min === max ? `exactly ${count(min)}` : `${min === 0 ? "at most" : `${min} to`} ${count(max)}`;
+    throw new UsageError(`this command takes ${n}: ${what}`);
+  }
+}

@@ -1,0 +1,31 @@
+/** The top-level help text. */
+import { COMMANDS } from "./commands/index.js";
+
+export function mainHelp(): string[] {
+  const lines = [
+    "Usage: berth [-help] <command> [args]",
+    "",
+    "Commands:",
+    "  agent          Runs a berth agent (server and/or client)",
+    "  csi-hostpath   Runs berth's reference CSI plugin (directory-backed volumes)",
+  ];
+  for (const [noun, verbs] of Object.entries(COMMANDS)) {
+    lines.push(`  ${noun.padEnd(13)}  ${Object.keys(verbs).join(", ")}`);
+  }
+  lines.push(
+    "",
+    "Every command takes -address=<addr> (default: $BERTH_ADDR, else http://127.0.0.1:4646);",
+    "read commands take -json. Run `berth <command> <verb> -h` for a command's help.",
+  );
+  return lines;
+}
+
+export function nounHelp(noun: string): string[] {
+  const verbs = COMMANDS[noun] ?? {};
+  return [
+    `Usage: berth ${noun} <subcommand> [options] [args]`,
+    "",
+    "Subcommands:",
+    ...Object.values(verbs).map((e) => `  ${e.usage.replace(/^Usage: /, "")}`),
+  ];
+}
