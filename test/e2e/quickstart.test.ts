@@ -77,6 +77,42 @@ function describeAllocs(allocs: AllocStub[]): string {
   );
 }
 
+test("bad volume specs are refused through the CLI with the field named, and change nothing", async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-e2e-specs-"));
+  const cap = 'capability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n';
+  const cases: [string, string, RegExp][] = [
+    ["missing-id", `type = "csi"\nplugin_id = "hostpath"\n${cap}`, /ID: is required/],
+    ["missing-plugin", `id = "v1"\ntype = "csi"\n${cap}`, /PluginID: is required/],
+    ["missing-capability", `id = "v1"\ntype = "csi"\nplugin_id = "hostpath"\n`, /RequestedCapabilities/],
+    [
+      "unknown-access-mode",
+      `id = "v1"\ntype = "csi"\nplugin_id = "hostpath"\n${cap.replace("single-node-writer", "everyone")}`,
+      /AccessMode: unknown access mode "everyone"/,
+    ],
+    [
+      "escaping-id",
+      `id = "../../etc"\ntype = "csi"\nplugin_id = "hostpath"\n${cap}`,
+      /ID: "\.\.\/\.\.\/etc" is not a valid ID/,
+    ],
+  ];
+  try {
+    for (const [name, body, expected] of cases) {
+      const file = path.join(dir, `${name}.hcl`);
+      fs.writeFileSync(file, body);
+      for (const verb of ["create", "register"]) {
+        const r = await runCli(["volume", verb, file], env);
+        assert.equal(r.code, 1, `${verb} ${name} must fail`);
+        if (verb === "create") assert.match(r.stderr, expected, `${verb} ${name}: ${r.stderr}`);
+        assert.match(r.stderr, /\b400\b/, `${verb} ${name} is a 4xx: ${r.stderr}`);
+        assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+      }
+    }
+    assert.deepEqual(await cliJson<unknown[]>(["volume", "status"]), [], "nothing was registered");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test(
   "quick start: plugin, volume, writer job, release, delete, clean stop",
   { timeout: 240_000 },

@@ -28,6 +28,8 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/volumes", csi.listVolumes],
   ["GET", "/v1/volume/csi/:id", csi.getVolume],
   [["PUT", "POST"], "/v1/volume/csi/:id", csi.registerVolume],
+  // The body names the volumes; an ID-less URL still gets the body's validation error, not a 404.
+  [["PUT", "POST"], "/v1/volume/csi/", csi.registerVolume],
   ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume],
   [["PUT", "POST"], "/v1/volume/csi/:id/create", csi.createVolume],
   ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume],

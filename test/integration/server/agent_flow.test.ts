@@ -268,6 +268,11 @@ test("HTTP: bad specs answer 4xx naming the field and change nothing; blocking q
   });
   assert.equal(escape.status, 400);
   assert.match(escape.text, /Volumes\[0\]\.ID/);
+  const noId = await http(base, "PUT", "/v1/volume/csi/", {
+    Volumes: [{ PluginID: "p1", ExternalID: "e", RequestedCapabilities: [] }],
+  });
+  assert.equal(noId.status, 400, "a volume without an ID is refused by validation, not a missing route");
+  assert.match(noId.text, /Volumes\[0\]\.ID: is required/);
   const badJson = await http(base, "PUT", "/v1/volume/csi/v1", "{nope");
   assert.equal(badJson.status, 400);
   assert.match(badJson.text, /invalid JSON/);
