@@ -2,9 +2,13 @@
 import { createLogger } from "../internal/log.js";
 import { asBerthError } from "../structs/errors.js";
 import { Agent } from "./agent.js";
-import { parseAgentArgs, type AgentOptions } from "./options.js";
+import { AGENT_USAGE, parseAgentArgs, type AgentOptions } from "./options.js";
 
 export async function runAgent(argv: string[]): Promise<number> {
+  if (argv.some((a) => a === "-h" || a === "-help" || a === "--help")) {
+    process.stdout.write(AGENT_USAGE + "\n");
+    return 0;
+  }
   let opts: AgentOptions;
   try {
     opts = parseAgentArgs(argv);

@@ -55,7 +55,9 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
       allowPositionals: false,
     }));
   } catch (err) {
-    throw new BerthError("ERR_VALIDATION", `${(err as Error).message}\n\n${AGENT_USAGE}`);
+    // parseArgs names flags in their normalised `--flag` form; show them as the operator typed them.
+    const message = (err as Error).message.replace(/'--([^']+)'/g, "'-$1'");
+    throw new BerthError("ERR_VALIDATION", `${message}\n\n${AGENT_USAGE}`);
   }
   const dev = values.dev;
   const server = dev || values.server;

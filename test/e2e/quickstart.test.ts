@@ -11,12 +11,20 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../src/client/allocdir/alloc_dir.js";
-import { AgentProcess, eventually, findFiles, freePort, runCli } from "../helpers/agent_process.js";
+import {
+  AgentProcess,
+  eventually,
+  findFiles,
+  freePort,
+  killProcessesUnder,
+  runCli,
+} from "../helpers/agent_process.js";
 
 let dataDir: string;
 let agent: AgentProcess;
 let env: Record<string, string>;
 let logFile: string;
+let quickStartPassed = false;
 
 async function cliJson<T>(args: string[]): Promise<T> {
   const r = await runCli([...args.slice(0, 2), "-json", ...args.slice(2)], env);
@@ -54,7 +62,13 @@ before(async () => {
 
 after(async () => {
   agent?.kill();
-  // Leave nothing behind even when an assertion failed half-way.
+  // Leave nothing behind even when an assertion failed half-way: tasks, mounts, files.
+  const leftovers = killProcessesUnder(dataDir);
+  if (leftovers.length > 0 || !quickStartPassed) {
+    process.stderr.write(
+      `agent log (last 80 lines):\n${fs.readFileSync(logFile, "utf8").split("\n").slice(-80).join("\n")}\n`,
+    );
+  }
   for (const m of await mountsUnder(dataDir)) {
     try {
       execFileSync("umount", ["-l", m]);
@@ -63,6 +77,7 @@ after(async () => {
     }
   }
   fs.rmSync(dataDir, { recursive: true, force: true });
+  fs.rmSync(logFile, { force: true });
 });
 
 function describeAllocs(allocs: AllocStub[]): string {
@@ -188,5 +203,7 @@ test(
     const code = await agent.stop(90_000);
     assert.equal(code, 0, `agent exit code (log: ${logFile})`);
     assert.deepEqual(await mountsUnder(dataDir), [], "nothing is mounted under the data dir");
+    assert.deepEqual(killProcessesUnder(dataDir), [], "no task process outlived the agent");
+    quickStartPassed = true;
   },
 );

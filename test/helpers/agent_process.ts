@@ -128,3 +128,29 @@ export function findFiles(dir: string, name: string): string[] {
   walk(dir);
   return out;
 }
+
+/**
+ * SIGKILLs every process whose command line mentions `dir` (task processes an agent started there
+ * are detached from it, so killing the agent alone would leave them running). Returns the pids.
+ */
+export function killProcessesUnder(dir: string): number[] {
+  const killed: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cmdline: string;
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes(dir)) continue;
+    try {
+      process.kill(pid, "SIGKILL");
+      killed.push(pid);
+    } catch {
+      /* already gone */
+    }
+  }
+  return killed;
+}

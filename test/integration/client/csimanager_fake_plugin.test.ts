@@ -27,6 +27,7 @@ const USAGE = {
 
 test("fingerprint, stage/publish refcount and controller calls through a real gRPC plugin", async (t) => {
   const hostDir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-int-"));
+  t.after(() => fs.rmSync(hostDir, { recursive: true, force: true }));
   const fake = await FakeCsiPlugin.start({
     socketPath: path.join(hostDir, "csi.sock"),
     nodeInfo: { nodeId: "fake-node-7", maxVolumesPerNode: 3 },

@@ -6,8 +6,17 @@ import type { RegisteredPlugin } from "../../../src/client/dynamicplugins/types.
 import type { ClaimedVolume } from "../../../src/structs/rpc.js";
 import type { CsiVolumeStub } from "../../../src/client/state/types.js";
 
+const madeDirs: string[] = [];
+// These tests never mount (their CSI clients are fakes), so removing the dirs at exit is safe.
+process.once("exit", () => {
+  for (const d of madeDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+/** A temp dir removed when the test process exits. */
 export function tempDir(prefix = "berth-client-"): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 export function plugin(over: Partial<RegisteredPlugin> = {}): RegisteredPlugin {

@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { normaliseFlags, parseAgentArgs } from "../../../src/agent/options.js";
+
+test("-dev runs server and client with a throwaway data dir on the default address", () => {
+  const o = parseAgentArgs(["-dev"]);
+  assert.equal(o.dev, true);
+  assert.equal(o.server, true);
+  assert.equal(o.client, true);
+  assert.equal(o.dataDir, null);
+  assert.equal(o.httpAddr, "127.0.0.1:4646");
+});
+
+test("Nomad-style flags: -flag=value and -flag value", () => {
+  const o = parseAgentArgs(["-dev", "-data-dir=/var/berth", "-http-addr", "127.0.0.1:9000"]);
+  assert.equal(o.dataDir, "/var/berth");
+  assert.equal(o.httpAddr, "127.0.0.1:9000");
+  assert.deepEqual(normaliseFlags(["-a", "--b", "-", "x"]), ["--a", "--b", "-", "x"]);
+});
+
+test("-client needs -servers and -data-dir; servers get a scheme", () => {
+  assert.throws(() => parseAgentArgs(["-client", "-data-dir", "/d"]), /-servers=ADDR/);
+  assert.throws(() => parseAgentArgs(["-client", "-servers", "h:1"]), /-data-dir is required/);
+  const o = parseAgentArgs(["-client", "-data-dir", "/d", "-servers=10.0.0.1:4646,http://b:4646"]);
+  assert.deepEqual(o.servers, ["http://10.0.0.1:4646", "http://b:4646"]);
+  assert.equal(o.server, false);
+});
+
+test("bad flags are refused with the flag named as typed", () => {
+  assert.throws(() => parseAgentArgs([]), /one of -dev, -server or -client/);
+  assert.throws(() => parseAgentArgs(["-dev", "-bogus"]), /'-bogus'/);
+  assert.throws(() => parseAgentArgs(["-dev", "-http-addr", "nope"]), /-http-addr: "nope" is not HOST:PORT/);
+  assert.throws(() => parseAgentArgs(["-dev", "-log-level", "loud"]), /unknown level "loud"/);
+});
