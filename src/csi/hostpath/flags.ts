@@ -8,15 +8,18 @@ export interface HostpathConfig {
   stateDir: string;
   maxVolumes: number;
   topology: Record<string, string>;
+  /** A file that gets one JSON line per RPC (method, volume, node, outcome; never secrets). */
+  callLog: string | null;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
-       [--max-volumes=N] [--topology-key=value ...]
+       [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required)
   --state-dir     where volumes live: <state-dir>/volumes/<id> (required)
   --max-volumes   volumes per node (default 1024)
-  --topology-K=V  a topology segment (default berth.io/hostname=<node id>)`;
+  --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
+  --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -25,6 +28,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let stateDir = "";
   let maxVolumes = 1024;
   const topology: Record<string, string> = {};
+  let callLog: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -39,6 +43,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     if (name === "endpoint") endpoint = value();
     else if (name === "node-id") nodeId = value();
     else if (name === "state-dir") stateDir = value();
+    else if (name === "call-log") callLog = value();
     else if (name === "max-volumes") {
       const v = value();
       maxVolumes = Number(v);
@@ -53,5 +58,5 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   if (!nodeId) throw new Error("--node-id is required");
   if (!stateDir) throw new Error("--state-dir is required");
   if (Object.keys(topology).length === 0) topology["berth.io/hostname"] = nodeId;
-  return { socketPath: socketPathOf(endpoint), nodeId, stateDir, maxVolumes, topology };
+  return { socketPath: socketPathOf(endpoint), nodeId, stateDir, maxVolumes, topology, callLog };
 }

@@ -8,6 +8,7 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../internal/log.js";
 import { loadCsi } from "../proto.js";
 import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
+import { callRecorder } from "./call_log.js";
 import { createVolume, deleteVolume, validateVolumeCapabilities } from "./controller.js";
 import { isRpcError, rpcError, type HostpathContext } from "./context.js";
 import type { HostpathConfig } from "./flags.js";
@@ -57,16 +58,23 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
   await volumes.init();
   const ctx: HostpathContext = { config, volumes, log };
   const inFlight = new Set<string>();
+  const record = callRecorder(config.callLog);
   const csi = loadCsi();
   const server = new grpc.Server();
   for (const svc of ["Identity", "Controller", "Node"] as const) {
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of Object.keys(csi[svc].service)) {
       impl[method] = (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => {
+        const volumeId = typeof call.request.volume_id === "string" ? call.request.volume_id : "";
+        const nodeId = typeof call.request.node_id === "string" ? call.request.node_id : "";
         void handle(method, call.request).then(
-          (res) => cb(null, res),
+          (res) => {
+            record({ method, volume_id: volumeId, node_id: nodeId, code: "OK" });
+            cb(null, res);
+          },
           (err: unknown) => {
             const e = isRpcError(err) ? err : rpcError(grpc.status.INTERNAL, String(err));
+            record({ method, volume_id: volumeId, node_id: nodeId, code: String(grpc.status[e.code]) });
             log.warn("call failed", { method, code: grpc.status[e.code], error: e.message });
             cb({ code: e.code, details: e.message, metadata: new grpc.Metadata() });
           },

@@ -8,6 +8,7 @@ import type { BerthError } from "../../../src/structs/errors.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { createCsiClient } from "../../../src/csi/client.js";
 import { startHostpathServer, type HostpathServer } from "../../../src/csi/hostpath/index.js";
+import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
 import type { CsiClient, CsiVolumeCapability } from "../../../src/csi/types.js";
 import { mountsUnder } from "../../helpers/mounts.js";
 
@@ -31,6 +32,7 @@ void describe("csi-hostpath conformance (real bind mounts)", () => {
         stateDir: path.join(dir, "state"),
         maxVolumes: 4,
         topology: { "berth.io/hostname": "node-1" },
+        callLog: path.join(dir, "calls.jsonl"),
       },
       nullLogger,
     );
@@ -121,6 +123,24 @@ void describe("csi-hostpath conformance (real bind mounts)", () => {
     await client.deleteVolume({ volumeId: vol.volumeId, secrets: {} });
     await client.deleteVolume({ volumeId: vol.volumeId, secrets: {} });
     await assert.rejects(fs.stat(volDir), /ENOENT/);
+    const calls = readCallLog(path.join(dir, "calls.jsonl"))
+      .filter((c) => c.volume_id === vol.volumeId)
+      .map((c) => `${c.method}:${c.code}`);
+    assert.deepEqual(
+      calls.filter((c) => /^Node(Unpublish|Unstage)Volume|^DeleteVolume/.test(c)),
+      [
+        "DeleteVolume:FAILED_PRECONDITION",
+        "NodeUnpublishVolume:OK",
+        "NodeUnpublishVolume:OK",
+        "NodeUnpublishVolume:OK",
+        "NodeUnpublishVolume:OK",
+        "NodeUnstageVolume:OK",
+        "NodeUnstageVolume:OK",
+        "DeleteVolume:OK",
+        "DeleteVolume:OK",
+      ],
+      "the call log records every call with its outcome, in order",
+    );
   });
 
   void it("answers the spec's error codes", async () => {

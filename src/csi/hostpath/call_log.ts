@@ -1,0 +1,41 @@
+/**
+ * The optional call record of csi-hostpath: one JSON line per RPC, appended when the call ends, so
+ * tests (and operators debugging a plugin) can check the order of CSI calls across processes. Only
+ * identifiers and the outcome are written — never secrets, contexts or mount flags.
+ */
+import fs from "node:fs";
+
+export interface CallRecord {
+  /** Unix milliseconds when the call ended. */
+  time: number;
+  method: string;
+  volume_id: string;
+  node_id: string;
+  /** "OK" or the gRPC status name. */
+  code: string;
+}
+
+export type CallRecorder = (record: Omit<CallRecord, "time">) => void;
+
+/** A recorder appending to `file`, or a no-op without a file. Appends are synchronous and ordered. */
+export function callRecorder(file: string | null): CallRecorder {
+  if (!file) return () => undefined;
+  return (record) => {
+    fs.appendFileSync(file, JSON.stringify({ time: Date.now(), ...record }) + "\n");
+  };
+}
+
+/** Reads a call log back; tests use it. */
+export function readCallLog(file: string): CallRecord[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as CallRecord);
+}
