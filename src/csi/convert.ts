@@ -137,7 +137,8 @@ export function pluginCapabilitiesToWire(c: CsiPluginCapabilities): WirePluginCa
   return out;
 }
 
-const CONTROLLER_RPC: Record<keyof CsiControllerCapabilities, string> = {
+/** Controller capability flags and their spec names (ControllerServiceCapability.RPC.Type). */
+export const CONTROLLER_RPC: Record<keyof CsiControllerCapabilities, string> = {
   createDeleteVolume: "CREATE_DELETE_VOLUME",
   publishUnpublishVolume: "PUBLISH_UNPUBLISH_VOLUME",
   listVolumes: "LIST_VOLUMES",

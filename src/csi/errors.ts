@@ -116,3 +116,16 @@ export function withCsiRetry<T>(fn: (attempt: number) => Promise<T>, opts: CsiRe
     onRetry: (err, attempt, delay) => opts.onRetry?.(err as BerthError, attempt, delay),
   });
 }
+
+/**
+ * Treats a plugin's NOT_FOUND as success: for deletes and unpublish/unstage calls it means the work
+ * is already done, which keeps those calls idempotent.
+ */
+export async function ignoreCsiNotFound(call: Promise<void>): Promise<void> {
+  try {
+    await call;
+  } catch (err) {
+    if (err instanceof BerthError && err.code === "ERR_CSI_NOT_FOUND") return;
+    throw err;
+  }
+}

@@ -15,11 +15,12 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { isBerthError } from "../../structs/errors.js";
 import type { ClaimedVolume } from "../../structs/rpc.js";
 import type { MountOptions } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiVolumeCapability } from "../../csi/types.js";
+import { csiCapabilityOf } from "../../csi/capability_of.js";
+import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { mountsUnder } from "../allocdir/alloc_dir.js";
@@ -220,7 +221,7 @@ export class VolumeManager {
       req.usage,
     );
     const policy = retry ? this.retry : { ...this.retry, deadlineMs: 0 };
-    await ignoreNotFound(
+    await ignoreCsiNotFound(
       retryCsiCall(
         "NodeUnpublishVolume",
         () =>
@@ -238,7 +239,7 @@ export class VolumeManager {
     users.delete(req.allocId);
     if (users.size > 0) return;
     if (node.capabilities.stageUnstageVolume) {
-      await ignoreNotFound(
+      await ignoreCsiNotFound(
         retryCsiCall(
           "NodeUnstageVolume",
           () =>
@@ -278,17 +279,7 @@ export class VolumeManager {
 }
 
 export function toCapability(usage: MountUsage): CsiVolumeCapability {
-  return {
-    accessMode: usage.accessMode,
-    access:
-      usage.attachmentMode === "block-device"
-        ? { type: "block" }
-        : {
-            type: "mount",
-            fsType: usage.mountOptions?.FsType ?? "",
-            mountFlags: [...(usage.mountOptions?.MountFlags ?? [])],
-          },
-  };
+  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions);
 }
 
 function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
@@ -300,15 +291,6 @@ function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
     externalId: req.volume.ExternalID,
     usage: req.usage,
   };
-}
-
-async function ignoreNotFound(p: Promise<void>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (isBerthError(err) && err.code === "ERR_CSI_NOT_FOUND") return;
-    throw err;
-  }
 }
 
 async function defaultIsMountPoint(hostPath: string): Promise<boolean> {

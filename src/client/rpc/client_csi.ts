@@ -6,10 +6,13 @@
  * handler makes one attempt, so a retry never stacks on another. NOT_FOUND on delete/unpublish means
  * "already done" and is success, which keeps both idempotent.
  */
-import { BerthError, isBerthError } from "../../structs/errors.js";
+import { BerthError } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { MountOptions, Topology, TopologyRequest, VolumeCapability } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
+import { csiCapabilityOf } from "../../csi/capability_of.js";
+import { CONTROLLER_RPC } from "../../csi/convert.js";
+import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type {
   CreateVolumeRequest,
   CsiClient,
@@ -56,7 +59,7 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
     if (!caps[need]) {
       throw new BerthError(
         "ERR_CSI_NOT_SUPPORTED",
-        `CSI plugin ${JSON.stringify(pluginId)} does not advertise the ${CAPABILITY_NAMES[need]} controller capability`,
+        `CSI plugin ${JSON.stringify(pluginId)} does not advertise the ${CONTROLLER_RPC[need]} controller capability`,
       );
     }
     return { client, caps };
@@ -76,7 +79,7 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
 
   peer.handle("ClientCSI.ControllerDeleteVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "createDeleteVolume", signal);
-    await ignoreNotFound(
+    await ignoreCsiNotFound(
       client.deleteVolume(
         { volumeId: req.ExternalVolumeID, secrets: { ...req.Secrets } },
         { signal, timeoutMs },
@@ -132,7 +135,7 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
 
   peer.handle("ClientCSI.ControllerUnpublishVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "publishUnpublishVolume", signal);
-    await ignoreNotFound(
+    await ignoreCsiNotFound(
       client.controllerUnpublishVolume(
         { volumeId: req.ExternalVolumeID, nodeId: req.ExternalNodeID, secrets: { ...req.Secrets } },
         { signal, timeoutMs },
@@ -147,32 +150,9 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
   });
 }
 
-const CAPABILITY_NAMES: Record<keyof CsiControllerCapabilities, string> = {
-  createDeleteVolume: "CREATE_DELETE_VOLUME",
-  publishUnpublishVolume: "PUBLISH_UNPUBLISH_VOLUME",
-  listVolumes: "LIST_VOLUMES",
-  getCapacity: "GET_CAPACITY",
-  createDeleteSnapshot: "CREATE_DELETE_SNAPSHOT",
-  listSnapshots: "LIST_SNAPSHOTS",
-  cloneVolume: "CLONE_VOLUME",
-  publishReadonly: "PUBLISH_READONLY",
-  expandVolume: "EXPAND_VOLUME",
-  listVolumesPublishedNodes: "LIST_VOLUMES_PUBLISHED_NODES",
-  volumeCondition: "VOLUME_CONDITION",
-  getVolume: "GET_VOLUME",
-  singleNodeMultiWriter: "SINGLE_NODE_MULTI_WRITER",
-  modifyVolume: "MODIFY_VOLUME",
-};
-
 /** A volume capability plus mount options in CSI terms: mount access carries fsType/mountFlags. */
 export function toCsiCapability(cap: VolumeCapability, mount: MountOptions | null): CsiVolumeCapability {
-  return {
-    accessMode: cap.AccessMode,
-    access:
-      cap.AttachmentMode === "block-device"
-        ? { type: "block" }
-        : { type: "mount", fsType: mount?.FsType ?? "", mountFlags: [...(mount?.MountFlags ?? [])] },
-  };
+  return csiCapabilityOf(cap.AccessMode, cap.AttachmentMode, mount);
 }
 
 export function toCreateVolumeRequest(
@@ -207,13 +187,4 @@ function toCsiTopology(t: Topology): CsiTopology {
 
 function fromCsiTopology(t: CsiTopology): Topology {
   return { Segments: { ...t.segments } };
-}
-
-async function ignoreNotFound(p: Promise<void>): Promise<void> {
-  try {
-    await p;
-  } catch (err) {
-    if (isBerthError(err) && err.code === "ERR_CSI_NOT_FOUND") return;
-    throw err;
-  }
 }
