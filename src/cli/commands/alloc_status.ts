@@ -1,16 +1,14 @@
 /** `berth alloc status <alloc>`: one allocation, its CSI volumes, and each task's state and events. */
 import type { Allocation, CSIVolume, VolumeRequest } from "../../api/index.js";
-import { expectArgs, parseCommandArgs } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import { ago, formatTimeNs, json, kv, orNone, shortId, table } from "../format.js";
-import { formatMountOptions } from "./volume_format.js";
+import type { Command } from "../command.js";
+import { ago, formatTimeNs, kv, orNone, shortId, table } from "../format.js";
 import type { CommandIO } from "../io.js";
 import { getByIdOrPrefix } from "../prefix.js";
+import { parseStatusArgs, showOne, type OneView, type StatusArgs } from "../status.js";
+import { formatMountOptions } from "./volume_format.js";
 
-export interface AllocStatusArgs extends Parsed {
+export interface AllocStatusArgs extends StatusArgs {
   id: string;
-  json: boolean;
-  verbose: boolean;
 }
 
 /** Events shown per task unless -verbose, newest first. */
@@ -20,56 +18,45 @@ export const allocStatus: Command<AllocStatusArgs> = {
   usage: "Usage: berth alloc status [options] <allocation>",
   help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes and the recent events of each task. -json prints the API's JSON; -verbose shows full IDs and every event.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, {
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
-    });
-    expectArgs(positionals, 1, 1, "<allocation>");
-    return {
-      address: values.address,
-      id: positionals[0]!,
-      json: values.json ?? false,
-      verbose: values.verbose ?? false,
-    };
+    const p = parseStatusArgs(argv, 1, "<allocation>");
+    return { ...p, id: p.id! };
   },
-  async run(p: AllocStatusArgs, io: CommandIO) {
-    let alloc: Allocation;
-    try {
-      alloc = await getByIdOrPrefix(
-        p.id,
-        "allocation",
-        (id) => io.api.getAllocation(id),
-        (prefix) => io.api.listAllocations({ prefix }),
-      );
-    } catch (err) {
-      return fail(io, "querying allocation", err);
-    }
-    if (p.json) {
-      io.stdout(json(alloc));
-      return 0;
-    }
-    const now = io.now();
-    const lines = kv([
-      ["ID", shortId(alloc.ID, p.verbose)],
-      ["Name", alloc.Name],
-      ["Node ID", shortId(alloc.NodeID, p.verbose)],
-      ["Node Name", alloc.NodeName],
-      ["Job ID", alloc.JobID],
-      ["Job Version", String(alloc.Job?.Version ?? 0)],
-      ["Client Status", alloc.ClientStatus],
-      ["Client Description", orNone(alloc.ClientDescription)],
-      ["Desired Status", alloc.DesiredStatus],
-      ["Desired Description", orNone(alloc.DesiredDescription)],
-      ["Created", ago(alloc.CreateTime / 1e6, now)],
-      ["Modified", ago(alloc.ModifyTime / 1e6, now)],
-    ]);
-    lines.push(...(await volumesSection(alloc, io)));
-    for (const name of Object.keys(alloc.TaskStates ?? {}).sort())
-      lines.push("", ...taskSection(alloc, name, p.verbose));
-    lines.forEach((l) => io.stdout(l));
-    return 0;
-  },
+  run: (p, io) => showOne(allocView, p.id, p, io),
 };
+
+const allocView: OneView<Allocation> = {
+  doing: "querying allocation",
+  fetch: (id, io) =>
+    getByIdOrPrefix(
+      id,
+      "allocation",
+      (aid) => io.api.getAllocation(aid),
+      (prefix) => io.api.listAllocations({ prefix }),
+    ),
+  render: (alloc, p, io) => allocLines(alloc, p.verbose, io),
+};
+
+async function allocLines(alloc: Allocation, verbose: boolean, io: CommandIO): Promise<string[]> {
+  const now = io.now();
+  const lines = kv([
+    ["ID", shortId(alloc.ID, verbose)],
+    ["Name", alloc.Name],
+    ["Node ID", shortId(alloc.NodeID, verbose)],
+    ["Node Name", alloc.NodeName],
+    ["Job ID", alloc.JobID],
+    ["Job Version", String(alloc.Job?.Version ?? 0)],
+    ["Client Status", alloc.ClientStatus],
+    ["Client Description", orNone(alloc.ClientDescription)],
+    ["Desired Status", alloc.DesiredStatus],
+    ["Desired Description", orNone(alloc.DesiredDescription)],
+    ["Created", ago(alloc.CreateTime / 1e6, now)],
+    ["Modified", ago(alloc.ModifyTime / 1e6, now)],
+  ]);
+  lines.push(...(await volumesSection(alloc, io)));
+  for (const name of Object.keys(alloc.TaskStates ?? {}).sort())
+    lines.push("", ...taskSection(alloc, name, verbose));
+  return lines;
+}
 
 /** The volume a request claims: `source[N]` for per_alloc, N being the index in `job.group[N]`. */
 function volumeId(req: VolumeRequest, alloc: Allocation): string {

@@ -1,8 +1,7 @@
 /** `berth job run [-detach] <path>`: parses a jobspec (HCL or JSON) and registers it. */
 import { parseJobSpec } from "../../api/index.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import type { CommandIO } from "../io.js";
+import { submitSpec, type Command, type Parsed } from "../command.js";
 
 export interface JobRunArgs extends Parsed {
   file: string;
@@ -17,25 +16,21 @@ export const jobRun: Command<JobRunArgs> = {
     expectArgs(positionals, 1, 1, "<path>");
     return { address: values.address, file: positionals[0]!, detach: values.detach ?? false };
   },
-  async run(p: JobRunArgs, io: CommandIO) {
-    let job;
-    try {
-      job = await parseJobSpec(p.file, await io.readFile(p.file));
-    } catch (err) {
-      return fail(io, `parsing job file ${p.file}`, err);
-    }
-    try {
-      const res = await io.api.registerJob(job);
-      if (res.Warnings) {
-        io.stdout("Job Warnings:");
-        io.stdout(res.Warnings);
-        io.stdout("");
-      }
-      io.stdout("Job registration successful");
-      if (res.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
-      return 0;
-    } catch (err) {
-      return fail(io, "submitting job", err);
-    }
-  },
+  run: (p, io) =>
+    submitSpec(io, {
+      file: p.file,
+      kind: "job",
+      parse: parseJobSpec,
+      doing: "submitting job",
+      submit: async (job) => {
+        const res = await io.api.registerJob(job);
+        if (res.Warnings) {
+          io.stdout("Job Warnings:");
+          io.stdout(res.Warnings);
+          io.stdout("");
+        }
+        io.stdout("Job registration successful");
+        if (res.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
+      },
+    }),
 };

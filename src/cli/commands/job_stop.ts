@@ -1,7 +1,6 @@
 /** `berth job stop [-purge] <job>`: deregisters a job; -purge also removes it from the state. */
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import type { CommandIO } from "../io.js";
+import { attempt, type Command, type Parsed } from "../command.js";
 
 export interface JobStopArgs extends Parsed {
   id: string;
@@ -20,14 +19,10 @@ export const jobStop: Command<JobStopArgs> = {
     expectArgs(positionals, 1, 1, "<job>");
     return { address: values.address, id: positionals[0]!, purge: values.purge ?? false };
   },
-  async run(p: JobStopArgs, io: CommandIO) {
-    try {
+  run: (p, io) =>
+    attempt(io, "deregistering job", async () => {
       const res = await io.api.deregisterJob(p.id, { purge: p.purge });
       io.stdout(`Job ${JSON.stringify(p.id)} ${p.purge ? "stopped and purged" : "stopped"}`);
       if (res?.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
-      return 0;
-    } catch (err) {
-      return fail(io, "deregistering job", err);
-    }
-  },
+    }),
 };

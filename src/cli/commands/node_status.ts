@@ -1,90 +1,49 @@
 /** `berth node status [<node>]`: all nodes, or one node with its drivers and CSI plugins. */
 import type { CSIInfo, Node } from "../../api/index.js";
-import { expectArgs, parseCommandArgs } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import { json, kv, orNone, shortId, table } from "../format.js";
-import type { CommandIO } from "../io.js";
+import { kv, orNone, shortId, table } from "../format.js";
 import { getByIdOrPrefix } from "../prefix.js";
+import { statusCommand, type StatusArgs } from "../status.js";
 
-export interface NodeStatusArgs extends Parsed {
-  id: string | undefined;
-  json: boolean;
-  verbose: boolean;
-}
+export type NodeStatusArgs = StatusArgs;
 
-export const nodeStatus: Command<NodeStatusArgs> = {
+export const nodeStatus = statusCommand({
   usage: "Usage: berth node status [options] [<node>]",
   help: "Lists client nodes, or shows one node (by ID or unique ID prefix) with its task drivers and CSI plugins. -json prints the API's JSON; -verbose shows full IDs.",
-  parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, {
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
-    });
-    expectArgs(positionals, 0, 1, "[<node>]");
-    return {
-      address: values.address,
-      id: positionals[0],
-      json: values.json ?? false,
-      verbose: values.verbose ?? false,
-    };
-  },
-  async run(p: NodeStatusArgs, io: CommandIO) {
-    return p.id === undefined ? list(p, io) : one(p.id, p, io);
-  },
-};
-
-async function list(p: NodeStatusArgs, io: CommandIO): Promise<number> {
-  let nodes;
-  try {
-    nodes = await io.api.listNodes();
-  } catch (err) {
-    return fail(io, "querying node status", err);
-  }
-  if (p.json) {
-    io.stdout(json(nodes));
-    return 0;
-  }
-  if (nodes.length === 0) {
-    io.stdout("No nodes registered");
-    return 0;
-  }
-  const rows = [["ID", "DC", "Name", "Class", "Eligibility", "Status"]];
-  for (const n of nodes) {
-    rows.push([
+  what: "[<node>]",
+  list: {
+    doing: "querying node status",
+    fetch: (io) => io.api.listNodes(),
+    empty: "No nodes registered",
+    columns: ["ID", "DC", "Name", "Class", "Eligibility", "Status"],
+    row: (n, p) => [
       shortId(n.ID, p.verbose),
       n.Datacenter,
       n.Name,
       orNone(n.NodeClass),
       n.SchedulingEligibility,
       n.Status,
-    ]);
-  }
-  table(rows).forEach((l) => io.stdout(l));
-  return 0;
-}
+    ],
+  },
+  one: {
+    doing: "querying node info",
+    fetch: (id, io) =>
+      getByIdOrPrefix(
+        id,
+        "node",
+        (nid) => io.api.getNode(nid),
+        (prefix) => io.api.listNodes({ prefix }),
+      ),
+    render: (node, p) => nodeLines(node, p.verbose),
+  },
+});
 
-async function one(id: string, p: NodeStatusArgs, io: CommandIO): Promise<number> {
-  let node: Node;
-  try {
-    node = await getByIdOrPrefix(
-      id,
-      "node",
-      (nid) => io.api.getNode(nid),
-      (prefix) => io.api.listNodes({ prefix }),
-    );
-  } catch (err) {
-    return fail(io, "querying node info", err);
-  }
-  if (p.json) {
-    io.stdout(json(node));
-    return 0;
-  }
+function nodeLines(node: Node, verbose: boolean): string[] {
   const controllers = Object.keys(node.CSIControllerPlugins ?? {}).sort();
   const nodePlugins = Object.keys(node.CSINodePlugins ?? {}).sort();
   const drivers = Object.entries(node.Drivers ?? {}).sort(([a], [b]) => a.localeCompare(b));
   const usable = drivers.filter(([, d]) => d.Detected && d.Healthy).map(([name]) => name);
   const lines = kv([
-    ["ID", shortId(node.ID, p.verbose)],
+    ["ID", shortId(node.ID, verbose)],
     ["Name", node.Name],
     ["Class", orNone(node.NodeClass)],
     ["DC", node.Datacenter],
@@ -109,8 +68,7 @@ async function one(id: string, p: NodeStatusArgs, io: CommandIO): Promise<number
     lines.push("", "Drivers", ...table(rows));
   }
   lines.push("", ...pluginsSection(node));
-  lines.forEach((l) => io.stdout(l));
-  return 0;
+  return lines;
 }
 
 function pluginsSection(node: Node): string[] {

@@ -1,7 +1,6 @@
 /** `berth volume delete [-secret k=v]... <volume>`: deletes the storage through the controller plugin. */
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import type { CommandIO } from "../io.js";
+import { attempt, type Command, type Parsed } from "../command.js";
 
 export interface VolumeDeleteArgs extends Parsed {
   id: string;
@@ -26,13 +25,9 @@ export const volumeDelete: Command<VolumeDeleteArgs> = {
     }
     return { address: values.address, id: positionals[0]!, secrets };
   },
-  async run(p: VolumeDeleteArgs, io: CommandIO) {
-    try {
+  run: (p, io) =>
+    attempt(io, "deleting volume", async () => {
       await io.api.deleteVolume(p.id, { secrets: p.secrets });
       io.stdout(`Successfully deleted volume ${JSON.stringify(p.id)}!`);
-      return 0;
-    } catch (err) {
-      return fail(io, "deleting volume", err);
-    }
-  },
+    }),
 };

@@ -1,7 +1,6 @@
 /** `berth volume deregister [-force] <volume>`: forgets a volume; the storage itself stays. */
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import type { CommandIO } from "../io.js";
+import { attempt, type Command, type Parsed } from "../command.js";
 
 export interface VolumeDeregisterArgs extends Parsed {
   id: string;
@@ -16,13 +15,9 @@ export const volumeDeregister: Command<VolumeDeregisterArgs> = {
     expectArgs(positionals, 1, 1, "<volume>");
     return { address: values.address, id: positionals[0]!, force: values.force ?? false };
   },
-  async run(p: VolumeDeregisterArgs, io: CommandIO) {
-    try {
+  run: (p, io) =>
+    attempt(io, "deregistering volume", async () => {
       await io.api.deregisterVolume(p.id, { force: p.force });
       io.stdout(`Successfully deregistered volume ${JSON.stringify(p.id)}!`);
-      return 0;
-    } catch (err) {
-      return fail(io, "deregistering volume", err);
-    }
-  },
+    }),
 };

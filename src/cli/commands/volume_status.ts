@@ -1,79 +1,39 @@
 /** `berth volume status [<volume>]`: all CSI volumes, or one with its health, modes and allocations. */
 import type { CSIVolume } from "../../api/index.js";
-import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
-import { fail, type Command, type Parsed } from "../command.js";
-import { bytes, json, kv, orNone, table } from "../format.js";
+import { bytes, kv, orNone, table } from "../format.js";
 import { allocationsSection } from "../allocs.js";
+import { statusCommand, type StatusArgs } from "../status.js";
 import { formatMountOptions } from "./volume_format.js";
-import type { CommandIO } from "../io.js";
 
-export interface VolumeStatusArgs extends Parsed {
-  id: string | undefined;
-  json: boolean;
-  verbose: boolean;
-}
+export type VolumeStatusArgs = StatusArgs;
 
-export const volumeStatus: Command<VolumeStatusArgs> = {
+export const volumeStatus = statusCommand({
   usage: "Usage: berth volume status [options] [<volume>]",
   help: "Lists CSI volumes, or shows one volume: plugin health, modes, capacity and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
-  parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, {
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
-      type: { type: "string" },
-    });
-    expectArgs(positionals, 0, 1, "[<volume>]");
-    if (values.type !== undefined && values.type !== "csi") {
-      throw new UsageError(`-type must be "csi", got ${JSON.stringify(values.type)}`);
-    }
-    return {
-      address: values.address,
-      id: positionals[0],
-      json: values.json ?? false,
-      verbose: values.verbose ?? false,
-    };
+  what: "[<volume>]",
+  csi: true,
+  list: {
+    doing: "querying volumes",
+    fetch: (io) => io.api.listVolumes(),
+    empty: "No CSI volumes",
+    heading: "Container Storage Interface",
+    columns: ["ID", "Name", "Namespace", "Plugin ID", "Schedulable", "Access Mode"],
+    row: (v) => [v.ID, v.Name, v.Namespace, v.PluginID, String(v.Schedulable), orNone(v.AccessMode)],
   },
-  async run(p: VolumeStatusArgs, io: CommandIO) {
-    return p.id === undefined ? list(p, io) : one(p.id, p, io);
+  one: {
+    doing: "querying volume",
+    fetch: (id, io) => io.api.getVolume(id),
+    render: (vol, p, io) => [
+      ...details(vol),
+      ...topologiesSection(vol),
+      "",
+      ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()),
+    ],
   },
-};
+});
 
-async function list(p: VolumeStatusArgs, io: CommandIO): Promise<number> {
-  let vols;
-  try {
-    vols = await io.api.listVolumes();
-  } catch (err) {
-    return fail(io, "querying volumes", err);
-  }
-  if (p.json) {
-    io.stdout(json(vols));
-    return 0;
-  }
-  if (vols.length === 0) {
-    io.stdout("No CSI volumes");
-    return 0;
-  }
-  const rows = [["ID", "Name", "Namespace", "Plugin ID", "Schedulable", "Access Mode"]];
-  for (const v of vols) {
-    rows.push([v.ID, v.Name, v.Namespace, v.PluginID, String(v.Schedulable), orNone(v.AccessMode)]);
-  }
-  io.stdout("Container Storage Interface");
-  table(rows).forEach((l) => io.stdout(l));
-  return 0;
-}
-
-async function one(id: string, p: VolumeStatusArgs, io: CommandIO): Promise<number> {
-  let vol: CSIVolume;
-  try {
-    vol = await io.api.getVolume(id);
-  } catch (err) {
-    return fail(io, "querying volume", err);
-  }
-  if (p.json) {
-    io.stdout(json(vol));
-    return 0;
-  }
-  const lines = kv([
+function details(vol: CSIVolume): string[] {
+  return kv([
     ["ID", vol.ID],
     ["Name", vol.Name],
     ["Namespace", vol.Namespace],
@@ -91,16 +51,16 @@ async function one(id: string, p: VolumeStatusArgs, io: CommandIO): Promise<numb
     ["Attachment Mode", orNone(vol.AttachmentMode)],
     ["Mount Options", formatMountOptions(vol.MountOptions)],
   ]);
+}
+
+/** A blank line and the table, or nothing when the volume has no topologies. */
+function topologiesSection(vol: CSIVolume): string[] {
   const topologies = vol.Topologies ?? [];
-  if (topologies.length > 0) {
-    const rows = [["Topology", "Segments"]];
-    topologies.forEach((t, i) => {
-      const segments = Object.entries(t.Segments ?? {}).map(([k, v]) => `${k}=${v}`);
-      rows.push([String(i).padStart(2, "0"), segments.sort().join(", ")]);
-    });
-    lines.push("", "Topologies", ...table(rows));
-  }
-  lines.push("", ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()));
-  lines.forEach((l) => io.stdout(l));
-  return 0;
+  if (topologies.length === 0) return [];
+  const rows = [["Topology", "Segments"]];
+  topologies.forEach((t, i) => {
+    const segments = Object.entries(t.Segments ?? {}).map(([k, v]) => `${k}=${v}`);
+    rows.push([String(i).padStart(2, "0"), segments.sort().join(", ")]);
+  });
+  return ["", "Topologies", ...table(rows)];
 }

@@ -144,17 +144,31 @@ export const node = {
   CSINodePlugins: { hostpath: csiInfo(true) },
 };
 
-export const volume = {
+/** The fields a volume's list stub shares with its full record. */
+const volumeShared = {
   ID: "demo",
-  Name: "demo",
   Namespace: "default",
+  Name: "demo",
   ExternalID: "vol-123",
-  PluginID: "hostpath",
-  Provider: "hostpath.csi.berth",
-  ProviderVersion: "0.1.0",
-  RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
   AccessMode: "single-node-writer",
   AttachmentMode: "file-system",
+  Schedulable: true,
+  PluginID: "hostpath",
+  Provider: "hostpath.csi.berth",
+  ControllerRequired: true,
+  ControllersHealthy: 1,
+  ControllersExpected: 1,
+  NodesHealthy: 1,
+  NodesExpected: 2,
+  ResourceExhausted: null,
+  CreateIndex: 20,
+  ModifyIndex: 21,
+};
+
+export const volume = {
+  ...volumeShared,
+  ProviderVersion: "0.1.0",
+  RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
   MountOptions: { FsType: "ext4", MountFlags: ["[REDACTED]"] },
   Secrets: null,
   Parameters: {},
@@ -172,55 +186,9 @@ export const volume = {
   ReadAllocs: {},
   WriteAllocs: { [ALLOC_ID]: null },
   Allocations: [allocStub],
-  Schedulable: true,
-  ControllerRequired: true,
-  ControllersHealthy: 1,
-  ControllersExpected: 1,
-  NodesHealthy: 1,
-  NodesExpected: 2,
-  ResourceExhausted: null,
-  CreateIndex: 20,
-  ModifyIndex: 21,
 };
 
-export const volumeStub = {
-  ID: "demo",
-  Namespace: "default",
-  Name: "demo",
-  ExternalID: "vol-123",
-  Topologies: [],
-  AccessMode: "single-node-writer",
-  AttachmentMode: "file-system",
-  CurrentReaders: 0,
-  CurrentWriters: 1,
-  Schedulable: true,
-  PluginID: "hostpath",
-  Provider: "hostpath.csi.berth",
-  ControllerRequired: true,
-  ControllersHealthy: 1,
-  ControllersExpected: 1,
-  NodesHealthy: 1,
-  NodesExpected: 2,
-  ResourceExhausted: null,
-  CreateIndex: 20,
-  ModifyIndex: 21,
-};
-
-export const plugin = {
-  ID: "hostpath",
-  Provider: "hostpath.csi.berth",
-  Version: "0.1.0",
-  ControllerRequired: true,
-  Controllers: { [NODE_ID]: csiInfo(true) },
-  Nodes: { [NODE_ID]: csiInfo(true) },
-  Allocations: [allocStub],
-  ControllersHealthy: 1,
-  ControllersExpected: 1,
-  NodesHealthy: 1,
-  NodesExpected: 1,
-  CreateIndex: 5,
-  ModifyIndex: 6,
-};
+export const volumeStub = { ...volumeShared, Topologies: [], CurrentReaders: 0, CurrentWriters: 1 };
 
 export const pluginStub = {
   ID: "hostpath",
@@ -232,6 +200,14 @@ export const pluginStub = {
   NodesExpected: 1,
   CreateIndex: 5,
   ModifyIndex: 6,
+};
+
+export const plugin = {
+  ...pluginStub,
+  Version: "0.1.0",
+  Controllers: { [NODE_ID]: csiInfo(true) },
+  Nodes: { [NODE_ID]: csiInfo(true) },
+  Allocations: [allocStub],
 };
 
 export interface CapturedIO extends CommandIO {

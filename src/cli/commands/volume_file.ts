@@ -1,0 +1,35 @@
+/** What `volume create` and `volume register` share: one <path> argument naming a volume spec. */
+import { parseVolumeSpec, type CSIVolumeSpec } from "../../api/index.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { submitSpec, type Command, type Parsed } from "../command.js";
+import type { CommandIO } from "../io.js";
+
+export interface VolumeFileArgs extends Parsed {
+  file: string;
+}
+
+/** A command that parses the volume file, then hands the spec to `submit` (which prints on success). */
+export function volumeFileCommand(
+  usage: string,
+  help: string,
+  doing: string,
+  submit: (spec: CSIVolumeSpec, io: CommandIO) => Promise<void>,
+): Command<VolumeFileArgs> {
+  return {
+    usage,
+    help,
+    parse(argv) {
+      const { values, positionals } = parseCommandArgs(argv, {});
+      expectArgs(positionals, 1, 1, "<path>");
+      return { address: values.address, file: positionals[0]! };
+    },
+    run: (p, io) =>
+      submitSpec(io, {
+        file: p.file,
+        kind: "volume",
+        parse: parseVolumeSpec,
+        doing,
+        submit: (spec) => submit(spec, io),
+      }),
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * What the read commands share: `<noun> status [options] [<id>]` lists everything or shows one,
+ * `-json` prints the API's JSON instead of text, and a failed query is one stderr line and exit 1.
+ */
+import { fail, type Command, type Parsed } from "./command.js";
+import { expectArgs, parseCommandArgs, UsageError } from "./flags.js";
+import { json, table } from "./format.js";
+import type { CommandIO } from "./io.js";
+
+export interface StatusArgs extends Parsed {
+  id: string | undefined;
+  json: boolean;
+  verbose: boolean;
+}
+
+const READ = { json: { type: "boolean" }, verbose: { type: "boolean" } } as const;
+const CSI_READ = { ...READ, type: { type: "string" } } as const;
+
+/** `-json`, `-verbose` (and `-type csi` when `csi`), with `min` to one positional named by `what`. */
+export function parseStatusArgs(argv: string[], min: 0 | 1, what: string, csi = false): StatusArgs {
+  const { values, positionals } = csi ? parseCommandArgs(argv, CSI_READ) : parseCommandArgs(argv, READ);
+  expectArgs(positionals, min, 1, what);
+  const type = "type" in values ? values.type : undefined;
+  if (type !== undefined && type !== "csi") {
+    throw new UsageError(`-type must be "csi", got ${JSON.stringify(type)}`);
+  }
+  return {
+    address: values.address,
+    id: positionals[0],
+    json: values.json ?? false,
+    verbose: values.verbose ?? false,
+  };
+}
+
+/** How a list is fetched and shown as a table. */
+export interface ListView<T> {
+  /** For `Error <doing>: <why>`. */
+  doing: string;
+  fetch(io: CommandIO): Promise<T[]>;
+  /** The one line printed when there is nothing. */
+  empty: string;
+  /** A line printed above the table. */
+  heading?: string;
+  columns: string[];
+  row(item: T, p: StatusArgs): string[];
+}
+
+/** How one object is fetched and shown. */
+export interface OneView<T> {
+  doing: string;
+  fetch(id: string, io: CommandIO): Promise<T>;
+  render(value: T, p: StatusArgs, io: CommandIO): string[] | Promise<string[]>;
+  /** What -json prints; the fetched value unless given. */
+  json?(value: T): unknown;
+}
+
+async function show<T>(
+  io: CommandIO,
+  p: StatusArgs,
+  doing: string,
+  fetch: () => Promise<T>,
+  render: (value: T) => string[] | Promise<string[]>,
+  asJson: (value: T) => unknown = (value) => value,
+): Promise<number> {
+  let value: T;
+  try {
+    value = await fetch();
+  } catch (err) {
+    return fail(io, doing, err);
+  }
+  if (p.json) {
+    io.stdout(json(asJson(value)));
+    return 0;
+  }
+  (await render(value)).forEach((l) => io.stdout(l));
+  return 0;
+}
+
+export function showList<T>(view: ListView<T>, p: StatusArgs, io: CommandIO): Promise<number> {
+  return show(
+    io,
+    p,
+    view.doing,
+    () => view.fetch(io),
+    (items) => {
+      if (items.length === 0) return [view.empty];
+      const lines = table([view.columns, ...items.map((item) => view.row(item, p))]);
+      return view.heading === undefined ? lines : [view.heading, ...lines];
+    },
+  );
+}
+
+export function showOne<T>(view: OneView<T>, id: string, p: StatusArgs, io: CommandIO): Promise<number> {
+  const asJson = (v: T) => (view.json ? view.json(v) : v);
+  return show(
+    io,
+    p,
+    view.doing,
+    () => view.fetch(id, io),
+    (v) => view.render(v, p, io),
+    asJson,
+  );
+}
+
+export interface StatusSpec<L, O> {
+  usage: string;
+  help: string;
+  /** The optional positional as the usage names it: `[<job>]`. */
+  what: string;
+  /** Accepts `-type csi`, as Nomad's volume and plugin status do. */
+  csi?: boolean;
+  list: ListView<L>;
+  one: OneView<O>;
+}
+
+/** A `status [<id>]` command: the list without an ID, the one object with it. */
+export function statusCommand<L, O>(spec: StatusSpec<L, O>): Command<StatusArgs> {
+  return {
+    usage: spec.usage,
+    help: spec.help,
+    parse: (argv) => parseStatusArgs(argv, 0, spec.what, spec.csi),
+    run: (p, io) => (p.id === undefined ? showList(spec.list, p, io) : showOne(spec.one, p.id, p, io)),
+  };
+}
