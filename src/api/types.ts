@@ -67,6 +67,8 @@ export interface Task {
   /** Nanoseconds. */
   KillTimeout: number;
   RestartPolicy: RestartPolicy | null;
+  /** Absent or null: none. */
+  Constraints?: Constraint[] | null;
 }
 
 export interface TaskGroup {
@@ -75,6 +77,16 @@ export interface TaskGroup {
   Volumes: Record<string, VolumeRequest>;
   Tasks: Task[];
   RestartPolicy: RestartPolicy | null;
+  /** Absent or null: none. */
+  Constraints?: Constraint[] | null;
+}
+
+/** Nomad's placement constraint: `${node.unique.name}` (LTarget) `=` (Operand) `B` (RTarget). */
+export interface Constraint {
+  LTarget: string;
+  RTarget: string;
+  /** "=" | "==" | "!=" */
+  Operand: string;
 }
 
 export interface Job {
@@ -88,6 +100,8 @@ export interface Job {
   /** "pending" | "running" | "dead" */
   Status: string;
   TaskGroups: TaskGroup[];
+  /** Absent or null: none. */
+  Constraints?: Constraint[] | null;
   Version: number;
   /** Unix nanoseconds. */
   SubmitTime: number;

@@ -33,6 +33,21 @@ export class AllocSync {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Agent restart: runs a runner for every alloc the state DB kept, before the first watch, so
+   * running tasks are re-attached and pending releases resumed without waiting for the server.
+   * The first answer from the server then updates them (stop) or destroys the ones it forgot.
+   */
+  restore(allocs: Allocation[]): void {
+    for (const alloc of allocs) {
+      if (this.runners.has(alloc.ID)) continue;
+      const r = this.newRunner(alloc);
+      this.runners.set(alloc.ID, { runner: r, alloc });
+      this.log.info("restoring alloc", { alloc: alloc.ID, name: alloc.Name });
+      void r.run();
+    }
+  }
+
   start(): void {
     this.loop ??= this.watch();
   }

@@ -107,7 +107,7 @@ export class Client {
         stateDb,
         log: log.child("alloc"),
         onUpdate: (u) => this.updates?.push(u),
-        newTaskRunner: ({ task, allocDir, hookResources, onStateChange }) =>
+        newTaskRunner: ({ task, allocDir, hookResources, onStateChange, restoredState }) =>
           new TaskRunner({
             alloc,
             task,
@@ -120,11 +120,16 @@ export class Client {
             log: log.child("task").child(task.Name),
             onStateChange,
             csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
+            handles: stateDb,
+            ...(restoredState ? { restoredState } : {}),
           }),
       });
     this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"));
 
     csi.start();
+    // Restore before watching: tasks are re-attached and releases resumed even while the server
+    // is unreachable; the first Node.GetAllocs answer then stops or destroys what changed.
+    this.sync.restore(stateDb.listAllocs().map((s) => s.alloc));
     conn.start();
     this.sync.start();
     this.heartbeat = this.heartbeatLoop();
@@ -163,6 +168,8 @@ export class Client {
       const { users, plugins } = this.sync.runnersPluginsLast();
       await Promise.all([...users, ...plugins].map(([, r]) => r.shutdown()));
     }
+    // The tasks keep running for the next agent to recover; only our watch on them ends here.
+    for (const d of this.drivers.values()) d.detach();
     await this.updates?.flush().catch(() => undefined);
     this.updates?.stop();
     await this.heartbeat;

@@ -4,6 +4,9 @@
  */
 import type { AccessMode, AttachmentMode, MountOptions } from "./volume.js";
 import type { CSIPluginType } from "./plugin.js";
+import type { Constraint } from "./constraint.js";
+
+export type { Constraint } from "./constraint.js";
 
 export type JobType = "service" | "batch" | "system";
 export type JobStatus = "pending" | "running" | "dead";
@@ -57,6 +60,11 @@ export interface Task {
   /** Nanoseconds between SIGTERM and SIGKILL. */
   KillTimeout: number;
   RestartPolicy: RestartPolicy | null;
+  /**
+   * Placement constraints (constraint.ts). validateJob always sets them; absent means none, so
+   * records and alloc snapshots stored before constraints existed still read correctly.
+   */
+  Constraints?: Constraint[];
 }
 
 export interface TaskGroup {
@@ -65,6 +73,8 @@ export interface TaskGroup {
   Volumes: Record<string, VolumeRequest>;
   Tasks: Task[];
   RestartPolicy: RestartPolicy | null;
+  /** As Task.Constraints. */
+  Constraints?: Constraint[];
 }
 
 export interface Job {
@@ -77,6 +87,8 @@ export interface Job {
   Stop: boolean;
   Status: JobStatus;
   TaskGroups: TaskGroup[];
+  /** As Task.Constraints. */
+  Constraints?: Constraint[];
   Version: number;
   /** Unix nanoseconds. */
   SubmitTime: number;

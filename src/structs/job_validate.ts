@@ -29,6 +29,12 @@ import {
   type VolumeRequest,
 } from "./job.js";
 import { PLUGIN_TYPES } from "./plugin.js";
+import {
+  CONSTRAINT_ATTRIBUTES,
+  CONSTRAINT_OPERANDS,
+  isConstraintAttribute,
+  type Constraint,
+} from "./constraint.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
 
@@ -54,6 +60,7 @@ export function validateJob(input: unknown): Job {
     Stop: optBool("Job.Stop", j.Stop, false),
     Status: "pending",
     TaskGroups,
+    Constraints: constraints("Job.Constraints", j.Constraints),
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,
@@ -89,6 +96,7 @@ function taskGroup(field: string, input: unknown, type: JobType): TaskGroup {
     Volumes,
     Tasks,
     RestartPolicy: restartPolicy(`${field}.RestartPolicy`, g.RestartPolicy) ?? defaultRestart(type),
+    Constraints: constraints(`${field}.Constraints`, g.Constraints),
   };
 }
 
@@ -132,6 +140,7 @@ function task(field: string, input: unknown, volumes: Record<string, VolumeReque
     CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
     KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
     RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy),
+    Constraints: constraints(`${field}.Constraints`, t.Constraints),
   };
 }
 
@@ -184,6 +193,33 @@ function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
       min: 0,
     }),
   };
+}
+
+/**
+ * Nomad's `{LTarget, RTarget, Operand}`. The left side must be a node attribute berth knows (an
+ * unknown one would silently never match); the right side a literal or another attribute.
+ */
+function constraints(field: string, input: unknown): Constraint[] {
+  return optArray(field, input).map((c, i) => {
+    const f = `${field}[${i}]`;
+    const o = asObject(f, c);
+    const LTarget = optString(`${f}.LTarget`, o.LTarget, "");
+    if (!isConstraintAttribute(LTarget)) {
+      throw validationError(
+        `${f}.LTarget`,
+        `unsupported attribute ${JSON.stringify(LTarget)} (supported: ${CONSTRAINT_ATTRIBUTES.join(", ")})`,
+      );
+    }
+    const RTarget = optString(`${f}.RTarget`, o.RTarget, "");
+    if (RTarget.includes("${") && !isConstraintAttribute(RTarget)) {
+      throw validationError(`${f}.RTarget`, `unsupported attribute ${JSON.stringify(RTarget)}`);
+    }
+    return {
+      LTarget,
+      RTarget,
+      Operand: oneOf(`${f}.Operand`, o.Operand, CONSTRAINT_OPERANDS, "constraint operator"),
+    };
+  });
 }
 
 function restartPolicy(field: string, input: unknown): RestartPolicy | null {

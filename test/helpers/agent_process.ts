@@ -154,3 +154,119 @@ export function killProcessesUnder(dir: string): number[] {
   }
   return killed;
 }
+
+/**
+ * SIGKILLs the whole process group of every process whose command line mentions `dir`, then the
+ * process itself. Task processes are session leaders (the drivers start them detached), and what a
+ * task execs (e.g. `sleep`, or a plugin chrooted into its task dir) no longer names `dir`, so
+ * killing by command line alone would leave it running. Returns the pids matched.
+ */
+export function killProcessGroupsUnder(dir: string): number[] {
+  const ownGroup = pgidOf(fs.readFileSync("/proc/self/stat", "utf8"));
+  const matched: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cmdline: string;
+    let stat: string;
+    try {
+      cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    if (!cmdline.includes(dir)) continue;
+    matched.push(pid);
+    const pgid = pgidOf(stat);
+    // An agent shares this test's group (it is not started detached): kill only the process then.
+    for (const target of pgid > 1 && pgid !== ownGroup ? [-pgid, pid] : [pid]) {
+      try {
+        process.kill(target, "SIGKILL");
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+  return matched;
+}
+
+/** SIGKILLs an agent (no graceful stop: the crash case) and waits until the process is gone. */
+export async function crashAgent(agent: AgentProcess): Promise<void> {
+  if (!agent.running) return;
+  const gone = new Promise<void>((resolve) => agent.child.once("exit", () => resolve()));
+  agent.kill();
+  await gone;
+}
+
+/** The process group id in a /proc/<pid>/stat line (field 5). */
+function pgidOf(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+/** GET `base + route` as JSON; throws with the status and body on a non-2xx answer. */
+export async function getJson<T>(base: string, route: string): Promise<T> {
+  const res = await fetch(base + route);
+  const text = await res.text();
+  if (!res.ok) throw new Error(`GET ${route}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/** The last `lines` lines of a log file ("" when it does not exist), for failure reports. */
+export function logTail(file: string, lines = 80): string {
+  try {
+    return fs.readFileSync(file, "utf8").split("\n").slice(-lines).join("\n");
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * One `-server` agent and `-client` agents named after `nodeNames`, each with its own data dir under
+ * `dir` (`server`, and the node name lower-cased) and log file `<name>.log`, on a free loopback
+ * port. Resolves once every node is registered and ready. On failure the processes keep running:
+ * the caller's cleanup (`killProcessesUnder(dir)`) ends them, as it does after a passing test.
+ */
+export async function startCluster(
+  dir: string,
+  nodeNames: string[],
+  timeoutMs = 30_000,
+): Promise<{ addr: string; server: AgentProcess; clients: Map<string, AgentProcess> }> {
+  const port = await freePort();
+  const addr = `http://127.0.0.1:${port}`;
+  const server = new AgentProcess(
+    ["-server", "-data-dir", path.join(dir, "server"), "-http-addr", `127.0.0.1:${port}`],
+    path.join(dir, "server.log"),
+  );
+  const clients = new Map<string, AgentProcess>();
+  for (const name of nodeNames) {
+    const lower = name.toLowerCase();
+    clients.set(
+      name,
+      new AgentProcess(
+        ["-client", "-data-dir", path.join(dir, lower), `-servers=127.0.0.1:${port}`, `-node-name=${name}`],
+        path.join(dir, `${lower}.log`),
+      ),
+    );
+  }
+  try {
+    await eventually(
+      `nodes ${nodeNames.join(", ")} to be ready`,
+      async () => {
+        const nodes = await getJson<{ Name: string; Status: string }[]>(addr, "/v1/nodes");
+        const ready = new Set(nodes.filter((n) => n.Status === "ready").map((n) => n.Name));
+        return nodeNames.every((n) => ready.has(n)) ? true : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    // Say why: a server that exited at start (port taken, bad build) shows it in its log.
+    const state = server.running
+      ? "running"
+      : `exited (${String(server.child.exitCode ?? server.child.signalCode)})`;
+    throw new Error(
+      `${(err as Error).message}; server ${state}; server log:\n${logTail(path.join(dir, "server.log"), 30)}`,
+      { cause: err },
+    );
+  }
+  return { addr, server, clients };
+}

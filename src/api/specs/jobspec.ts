@@ -1,12 +1,14 @@
 /**
  * Nomad's HCL jobspec → the API's Job. Covers the subset berth runs (groups, restart policies, CSI
- * volume requests, tasks with config/env/volume mounts/csi_plugin); anything else is rejected by
+ * volume requests, tasks with config/env/volume mounts/csi_plugin, attribute/operator/value
+ * constraints at job, group and task level); anything else is rejected by
  * name. Semantics (IDs present, modes valid, mounts naming declared volumes) are the server's to
  * check; this only checks syntax and types, and fills Nomad's client-side defaults.
  */
 import { Body } from "./body.js";
 import { decodeHcl } from "./hcl.js";
 import type {
+  Constraint,
   Job,
   RestartPolicy,
   Task,
@@ -57,6 +59,7 @@ function jobFrom(id: string, b: Body, text: string): Job {
     TaskGroups: inSourceOrder(text, "group", b.labelled("group")).map(([name, g]) =>
       groupFrom(name, g, type, text),
     ),
+    ...constraintsFrom(b),
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,
@@ -76,6 +79,7 @@ function groupFrom(name: string, b: Body, jobType: string, text: string): TaskGr
     Volumes: volumes,
     Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) => taskFrom(t, tb, jobType)),
     RestartPolicy: restartFrom(b.block("restart"), jobType),
+    ...constraintsFrom(b),
   };
   b.finish();
   return group;
@@ -127,9 +131,30 @@ function taskFrom(name: string, b: Body, jobType: string): Task {
     CSIPluginConfig: plugin ? pluginFrom(plugin) : null,
     KillTimeout: b.duration("kill_timeout") ?? 5 * NS_PER_S,
     RestartPolicy: restartFrom(b.block("restart"), jobType),
+    ...constraintsFrom(b),
   };
   b.finish();
   return task;
+}
+
+/**
+ * `constraint { attribute = "${node.unique.name}" operator = "=" value = "B" }` blocks, as Nomad
+ * writes them (operator defaults to "="). Omitted entirely when there are none.
+ */
+function constraintsFrom(b: Body): { Constraints?: Constraint[] } {
+  const blocks = b.blocks("constraint");
+  if (blocks.length === 0) return {};
+  return {
+    Constraints: blocks.map((c) => {
+      const out: Constraint = {
+        LTarget: c.string("attribute") ?? "",
+        RTarget: c.string("value") ?? "",
+        Operand: c.string("operator") ?? "=",
+      };
+      c.finish();
+      return out;
+    }),
+  };
 }
 
 function volumeMountFrom(b: Body): VolumeMount {

@@ -11,6 +11,11 @@
  *   unmounts; a restarted agent's runner picks up from the state DB.
  * - An alloc whose persisted status is terminal, or that has releases pending, goes straight to
  *   postrun when run again (a restart resumes the release).
+ * - Restore (agent restart): an alloc with a persisted non-terminal status keeps that status and
+ *   its task states; prerun runs again (the csi_hook reuses mounts still in place) and each task
+ *   runner re-attaches to its persisted process. When the alloc turns out to be stopped before its
+ *   tasks are reached (or prerun fails), the tasks found running are killed before postrun
+ *   releases their volumes, so nothing is unmounted under a live task.
  */
 import { abortError, anySignal } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
@@ -42,6 +47,8 @@ export interface TaskRunnerLike {
   run(): Promise<void>;
   kill(reason: string): Promise<void>;
   state(): TaskState;
+  /** Agent exit: end background work, leave the task running (run() may then never settle). */
+  shutdown(): void;
 }
 
 export type NewTaskRunner = (args: {
@@ -49,6 +56,8 @@ export type NewTaskRunner = (args: {
   allocDir: AllocDir;
   hookResources: AllocHookResources;
   onStateChange: (s: TaskState) => void;
+  /** The task's persisted state when the alloc is restored after an agent restart. */
+  restoredState?: TaskState;
 }) => TaskRunnerLike;
 
 /** What the runner persists; StateDB satisfies it. */
@@ -91,6 +100,8 @@ export class AllocRunner {
   private description = "";
   private running: Promise<void> | undefined;
   private lastUpdate = "";
+  /** Task states persisted by a previous agent, when this runner restores a running alloc. */
+  private restoredTasks: Record<string, TaskState> | null = null;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -161,6 +172,7 @@ export class AllocRunner {
   async shutdown(): Promise<void> {
     this.shutdownCtl.abort(abortError());
     for (const hook of this.hooks) hook.shutdown?.();
+    for (const tr of this.taskRunners.values()) tr.shutdown();
     await Promise.allSettled([this.running, ...this.background]);
   }
 
@@ -191,12 +203,14 @@ export class AllocRunner {
       await this.postrun();
       return;
     }
+    if (stored) this.restore(stored);
     if (this.alloc.DesiredStatus !== "run" || this.stopCtl.signal.aborted) {
+      await this.killRestoredTasks("alloc was stopped while the agent was away");
       this.setStatus("complete", "alloc was stopped before it started");
       await this.postrun();
       return;
     }
-    this.setStatus("pending", "");
+    if (!this.restoredTasks) this.setStatus("pending", "");
 
     const prerunSignal = anySignal([this.stopCtl.signal, this.shutdownCtl.signal]);
     for (const hook of this.hooks) {
@@ -206,6 +220,7 @@ export class AllocRunner {
         await runHookPhase(hook, "prerun", this.log, () => h.prerun!(prerunSignal));
       } catch (err) {
         if (this.shutdownCtl.signal.aborted) return;
+        await this.killRestoredTasks(`prerun failed: ${asBerthError(err).message}`);
         if (this.stopCtl.signal.aborted) {
           this.setStatus("complete", "alloc was stopped before its tasks started");
         } else {
@@ -216,6 +231,7 @@ export class AllocRunner {
       }
     }
     if (this.stopCtl.signal.aborted) {
+      await this.killRestoredTasks("alloc was stopped while the agent was away");
       this.setStatus("complete", "alloc was stopped before its tasks started");
       await this.postrun();
       return;
@@ -228,23 +244,58 @@ export class AllocRunner {
     await this.postrun();
   }
 
-  /** Runs every task to its end; resolves early (tasks untouched) when the agent shuts down. */
-  private async runTasks(): Promise<void> {
+  /** Takes over the status and task states a previous agent persisted for this running alloc. */
+  private restore(stored: AllocClientUpdate): void {
+    this.restoredTasks = structuredClone(stored.TaskStates);
+    Object.assign(this.taskStates, this.restoredTasks);
+    this.status = stored.ClientStatus;
+    this.description = stored.ClientDescription;
+    this.log.info("restoring alloc after an agent restart", { status: stored.ClientStatus });
+  }
+
+  /**
+   * Restore only: re-attaches to the tasks a previous agent left running and kills them (they must
+   * not outlive their volumes). A no-op for an alloc that is not being restored.
+   */
+  private async killRestoredTasks(reason: string): Promise<void> {
+    if (!this.restoredTasks) return;
+    const runners = this.newTaskRunners();
+    await Promise.all(
+      runners.map(async ([name, tr]) => {
+        try {
+          await tr.kill(reason);
+        } catch (err) {
+          this.log.error("killing a restored task failed", { task: name, error: err });
+        }
+      }),
+    );
+  }
+
+  private newTaskRunners(): [string, TaskRunnerLike][] {
     const group = allocTaskGroup(this.alloc);
-    const runs: Promise<void>[] = [];
-    for (const task of group?.Tasks ?? []) {
+    return (group?.Tasks ?? []).map((task) => {
+      const restoredState = this.restoredTasks?.[task.Name];
       const tr = this.cfg.newTaskRunner({
         task,
         allocDir: this.allocDir,
         hookResources: this.hookResources,
         onStateChange: (s) => this.onTaskState(task.Name, s),
+        ...(restoredState ? { restoredState } : {}),
       });
       this.taskRunners.set(task.Name, tr);
+      return [task.Name, tr];
+    });
+  }
+
+  /** Runs every task to its end; resolves early (tasks untouched) when the agent shuts down. */
+  private async runTasks(): Promise<void> {
+    const runs: Promise<void>[] = [];
+    for (const [name, tr] of this.newTaskRunners()) {
       runs.push(
         tr.run().catch((err: unknown) => {
           const message = asBerthError(err).message;
-          this.log.error("task runner failed", { task: task.Name, error: message });
-          this.onTaskState(task.Name, {
+          this.log.error("task runner failed", { task: name, error: message });
+          this.onTaskState(name, {
             ...tr.state(),
             State: "dead",
             Failed: true,

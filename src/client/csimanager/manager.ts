@@ -126,6 +126,10 @@ export class CsiManager implements NodePluginSource {
   private add(plugin: RegisteredPlugin): void {
     const k = key(plugin.role, plugin.pluginId);
     const old = this.instances.get(k);
+    // The same plugin task registering again (its supervisor re-registers a plugin restored after
+    // an agent restart, or one that recovered): the instance already talks to it. Replacing it
+    // would close the connection under calls in flight (a NodePublish of a restored alloc).
+    if (old && sameEndpoint(old.plugin, plugin)) return;
     if (old) this.track(old.stop());
     const inst = new PluginInstance(plugin, this.cfg.clientFactory(plugin.socketPath), {
       intervalMs: this.cfg.fingerprintIntervalMs ?? 30_000,
@@ -169,6 +173,15 @@ export class CsiManager implements NodePluginSource {
     this.stopping.add(tracked);
     void tracked.finally(() => this.stopping.delete(tracked));
   }
+}
+
+function sameEndpoint(a: RegisteredPlugin, b: RegisteredPlugin): boolean {
+  return (
+    a.allocId === b.allocId &&
+    a.socketPath === b.socketPath &&
+    a.hostDir === b.hostDir &&
+    a.stagePublishBaseDir === b.stagePublishBaseDir
+  );
 }
 
 function key(role: PluginRole, pluginId: string): string {

@@ -72,6 +72,8 @@ export class VolumeManager {
   private readonly mutex = new KeyedMutex();
   /** Staging key → allocs using that staging. */
   private readonly stagings = new Map<string, Set<string>>();
+  /** Staging keys restored from stubs whose mount has not been checked since the restart. */
+  private readonly unverified = new Set<string>();
   private readonly retry: CsiRetryPolicy;
   private readonly callTimeoutMs: number;
   private readonly log: Logger;
@@ -82,10 +84,18 @@ export class VolumeManager {
     this.log = cfg.log;
   }
 
-  /** Rebuilds the staging reference counts from the stubs persisted before a restart. */
+  /**
+   * Rebuilds the staging reference counts from the stubs persisted before a restart. Restored
+   * stagings are unverified: the first publish that relies on one checks that its staging path is
+   * still mounted and stages again when it is not (NodeStage is idempotent, so a plugin whose
+   * staging is not a mount point is merely asked once more).
+   */
   restore(stubs: { allocId: string; stub: CsiVolumeStub }[]): void {
-    for (const { allocId, stub } of stubs)
-      this.users(stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage)).add(allocId);
+    for (const { allocId, stub } of stubs) {
+      const key = stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage);
+      this.users(key).add(allocId);
+      if (stub.stagingPath !== "") this.unverified.add(key);
+    }
   }
 
   /** How many allocs on this node use a volume's staging for a usage; for tests and diagnostics. */
@@ -115,7 +125,7 @@ export class VolumeManager {
       const stages = node.capabilities.stageUnstageVolume;
       const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
 
-      if (stages && users.size === 0) {
+      if (stages && (users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))) {
         await fs.mkdir(paths.hostStagingPath, { recursive: true });
         await retryCsiCall(
           "NodeStageVolume",
@@ -137,6 +147,7 @@ export class VolumeManager {
         );
         log.info("volume staged", { usage: usageKey(req.usage) });
       }
+      this.unverified.delete(skey);
       users.add(req.allocId);
 
       try {
@@ -256,6 +267,17 @@ export class VolumeManager {
       log.info("volume unstaged");
     }
     this.stagings.delete(skey);
+    this.unverified.delete(skey);
+  }
+
+  /** True when a staging restored from stubs is in use but its mount went away (e.g. a reboot). */
+  private async restoredStagingLost(skey: string, hostStagingPath: string): Promise<boolean> {
+    if (!this.unverified.has(skey)) return false;
+    const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
+    const lost = !(await check(hostStagingPath));
+    if (lost)
+      this.log.warn("restored staging is no longer mounted; staging again", { path: hostStagingPath });
+    return lost;
   }
 
   private nodePlugin(pluginId: string, signal?: AbortSignal): Promise<NodePluginHandle> {

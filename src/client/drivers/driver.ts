@@ -65,4 +65,10 @@ export interface TaskDriver {
   stop(handle: TaskHandle, killTimeoutMs: number): Promise<void>;
   /** Re-attaches to a task from a persisted handle; false when the process is gone. */
   recover(handle: TaskHandle): Promise<boolean>;
+  /**
+   * Agent exit: stops watching every task without touching it (tasks outlive the agent and a
+   * restarted agent recovers them), so nothing of the driver keeps the process alive. Waits still
+   * pending never settle: a task's exit seen after this point is the next agent's to record.
+   */
+  detach(): void;
 }

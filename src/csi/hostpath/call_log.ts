@@ -10,6 +10,7 @@ export interface CallRecord {
   time: number;
   method: string;
   volume_id: string;
+  /** The request's node_id (controller calls), or the serving node's id for Node service calls. */
   node_id: string;
   /** "OK" or the gRPC status name. */
   code: string;

@@ -1,12 +1,14 @@
 /** What every csi-hostpath handler shares, and the error shape handlers throw. */
 import type { status } from "@grpc/grpc-js";
 import type { Logger } from "../../internal/log.js";
+import type { AttachmentStore } from "./attachments.js";
 import type { HostpathConfig } from "./flags.js";
 import type { VolumeStore } from "./volumes.js";
 
 export interface HostpathContext {
   config: HostpathConfig;
   volumes: VolumeStore;
+  attachments: AttachmentStore;
   log: Logger;
 }
 

@@ -24,7 +24,8 @@ function volumeAnswer(ctx: HostpathContext, id: string, capacityBytes: number): 
       volume_id: id,
       capacity_bytes: capacityBytes,
       volume_context: {},
-      accessible_topology: [{ segments: ctx.config.topology }],
+      // A controller without topology flags (no node ID) reports none: reachable from anywhere.
+      accessible_topology: Object.keys(ctx.config.topology).length ? [{ segments: ctx.config.topology }] : [],
     },
   };
 }
@@ -80,6 +81,13 @@ export async function deleteVolume(ctx: HostpathContext, req: { volume_id: strin
   const inUse = await mountsOfVolume(ctx.volumes, req.volume_id);
   if (inUse.length > 0)
     throw rpcError(status.FAILED_PRECONDITION, `volume ${req.volume_id} is still mounted`);
+  const attached = await ctx.attachments.list(req.volume_id);
+  if (attached.length > 0) {
+    throw rpcError(
+      status.FAILED_PRECONDITION,
+      `volume ${req.volume_id} is still published to node ${attached[0]!.nodeId}`,
+    );
+  }
   await ctx.volumes.delete(req.volume_id);
   return {};
 }

@@ -1,6 +1,15 @@
 /** Command-line flags of `berth csi-hostpath`. */
 import { socketPathOf } from "../proto.js";
 
+/**
+ * Which CSI services the process serves: monolith = Identity+Controller+Node; controller =
+ * Identity+Controller (node calls answer UNIMPLEMENTED); node = Identity+Node (no CONTROLLER_SERVICE
+ * advertised, controller calls answer UNIMPLEMENTED). Controller and node processes of one plugin
+ * share a --state-dir (emulated shared storage).
+ */
+export const HOSTPATH_MODES = ["monolith", "controller", "node"] as const;
+export type HostpathMode = (typeof HOSTPATH_MODES)[number];
+
 export interface HostpathConfig {
   /** Absolute socket path. */
   socketPath: string;
@@ -10,12 +19,21 @@ export interface HostpathConfig {
   topology: Record<string, string>;
   /** A file that gets one JSON line per RPC (method, volume, node, outcome; never secrets). */
   callLog: string | null;
+  mode: HostpathMode;
+  /**
+   * Advertise PUBLISH_UNPUBLISH_VOLUME: ControllerPublish records attachments per (volume, node)
+   * under the state dir and NodeStage requires the publish_context it returned.
+   */
+  attachRequired: boolean;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
+       [--mode=monolith|controller|node] [--attach-required]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
-  --node-id       this node's id, reported by NodeGetInfo (required)
+  --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
+  --mode          the services served: monolith (default), controller or node
+  --attach-required  advertise PUBLISH_UNPUBLISH_VOLUME; NodeStage needs ControllerPublish's context
   --state-dir     where volumes live: <state-dir>/volumes/<id> (required)
   --max-volumes   volumes per node (default 1024)
   --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
@@ -29,6 +47,8 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let maxVolumes = 1024;
   const topology: Record<string, string> = {};
   let callLog: string | null = null;
+  let mode: HostpathMode = "monolith";
+  let attachRequired = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -44,7 +64,18 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "node-id") nodeId = value();
     else if (name === "state-dir") stateDir = value();
     else if (name === "call-log") callLog = value();
-    else if (name === "max-volumes") {
+    else if (name === "attach-required") {
+      // A boolean flag: bare, or =true/=false (never consumes the next argument).
+      const v = eq === -1 ? "true" : arg.slice(eq + 1);
+      if (v !== "true" && v !== "false")
+        throw new Error(`--attach-required: expected true or false, got ${v}`);
+      attachRequired = v === "true";
+    } else if (name === "mode") {
+      const v = value();
+      if (!(HOSTPATH_MODES as readonly string[]).includes(v))
+        throw new Error(`--mode: expected one of ${HOSTPATH_MODES.join(", ")}, got ${JSON.stringify(v)}`);
+      mode = v as HostpathMode;
+    } else if (name === "max-volumes") {
       const v = value();
       maxVolumes = Number(v);
       if (!Number.isInteger(maxVolumes) || maxVolumes < 1) throw new Error(`--max-volumes: bad number ${v}`);
@@ -55,8 +86,17 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     } else throw new Error(`unknown flag --${name}`);
   }
   if (!endpoint) throw new Error("--endpoint (or CSI_ENDPOINT) is required");
-  if (!nodeId) throw new Error("--node-id is required");
+  if (!nodeId && mode !== "controller") throw new Error("--node-id is required");
   if (!stateDir) throw new Error("--state-dir is required");
-  if (Object.keys(topology).length === 0) topology["berth.io/hostname"] = nodeId;
-  return { socketPath: socketPathOf(endpoint), nodeId, stateDir, maxVolumes, topology, callLog };
+  if (Object.keys(topology).length === 0 && nodeId) topology["berth.io/hostname"] = nodeId;
+  return {
+    socketPath: socketPathOf(endpoint),
+    nodeId,
+    stateDir,
+    maxVolumes,
+    topology,
+    callLog,
+    mode,
+    attachRequired,
+  };
 }

@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
 import type { WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
 import { checkCapabilities } from "./controller.js";
+import { requirePublished } from "./controller_publish.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../mountinfo.js";
@@ -33,6 +34,7 @@ export async function nodeStageVolume(ctx: HostpathContext, req: WireNodeStageRe
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
   checkCapabilities([req.volume_capability]);
   const source = await requireVolume(ctx, req.volume_id);
+  if (ctx.config.attachRequired) await requirePublished(ctx, req.volume_id, req.publish_context ?? {});
   const existing = await mountAt(req.staging_target_path);
   if (existing) {
     if (fromVolume(existing.root, req.volume_id)) return {};

@@ -1,6 +1,7 @@
 /**
- * The csi-hostpath gRPC server: Identity, Controller and Node on one unix socket. One call per
- * volume at a time: a second concurrent call for the same volume gets ABORTED (spec, "Concurrency").
+ * The csi-hostpath gRPC server: Identity plus Controller and/or Node (by --mode) on one unix socket;
+ * calls of a service the mode does not serve answer UNIMPLEMENTED. One call per volume at a time: a
+ * second concurrent call for the same volume gets ABORTED (spec, "Concurrency").
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -8,8 +9,14 @@ import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../internal/log.js";
 import { loadCsi } from "../proto.js";
 import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
+import { AttachmentStore } from "./attachments.js";
 import { callRecorder } from "./call_log.js";
 import { createVolume, deleteVolume, validateVolumeCapabilities } from "./controller.js";
+import {
+  controllerPublishVolume,
+  controllerUnpublishVolume,
+  type WireControllerPublishRequest,
+} from "./controller_publish.js";
 import { isRpcError, rpcError, type HostpathContext } from "./context.js";
 import type { HostpathConfig } from "./flags.js";
 import { nodePublishVolume, nodeStageVolume, nodeUnpublishVolume, nodeUnstageVolume } from "./node.js";
@@ -21,19 +28,43 @@ export const HOSTPATH_VERSION = "0.1.0";
 type Req = Record<string, unknown>;
 type Handler = (ctx: HostpathContext, req: Req) => Promise<object> | object;
 
-const HANDLERS: Record<string, Handler> = {
+const IDENTITY: Record<string, Handler> = {
   GetPluginInfo: () => ({ name: HOSTPATH_PLUGIN_NAME, vendor_version: HOSTPATH_VERSION }),
-  GetPluginCapabilities: () => ({
+  GetPluginCapabilities: (ctx) => ({
     capabilities: [
-      { service: { type: "CONTROLLER_SERVICE" } },
+      ...(ctx.config.mode === "node" ? [] : [{ service: { type: "CONTROLLER_SERVICE" } }]),
       { service: { type: "VOLUME_ACCESSIBILITY_CONSTRAINTS" } },
     ],
   }),
   Probe: () => ({ ready: { value: true } }),
-  ControllerGetCapabilities: () => ({ capabilities: [{ rpc: { type: "CREATE_DELETE_VOLUME" } }] }),
+};
+
+const CONTROLLER: Record<string, Handler> = {
+  ControllerGetCapabilities: (ctx) => ({
+    capabilities: [
+      { rpc: { type: "CREATE_DELETE_VOLUME" } },
+      ...(ctx.config.attachRequired ? [{ rpc: { type: "PUBLISH_UNPUBLISH_VOLUME" } }] : []),
+    ],
+  }),
   CreateVolume: (ctx, r) => createVolume(ctx, r as unknown as WireCreateVolumeRequest),
   DeleteVolume: (ctx, r) => deleteVolume(ctx, r as { volume_id: string }),
   ValidateVolumeCapabilities: (ctx, r) => validateVolumeCapabilities(ctx, r as never),
+  ControllerPublishVolume: (ctx, r) => {
+    if (!ctx.config.attachRequired) throw unimplemented("ControllerPublishVolume without --attach-required");
+    return controllerPublishVolume(ctx, r as unknown as WireControllerPublishRequest);
+  },
+  ControllerUnpublishVolume: (ctx, r) => {
+    if (!ctx.config.attachRequired)
+      throw unimplemented("ControllerUnpublishVolume without --attach-required");
+    return controllerUnpublishVolume(ctx, r as { volume_id: string; node_id: string });
+  },
+};
+
+function unimplemented(what: string) {
+  return rpcError(grpc.status.UNIMPLEMENTED, `${what} is not implemented by csi-hostpath`);
+}
+
+const NODE: Record<string, Handler> = {
   NodeGetCapabilities: () => ({ capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }] }),
   NodeGetInfo: (ctx) => ({
     node_id: ctx.config.nodeId,
@@ -47,6 +78,13 @@ const HANDLERS: Record<string, Handler> = {
   NodeUnpublishVolume: (ctx, r) => nodeUnpublishVolume(ctx, r as { volume_id: string; target_path: string }),
 };
 
+/** The handlers a mode serves; every other method answers UNIMPLEMENTED. */
+function handlersFor(mode: HostpathConfig["mode"]): Record<string, Handler> {
+  if (mode === "controller") return { ...IDENTITY, ...CONTROLLER };
+  if (mode === "node") return { ...IDENTITY, ...NODE };
+  return { ...IDENTITY, ...CONTROLLER, ...NODE };
+}
+
 export interface HostpathServer {
   endpoint: string;
   /** Graceful (bounded) shutdown, then removes the socket. Idempotent. */
@@ -56,7 +94,8 @@ export interface HostpathServer {
 export async function startHostpathServer(config: HostpathConfig, log: Logger): Promise<HostpathServer> {
   const volumes = new VolumeStore(config.stateDir);
   await volumes.init();
-  const ctx: HostpathContext = { config, volumes, log };
+  const ctx: HostpathContext = { config, volumes, attachments: new AttachmentStore(config.stateDir), log };
+  const handlers = handlersFor(config.mode);
   const inFlight = new Set<string>();
   const record = callRecorder(config.callLog);
   const csi = loadCsi();
@@ -66,7 +105,14 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     for (const method of Object.keys(csi[svc].service)) {
       impl[method] = (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => {
         const volumeId = typeof call.request.volume_id === "string" ? call.request.volume_id : "";
-        const nodeId = typeof call.request.node_id === "string" ? call.request.node_id : "";
+        // Node calls carry no node_id: record the node serving them, so logs from several node
+        // processes sharing one file say which node unmounted what.
+        const nodeId =
+          typeof call.request.node_id === "string" && call.request.node_id !== ""
+            ? call.request.node_id
+            : svc === "Node"
+              ? config.nodeId
+              : "";
         void handle(method, call.request).then(
           (res) => {
             record({ method, volume_id: volumeId, node_id: nodeId, code: "OK" });
@@ -85,8 +131,8 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
   }
 
   async function handle(method: string, req: Req): Promise<object> {
-    const handler = HANDLERS[method];
-    if (!handler) throw rpcError(grpc.status.UNIMPLEMENTED, `${method} is not implemented by csi-hostpath`);
+    const handler = handlers[method];
+    if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
     const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
     if (!volumeId) return handler(ctx, req);
     if (inFlight.has(volumeId))
@@ -108,7 +154,13 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
       err ? reject(err) : resolve(),
     ),
   );
-  log.info("listening", { endpoint, node_id: config.nodeId, state_dir: config.stateDir });
+  log.info("listening", {
+    endpoint,
+    node_id: config.nodeId,
+    state_dir: config.stateDir,
+    mode: config.mode,
+    attach_required: config.attachRequired,
+  });
 
   let stopped: Promise<void> | null = null;
   return {

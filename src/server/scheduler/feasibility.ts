@@ -5,6 +5,7 @@
  */
 import { allocIndex, allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { checkClaim } from "../../structs/claim.js";
+import { constraintMet, formatConstraint } from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
@@ -33,6 +34,13 @@ export function nodeFeasible(
   if (node.SchedulingEligibility !== "eligible") return "node ineligible";
   if (!job.Datacenters.includes("*") && !job.Datacenters.includes(node.Datacenter))
     return "datacenter mismatch";
+  const constraints = [
+    ...(job.Constraints ?? []),
+    ...(group.Constraints ?? []),
+    ...group.Tasks.flatMap((t) => t.Constraints ?? []),
+  ];
+  const unmet = constraints.find((c) => !constraintMet(c, node));
+  if (unmet) return `constraint ${JSON.stringify(formatConstraint(unmet))} not met`;
   for (const task of group.Tasks) {
     const d = node.Drivers[task.Driver];
     if (!d?.Detected) return `missing driver ${task.Driver}`;

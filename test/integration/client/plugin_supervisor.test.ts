@@ -105,6 +105,50 @@ describe("csi_plugin_supervisor hook", () => {
     assert.deepEqual(types, ["Plugin became healthy", "Plugin became unhealthy", "Plugin became healthy"]);
   });
 
+  it("under a driver without mounts (raw_exec) uses the host dir as the plugin's own view", async () => {
+    const driver = new FakeDriver("raw_exec", false);
+    const registrar = new RecordingRegistrar();
+    const task = makeTask({
+      Name: "raw-plugin",
+      Driver: "raw_exec",
+      CSIPluginConfig: plugin({ ID: "raw", Type: "node", StagePublishBaseDir: "/local/csi" }),
+    });
+    const probes: string[] = [];
+    const tr = new TaskRunner(
+      runnerConfig(dataDir, task, driver, {
+        jobType: "service",
+        pluginRegistrar: registrar,
+        csiPlugin: {
+          probe: async (sock) => {
+            probes.push(sock);
+            return true;
+          },
+          startupPollMs: 10,
+        },
+      }),
+    );
+    const hostDir = path.join(dataDir, "client", "csi", "node", "raw");
+    const running = tr.run();
+    try {
+      await until(() => registrar.live.size === 1, "registered");
+      const s = driver.starts[0]!;
+      assert.deepEqual(s.mounts, [], "no bidirectional mount for a driver that cannot mount");
+      assert.equal(s.env.CSI_ENDPOINT, `unix://${path.join(hostDir, "csi.sock")}`);
+      assert.equal(probes[0], path.join(hostDir, "csi.sock"));
+      const reg = registrar.live.get("csi-node/raw")!;
+      assert.equal(reg.mountDir, hostDir);
+      assert.equal(reg.stagePublishBaseDir, hostDir);
+      assert.equal(reg.hostDir, hostDir);
+      assert.equal((await fs.stat(hostDir)).isDirectory(), true);
+      assert.deepEqual(await mountsUnder(hostDir), [], "the host dir is not bound onto itself");
+      assert.ok(!eventTypes(tr.state()).includes("Driver Failure"));
+    } finally {
+      await tr.kill("test done");
+      await running;
+    }
+    assert.equal(registrar.live.size, 0, "deregistered on stop");
+  });
+
   it("restarts the task when the plugin is not healthy within health_timeout", async () => {
     const driver = new FakeDriver("exec");
     const registrar = new RecordingRegistrar();

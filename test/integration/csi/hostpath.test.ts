@@ -33,6 +33,8 @@ void describe("csi-hostpath conformance (real bind mounts)", () => {
         maxVolumes: 4,
         topology: { "berth.io/hostname": "node-1" },
         callLog: path.join(dir, "calls.jsonl"),
+        mode: "monolith",
+        attachRequired: false,
       },
       nullLogger,
     );

@@ -225,6 +225,51 @@ describe("jobspec HCL", () => {
     });
   });
 
+  it("reads constraint blocks at job, group and task level (operator defaults to =)", async () => {
+    const job = await parseJobSpec(
+      "c.hcl",
+      `job "j" {
+  constraint {
+    attribute = "\${node.unique.name}"
+    value     = "B"
+  }
+  group "g" {
+    constraint {
+      attribute = "\${node.datacenter}"
+      operator  = "!="
+      value     = "dc9"
+    }
+    task "t" {
+      driver = "raw_exec"
+      constraint {
+        attribute = "\${node.class}"
+        operator  = "=="
+        value     = "gpu"
+      }
+    }
+  }
+}`,
+    );
+    assert.deepEqual(job.Constraints, [{ LTarget: "${node.unique.name}", RTarget: "B", Operand: "=" }]);
+    assert.deepEqual(job.TaskGroups[0]!.Constraints, [
+      { LTarget: "${node.datacenter}", RTarget: "dc9", Operand: "!=" },
+    ]);
+    assert.deepEqual(job.TaskGroups[0]!.Tasks[0]!.Constraints, [
+      { LTarget: "${node.class}", RTarget: "gpu", Operand: "==" },
+    ]);
+    assert.equal(
+      "Constraints" in (await parseJobSpec("n.hcl", `job "j" {\n group "g" {\n task "t" {}\n }\n}`)),
+      false,
+    );
+    await assert.rejects(
+      parseJobSpec(
+        "bad.hcl",
+        `job "j" {\n constraint {\n distinct_hosts = true\n }\n group "g" {\n task "t" {}\n }\n}`,
+      ),
+      /distinct_hosts/,
+    );
+  });
+
   it("accepts env as a map attribute as well as a block", async () => {
     const job = await parseJobSpec(
       "m.hcl",

@@ -127,6 +127,7 @@ export class FakeTask {
     Events: [],
   };
   killedWith: string | null = null;
+  shutdowns = 0;
   mountsSeen: Map<string, CsiMount> | null = null;
   private finishWith!: (failed: boolean) => void;
   private readonly finished = new Promise<boolean>((resolve) => (this.finishWith = resolve));
@@ -146,6 +147,10 @@ export class FakeTask {
   async kill(reason: string): Promise<void> {
     this.killedWith = reason;
     this.finishWith(false);
+  }
+
+  shutdown(): void {
+    this.shutdowns++;
   }
 
   finish(failed = false): void {

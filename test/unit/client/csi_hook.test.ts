@@ -231,3 +231,46 @@ test("a stop during a claim wait abandons it; the alloc completes without starti
   assert.equal(h.runner.clientStatus, "complete");
   assert.equal(h.tasks.length, 0);
 });
+
+/** Runs an alloc with one volume to "running", then shuts its runner down (the agent exits). */
+async function runThenShutdown(alloc: Allocation) {
+  const h = harness(alloc);
+  void h.runner.run();
+  await h.untilTaskStarted();
+  await h.runner.shutdown();
+  const stub = h.stateDb.getVolumeStubs(alloc.ID).data;
+  assert.ok(stub, "the stub is persisted");
+  return { stateDb: h.stateDb, client: h.client, stub };
+}
+
+test("restore: a running alloc whose mount is still there gets it back with no claim, stage or publish", async () => {
+  const alloc = allocWith({ data: volumeRequest() });
+  const first = await runThenShutdown(alloc);
+  const h = harness(alloc, { stateDb: first.stateDb });
+  h.mounted.add(first.stub.targetPath);
+  void h.runner.run();
+  const task = await h.untilTaskStarted();
+  assert.deepEqual(h.client.methods(), [], "no CSI call");
+  assert.equal(h.rpc.claims.length, 0, "no claim");
+  assert.equal(task.mountsSeen?.get("data")?.source, first.stub.targetPath);
+  assert.equal(h.runner.clientStatus, "running");
+  await h.runner.shutdown();
+});
+
+test("restore: an alloc stopped while the agent was away has its tasks killed, then its volume released", async () => {
+  const alloc = allocWith({ data: volumeRequest() });
+  const first = await runThenShutdown(alloc);
+  const h = harness({ ...alloc, DesiredStatus: "stop" }, { stateDb: first.stateDb });
+  h.mounted.add(first.stub.targetPath);
+  await h.runner.run();
+  await h.runner.released();
+  assert.equal(h.tasks.length, 1, "the restored task was re-attached");
+  assert.match(h.tasks[0]!.killedWith ?? "", /stopped while the agent was away/);
+  assert.deepEqual(
+    h.client.methods(),
+    ["NodeUnpublishVolume", "NodeUnstageVolume", "rpc:CSIVolume.Unpublish"],
+    "released in order, never claimed",
+  );
+  assert.equal(h.runner.clientStatus, "complete");
+  assert.deepEqual(h.stateDb.getVolumeStubs(alloc.ID), {});
+});

@@ -16,11 +16,13 @@ interface Running {
 export class FakeDriver implements TaskDriver {
   readonly starts: TaskStartConfig[] = [];
   stops = 0;
+  detaches = 0;
   /** Exit codes for successive starts; a start past the end runs until stopped. */
   exitCodes: number[] = [];
   exitAfterMs = 5;
   startError: Error | null = null;
   private readonly running = new Map<number, Running>();
+  private readonly exited = new Set<number>();
   private nextPid = 1000;
 
   constructor(
@@ -42,6 +44,7 @@ export class FakeDriver implements TaskDriver {
     const pid = this.nextPid++;
     let resolve!: (r: ExitResult) => void;
     const done = new Promise<ExitResult>((r) => (resolve = r));
+    void done.then(() => this.exited.add(pid));
     this.running.set(pid, { resolve, done });
     const code = this.exitCodes[n];
     if (code !== undefined) setTimeout(() => resolve({ exitCode: code, signal: null }), this.exitAfterMs);
@@ -60,7 +63,18 @@ export class FakeDriver implements TaskDriver {
     await this.wait(handle);
   }
 
-  async recover(): Promise<boolean> {
-    return false;
+  /** A handle of this driver's is recoverable while its task has not exited. */
+  async recover(handle: TaskHandle): Promise<boolean> {
+    return this.running.has(handle.pid) && !this.exited.has(handle.pid);
+  }
+
+  /** Ends a running task as if it exited by itself (e.g. while the agent was away). */
+  exit(pid: number, exitCode: number): void {
+    this.running.get(pid)?.resolve({ exitCode, signal: null });
+  }
+
+  /** Fake tasks hold no OS resources, so there is nothing to let go of. */
+  detach(): void {
+    this.detaches++;
   }
 }

@@ -140,10 +140,12 @@ test("restore rebuilds the staging counts from persisted stubs", async () => {
   const { client, vm, req, unmount } = setup();
   const s1 = (await vm.mountVolume(req("a1"))).stub;
   const s2 = (await vm.mountVolume(req("a2"))).stub;
+  const checked: string[] = [];
   const fresh = new VolumeManager({
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,
     retry: RETRY,
+    isMountPoint: async (p) => (checked.push(p), true),
   });
   fresh.restore([
     { allocId: "a1", stub: s1 },
@@ -152,11 +154,34 @@ test("restore rebuilds the staging counts from persisted stubs", async () => {
   client.calls.length = 0;
   await fresh.mountVolume(req("a3"));
   assert.deepEqual(client.methods(), ["NodePublishVolume"], "already staged: no second NodeStage");
+  assert.deepEqual(checked, [s1.stagingPath], "the restored staging was checked once");
+  await fresh.mountVolume(req("a4"));
+  assert.equal(checked.length, 1, "a verified staging is not checked again");
+  await fresh.unmountVolume(unmount("a4"));
   await fresh.unmountVolume(unmount("a1"));
   await fresh.unmountVolume(unmount("a3"));
   assert.equal(client.callsOf("NodeUnstageVolume").length, 0);
   await fresh.unmountVolume(unmount("a2"));
   assert.equal(client.callsOf("NodeUnstageVolume").length, 1);
+});
+
+test("a restored staging whose mount is gone is staged again before the next publish", async () => {
+  const { client, vm, req } = setup();
+  const s1 = (await vm.mountVolume(req("a1"))).stub;
+  const fresh = new VolumeManager({
+    plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
+    log: nullLogger,
+    retry: RETRY,
+    isMountPoint: async () => false,
+  });
+  fresh.restore([{ allocId: "a1", stub: s1 }]);
+  client.calls.length = 0;
+  await fresh.mountVolume(req("a1"));
+  assert.deepEqual(client.methods(), ["NodeStageVolume", "NodePublishVolume"]);
+  assert.equal(
+    (client.calls[0]!.req as NodeStageRequest).stagingTargetPath,
+    "/csi/staging/default/vol1/rw-file-system-single-node-writer",
+  );
 });
 
 test("a plugin without STAGE_UNSTAGE_VOLUME is never staged", async () => {

@@ -122,3 +122,27 @@ test("scheduler: per_alloc claims Source[N]; stop marks allocs; completed batch 
   assert.equal((await b.scheduler.evaluate("default", "b")).placed, 0);
   assert.equal(b.store.allocsByJob("default", "b").length, 1);
 });
+
+test("scheduler: job, group and task constraints filter nodes, with the constraint as the reason", async () => {
+  const nodes = [withPlugin("a", undefined), withPlugin("b")].map((n, i) => ({
+    ...n,
+    Name: i === 0 ? "A" : "B",
+  }));
+  const constrain = (level: "job" | "group" | "task", op: string, value: string) => {
+    const job = csiJob(`j-${level}-${value}`);
+    const c = [{ LTarget: "${node.unique.name}", RTarget: value, Operand: op }];
+    if (level === "job") job.Constraints = c;
+    if (level === "group") job.TaskGroups[0]!.Constraints = c;
+    if (level === "task") job.TaskGroups[0]!.Tasks[0]!.Constraints = c;
+    return job;
+  };
+  for (const level of ["job", "group", "task"] as const) {
+    const r = await run(nodes, [makeVolume("vol1")], constrain(level, "=", "B"));
+    assert.equal(r.allocs[0]!.NodeID, "b", `${level} constraint = B`);
+    const r2 = await run(nodes, [makeVolume("vol1")], constrain(level, "!=", "B"));
+    assert.equal(r2.allocs[0]!.NodeID, "a", `${level} constraint != B`);
+  }
+  const none = await run(nodes, [makeVolume("vol1")], constrain("group", "=", "C"));
+  assert.equal(none.allocs.length, 0);
+  assert.deepEqual(none.result.failures[0]!.reasons, { 'constraint "${node.unique.name} = C" not met': 2 });
+});

@@ -6,7 +6,13 @@
  * the plugin's roles, then probe lightly and report health changes as task events (an unhealthy
  * plugin is deregistered until it recovers). exited: deregister. stop (final): unmount the plugin
  * dir so nothing stays mounted.
+ *
+ * A driver without mount support (raw_exec) runs the plugin in the host's own mount namespace: the
+ * plugin's view IS the host's view, so there is nothing to bind. The hook then only creates the
+ * directory, points CSI_ENDPOINT at the host socket, and registers the plugin with mount_dir and
+ * stage_publish_base_dir both set to the host dir (the job's mount_dir is ignored).
  */
+import fs from "node:fs/promises";
 import path from "node:path";
 import { anySignal, isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
@@ -50,6 +56,8 @@ export interface PluginSupervisorDeps {
   lifecycle: TaskLifecycle;
   log: Logger;
   options: PluginSupervisorOptions;
+  /** The task's driver can bind directories into it (DriverCapabilities.supportsMounts). */
+  driverSupportsMounts: boolean;
 }
 
 export function rolesOf(type: TaskCSIPluginConfig["Type"]): PluginRole[] {
@@ -72,6 +80,10 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
   }
 
   async prestart(signal: AbortSignal): Promise<PrestartResult> {
+    if (!this.d.driverSupportsMounts) {
+      await fs.mkdir(this.hostDir, { recursive: true, mode: 0o700 });
+      return { mounts: [], env: { CSI_ENDPOINT: `unix://${this.socketPath}` } };
+    }
     await ensureSharedDir(this.hostDir, signal);
     return {
       mounts: [
@@ -165,7 +177,10 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
   }
 
   private register(): void {
-    const base = this.d.plugin.StagePublishBaseDir || this.d.plugin.MountDir;
+    const mountDir = this.d.driverSupportsMounts ? this.d.plugin.MountDir : this.hostDir;
+    const base = this.d.driverSupportsMounts
+      ? this.d.plugin.StagePublishBaseDir || this.d.plugin.MountDir
+      : this.hostDir;
     for (const role of rolesOf(this.d.plugin.Type)) {
       this.d.registrar.register({
         role,
@@ -174,7 +189,7 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
         taskName: this.d.task.Name,
         socketPath: this.socketPath,
         hostDir: this.hostDir,
-        mountDir: this.d.plugin.MountDir,
+        mountDir,
         stagePublishBaseDir: base,
         registeredAt: Date.now(),
       });

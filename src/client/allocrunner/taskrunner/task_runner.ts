@@ -2,6 +2,13 @@
  * Runs one task of an allocation through its lifecycle: prestart hooks, driver start, poststart
  * hooks (alongside the running task), wait, exited hooks, then the restart policy; stop hooks once
  * the task is dead for good. Every state change is reported through `onStateChange` (a copy).
+ *
+ * Restore (agent restart): the driver's handle is persisted when a task starts and deleted when the
+ * task is dead for good. A runner that finds a persisted handle re-attaches instead of starting:
+ * when `driver.recover` says the process is alive, prestart is skipped (the task already has its
+ * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and the
+ * runner waits on it; when it is gone, its recorded exit is treated as a normal exit and the restart
+ * policy decides. A restored state that is already dead is final: the task is not run again.
  */
 import path from "node:path";
 import { isAbortError, sleep } from "../../../internal/abort.js";
@@ -33,6 +40,17 @@ export interface TaskRunnerConfig {
   onStateChange(state: TaskState): void;
   /** Required for tasks with a csi_plugin block: how to Probe the plugin, and how often. */
   csiPlugin?: PluginSupervisorOptions;
+  /** Where the running task's handle is persisted for an agent restart; none: nothing persists. */
+  handles?: TaskHandleStore;
+  /** The task's state as last persisted, when its alloc is restored after an agent restart. */
+  restoredState?: TaskState;
+}
+
+/** The part of the client state DB that keeps task handles; StateDB satisfies it. */
+export interface TaskHandleStore {
+  putTaskHandle(allocId: string, task: string, handle: TaskHandle): void;
+  getTaskHandle(allocId: string, task: string): TaskHandle | undefined;
+  deleteTaskHandle(allocId: string, task: string): void;
 }
 
 /** Drivers that chroot into the task dir, so paths are given in the task's view. */
@@ -57,6 +75,8 @@ export class TaskRunner {
   };
   private readonly hooks: TaskHook[];
   private readonly killAc = new AbortController();
+  /** Agent exit: poststart hooks and restart delays end, the task itself is left alone. */
+  private readonly shutdownAc = new AbortController();
   private readonly restarts: RestartTracker;
   private readonly lifecycle: TaskLifecycle;
   private readonly log: Logger;
@@ -96,10 +116,17 @@ export class TaskRunner {
           lifecycle: this.lifecycle,
           log: this.log,
           options: cfg.csiPlugin,
+          driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
         }),
       );
     }
-    this.emit("Received", "Task received by client");
+    const restored = cfg.restoredState;
+    if (restored) {
+      Object.assign(this.st, structuredClone(restored));
+      if (restored.State !== "dead") this.st.State = "pending";
+    } else {
+      this.emit("Received", "Task received by client");
+    }
   }
 
   state(): TaskState {
@@ -108,7 +135,8 @@ export class TaskRunner {
 
   /** Resolves when the task is dead for good. Idempotent. */
   run(): Promise<void> {
-    this.runPromise ??= this.runLoop();
+    // A task restored as dead finished for good before the restart; its stop hooks already ran.
+    this.runPromise ??= this.cfg.restoredState?.State === "dead" ? Promise.resolve() : this.runLoop();
     return this.runPromise;
   }
 
@@ -128,10 +156,21 @@ export class TaskRunner {
     await this.run();
   }
 
+  /**
+   * Agent exit: ends this runner's background work (poststart hooks such as the plugin health
+   * loop, a pending restart delay) without stopping the task or recording anything; run() then
+   * never settles — the next agent recovers the task from its persisted handle.
+   */
+  shutdown(): void {
+    this.shutdownAc.abort(new BerthError("ERR_ABORTED", "agent shutting down"));
+  }
+
   private async runLoop(): Promise<void> {
     try {
+      let recovered = await this.recoverStored();
       while (this.killReason === null) {
-        const outcome = await this.runOnce();
+        const outcome = recovered ?? (await this.runOnce());
+        recovered = null;
         if (outcome.kind === "killed" || this.killReason !== null) break;
         if (outcome.kind === "setup-failed" && !isRecoverable(outcome.error)) {
           this.st.Failed = true;
@@ -156,8 +195,10 @@ export class TaskRunner {
           start_delay: String(decision.delayMs * NS_PER_MS),
         });
         try {
-          await sleep(decision.delayMs, this.killAc.signal);
+          await sleep(decision.delayMs, AbortSignal.any([this.killAc.signal, this.shutdownAc.signal]));
         } catch (err) {
+          // Agent exit: the next agent restarts the task (its handle is still persisted).
+          if (this.shutdownAc.signal.aborted) return await new Promise<never>(() => undefined);
           if (isAbortError(err) || this.killAc.signal.aborted) break;
           throw err;
         }
@@ -170,6 +211,7 @@ export class TaskRunner {
       this.emit("Driver Failure", asBerthError(err).message);
     } finally {
       await this.runStopHooks();
+      this.cfg.handles?.deleteTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name);
       if (this.killReason !== null) this.emit("Killed", "Task successfully killed");
       this.st.State = "dead";
       this.st.FinishedAt = new Date().toISOString();
@@ -208,18 +250,59 @@ export class TaskRunner {
       return { kind: "setup-failed", error: fatal };
     }
     this.handle = handle;
+    this.cfg.handles?.putTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name, handle);
     if (this.killReason !== null) await this.stopHandle(handle);
     this.st.State = "running";
     this.st.StartedAt = new Date(handle.startedAt).toISOString();
     this.emit("Started", "Task started by client");
+    return this.supervise(handle);
+  }
 
+  /**
+   * Re-attaches to the task a previous agent started, from its persisted handle. Null when there is
+   * nothing to re-attach to (no handle, or another driver's); otherwise the outcome of that run:
+   * a live process is supervised to its exit (or stopped at once when the task is being killed), a
+   * vanished one yields the exit it recorded.
+   */
+  private async recoverStored(): Promise<RunOutcome | null> {
+    const { alloc, task, driver } = this.cfg;
+    const stored = this.cfg.handles?.getTaskHandle(alloc.ID, task.Name);
+    if (!stored) return null;
+    if (stored.driver !== driver.name) {
+      this.log.warn("ignoring a persisted handle of another driver", { driver: stored.driver });
+      return null;
+    }
+    const alive = await driver.recover(stored).catch((err: unknown) => {
+      this.log.warn("recovering the task failed; treating it as exited", { err });
+      return false;
+    });
+    if (!alive) {
+      this.log.info("task process is gone since the agent stopped", { pid: stored.pid });
+      return this.exited(await driver.wait(stored));
+    }
+    this.log.info("re-attached to running task", { pid: stored.pid });
+    this.handle = stored;
+    if (this.killReason !== null) await this.stopHandle(stored);
+    this.st.State = "running";
+    this.st.StartedAt = new Date(stored.startedAt).toISOString();
+    this.changed();
+    return this.supervise(stored);
+  }
+
+  /** Poststart hooks alongside the running task, then its exit. */
+  private async supervise(handle: TaskHandle): Promise<RunOutcome> {
     const runAc = new AbortController();
-    const runSignal = AbortSignal.any([runAc.signal, this.killAc.signal]);
+    const runSignal = AbortSignal.any([runAc.signal, this.killAc.signal, this.shutdownAc.signal]);
     const poststart = this.runPoststart(handle, runSignal);
     const result = await this.cfg.driver.wait(handle);
     runAc.abort();
     await poststart;
     this.handle = null;
+    return this.exited(result);
+  }
+
+  /** Records an exit of the task and runs the exited hooks. */
+  private async exited(result: ExitResult): Promise<RunOutcome> {
     this.st.State = "pending";
     this.emit(
       "Terminated",

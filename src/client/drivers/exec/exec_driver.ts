@@ -104,6 +104,10 @@ export class ExecDriver implements TaskDriver {
   recover(handle: TaskHandle): Promise<boolean> {
     return this.procs.recover(handle);
   }
+
+  detach(): void {
+    this.procs.detach();
+  }
 }
 
 function readAll(stream: Readable): Promise<string> {

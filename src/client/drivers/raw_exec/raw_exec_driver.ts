@@ -83,4 +83,8 @@ export class RawExecDriver implements TaskDriver {
   recover(handle: TaskHandle): Promise<boolean> {
     return this.procs.recover(handle);
   }
+
+  detach(): void {
+    this.procs.detach();
+  }
 }

@@ -18,6 +18,7 @@ exit "$__berth_status"`;
 export class ProcessTable {
   private readonly exits = new Map<string, Promise<ExitResult>>();
   private readonly children = new Map<string, ChildProcess>();
+  private readonly detached = new AbortController();
 
   constructor(
     private readonly driverName: string,
@@ -55,7 +56,7 @@ export class ProcessTable {
    */
   wait(handle: TaskHandle): Promise<ExitResult> {
     const k = key(handle);
-    this.children.get(k)?.ref();
+    if (!this.detached.signal.aborted) this.children.get(k)?.ref();
     let p = this.exits.get(k);
     if (!p) {
       p = this.pollUntilGone(handle);
@@ -93,6 +94,12 @@ export class ProcessTable {
     signalGroup(handle.pid, "SIGKILL");
   }
 
+  /** See TaskDriver.detach: unrefs every child and ends the /proc polls (their waits never settle). */
+  detach(): void {
+    this.detached.abort();
+    for (const child of this.children.values()) child.unref();
+  }
+
   /** Forgets a finished task (its exit result stays available until then). */
   forget(handle: TaskHandle): void {
     this.exits.delete(key(handle));
@@ -101,8 +108,11 @@ export class ProcessTable {
 
   private async pollUntilGone(handle: TaskHandle): Promise<ExitResult> {
     const startTime = String(handle.state.startTime ?? "");
+    const signal = this.detached.signal;
     while (startTime !== "" && (await isSameLiveProcess(handle.pid, startTime))) {
-      await sleep(this.pollMs);
+      // Detached: an exit is no longer ours to report; a promise that never settles holds nothing.
+      if (signal.aborted) return new Promise<never>(() => undefined);
+      await sleep(this.pollMs, signal).catch(() => undefined);
     }
     const status = await readStatusFile(String(handle.state.statusFile ?? ""));
     if (status === null) {

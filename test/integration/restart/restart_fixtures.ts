@@ -1,0 +1,244 @@
+/**
+ * Shared pieces of the agent-restart tests: job and volume files written into the test's temp dir
+ * (the hostpath plugin with a call log in its alloc's shared dir, and a service job whose exec task
+ * keeps running with the volume mounted), CLI/HTTP helpers, mount identities from
+ * /proc/self/mountinfo, and a cleanup that leaves no process or mount behind even after a failure.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import { eventually, killProcessGroupsUnder, runCli } from "../../helpers/agent_process.js";
+
+/** The volume the app job claims, the app's task name and its `sleep` (unique per test file). */
+export const VOLUME = "vol1";
+
+export function writeSpecs(
+  dir: string,
+  sleepSeconds: number,
+): { plugin: string; volume: string; app: string } {
+  const plugin = path.join(dir, "plugin.hcl");
+  fs.writeFileSync(
+    plugin,
+    `job "plugin" {
+  type = "service"
+  group "plugin" {
+    task "plugin" {
+      driver = "exec"
+      config {
+        command = "berth"
+        args    = ["csi-hostpath", "--node-id=\${node.unique.id}", "--state-dir=\${NOMAD_TASK_DIR}/hostpath", "--call-log=/alloc/calls.jsonl"]
+      }
+      csi_plugin {
+        id        = "hostpath"
+        type      = "monolith"
+        mount_dir = "/csi"
+      }
+    }
+  }
+}
+`,
+  );
+  const volume = path.join(dir, "volume.hcl");
+  fs.writeFileSync(
+    volume,
+    `id        = "${VOLUME}"
+name      = "${VOLUME}"
+type      = "csi"
+plugin_id = "hostpath"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+`,
+  );
+  const app = path.join(dir, "app.hcl");
+  fs.writeFileSync(
+    app,
+    `job "app" {
+  type = "service"
+  group "app" {
+    volume "data" {
+      type            = "csi"
+      source          = "${VOLUME}"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "app" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo hi > /data/x; exec sleep ${sleepSeconds}"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }
+  }
+}
+`,
+  );
+  return { plugin, volume, app };
+}
+
+export class Cli {
+  constructor(readonly addr: string) {}
+
+  get env(): Record<string, string> {
+    return { BERTH_ADDR: this.addr };
+  }
+
+  async run(args: string[]): Promise<string> {
+    const r = await runCli(args, this.env);
+    assert.equal(r.code, 0, `berth ${args.join(" ")} failed: ${r.stderr}\n${r.stdout}`);
+    return r.stdout;
+  }
+
+  async get<T>(route: string): Promise<T | undefined> {
+    const res = await fetch(`${this.addr}${route}`).catch(() => undefined);
+    if (!res?.ok) return undefined;
+    return (await res.json()) as T;
+  }
+}
+
+export interface AllocView {
+  ID: string;
+  ClientStatus: string;
+  DesiredStatus: string;
+  TaskStates: Record<string, { State: string; Events: { Type: string; DisplayMessage: string }[] }>;
+}
+
+export interface VolumeView {
+  ModifyIndex: number;
+  /** The plugin's ID of the volume: what the call log records as volume_id. */
+  ExternalID: string;
+  WriteAllocs: Record<string, unknown>;
+  ReadAllocs: Record<string, unknown>;
+  WriteClaims: Record<string, unknown>;
+  ReadClaims: Record<string, unknown>;
+  PastClaims: Record<string, unknown>;
+}
+
+export function claimCount(v: VolumeView): number {
+  return [v.ReadAllocs, v.WriteAllocs, v.ReadClaims, v.WriteClaims, v.PastClaims].reduce(
+    (n, c) => n + Object.keys(c ?? {}).length,
+    0,
+  );
+}
+
+/** The job's only alloc once its status is `status` (fails fast when it failed). */
+export function allocOf(cli: Cli, job: string, status: string, timeoutMs = 60_000): Promise<AllocView> {
+  return eventually(
+    `job ${job}'s alloc to be ${status}`,
+    async () => {
+      const allocs = await cli.get<AllocView[]>(`/v1/job/${job}/allocations`);
+      const a = allocs?.[0];
+      if (a?.ClientStatus === "failed" && status !== "failed") {
+        throw new Error(`alloc of ${job} failed: ${JSON.stringify(a.TaskStates)}`);
+      }
+      return a?.ClientStatus === status ? a : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** Starts the plugin job, waits until it is healthy, creates the volume. Returns the plugin alloc. */
+export async function pluginAndVolume(
+  cli: Cli,
+  specs: { plugin: string; volume: string },
+): Promise<AllocView> {
+  await cli.run(["job", "run", specs.plugin]);
+  await eventually(
+    "plugin hostpath to be healthy",
+    async () => {
+      const p = await cli.get<{ NodesHealthy: number; ControllersHealthy: number }>(
+        "/v1/plugin/csi/hostpath",
+      );
+      return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
+    },
+    60_000,
+  );
+  await cli.run(["volume", "create", specs.volume]);
+  return allocOf(cli, "plugin", "running");
+}
+
+export function callLog(dataDir: string, pluginAllocId: string): CallRecord[] {
+  return readCallLog(path.join(dataDir, "alloc", pluginAllocId, "alloc", "calls.jsonl"));
+}
+
+/** The methods called, optionally only those for one volume (by its ExternalID). */
+export function methodsOf(calls: CallRecord[], externalId?: string): string[] {
+  return calls.filter((c) => externalId === undefined || c.volume_id === externalId).map((c) => c.method);
+}
+
+/** The mount ID (field 1 of /proc/self/mountinfo) of the topmost mount at `p`, or null (also when `p` is gone). */
+export function mountIdAt(p: string): string | null {
+  if (!fs.existsSync(p)) return null;
+  const target = fs.realpathSync(p);
+  let id: string | null = null;
+  for (const line of fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+    const f = line.split(" ");
+    if (f[4] === target) id = f[0]!;
+  }
+  return id;
+}
+
+/** The pids of processes running exactly `sleep <seconds>` (the app task, found by its argv). */
+export function sleepers(seconds: number): number[] {
+  const want = `sleep\0${seconds}\0`;
+  const out: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") === want) out.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** The app's published target on the host: the only per-alloc mount under the data dir. */
+export async function publishedTarget(dataDir: string): Promise<string> {
+  return eventually("the app's volume to be published", async () => {
+    const m = (await mountsUnder(dataDir)).filter((p) => p.includes(`${path.sep}per-alloc${path.sep}`));
+    return m.length === 1 ? m[0] : undefined;
+  });
+}
+
+/**
+ * After a test, pass or fail: kills every process started under `dirs` (process groups, so the
+ * chrooted plugin and the app's `sleep` go too) and any stray `sleep <seconds>`, lazily unmounts
+ * what is left (deepest first), and removes the dirs. Returns what it had to clean up.
+ */
+export async function cleanUp(
+  dirs: string[],
+  sleepSeconds: number,
+): Promise<{ pids: number[]; mounts: string[] }> {
+  const pids = dirs.flatMap((d) => killProcessGroupsUnder(d));
+  for (const pid of sleepers(sleepSeconds)) {
+    try {
+      process.kill(pid, "SIGKILL");
+      pids.push(pid);
+    } catch {
+      /* gone */
+    }
+  }
+  const mounts: string[] = [];
+  for (const d of dirs) {
+    for (const m of await mountsUnder(d)) {
+      mounts.push(m);
+      try {
+        execFileSync("umount", ["-l", m]);
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  return { pids, mounts };
+}
