@@ -55,6 +55,8 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
   const log = opts.log.child("csi");
   const csi = loadCsi();
   const client = new grpc.Client(target, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  /** Set by close(); later calls fail fast with a retryable code instead of a grpc-js internal error. */
+  let closed = false;
 
   function call<Res>(
     service: Service,
@@ -68,6 +70,13 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
     if (!def) return Promise.reject(new BerthError("ERR_INTERNAL", `csi.proto has no ${service}.${method}`));
     const signal = callOpts?.signal;
     if (signal?.aborted) return Promise.reject(csiError(method, abortError(signal)));
+    // A closed connection is "plugin unavailable" (retryable), not an internal error: a caller
+    // holding a connection that was replaced must retry on the new one.
+    if (closed) {
+      return Promise.reject(
+        new BerthError("ERR_CSI_UNAVAILABLE", `CSI ${method}: connection to ${endpoint} closed`),
+      );
+    }
     const timeoutMs = callOpts?.timeoutMs ?? defaultTimeoutMs;
     const started = Date.now();
     return new Promise<Res>((resolve, reject) => {
@@ -102,7 +111,10 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
 
   return {
     endpoint,
-    close: () => client.close(),
+    close: () => {
+      closed = true;
+      client.close();
+    },
 
     async getPluginInfo(o) {
       const r = await call<{ name: string; vendor_version: string; manifest: StringMap }>(

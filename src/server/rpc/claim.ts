@@ -71,6 +71,14 @@ export class ClaimEndpoint {
             );
           }
           const externalNodeId = nodePlugin.NodeInfo?.ID ?? "";
+          // ControllerPublish names the node by the provider's ID; without one the controller
+          // would attach to "" — refuse (retryably: the next fingerprint may carry it) instead.
+          if (vol.ControllerRequired && externalNodeId === "") {
+            throw new BerthError(
+              "ERR_CSI_VOLUME_UNSCHEDULABLE",
+              `node ${req.NodeID}'s node plugin for ${JSON.stringify(vol.PluginID)} has not reported its node ID (NodeGetInfo) yet`,
+            );
+          }
           const { volume, changed } = applyClaim(vol, {
             AllocationID: alloc.ID,
             NodeID: req.NodeID,

@@ -35,6 +35,13 @@ void describe("CsiClient against FakeCsiPlugin", () => {
     await fs.rm(dir, { recursive: true, force: true });
   });
 
+  void it("a closed client fails calls with the retryable ERR_CSI_UNAVAILABLE, never an internal error", async () => {
+    const other = createCsiClient(plugin.endpoint, { log: nullLogger });
+    await other.probe();
+    other.close();
+    await assert.rejects(other.probe(), (e: BerthError) => e.code === "ERR_CSI_UNAVAILABLE");
+  });
+
   void it("fingerprints the plugin", async () => {
     assert.deepEqual(await client.getPluginInfo(), {
       name: "fake.csi.berth.io",

@@ -127,6 +127,10 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
 
   async stop(): Promise<void> {
     await this.stopLoop();
+    // Final stop deregisters even if this hook instance never registered: a plugin restored from
+    // the state DB and found dead must not stay in the registry (deregister is a no-op unless the
+    // entry still belongs to this alloc).
+    this.registered = true;
     this.deregister();
     await unmountTree(this.hostDir);
   }
