@@ -1,0 +1,136 @@
+/**
+ * Submit-to-running latency through real parts: a real `berth agent -dev` process, berth's hostpath
+ * plugin as an exec task, N volumes (one per alloc, per_alloc), and a service job of N exec tasks
+ * that each mount their volume. Prints the seconds from the job's registration until every alloc
+ * is running, then until every claim is released after the job stops.
+ *
+ *   node dist/bench/placement.js [allocs=100]
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import {
+  AgentProcess,
+  eventually,
+  freePort,
+  getJson,
+  killProcessGroupsUnder,
+  runCli,
+} from "../test/helpers/agent_process.js";
+
+const N = Number(process.argv[2] ?? 100);
+
+async function request(base: string, method: string, route: string, body?: unknown): Promise<void> {
+  const res = await fetch(base + route, { method, ...(body ? { body: JSON.stringify(body) } : {}) });
+  if (!res.ok) throw new Error(`${method} ${route}: ${res.status} ${await res.text()}`);
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-bench-place-"));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const agent = new AgentProcess(
+    ["-dev", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`],
+    path.join(dir, "..", `${path.basename(dir)}.log`),
+  );
+  try {
+    await eventually(
+      "agent",
+      async () => ((await getJson<unknown[]>(base, "/v1/nodes")).length > 0 ? true : undefined),
+      30_000,
+    );
+    const run = await runCli(["job", "run", "examples/hostpath/plugin.hcl"], { BERTH_ADDR: base });
+    if (run.code !== 0) throw new Error(run.stderr);
+    await eventually(
+      "plugin healthy",
+      async () =>
+        (await getJson<{ NodesHealthy: number }>(base, "/v1/plugin/csi/hostpath")).NodesHealthy > 0
+          ? true
+          : undefined,
+      60_000,
+    );
+    for (let i = 0; i < N; i++) {
+      await request(base, "PUT", `/v1/volume/csi/vol[${i}]/create`, {
+        Volumes: [
+          {
+            ID: `vol[${i}]`,
+            Name: `vol-${i}`,
+            PluginID: "hostpath",
+            RequestedCapacityMin: 1 << 20,
+            RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
+          },
+        ],
+      });
+    }
+    const t0 = Date.now();
+    await request(base, "PUT", "/v1/jobs", {
+      Job: {
+        ID: "many",
+        Type: "service",
+        TaskGroups: [
+          {
+            Name: "g",
+            Count: N,
+            Volumes: {
+              data: {
+                Type: "csi",
+                Source: "vol",
+                PerAlloc: true,
+                AccessMode: "single-node-writer",
+                AttachmentMode: "file-system",
+              },
+            },
+            Tasks: [
+              {
+                Name: "t",
+                Driver: "exec",
+                Config: { command: "/bin/sh", args: ["-c", "echo up > /data/up; exec sleep 600"] },
+                VolumeMounts: [{ Volume: "data", Destination: "/data" }],
+              },
+            ],
+          },
+        ],
+      },
+    });
+    await eventually(
+      `${N} allocs running`,
+      async () => {
+        const allocs = await getJson<{ ClientStatus: string }[]>(base, "/v1/job/many/allocations");
+        if (allocs.some((a) => a.ClientStatus === "failed")) throw new Error("an alloc failed");
+        return allocs.filter((a) => a.ClientStatus === "running").length === N ? true : undefined;
+      },
+      600_000,
+      100,
+    );
+    const running = (Date.now() - t0) / 1000;
+    const t1 = Date.now();
+    await request(base, "DELETE", "/v1/job/many");
+    await eventually(
+      "claims released",
+      async () => {
+        const vols = await getJson<{ CurrentReaders: number; CurrentWriters: number }[]>(
+          base,
+          "/v1/volumes?type=csi",
+        );
+        return vols.every((v) => v.CurrentReaders + v.CurrentWriters === 0) ? true : undefined;
+      },
+      600_000,
+      100,
+    );
+    const released = (Date.now() - t1) / 1000;
+    console.log(`${N} allocs, each with its own CSI volume, one node:`);
+    console.log(
+      `  submit → all running        ${running.toFixed(1)} s  (${(N / running).toFixed(1)} allocs/s)`,
+    );
+    console.log(`  stop → all claims released  ${released.toFixed(1)} s`);
+    console.log(
+      `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
+    );
+  } finally {
+    await agent.stop(120_000);
+    killProcessGroupsUnder(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
