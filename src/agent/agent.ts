@@ -43,6 +43,7 @@ export class Agent {
         dataDir: serverDir,
         httpAddr: this.opts.httpAddr,
         log: this.log.child("server"),
+        ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();
     }
@@ -53,6 +54,8 @@ export class Agent {
         servers,
         nodeName: this.opts.nodeName,
         log: this.log.child("client"),
+        ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
+        ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
       });
       await this.client.start();
     }

@@ -18,6 +18,12 @@ export interface AgentOptions {
   servers: string[];
   nodeName: string | null;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** How long an alloc waits for its CSI node plugin to register before failing (ms); null: default. */
+  csiPluginWaitMs: number | null;
+  /** How long a refused volume claim is retried (ms); null: default. */
+  csiClaimRetryMs: number | null;
+  /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
+  heartbeatTtlMs: number | null;
 }
 
 export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -servers=ADDR] [options]
@@ -29,7 +35,10 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -data-dir=DIR        where state lives (required without -dev)
   -http-addr=HOST:PORT the server's HTTP listen address (default 127.0.0.1:4646)
   -node-name=NAME      the node's name (default: the hostname)
-  -log-level=LEVEL     debug, info, warn or error (default info)`;
+  -log-level=LEVEL     debug, info, warn or error (default info)
+  -csi-plugin-wait=DUR how long an alloc waits for its CSI node plugin (e.g. 30s; default 5m)
+  -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
+  -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)`;
 
 /** `-flag` → `--flag` so util.parseArgs reads Nomad-style flags; a bare `-` or `--` stays. */
 export function normaliseFlags(argv: string[]): string[] {
@@ -50,6 +59,9 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
         "http-addr": { type: "string" },
         "node-name": { type: "string" },
         "log-level": { type: "string" },
+        "csi-plugin-wait": { type: "string" },
+        "csi-claim-retry": { type: "string" },
+        "heartbeat-ttl": { type: "string" },
       },
       strict: true,
       allowPositionals: false,
@@ -94,5 +106,22 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
     servers,
     nodeName: values["node-name"] ?? null,
     logLevel: logLevel as AgentOptions["logLevel"],
+    csiPluginWaitMs: durationFlag("csi-plugin-wait", values["csi-plugin-wait"]),
+    csiClaimRetryMs: durationFlag("csi-claim-retry", values["csi-claim-retry"]),
+    heartbeatTtlMs: durationFlag("heartbeat-ttl", values["heartbeat-ttl"]),
   };
+}
+
+const FLAG_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A flag's `<integer><ms|s|m|h>` duration in ms; null when the flag is absent. */
+function durationFlag(name: string, value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const m = /^(\d+)(ms|s|m|h)$/.exec(value.trim());
+  if (!m)
+    throw new BerthError("ERR_VALIDATION", `-${name}: ${JSON.stringify(value)} is not a duration like 30s`);
+  const ms = Number(m[1]) * FLAG_UNIT_MS[m[2]!]!;
+  // A zero wait or TTL would fail every claim at once or mark every node down at once.
+  if (ms === 0) throw new BerthError("ERR_VALIDATION", `-${name}: must be longer than zero`);
+  return ms;
 }

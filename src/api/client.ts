@@ -13,6 +13,9 @@ import type {
   CSIVolume,
   CSIVolumeListStub,
   CSIVolumeSpec,
+  CSISnapshot,
+  CSISnapshotListResponse,
+  CSIVolumeExternalListResponse,
   Job,
   JobDeregisterResponse,
   JobListStub,
@@ -116,10 +119,67 @@ export class ApiClient {
   }
   /** Deletes the storage through the controller plugin; `secrets` travel in a header, never a URL. */
   async deleteVolume(id: string, opts: { secrets?: Record<string, string> } = {}): Promise<void> {
-    const headers: Record<string, string> = {};
-    const secrets = Object.entries(opts.secrets ?? {});
-    if (secrets.length > 0) headers["X-Nomad-CSI-Secrets"] = secrets.map(([k, v]) => `${k}=${v}`).join(",");
-    await this.request("DELETE", `/v1/volume/csi/${enc(id)}/delete`, { headers });
+    await this.request("DELETE", `/v1/volume/csi/${enc(id)}/delete`, {
+      headers: secretsHeader(opts.secrets),
+    });
+  }
+
+  /** Releases the claims allocs on `nodeId` hold on the volume (they must have stopped). */
+  async detachVolume(id: string, nodeId: string): Promise<void> {
+    await this.request("DELETE", `/v1/volume/csi/${enc(id)}/detach`, { query: { node: nodeId } });
+  }
+  /** The plugin's own volume list (ListVolumes). */
+  listExternalVolumes(
+    pluginId: string,
+    opts: { perPage?: number; nextToken?: string } = {},
+  ): Promise<CSIVolumeExternalListResponse> {
+    return this.request("GET", "/v1/volumes/external", { query: { plugin_id: pluginId, ...paging(opts) } });
+  }
+
+  // CSI snapshots
+
+  /** Snapshots the volume; `name` may be empty (the server then names it). */
+  async createSnapshot(
+    volumeId: string,
+    name: string,
+    opts: { secrets?: Record<string, string>; parameters?: Record<string, string> } = {},
+  ): Promise<CSISnapshot[]> {
+    const res = await this.request<{ Snapshots: CSISnapshot[] | null } | undefined>(
+      "PUT",
+      "/v1/volumes/snapshot",
+      {
+        body: {
+          Snapshots: [
+            {
+              SourceVolumeID: volumeId,
+              Name: name,
+              Secrets: opts.secrets ?? {},
+              Parameters: opts.parameters ?? {},
+            },
+          ],
+        },
+      },
+    );
+    return res?.Snapshots ?? [];
+  }
+  async deleteSnapshot(
+    pluginId: string,
+    snapshotId: string,
+    opts: { secrets?: Record<string, string> } = {},
+  ): Promise<void> {
+    await this.request("DELETE", "/v1/volumes/snapshot", {
+      query: { plugin_id: pluginId, snapshot_id: snapshotId },
+      headers: secretsHeader(opts.secrets),
+    });
+  }
+  listSnapshots(
+    pluginId: string,
+    opts: { perPage?: number; nextToken?: string; secrets?: Record<string, string> } = {},
+  ): Promise<CSISnapshotListResponse> {
+    return this.request("GET", "/v1/volumes/snapshot", {
+      query: { plugin_id: pluginId, ...paging(opts) },
+      headers: secretsHeader(opts.secrets),
+    });
   }
 
   // CSI plugins
@@ -162,6 +222,19 @@ export class ApiClient {
       throw new ApiError(res.status, `invalid JSON in answer to ${method} ${path}`);
     }
   }
+}
+
+/** Secrets travel in Nomad's X-Nomad-CSI-Secrets header (k=v,k2=v2), never in a URL. */
+function secretsHeader(secrets: Record<string, string> | undefined): Record<string, string> {
+  const pairs = Object.entries(secrets ?? {});
+  return pairs.length > 0 ? { "X-Nomad-CSI-Secrets": pairs.map(([k, v]) => `${k}=${v}`).join(",") } : {};
+}
+
+function paging(opts: { perPage?: number; nextToken?: string }): Query {
+  return {
+    per_page: opts.perPage ? String(opts.perPage) : undefined,
+    next_token: opts.nextToken || undefined,
+  };
 }
 
 function enc(id: string): string {

@@ -403,3 +403,40 @@ export interface CSIPluginListStub {
   CreateIndex: number;
   ModifyIndex: number;
 }
+
+/** A CSI snapshot (Nomad's CSISnapshot). `Secrets` are sent on create and always null in answers. */
+export interface CSISnapshot {
+  ID: string;
+  ExternalSourceVolumeID: string;
+  SizeBytes: number;
+  /** Unix seconds. */
+  CreateTime: number;
+  IsReady: boolean;
+  SourceVolumeID: string;
+  PluginID: string;
+  Name: string;
+  Secrets: Record<string, string> | null;
+  Parameters: Record<string, string> | null;
+}
+
+export interface CSISnapshotListResponse {
+  Snapshots: CSISnapshot[];
+  NextToken: string;
+}
+
+/** A volume as its plugin lists it (ListVolumes), registered in berth or not. */
+export interface CSIVolumeExternalStub {
+  ExternalID: string;
+  CapacityBytes: number;
+  VolumeContext: Record<string, string>;
+  CloneID: string;
+  SnapshotID: string;
+  PublishedExternalNodeIDs: string[];
+  IsAbnormal: boolean;
+  Status: string;
+}
+
+export interface CSIVolumeExternalListResponse {
+  Volumes: CSIVolumeExternalStub[];
+  NextToken: string;
+}

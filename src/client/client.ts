@@ -26,6 +26,7 @@ import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, loadOrCreateNodeId } from "./node_identity.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
+import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
 import { StateDB } from "./state/state_db.js";
 
@@ -38,6 +39,10 @@ export interface ClientOptions {
   log: Logger;
   /** csimanager re-fingerprint period (ms). */
   fingerprintIntervalMs?: number;
+  /** How long an alloc's prerun waits for a node plugin to register (csi_hook default: 5 min). */
+  pluginWaitTimeoutMs?: number;
+  /** How long volume claims are retried (csi_hook default: 24 h). */
+  claimRetryDeadlineMs?: number;
 }
 
 export class Client {
@@ -48,7 +53,11 @@ export class Client {
   private updates: AllocUpdateBatcher | null = null;
   private readonly stopped = new AbortController();
   private heartbeat: Promise<void> | null = null;
-  private heartbeatTtlMs = 10_000;
+  /**
+   * Replaced by the server's TTL on every registration. It starts short so the first heartbeat
+   * comes soon after registering, whatever TTL the server turns out to use.
+   */
+  private heartbeatTtlMs = 1_000;
   private fingerprint: { controllers: Record<string, CSIInfo>; nodes: Record<string, CSIInfo> } = {
     controllers: {},
     nodes: {},
@@ -89,7 +98,8 @@ export class Client {
     const conn = new ServerConnection({
       serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
       log: log.child("rpc"),
-      installHandlers: (peer) => this.installHandlers(peer),
+      installHandlers: (peer) =>
+        this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, plugins: csi, volumeManager })),
       onConnect: (peer, signal) => this.register(peer, signal),
     });
     this.conn = conn;
@@ -107,7 +117,13 @@ export class Client {
         stateDb,
         log: log.child("alloc"),
         onUpdate: (u) => this.updates?.push(u),
-        newTaskRunner: ({ task, allocDir, hookResources, onStateChange, restoredState }) =>
+        ...(this.opts.pluginWaitTimeoutMs === undefined
+          ? {}
+          : { pluginWaitTimeoutMs: this.opts.pluginWaitTimeoutMs }),
+        ...(this.opts.claimRetryDeadlineMs === undefined
+          ? {}
+          : { claimRetryDeadlineMs: this.opts.claimRetryDeadlineMs }),
+        newTaskRunner: ({ task, allocDir, hookResources, onStateChange, restoredState, initialEvents }) =>
           new TaskRunner({
             alloc,
             task,
@@ -122,6 +138,7 @@ export class Client {
             csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
             handles: stateDb,
             ...(restoredState ? { restoredState } : {}),
+            ...(initialEvents ? { initialEvents } : {}),
           }),
       });
     this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"));
@@ -184,9 +201,10 @@ export class Client {
     return d;
   }
 
-  private installHandlers(peer: ServerPeer): void {
+  private installHandlers(peer: ServerPeer, nodeVolumes: NodeVolumeAccess): void {
     registerClientCsiHandlers(peer, {
       controllerClient: (pluginId) => this.csi?.controllerClient(pluginId),
+      nodeVolumes,
       log: this.opts.log,
     });
   }

@@ -119,6 +119,13 @@ export function guardCsiClient(client: CsiClient, caps: PluginCapabilitySet): Cs
     nodeUnstageVolume: g("NodeUnstageVolume", (r, o) => client.nodeUnstageVolume(r, o)),
     nodePublishVolume: g("NodePublishVolume", (r, o) => client.nodePublishVolume(r, o)),
     nodeUnpublishVolume: g("NodeUnpublishVolume", (r, o) => client.nodeUnpublishVolume(r, o)),
+    nodeExpandVolume: g("NodeExpandVolume", (r, o) => client.nodeExpandVolume(r, o)),
+    createSnapshot: g("CreateSnapshot", (r, o) => client.createSnapshot(r, o)),
+    deleteSnapshot: g("DeleteSnapshot", (r, o) => client.deleteSnapshot(r, o)),
+    listSnapshots: g("ListSnapshots", (r, o) => client.listSnapshots(r, o)),
+    controllerExpandVolume: g("ControllerExpandVolume", (r, o) => client.controllerExpandVolume(r, o)),
+    listVolumes: g("ListVolumes", (r, o) => client.listVolumes(r, o)),
+    getCapacity: g("GetCapacity", (r, o) => client.getCapacity(r, o)),
   };
 }
 

@@ -9,6 +9,7 @@ import type { Logger } from "../internal/log.js";
 import { abortError } from "../internal/abort.js";
 import { grpcTarget, loadCsi } from "./proto.js";
 import { csiError } from "./errors.js";
+import { storageOps, type CsiService } from "./client_storage.js";
 import {
   capabilityFromWire,
   capabilityToWire,
@@ -34,7 +35,7 @@ import type {
 export const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
-type Service = "Identity" | "Controller" | "Node";
+type Service = CsiService;
 
 export interface CsiClientOptions {
   log: Logger;
@@ -110,6 +111,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
   const caps = (c: CsiVolumeCapability[]) => c.map(capabilityToWire);
 
   return {
+    ...storageOps(call, DEFAULT_CALL_TIMEOUT_MS),
     endpoint,
     close: () => {
       closed = true;

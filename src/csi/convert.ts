@@ -1,6 +1,9 @@
 /** Conversions between berth's camelCase CSI types (types.ts) and the decoded csi.v1 messages. */
 import type { AccessMode } from "../structs/volume.js";
 import type {
+  CsiCapacityRange,
+  CsiSnapshot,
+  ListVolumesEntry,
   CsiControllerCapabilities,
   CsiNodeCapabilities,
   CsiPluginCapabilities,
@@ -9,6 +12,11 @@ import type {
   CsiVolumeInfo,
 } from "./types.js";
 import type {
+  WireCapacityRange,
+  WireInt64Value,
+  WireListVolumesEntry,
+  WireSnapshot,
+  WireTimestamp,
   WireAccessModeName,
   WireContentSource,
   WirePluginCapability,
@@ -198,4 +206,52 @@ export function sensitiveValues(
   const out = Object.values(secrets ?? {});
   for (const c of caps) if (c.access.type === "mount") out.push(...c.access.mountFlags);
   return out;
+}
+
+export function capacityRangeToWire(r: CsiCapacityRange | null): WireCapacityRange | null {
+  return r ? { required_bytes: r.requiredBytes, limit_bytes: r.limitBytes } : null;
+}
+
+/** Unix milliseconds ↔ google.protobuf.Timestamp. */
+export function timestampToWire(ms: number): WireTimestamp {
+  return { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1_000_000 };
+}
+
+export function timestampFromWire(t: WireTimestamp | null | undefined): number {
+  return t ? Number(t.seconds) * 1000 + Math.floor(Number(t.nanos) / 1_000_000) : 0;
+}
+
+export function snapshotFromWire(s: WireSnapshot): CsiSnapshot {
+  return {
+    snapshotId: s.snapshot_id,
+    sourceVolumeId: s.source_volume_id,
+    sizeBytes: Number(s.size_bytes),
+    creationTime: timestampFromWire(s.creation_time),
+    readyToUse: s.ready_to_use,
+  };
+}
+
+export function snapshotToWire(s: CsiSnapshot): WireSnapshot {
+  return {
+    size_bytes: s.sizeBytes,
+    snapshot_id: s.snapshotId,
+    source_volume_id: s.sourceVolumeId,
+    creation_time: s.creationTime ? timestampToWire(s.creationTime) : null,
+    ready_to_use: s.readyToUse,
+  };
+}
+
+/** Null for an entry without a volume (a plugin bug; the caller skips it). */
+export function listVolumesEntryFromWire(e: WireListVolumesEntry): ListVolumesEntry | null {
+  if (!e.volume) return null;
+  const condition = e.status?.volume_condition;
+  return {
+    volume: volumeFromWire(e.volume),
+    publishedNodeIds: [...(e.status?.published_node_ids ?? [])],
+    condition: condition ? { abnormal: condition.abnormal, message: condition.message } : null,
+  };
+}
+
+export function int64ValueFromWire(v: WireInt64Value | undefined): number | null {
+  return v ? Number(v.value) : null;
 }

@@ -147,6 +147,98 @@ export interface NodeUnpublishRequest {
   targetPath: string;
 }
 
+export interface CsiCapacityRange {
+  /** 0 means unset (the spec's "no minimum" / "no limit"). */
+  requiredBytes: number;
+  limitBytes: number;
+}
+
+export interface CsiSnapshot {
+  snapshotId: string;
+  sourceVolumeId: string;
+  sizeBytes: number;
+  /** Unix milliseconds; 0 when the plugin did not say. */
+  creationTime: number;
+  readyToUse: boolean;
+}
+
+export interface CreateSnapshotRequest {
+  sourceVolumeId: string;
+  name: string;
+  secrets: Record<string, string>;
+  parameters: Record<string, string>;
+}
+
+export interface ListSnapshotsRequest {
+  /** 0: the plugin chooses. */
+  maxEntries: number;
+  startingToken: string;
+  /** Filters ("" for none). */
+  sourceVolumeId: string;
+  snapshotId: string;
+  secrets: Record<string, string>;
+}
+
+export interface ListSnapshotsResult {
+  entries: CsiSnapshot[];
+  nextToken: string;
+}
+
+export interface ControllerExpandVolumeRequest {
+  volumeId: string;
+  capacityRange: CsiCapacityRange;
+  secrets: Record<string, string>;
+  /** Null when the volume is not in use (offline expansion needs none). */
+  volumeCapability: CsiVolumeCapability | null;
+}
+
+export interface ControllerExpandVolumeResult {
+  capacityBytes: number;
+  nodeExpansionRequired: boolean;
+}
+
+export interface NodeExpandVolumeRequest {
+  volumeId: string;
+  /** Where the volume is published, in the plugin's view. */
+  volumePath: string;
+  /** "" when the plugin does not stage. */
+  stagingTargetPath: string;
+  capacityRange: CsiCapacityRange | null;
+  volumeCapability: CsiVolumeCapability | null;
+  secrets: Record<string, string>;
+}
+
+export interface ListVolumesRequest {
+  maxEntries: number;
+  startingToken: string;
+}
+
+export interface ListVolumesEntry {
+  volume: CsiVolumeInfo;
+  /** Node IDs the volume is published to (empty unless LIST_VOLUMES_PUBLISHED_NODES). */
+  publishedNodeIds: string[];
+  /** Null when the plugin does not report VOLUME_CONDITION. */
+  condition: { abnormal: boolean; message: string } | null;
+}
+
+export interface ListVolumesResult {
+  entries: ListVolumesEntry[];
+  nextToken: string;
+}
+
+export interface GetCapacityRequest {
+  volumeCapabilities: CsiVolumeCapability[];
+  parameters: Record<string, string>;
+  accessibleTopology: CsiTopology | null;
+}
+
+export interface CsiCapacity {
+  availableCapacity: number;
+  /** Null when the plugin did not say. */
+  maximumVolumeSize: number | null;
+  minimumVolumeSize: number | null;
+}
+
 export interface CsiIdentityClient {
   getPluginInfo(opts?: CsiCallOptions): Promise<CsiPluginInfo>;
   getPluginCapabilities(opts?: CsiCallOptions): Promise<CsiPluginCapabilities>;
@@ -170,6 +262,18 @@ export interface CsiControllerClient {
     req: ValidateVolumeCapabilitiesRequest,
     opts?: CsiCallOptions,
   ): Promise<ValidateVolumeCapabilitiesResult>;
+  createSnapshot(req: CreateSnapshotRequest, opts?: CsiCallOptions): Promise<CsiSnapshot>;
+  deleteSnapshot(
+    req: { snapshotId: string; secrets: Record<string, string> },
+    opts?: CsiCallOptions,
+  ): Promise<void>;
+  listSnapshots(req: ListSnapshotsRequest, opts?: CsiCallOptions): Promise<ListSnapshotsResult>;
+  controllerExpandVolume(
+    req: ControllerExpandVolumeRequest,
+    opts?: CsiCallOptions,
+  ): Promise<ControllerExpandVolumeResult>;
+  listVolumes(req: ListVolumesRequest, opts?: CsiCallOptions): Promise<ListVolumesResult>;
+  getCapacity(req: GetCapacityRequest, opts?: CsiCallOptions): Promise<CsiCapacity>;
 }
 
 export interface CsiNodeClient {
@@ -179,6 +283,8 @@ export interface CsiNodeClient {
   nodeUnstageVolume(req: NodeUnstageRequest, opts?: CsiCallOptions): Promise<void>;
   nodePublishVolume(req: NodePublishRequest, opts?: CsiCallOptions): Promise<void>;
   nodeUnpublishVolume(req: NodeUnpublishRequest, opts?: CsiCallOptions): Promise<void>;
+  /** Resolves with the new capacity (0 when the plugin did not say). */
+  nodeExpandVolume(req: NodeExpandVolumeRequest, opts?: CsiCallOptions): Promise<{ capacityBytes: number }>;
 }
 
 /** One connection to one plugin endpoint. */

@@ -77,3 +77,29 @@ export interface WireNodePublishRequest extends WireNodeStageRequest {
   target_path: string;
   readonly: boolean;
 }
+
+/** google.protobuf.Timestamp as decoded (longs as Number). */
+export interface WireTimestamp {
+  seconds: number;
+  nanos: number;
+}
+
+export interface WireSnapshot {
+  size_bytes: number;
+  snapshot_id: string;
+  source_volume_id: string;
+  creation_time: WireTimestamp | null;
+  ready_to_use: boolean;
+  group_snapshot_id?: string;
+}
+
+export interface WireListVolumesEntry {
+  volume: WireVolume | null;
+  status: {
+    published_node_ids: string[];
+    volume_condition: { abnormal: boolean; message: string } | null;
+  } | null;
+}
+
+/** google.protobuf.Int64Value as decoded: absent is null. */
+export type WireInt64Value = { value: number } | null;

@@ -1,10 +1,18 @@
 /**
  * Node liveness: every node must heartbeat within the TTL or it is marked down. Timers live in
  * memory (a heartbeat is not a state write); after a server restart every node that was ready gets
- * one TTL to reconnect. What happens to a down node's allocs and claims is the node-loss flow's job.
+ * one TTL to reconnect. A node that expires is marked down and its unfinished allocs lost in one
+ * transaction (markNodeDown); their jobs are then re-evaluated so replacements are placed (they
+ * wait, blocked, until the volumewatcher has released the lost allocs' volumes).
  */
 import type { Logger } from "../internal/log.js";
+import { markNodeDown } from "./node_loss.js";
 import type { StateStore } from "./state/store.js";
+
+/** What node loss needs from the scheduler. */
+export interface Reevaluator {
+  evaluate(namespace: string, id: string): Promise<unknown>;
+}
 
 export class HeartbeatMonitor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -12,6 +20,7 @@ export class HeartbeatMonitor {
 
   constructor(
     private readonly store: StateStore,
+    private readonly scheduler: Reevaluator,
     readonly ttlMs: number,
     private readonly log: Logger,
   ) {}
@@ -42,18 +51,14 @@ export class HeartbeatMonitor {
   }
 
   private async expire(nodeId: string): Promise<void> {
+    if (this.stopped) return;
     try {
-      await this.store.txn((tx) => {
-        const node = tx.getNode(nodeId);
-        if (!node || node.Status === "down") return;
-        tx.putNode({
-          ...node,
-          Status: "down",
-          StatusDescription: "node missed its heartbeat",
-          StatusUpdatedAt: Date.now(),
-        });
-      });
-      this.log.warn("node missed its heartbeat and is down", { node: nodeId });
+      const lost = await this.store.txn((tx) =>
+        markNodeDown(tx, nodeId, Date.now(), "node missed its heartbeat"),
+      );
+      if (!lost) return;
+      this.log.warn("node missed its heartbeat and is down", { node: nodeId, jobs_affected: lost.length });
+      for (const j of lost) await this.scheduler.evaluate(j.namespace, j.id);
     } catch (err) {
       this.log.error("marking a node down failed", { node: nodeId, error: err });
     }

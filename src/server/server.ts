@@ -1,6 +1,7 @@
 /**
- * The berth server: state store, scheduler, node liveness, the agent RPC endpoint and the HTTP API
- * on one listener. The agent wiring only needs this class.
+ * The berth server: state store, scheduler, node liveness, the volumewatcher, the garbage
+ * collector, the agent RPC endpoint and the HTTP API on one listener. The agent wiring only needs
+ * this class.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -10,6 +11,7 @@ import { ControllerClient } from "./clientconn/controller.js";
 import { NodeConnections } from "./clientconn/connections.js";
 import { KeyedMutex } from "./clientconn/keyed_mutex.js";
 import type { ServerDeps } from "./deps.js";
+import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler } from "./http/api.js";
 import { AgentRpcServer } from "./rpc/agent.js";
@@ -22,6 +24,7 @@ import { VolumeEndpoint } from "./rpc/volume.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
+import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -31,6 +34,10 @@ export interface ServerOptions {
   log: Logger;
   /** How long a node may go without a heartbeat before it is marked down. */
   heartbeatTtlMs?: number;
+  /** Overrides of the volumewatcher's rate limits, backoff and node grace (tests set them short). */
+  volumeWatcher?: Partial<VolumeWatcherOptions>;
+  /** Overrides of the garbage collector's interval and thresholds. */
+  gc?: Partial<GcOptions>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -41,6 +48,8 @@ export class Server {
   private http: http.Server | undefined;
   private agentRpc: AgentRpcServer | undefined;
   private heartbeat: HeartbeatMonitor | undefined;
+  private watcher: VolumeWatcher | undefined;
+  private gc: GarbageCollector | undefined;
   private conns: NodeConnections | undefined;
   private address: string | undefined;
 
@@ -71,12 +80,15 @@ export class Server {
     };
     const heartbeat = new HeartbeatMonitor(
       store,
+      scheduler,
       this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
       this.log.child("heartbeat"),
     );
     this.heartbeat = heartbeat;
     const node = new NodeEndpoint(deps, heartbeat);
     const claim = new ClaimEndpoint(deps);
+    this.watcher = new VolumeWatcher(store, claim, this.log.child("volumewatcher"), this.opts.volumeWatcher);
+    this.gc = new GarbageCollector(store, this.log.child("gc"), this.opts.gc);
     const handler = createApiHandler(
       {
         store,
@@ -103,11 +115,15 @@ export class Server {
     this.address = `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
     heartbeat.start();
     await scheduler.evaluateAll();
+    this.watcher.start();
+    this.gc.start();
     this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
   }
 
   async stop(): Promise<void> {
     this.heartbeat?.stop();
+    await this.watcher?.stop();
+    await this.gc?.stop();
     this.agentRpc?.close();
     this.conns?.closeAll();
     const server = this.http;

@@ -168,6 +168,98 @@ export interface ControllerUnpublishVolumeRequest {
   Secrets: Record<string, string>;
 }
 
+/** A snapshot as the node agent reports it from the plugin (CreateTime in Unix seconds). */
+export interface SnapshotInfo {
+  ID: string;
+  ExternalSourceVolumeID: string;
+  SizeBytes: number;
+  CreateTime: number;
+  IsReady: boolean;
+}
+
+export interface ControllerCreateSnapshotRequest {
+  PluginID: string;
+  ExternalSourceVolumeID: string;
+  Name: string;
+  Secrets: Record<string, string>;
+  Parameters: Record<string, string>;
+}
+
+export interface ControllerDeleteSnapshotRequest {
+  PluginID: string;
+  SnapshotID: string;
+  Secrets: Record<string, string>;
+}
+
+export interface ControllerListSnapshotsRequest {
+  PluginID: string;
+  /** 0: the plugin chooses. */
+  MaxEntries: number;
+  StartingToken: string;
+  Secrets: Record<string, string>;
+}
+export interface ControllerListSnapshotsResponse {
+  Entries: SnapshotInfo[];
+  NextToken: string;
+}
+
+export interface ControllerExpandVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  CapacityMin: number;
+  CapacityMax: number;
+  /** The capability of a current claim, or null for a volume nobody uses. */
+  Capability: VolumeCapability | null;
+  MountOptions: MountOptions | null;
+  Secrets: Record<string, string>;
+}
+export interface ControllerExpandVolumeResponse {
+  CapacityBytes: number;
+  NodeExpansionRequired: boolean;
+}
+
+export interface ControllerListVolumesRequest {
+  PluginID: string;
+  MaxEntries: number;
+  StartingToken: string;
+}
+export interface ExternalVolumeInfo {
+  ExternalID: string;
+  CapacityBytes: number;
+  VolumeContext: Record<string, string>;
+  CloneID: string;
+  SnapshotID: string;
+  PublishedExternalNodeIDs: string[];
+  IsAbnormal: boolean;
+  Status: string;
+}
+export interface ControllerListVolumesResponse {
+  Entries: ExternalVolumeInfo[];
+  NextToken: string;
+}
+
+/** Names one alloc's use of a volume on the node that receives the call. */
+export interface NodeVolumeRef {
+  PluginID: string;
+  VolumeID: string;
+  Namespace: string;
+  ExternalID: string;
+  AllocID: string;
+}
+
+export interface NodeExpandVolumeRequest extends NodeVolumeRef {
+  CapacityMin: number;
+  CapacityMax: number;
+  Secrets: Record<string, string>;
+}
+export interface NodeExpandVolumeResponse {
+  /** 0 when the plugin did not say, or the node plugin does not expand (nothing to do). */
+  CapacityBytes: number;
+}
+
+/** NodeUnpublish (and NodeUnstage when no other alloc uses the staging) for one alloc. */
+export type NodeDetachVolumeRequest = NodeVolumeRef;
+
 /** Method name → [request, response]. Both peers type their handlers and calls from this map. */
 export interface ServerMethods {
   "Node.Register": [NodeRegisterRequest, NodeRegisterResponse];
@@ -185,4 +277,11 @@ export interface ClientMethods {
   "ClientCSI.ControllerValidateVolume": [ControllerValidateVolumeRequest, Record<string, never>];
   "ClientCSI.ControllerPublishVolume": [ControllerPublishVolumeRequest, ControllerPublishVolumeResponse];
   "ClientCSI.ControllerUnpublishVolume": [ControllerUnpublishVolumeRequest, Record<string, never>];
+  "ClientCSI.ControllerCreateSnapshot": [ControllerCreateSnapshotRequest, SnapshotInfo];
+  "ClientCSI.ControllerDeleteSnapshot": [ControllerDeleteSnapshotRequest, Record<string, never>];
+  "ClientCSI.ControllerListSnapshots": [ControllerListSnapshotsRequest, ControllerListSnapshotsResponse];
+  "ClientCSI.ControllerExpandVolume": [ControllerExpandVolumeRequest, ControllerExpandVolumeResponse];
+  "ClientCSI.ControllerListVolumes": [ControllerListVolumesRequest, ControllerListVolumesResponse];
+  "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];
+  "ClientCSI.NodeDetachVolume": [NodeDetachVolumeRequest, Record<string, never>];
 }

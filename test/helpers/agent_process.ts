@@ -223,18 +223,19 @@ export function logTail(file: string, lines = 80): string {
 /**
  * One `-server` agent and `-client` agents named after `nodeNames`, each with its own data dir under
  * `dir` (`server`, and the node name lower-cased) and log file `<name>.log`, on a free loopback
- * port. Resolves once every node is registered and ready. On failure the processes keep running:
+ * port (`serverArgs` are added to the server's flags). Resolves once every node is registered and ready. On failure the processes keep running:
  * the caller's cleanup (`killProcessesUnder(dir)`) ends them, as it does after a passing test.
  */
 export async function startCluster(
   dir: string,
   nodeNames: string[],
   timeoutMs = 30_000,
+  serverArgs: string[] = [],
 ): Promise<{ addr: string; server: AgentProcess; clients: Map<string, AgentProcess> }> {
   const port = await freePort();
   const addr = `http://127.0.0.1:${port}`;
   const server = new AgentProcess(
-    ["-server", "-data-dir", path.join(dir, "server"), "-http-addr", `127.0.0.1:${port}`],
+    ["-server", "-data-dir", path.join(dir, "server"), "-http-addr", `127.0.0.1:${port}`, ...serverArgs],
     path.join(dir, "server.log"),
   );
   const clients = new Map<string, AgentProcess>();

@@ -10,6 +10,8 @@ import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
 import { volumeDelete } from "./volume_delete.js";
 import { volumeDeregister } from "./volume_deregister.js";
+import { volumeDetach } from "./volume_detach.js";
+import { volumeSnapshot } from "./volume_snapshot.js";
 import { volumeRegister } from "./volume_register.js";
 import { volumeStatus } from "./volume_status.js";
 
@@ -41,6 +43,8 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     delete: entry(volumeDelete),
     register: entry(volumeRegister),
     deregister: entry(volumeDeregister),
+    detach: entry(volumeDetach),
+    snapshot: entry(volumeSnapshot),
     status: entry(volumeStatus),
   },
   plugin: { status: entry(pluginStatus) },

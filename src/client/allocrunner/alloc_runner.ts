@@ -24,10 +24,11 @@ import {
   isClientTerminal,
   type Allocation,
   type ClientStatus,
+  type TaskEvent,
   type TaskState,
 } from "../../structs/alloc.js";
 import { asBerthError } from "../../structs/errors.js";
-import type { Task } from "../../structs/job.js";
+import { NS_PER_MS, type Task } from "../../structs/job.js";
 import type { AllocClientUpdate } from "../../structs/rpc.js";
 import { AllocDir } from "../allocdir/alloc_dir.js";
 import { AllocDirHook } from "./alloc_dir_hook.js";
@@ -49,6 +50,8 @@ export interface TaskRunnerLike {
   state(): TaskState;
   /** Agent exit: end background work, leave the task running (run() may then never settle). */
   shutdown(): void;
+  /** Appends an event to the task's state (an alloc hook's news, e.g. a volume remounted). */
+  emitEvent(type: string, message: string, details?: Record<string, string>): void;
 }
 
 export type NewTaskRunner = (args: {
@@ -58,6 +61,8 @@ export type NewTaskRunner = (args: {
   onStateChange: (s: TaskState) => void;
   /** The task's persisted state when the alloc is restored after an agent restart. */
   restoredState?: TaskState;
+  /** Events recorded for the task before its runner existed (a new task only). */
+  initialEvents?: TaskEvent[];
 }) => TaskRunnerLike;
 
 /** What the runner persists; StateDB satisfies it. */
@@ -84,6 +89,9 @@ export interface AllocRunnerConfig {
   /** Backoff of claims and releases (1 s → 1 min by default); tests shorten it. */
   csiBackoff?: CsiBackoff;
 }
+
+/** Events kept per task before its runner exists (the task runner caps its own list likewise). */
+const MAX_PRERUN_EVENTS = 50;
 
 export class AllocRunner {
   readonly allocDir: AllocDir;
@@ -126,6 +134,7 @@ export class AllocRunner {
         ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
         ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
         ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
+        emitEvent: (type, message, details) => this.emitTaskEvent(type, message, details),
       }),
     ];
   }
@@ -174,6 +183,29 @@ export class AllocRunner {
     for (const hook of this.hooks) hook.shutdown?.();
     for (const tr of this.taskRunners.values()) tr.shutdown();
     await Promise.allSettled([this.running, ...this.background]);
+  }
+
+  /**
+   * An event on every task of the alloc: through the task runner once it exists, else recorded in
+   * the task's state now (visible while prerun waits) and handed to the runner when it is made.
+   */
+  emitTaskEvent(type: string, message: string, details: Record<string, string> = {}): void {
+    for (const name of Object.keys(this.taskStates)) {
+      const tr = this.taskRunners.get(name);
+      if (tr) {
+        tr.emitEvent(type, message, details);
+        continue;
+      }
+      const ev: TaskEvent = {
+        Type: type,
+        Time: Date.now() * NS_PER_MS,
+        DisplayMessage: message,
+        Details: details,
+      };
+      const st = this.taskStates[name]!;
+      this.taskStates[name] = { ...st, Events: [...st.Events, ev].slice(-MAX_PRERUN_EVENTS) };
+    }
+    this.emit();
   }
 
   private stop(reason: string): void {
@@ -274,13 +306,15 @@ export class AllocRunner {
   private newTaskRunners(): [string, TaskRunnerLike][] {
     const group = allocTaskGroup(this.alloc);
     return (group?.Tasks ?? []).map((task) => {
-      const restoredState = this.restoredTasks?.[task.Name];
+      // The current state, not the persisted one: it carries events recorded during prerun.
+      const current = this.taskStates[task.Name];
+      const restoredState = this.restoredTasks?.[task.Name] && current;
       const tr = this.cfg.newTaskRunner({
         task,
         allocDir: this.allocDir,
         hookResources: this.hookResources,
         onStateChange: (s) => this.onTaskState(task.Name, s),
-        ...(restoredState ? { restoredState } : {}),
+        ...(restoredState ? { restoredState } : { initialEvents: current?.Events ?? [] }),
       });
       this.taskRunners.set(task.Name, tr);
       return [task.Name, tr];

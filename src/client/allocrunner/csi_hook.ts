@@ -8,6 +8,12 @@
  * The mounts are handed to the tasks in one `setCsiMounts`. On failure the volumes this prerun
  * claimed or mounted are released (unmount, then CSIVolume.Unpublish) before the error surfaces.
  *
+ * While the alloc runs, a LostMountWatcher re-checks its mounts whenever a node plugin they use
+ * registers again (the plugin task restarted): a publish target that is gone is staged (if its
+ * staging went too) and published again, and a "Volume Remounted" event goes to every task.
+ *
+ * Every claim retry is a "Volume Claim Retry" task event, so a waiting alloc says why it waits.
+ *
  * postrun: every stub becomes a persisted pending release; each is driven in the background, in
  * parallel: unmount (retried until success), checkpoint, CSIVolume.Unpublish node-detached
  * (transient errors retried), then the stub and the pending record go. Shutdown aborts the
@@ -25,8 +31,9 @@ import {
   isRetryable,
 } from "../../structs/errors.js";
 import { volumeSourceForAlloc, type VolumeRequest } from "../../structs/job.js";
-import type { ServerMethods, VolumeClaimResponse } from "../../structs/rpc.js";
+import type { ClaimedVolume, ServerMethods, VolumeClaimResponse } from "../../structs/rpc.js";
 import type { PluginRole, RegisteredPlugin } from "../dynamicplugins/types.js";
+import type { RegistryListener } from "../dynamicplugins/registry.js";
 import type {
   MountVolumeRequest,
   MountVolumeResult,
@@ -35,6 +42,8 @@ import type {
 import type { CsiVolumeStub, PendingRelease, VolumeUsage } from "../state/types.js";
 import type { AllocHookResources, CsiMount } from "./hook_resources.js";
 import type { PostrunHook, PrerunHook, ShutdownHook } from "./hooks.js";
+import { LostMountWatcher } from "./lost_mount_watcher.js";
+import { formatMs } from "./taskrunner/restart_tracker.js";
 
 /** The server RPC as the client calls it (the agent's connection satisfies it). */
 export interface ServerRpc {
@@ -52,12 +61,14 @@ export interface CsiHookRegistry {
     pluginId: string,
     opts: { signal?: AbortSignal; timeoutMs?: number },
   ): Promise<RegisteredPlugin>;
+  subscribe(listener: RegistryListener): () => void;
 }
 
 export interface CsiHookVolumeManager {
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult>;
   unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void>;
   isPublished(stub: CsiVolumeStub): Promise<boolean>;
+  remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean>;
 }
 
 export interface CsiHookStore {
@@ -94,6 +105,14 @@ export interface CsiHookConfig {
   rpcTimeoutMs?: number;
   /** Budget for releasing what a failed prerun claimed before postrun takes over; 2 min by default. */
   unwindDeadlineMs?: number;
+  /** An event for every task of the alloc (claim retries, remounts). */
+  emitEvent?: (type: string, message: string, details?: Record<string, string>) => void;
+}
+
+/** What this agent got from its claim of a volume: enough to publish it again. */
+interface Claimed {
+  volume: ClaimedVolume;
+  publishContext: Record<string, string>;
 }
 
 /** A volume this prerun claimed, and its stub once mounted: exactly what a failure must undo. */
@@ -108,6 +127,9 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   private readonly shutdownCtl = new AbortController();
   private readonly backoff: CsiBackoff;
   private readonly log: Logger;
+  /** Claims made by this agent, by alias; a restored mount has none until a remount needs one. */
+  private readonly claimed = new Map<string, Claimed>();
+  private watcher: LostMountWatcher | null = null;
 
   constructor(private readonly cfg: CsiHookConfig) {
     this.backoff = cfg.backoff ?? { baseMs: 1000, maxMs: 60_000 };
@@ -143,9 +165,12 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       }
     }
     this.cfg.hookResources.setCsiMounts(mounts);
+    this.watchForLostMounts(alloc.ID);
   }
 
   async postrun(): Promise<{ background?: Promise<void> }> {
+    // No remount may race the release: stop the watcher and let a check in progress end first.
+    await this.watcher?.stop();
     const allocId = this.cfg.alloc().ID;
     const pending = this.cfg.store.getPendingReleases(allocId);
     for (const [alias, stub] of Object.entries(this.cfg.store.getVolumeStubs(allocId))) {
@@ -171,6 +196,65 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
 
   shutdown(): void {
     this.shutdownCtl.abort(new BerthError("ERR_ABORTED", "agent shutting down"));
+    void this.watcher?.stop();
+  }
+
+  private watchForLostMounts(allocId: string): void {
+    if (this.shutdownCtl.signal.aborted) return;
+    const stubs = this.cfg.store.getVolumeStubs(allocId);
+    this.watcher = new LostMountWatcher({
+      registry: this.cfg.registry,
+      pluginIds: new Set(Object.values(stubs).map((s) => s.pluginId)),
+      check: (pluginId, signal) =>
+        this.remountLost(allocId, pluginId, anySignal([signal, this.shutdownCtl.signal])),
+      log: this.log,
+    });
+    this.watcher.start();
+  }
+
+  /** Publishes again (staging first when needed) every mount of `pluginId` that is gone. */
+  private async remountLost(allocId: string, pluginId: string, signal: AbortSignal): Promise<void> {
+    const alloc = this.cfg.alloc();
+    const requests = new Map(csiRequests(alloc));
+    for (const [alias, stub] of Object.entries(this.cfg.store.getVolumeStubs(allocId))) {
+      if (stub.pluginId !== pluginId) continue;
+      if (await this.cfg.volumeManager.isPublished(stub)) continue;
+      const plugin = this.cfg.registry.get("csi-node", pluginId);
+      // Gone again already: its next registration runs this check once more.
+      if (!plugin) return;
+      const req = requests.get(alias);
+      const claimed = this.claimed.get(alias) ?? (await this.reclaim(alloc, alias, stub, signal));
+      const redone = await this.cfg.volumeManager.remountIfLost(
+        {
+          plugin,
+          volume: claimed.volume,
+          allocId,
+          usage: { ...stub.usage, mountOptions: req?.MountOptions ?? claimed.volume.MountOptions },
+          publishContext: claimed.publishContext,
+        },
+        signal,
+      );
+      if (!redone) continue;
+      this.log.info("lost volume mount restored", { alias, volume: stub.volumeId, plugin: pluginId });
+      this.cfg.emitEvent?.(
+        "Volume Remounted",
+        `volume "${alias}" (${stub.volumeId}) was no longer mounted after plugin ${JSON.stringify(pluginId)} registered again; mounted it again`,
+        { volume: stub.volumeId, plugin: pluginId },
+      );
+    }
+  }
+
+  /** The same alloc's claim again (idempotent on the server): the volume's context and secrets. */
+  private async reclaim(
+    alloc: Allocation,
+    alias: string,
+    stub: CsiVolumeStub,
+    signal: AbortSignal,
+  ): Promise<Claimed> {
+    const resp = await this.claim(alloc, stub.volumeId, stub.usage, signal);
+    const claimed = { volume: resp.Volume, publishContext: resp.PublishContext };
+    this.claimed.set(alias, claimed);
+    return claimed;
   }
 
   private async acquire(
@@ -191,6 +275,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     };
     const claim = await this.claim(alloc, volumeId, usage, signal);
     const vol = claim.Volume;
+    this.claimed.set(alias, { volume: vol, publishContext: claim.PublishContext });
     const entry: Acquired = {
       alias,
       mounted: false,
@@ -252,13 +337,20 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
         deadlineMs: this.cfg.claimRetryDeadlineMs ?? 24 * 3600_000,
         signal,
         shouldRetry: (err) => isBerthError(err) && isClaimRetryable(err.code),
-        onRetry: (err, attempt, delayMs) =>
+        onRetry: (err, attempt, delayMs) => {
+          const message = asBerthError(err).message;
           this.log.warn("volume claim refused, retrying", {
             volume: volumeId,
-            error: asBerthError(err).message,
+            error: message,
             attempt: attempt + 1,
             delayMs,
-          }),
+          });
+          this.cfg.emitEvent?.(
+            "Volume Claim Retry",
+            `claim of volume ${JSON.stringify(volumeId)} failed (${message}); retry ${attempt + 1} in ${formatMs(delayMs)}`,
+            { volume: volumeId, error_code: asBerthError(err).code, attempt: String(attempt + 1) },
+          );
+        },
       },
     );
   }

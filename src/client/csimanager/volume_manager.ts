@@ -112,95 +112,134 @@ export class VolumeManager {
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult> {
     const vol = req.volume;
     return this.mutex.run(volumeKey(vol.Namespace, vol.ID), async () => {
-      const log = this.log.child("volume").child(vol.ID);
       const node = await this.nodePlugin(vol.PluginID, signal);
+      return this.stageAndPublish(node, req, false, signal);
+    });
+  }
+
+  /** Under the volume's lock: NodeStage unless staged (or `forceStage`), then NodePublish. */
+  private async stageAndPublish(
+    node: NodePluginHandle,
+    req: MountVolumeRequest,
+    forceStage: boolean,
+    signal?: AbortSignal,
+  ): Promise<MountVolumeResult> {
+    const vol = req.volume;
+    const log = this.log.child("volume").child(vol.ID);
+    const paths = volumePaths(
+      req.plugin,
+      { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
+      req.usage,
+    );
+    const capability = toCapability(req.usage);
+    const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
+    const users = this.users(skey);
+    const stages = node.capabilities.stageUnstageVolume;
+    const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+
+    if (
+      stages &&
+      (forceStage || users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))
+    ) {
+      await fs.mkdir(paths.hostStagingPath, { recursive: true });
+      await retryCsiCall(
+        "NodeStageVolume",
+        () =>
+          node.client.nodeStageVolume(
+            {
+              volumeId: vol.ExternalID,
+              publishContext: { ...req.publishContext },
+              stagingTargetPath: paths.stagingPath,
+              volumeCapability: capability,
+              secrets: { ...vol.Secrets },
+              volumeContext: { ...vol.Context },
+            },
+            call,
+          ),
+        this.retry,
+        log,
+        signal,
+      );
+      log.info("volume staged", { usage: usageKey(req.usage) });
+    }
+    this.unverified.delete(skey);
+    users.add(req.allocId);
+
+    try {
+      await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
+      await retryCsiCall(
+        "NodePublishVolume",
+        () =>
+          node.client.nodePublishVolume(
+            {
+              volumeId: vol.ExternalID,
+              publishContext: { ...req.publishContext },
+              stagingTargetPath: stages ? paths.stagingPath : "",
+              targetPath: paths.targetPath,
+              volumeCapability: capability,
+              readonly: req.usage.readOnly,
+              secrets: { ...vol.Secrets },
+              volumeContext: { ...vol.Context },
+            },
+            call,
+          ),
+        this.retry,
+        log,
+        signal,
+      );
+    } catch (err) {
+      // A failed (or timed-out) publish may have half-happened: release what this call may own.
+      await this.releaseLocked(
+        node,
+        req.plugin,
+        unmountOf(req),
+        { timeoutMs: this.callTimeoutMs },
+        false,
+      ).catch((cleanupErr: unknown) =>
+        log.warn("cleanup after failed publish failed", { error: cleanupErr }),
+      );
+      throw err;
+    }
+    log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
+    const stub: CsiVolumeStub = {
+      volumeId: vol.ID,
+      namespace: vol.Namespace,
+      pluginId: vol.PluginID,
+      externalId: vol.ExternalID,
+      usage: {
+        readOnly: req.usage.readOnly,
+        accessMode: req.usage.accessMode,
+        attachmentMode: req.usage.attachmentMode,
+      },
+      stagingPath: stages ? paths.hostStagingPath : "",
+      targetPath: paths.hostTargetPath,
+      publishContext: { ...req.publishContext },
+    };
+    return { source: paths.hostTargetPath, stub };
+  }
+
+  /**
+   * Lost-mount repair (a node plugin restarted, e.g. a FUSE plugin whose mounts died with it): when
+   * the alloc's publish target is no longer mounted, stages again if the staging is gone too, then
+   * publishes again. A target still mounted is left alone (no CSI call). Returns whether anything
+   * was redone. Runs under the volume's lock, so allocs sharing a staging restage it once.
+   */
+  remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean> {
+    const vol = req.volume;
+    return this.mutex.run(volumeKey(vol.Namespace, vol.ID), async () => {
+      const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
       const paths = volumePaths(
         req.plugin,
         { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
         req.usage,
       );
-      const capability = toCapability(req.usage);
-      const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
-      const users = this.users(skey);
-      const stages = node.capabilities.stageUnstageVolume;
-      const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
-
-      if (stages && (users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))) {
-        await fs.mkdir(paths.hostStagingPath, { recursive: true });
-        await retryCsiCall(
-          "NodeStageVolume",
-          () =>
-            node.client.nodeStageVolume(
-              {
-                volumeId: vol.ExternalID,
-                publishContext: { ...req.publishContext },
-                stagingTargetPath: paths.stagingPath,
-                volumeCapability: capability,
-                secrets: { ...vol.Secrets },
-                volumeContext: { ...vol.Context },
-              },
-              call,
-            ),
-          this.retry,
-          log,
-          signal,
-        );
-        log.info("volume staged", { usage: usageKey(req.usage) });
-      }
-      this.unverified.delete(skey);
-      users.add(req.allocId);
-
-      try {
-        await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
-        await retryCsiCall(
-          "NodePublishVolume",
-          () =>
-            node.client.nodePublishVolume(
-              {
-                volumeId: vol.ExternalID,
-                publishContext: { ...req.publishContext },
-                stagingTargetPath: stages ? paths.stagingPath : "",
-                targetPath: paths.targetPath,
-                volumeCapability: capability,
-                readonly: req.usage.readOnly,
-                secrets: { ...vol.Secrets },
-                volumeContext: { ...vol.Context },
-              },
-              call,
-            ),
-          this.retry,
-          log,
-          signal,
-        );
-      } catch (err) {
-        // A failed (or timed-out) publish may have half-happened: release what this call may own.
-        await this.releaseLocked(
-          node,
-          req.plugin,
-          unmountOf(req),
-          { timeoutMs: this.callTimeoutMs },
-          false,
-        ).catch((cleanupErr: unknown) =>
-          log.warn("cleanup after failed publish failed", { error: cleanupErr }),
-        );
-        throw err;
-      }
-      log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
-      const stub: CsiVolumeStub = {
-        volumeId: vol.ID,
-        namespace: vol.Namespace,
-        pluginId: vol.PluginID,
-        externalId: vol.ExternalID,
-        usage: {
-          readOnly: req.usage.readOnly,
-          accessMode: req.usage.accessMode,
-          attachmentMode: req.usage.attachmentMode,
-        },
-        stagingPath: stages ? paths.hostStagingPath : "",
-        targetPath: paths.hostTargetPath,
-        publishContext: { ...req.publishContext },
-      };
-      return { source: paths.hostTargetPath, stub };
+      if (await check(paths.hostTargetPath)) return false;
+      const log = this.log.child("volume").child(vol.ID);
+      log.warn("published volume is no longer mounted; mounting it again", { alloc: req.allocId });
+      const node = await this.nodePlugin(vol.PluginID, signal);
+      const stagingLost = node.capabilities.stageUnstageVolume && !(await check(paths.hostStagingPath));
+      await this.stageAndPublish(node, req, stagingLost, signal);
+      return true;
     });
   }
 

@@ -20,6 +20,8 @@ import type {
   CsiTopology,
   CsiVolumeCapability,
 } from "../../csi/types.js";
+import { registerNodeVolumeHandlers, type NodeVolumeAccess } from "./client_csi_node.js";
+import { registerStorageHandlers } from "./client_csi_storage.js";
 
 /** The peer as the handlers need it (RpcPeer satisfies it). */
 export interface ClientCsiPeer {
@@ -32,6 +34,8 @@ export interface ClientCsiPeer {
 export interface ClientCsiDeps {
   /** A healthy controller instance's connection for the plugin, if this node runs one. */
   controllerClient(pluginId: string): CsiClient | undefined;
+  /** Node-side access for NodeExpandVolume/NodeDetachVolume; without it those calls are not served. */
+  nodeVolumes?: NodeVolumeAccess;
   log: Logger;
   /** Deadline of each controller call; 2 min by default. */
   callTimeoutMs?: number;
@@ -64,6 +68,9 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
     }
     return { client, caps };
   };
+
+  registerStorageHandlers(peer, controller, log, timeoutMs);
+  if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log, timeoutMs);
 
   peer.handle("ClientCSI.ControllerCreateVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "createDeleteVolume", signal);

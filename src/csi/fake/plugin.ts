@@ -28,6 +28,7 @@ import {
   type FakeStatus,
 } from "./behaviour.js";
 import { FakeState } from "./state.js";
+import { FakeStorage } from "./storage.js";
 
 export interface FakeCsiPluginOptions {
   /** Absolute socket path (or `unix:///path`). A stale file there is replaced. */
@@ -95,6 +96,8 @@ export class FakeCsiPlugin {
   readonly endpoint: string;
   readonly calls: FakeCall[] = [];
   readonly state: FakeState;
+  /** Snapshots and expansion (storage.ts); its volumes are `state`'s. */
+  readonly storage: FakeStorage;
   pluginCapabilities: CsiPluginCapabilities;
   controllerCapabilities: CsiControllerCapabilities;
   nodeCapabilities: CsiNodeCapabilities;
@@ -122,6 +125,7 @@ export class FakeCsiPlugin {
       requireVolumeContext: opts.requireVolumeContext ?? false,
       removeStagingOnUnstage: opts.removeStagingOnUnstage ?? false,
     });
+    this.storage = new FakeStorage(this.state);
   }
 
   static async start(opts: FakeCsiPluginOptions): Promise<FakeCsiPlugin> {
@@ -311,6 +315,18 @@ export class FakeCsiPlugin {
         return this.state.nodePublish(req as unknown as WireNodePublishRequest);
       case "NodeUnpublishVolume":
         return this.state.nodeUnpublish(req as { volume_id: string; target_path: string });
+      case "ControllerExpandVolume":
+        return this.storage.controllerExpand(req as never);
+      case "NodeExpandVolume":
+        return this.storage.nodeExpand(req as never);
+      case "CreateSnapshot":
+        return this.storage.createSnapshot(req as never);
+      case "DeleteSnapshot":
+        return this.storage.deleteSnapshot(req as never);
+      case "ListSnapshots":
+        return this.storage.listSnapshots();
+      case "ListVolumes":
+        return this.storage.listVolumes();
       default:
         throw new FakeRpcError(grpc.status.UNIMPLEMENTED, `${method} is not implemented by the fake`);
     }

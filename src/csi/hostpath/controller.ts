@@ -2,8 +2,11 @@
 import { status } from "@grpc/grpc-js";
 import { readMounts } from "../mountinfo.js";
 import type { WireCreateVolumeRequest, WireVolumeCapability } from "../wire.js";
-import { volumeIdFor, type VolumeStore } from "./volumes.js";
+import { contentSourceToWire } from "../convert.js";
+import { volumeIdFor, type HostpathVolume, type VolumeStore } from "./volumes.js";
 import { rpcError, type HostpathContext } from "./context.js";
+import { resolveContentSource, sameSource } from "./content_source.js";
+import { SnapshotStore } from "./snapshots.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
@@ -18,12 +21,13 @@ export function checkCapabilities(caps: WireVolumeCapability[]): void {
   }
 }
 
-function volumeAnswer(ctx: HostpathContext, id: string, capacityBytes: number): object {
+export function volumeAnswer(ctx: HostpathContext, v: HostpathVolume): object {
   return {
     volume: {
-      volume_id: id,
-      capacity_bytes: capacityBytes,
+      volume_id: v.id,
+      capacity_bytes: v.capacityBytes,
       volume_context: {},
+      content_source: contentSourceToWire(v.contentSource ?? null),
       // A controller without topology flags (no node ID) reports none: reachable from anywhere.
       accessible_topology: Object.keys(ctx.config.topology).length ? [{ segments: ctx.config.topology }] : [],
     },
@@ -35,16 +39,26 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
   if (req.volume_capabilities.length === 0)
     throw rpcError(status.INVALID_ARGUMENT, "volume_capabilities is required");
   checkCapabilities(req.volume_capabilities);
-  if (req.volume_content_source?.snapshot || req.volume_content_source?.volume) {
-    throw rpcError(status.INVALID_ARGUMENT, "volume content sources are not supported");
-  }
+  const source = await resolveContentSource(
+    ctx,
+    new SnapshotStore(ctx.config.stateDir),
+    req.volume_content_source,
+  );
   const required = Number(req.capacity_range?.required_bytes ?? 0);
   const limit = Number(req.capacity_range?.limit_bytes ?? 0);
   if (required < 0 || limit < 0) throw rpcError(status.INVALID_ARGUMENT, "capacity must not be negative");
   if (required && limit && required > limit) {
     throw rpcError(status.OUT_OF_RANGE, `required_bytes ${required} exceeds limit_bytes ${limit}`);
   }
-  const capacity = required || limit || DEFAULT_CAPACITY_BYTES;
+  // A restored or cloned volume is at least as large as its source, and by default just as large.
+  const wanted = required || limit || source?.sizeBytes || DEFAULT_CAPACITY_BYTES;
+  const capacity = Math.max(wanted, source?.sizeBytes ?? 0);
+  if (limit && capacity > limit) {
+    throw rpcError(
+      status.OUT_OF_RANGE,
+      `the content source needs ${capacity} bytes, above limit_bytes ${limit}`,
+    );
+  }
   const id = volumeIdFor(req.name);
   const existing = await ctx.volumes.get(id);
   if (existing) {
@@ -54,18 +68,26 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
         `volume ${JSON.stringify(req.name)} exists with capacity ${existing.capacityBytes}`,
       );
     }
-    return volumeAnswer(ctx, id, existing.capacityBytes);
+    if (!sameSource(existing.contentSource, source?.source)) {
+      throw rpcError(
+        status.ALREADY_EXISTS,
+        `volume ${JSON.stringify(req.name)} exists with another content source`,
+      );
+    }
+    return volumeAnswer(ctx, existing);
   }
   if ((await ctx.volumes.count()) >= ctx.config.maxVolumes) {
     throw rpcError(status.RESOURCE_EXHAUSTED, `at most ${ctx.config.maxVolumes} volumes`);
   }
-  await ctx.volumes.create({
+  const vol: HostpathVolume = {
     id,
     name: req.name,
     capacityBytes: capacity,
     createdAt: new Date().toISOString(),
-  });
-  return volumeAnswer(ctx, id, capacity);
+    ...(source ? { contentSource: source.source } : {}),
+  };
+  await ctx.volumes.create(vol, source?.fill);
+  return volumeAnswer(ctx, vol);
 }
 
 /** Mount points whose source is this volume's directory (bind mounts keep it as their root). */

@@ -21,6 +21,13 @@ import { isRpcError, rpcError, type HostpathContext } from "./context.js";
 import type { HostpathConfig } from "./flags.js";
 import { nodePublishVolume, nodeStageVolume, nodeUnpublishVolume, nodeUnstageVolume } from "./node.js";
 import { VolumeStore } from "./volumes.js";
+import {
+  STORAGE_CONTROLLER_HANDLERS,
+  STORAGE_NODE_CAPABILITIES,
+  STORAGE_NODE_HANDLERS,
+  STORAGE_PLUGIN_CAPABILITIES,
+  storageControllerCapabilities,
+} from "./storage_ops.js";
 
 export const HOSTPATH_PLUGIN_NAME = "csi-hostpath.berth.io";
 export const HOSTPATH_VERSION = "0.1.0";
@@ -34,6 +41,7 @@ const IDENTITY: Record<string, Handler> = {
     capabilities: [
       ...(ctx.config.mode === "node" ? [] : [{ service: { type: "CONTROLLER_SERVICE" } }]),
       { service: { type: "VOLUME_ACCESSIBILITY_CONSTRAINTS" } },
+      ...STORAGE_PLUGIN_CAPABILITIES,
     ],
   }),
   Probe: () => ({ ready: { value: true } }),
@@ -44,6 +52,7 @@ const CONTROLLER: Record<string, Handler> = {
     capabilities: [
       { rpc: { type: "CREATE_DELETE_VOLUME" } },
       ...(ctx.config.attachRequired ? [{ rpc: { type: "PUBLISH_UNPUBLISH_VOLUME" } }] : []),
+      ...storageControllerCapabilities(ctx.config),
     ],
   }),
   CreateVolume: (ctx, r) => createVolume(ctx, r as unknown as WireCreateVolumeRequest),
@@ -58,6 +67,7 @@ const CONTROLLER: Record<string, Handler> = {
       throw unimplemented("ControllerUnpublishVolume without --attach-required");
     return controllerUnpublishVolume(ctx, r as { volume_id: string; node_id: string });
   },
+  ...STORAGE_CONTROLLER_HANDLERS,
 };
 
 function unimplemented(what: string) {
@@ -65,7 +75,9 @@ function unimplemented(what: string) {
 }
 
 const NODE: Record<string, Handler> = {
-  NodeGetCapabilities: () => ({ capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }] }),
+  NodeGetCapabilities: () => ({
+    capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }, ...STORAGE_NODE_CAPABILITIES],
+  }),
   NodeGetInfo: (ctx) => ({
     node_id: ctx.config.nodeId,
     max_volumes_per_node: ctx.config.maxVolumes,
@@ -76,6 +88,7 @@ const NODE: Record<string, Handler> = {
     nodeUnstageVolume(ctx, r as { volume_id: string; staging_target_path: string }),
   NodePublishVolume: (ctx, r) => nodePublishVolume(ctx, r as unknown as WireNodePublishRequest),
   NodeUnpublishVolume: (ctx, r) => nodeUnpublishVolume(ctx, r as { volume_id: string; target_path: string }),
+  ...STORAGE_NODE_HANDLERS,
 };
 
 /** The handlers a mode serves; every other method answers UNIMPLEMENTED. */

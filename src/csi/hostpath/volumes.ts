@@ -12,6 +12,8 @@ export interface HostpathVolume {
   name: string;
   capacityBytes: number;
   createdAt: string;
+  /** What the volume was filled from at creation (clone or restore); absent for an empty volume. */
+  contentSource?: { snapshotId: string } | { volumeId: string };
 }
 
 const ID_RE = /^hp-[0-9a-f]{24}$/;
@@ -57,9 +59,27 @@ export class VolumeStore {
     return (await fs.readdir(path.join(this.stateDir, "meta"))).filter((f) => f.endsWith(".json")).length;
   }
 
-  /** Directory first, metadata last (written atomically): a volume exists once its metadata does. */
-  async create(v: HostpathVolume): Promise<void> {
-    await fs.mkdir(this.dirOf(v.id), { recursive: true });
+  /** Every volume id, sorted (ListVolumes pages through this order). */
+  async list(): Promise<string[]> {
+    const names = await fs.readdir(path.join(this.stateDir, "meta"));
+    return names
+      .filter((f) => f.endsWith(".json"))
+      .map((f) => f.slice(0, -".json".length))
+      .filter(isVolumeId)
+      .sort();
+  }
+
+  /**
+   * Directory first (then `fill`, which copies a clone's or snapshot's content into it), metadata
+   * last, written atomically: a volume exists once its metadata does, so a crash half-way leaves no
+   * volume and a retried create starts over. Also rewrites the metadata of an existing volume
+   * (expansion), leaving its directory alone when there is no `fill`.
+   */
+  async create(v: HostpathVolume, fill?: (dir: string) => Promise<void>): Promise<void> {
+    const dir = this.dirOf(v.id);
+    if (fill) await fs.rm(dir, { recursive: true, force: true });
+    await fs.mkdir(dir, { recursive: true });
+    if (fill) await fill(dir);
     const meta = this.metaOf(v.id);
     await fs.writeFile(meta + ".tmp", JSON.stringify(v) + "\n");
     await fs.rename(meta + ".tmp", meta);

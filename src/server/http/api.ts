@@ -12,6 +12,7 @@ import type { HttpEndpoints, Route } from "./context.js";
 import { sendError, sendText } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
 import * as csi from "./routes_csi.js";
+import * as ops from "./routes_volume_ops.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -33,6 +34,11 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume],
   [["PUT", "POST"], "/v1/volume/csi/:id/create", csi.createVolume],
   ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume],
+  ["DELETE", "/v1/volume/csi/:id/detach", ops.detachVolume],
+  [["PUT", "POST"], "/v1/volumes/snapshot", ops.createSnapshot],
+  ["DELETE", "/v1/volumes/snapshot", ops.deleteSnapshot],
+  ["GET", "/v1/volumes/snapshot", ops.listSnapshots],
+  ["GET", "/v1/volumes/external", ops.listExternalVolumes],
   ["GET", "/v1/plugins", csi.listPlugins],
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
 ];

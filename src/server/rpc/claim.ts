@@ -125,19 +125,37 @@ export class ClaimEndpoint {
     checkId("VolumeID", req.VolumeID);
     checkId("AllocationID", req.AllocationID);
     const reported = oneOf("State", req.State, CLAIM_STATES, "claim state");
+    await this.releaseClaim(namespace, req, reported, signal);
+    return { Index: this.deps.store.index() };
+  }
+
+  /**
+   * The one release walk, shared by CSIVolume.Unpublish and the volumewatcher: under the volume's
+   * lock, records `reported` (the node's own progress; "taken" records nothing) and walks the claim
+   * on as far as the server may take it. The node step is never done here: a claim still taken on a
+   * live node is refused with ERR_CONFLICT; on a down or gone node it is skipped. Returns true when
+   * this call freed the claim (blocked jobs are then re-evaluated); false when there was nothing to
+   * free (no volume, no claim: already released).
+   */
+  async releaseClaim(
+    namespace: string,
+    req: Pick<VolumeUnpublishRequest, "VolumeID" | "AllocationID" | "NodeID">,
+    reported: ClaimState,
+    signal?: AbortSignal,
+  ): Promise<boolean> {
     const freed = await this.deps.volumeLocks.run(
       volumeKey(namespace, req.VolumeID),
       () => this.release(namespace, req, reported, signal),
       signal,
     );
     if (freed) void this.deps.scheduler.retryBlocked();
-    return { Index: this.deps.store.index() };
+    return freed;
   }
 
   /** Returns true when the claim was freed by this call. */
   private async release(
     namespace: string,
-    req: VolumeUnpublishRequest,
+    req: Pick<VolumeUnpublishRequest, "VolumeID" | "AllocationID" | "NodeID">,
     reported: ClaimState,
     signal?: AbortSignal,
   ): Promise<boolean> {

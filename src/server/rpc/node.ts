@@ -121,10 +121,13 @@ export class NodeEndpoint {
             `allocation ${u.ID} does not run on node ${req.NodeID}`,
           );
         }
+        // Lost is final (node_loss.ts): a node that comes back reports what it still runs until it
+        // has stopped it, and that must not bring an alloc the scheduler has replaced back to life.
+        const keepLost = alloc.ClientStatus === "lost" && u.ClientStatus !== "lost";
         const next = tx.putAlloc({
           ...alloc,
-          ClientStatus: u.ClientStatus,
-          ClientDescription: u.ClientDescription ?? "",
+          ClientStatus: keepLost ? "lost" : u.ClientStatus,
+          ClientDescription: keepLost ? alloc.ClientDescription : (u.ClientDescription ?? ""),
           TaskStates: u.TaskStates ?? alloc.TaskStates,
           ModifyTime: nowNs,
         });

@@ -9,9 +9,23 @@ import type { CSIPlugin } from "../../structs/plugin.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import type { StateReader } from "../state/store.js";
 import { volumeListView, volumeView } from "../state/views.js";
+import type { CSIVolumeExternalStub } from "../../structs/snapshot.js";
+import { ClaimEndpoint } from "./claim.js";
+import { allClaimsOf } from "./volume_claims.js";
+import { detachVolume, refuseRunning, releaseClaims } from "./volume_detach.js";
+import { expandIfRequested } from "./volume_expand.js";
+import { SnapshotEndpoint } from "./volume_snapshot.js";
 
 export class VolumeEndpoint {
-  constructor(private readonly deps: ServerDeps) {}
+  /** Snapshots live on the plugin; this endpoint only runs their controller calls. */
+  readonly snapshots: SnapshotEndpoint;
+  /** The release walk, shared with the node agents' CSIVolume.Unpublish (it is stateless). */
+  private readonly claims: ClaimEndpoint;
+
+  constructor(private readonly deps: ServerDeps) {
+    this.snapshots = new SnapshotEndpoint(deps);
+    this.claims = new ClaimEndpoint(deps);
+  }
 
   get(namespace: string, id: string): CSIVolume {
     const vol = volumeView(this.deps.store, namespace, id);
@@ -59,13 +73,24 @@ export class VolumeEndpoint {
     return { Index: this.deps.store.index() };
   }
 
-  /** Refused while any claim (live or releasing) remains, unless forced. Unknown volumes are a no-op. */
+  /**
+   * Refused while any claim (live or releasing) remains, unless forced. Forced: refused while an
+   * alloc that still runs holds a claim; otherwise every claim is released first (node step on live
+   * nodes, ControllerUnpublish when due) so no attachment outlives the record. Unknown volumes are a
+   * no-op.
+   */
   async deregister(
     namespace: string,
     id: string,
     force: boolean,
     signal?: AbortSignal,
   ): Promise<{ Index: number }> {
+    const claimed = volumeView(this.deps.store, namespace, id);
+    if (force && claimed && !isUnclaimed(claimed)) {
+      const held = allClaimsOf(claimed);
+      refuseRunning(this.deps, claimed, held);
+      await releaseClaims(this.deps, this.claims, claimed, held, signal);
+    }
     return this.deps.volumeLocks.run(
       volumeKey(namespace, id),
       async () => {
@@ -89,7 +114,7 @@ export class VolumeEndpoint {
   async create(vols: CSIVolume[], signal?: AbortSignal): Promise<{ Volumes: CSIVolume[]; Index: number }> {
     vols.forEach((v, i) => this.checkCreate(v, i));
     const out: CSIVolume[] = [];
-    for (const v of vols) out.push(await this.createOne(v, signal));
+    for (const [i, v] of vols.entries()) out.push(await this.createOne(v, `Volumes[${i}]`, signal));
     void this.deps.scheduler.retryBlocked();
     return { Volumes: out, Index: this.deps.store.index() };
   }
@@ -132,7 +157,28 @@ export class VolumeEndpoint {
     );
   }
 
-  private async createOne(v: CSIVolume, signal?: AbortSignal): Promise<CSIVolume> {
+  /** NodeUnpublish/NodeUnstage on `nodeId` for terminal allocs, then the release walk (volume_detach.ts). */
+  detach(namespace: string, id: string, nodeId: string, signal?: AbortSignal): Promise<void> {
+    return detachVolume(this.deps, this.claims, namespace, id, nodeId, signal);
+  }
+
+  /** The plugin's own list of its volumes (ListVolumes), berth-registered or not. */
+  async listExternal(
+    pluginId: string,
+    page: { perPage: number; nextToken: string },
+    signal?: AbortSignal,
+  ): Promise<{ Volumes: CSIVolumeExternalStub[]; NextToken: string }> {
+    if (!this.deps.store.getPlugin(pluginId)) throw notFound("plugin", pluginId);
+    const res = await this.deps.controllers.call(
+      pluginId,
+      "ClientCSI.ControllerListVolumes",
+      { PluginID: pluginId, MaxEntries: page.perPage, StartingToken: page.nextToken },
+      { requires: "SupportsListVolumes", ...(signal ? { signal } : {}) },
+    );
+    return { Volumes: res.Entries.map((e) => ({ ...e })), NextToken: res.NextToken };
+  }
+
+  private async createOne(v: CSIVolume, field: string, signal?: AbortSignal): Promise<CSIVolume> {
     return this.deps.volumeLocks.run(
       volumeKey(v.Namespace, v.ID),
       async () => {
@@ -144,7 +190,7 @@ export class VolumeEndpoint {
               `volume ${JSON.stringify(v.ID)} exists with plugin ${JSON.stringify(existing.PluginID)}`,
             );
           }
-          if (existing.ExternalID !== "") return existing;
+          if (existing.ExternalID !== "") return expandIfRequested(this.deps, existing, v, field, signal);
         }
         const resp = await this.deps.controllers.call(
           v.PluginID,

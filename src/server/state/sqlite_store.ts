@@ -84,6 +84,8 @@ export class SqliteStateStore implements StateStore {
         "INSERT INTO allocs (id, namespace, node_id, job_id, json) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, json = excluded.json",
       ),
       delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
+      delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),
+      delNode: db.prepare("DELETE FROM nodes WHERE id = ?"),
       putAllocVolume: db.prepare(
         "INSERT OR IGNORE INTO alloc_volumes (namespace, volume_id, alloc_id) VALUES (?, ?, ?)",
       ),
@@ -303,6 +305,19 @@ class Writer implements StateWriter {
     return rec;
   }
 
+  deleteNode(id: string): void {
+    const prev = this.getNode(id);
+    if (!prev) return;
+    this.s.delNode.run(id);
+    this.touched.add("nodes");
+    const gone: Node = { ...prev, CSIControllerPlugins: {}, CSINodePlugins: {} };
+    const pluginIds = new Set([
+      ...Object.keys(prev.CSIControllerPlugins),
+      ...Object.keys(prev.CSINodePlugins),
+    ]);
+    for (const pid of pluginIds) this.rebuildPlugin(pid, gone);
+  }
+
   putJob(job: Job): Job {
     const prev = this.getJob(job.Namespace, job.ID);
     if (prev && contentOf(prev) === contentOf(job)) return prev;
@@ -329,6 +344,12 @@ class Writer implements StateWriter {
     }
     this.touched.add("allocs");
     return rec;
+  }
+
+  deleteAlloc(id: string): void {
+    if (this.s.delAlloc.run(id).changes === 0) return;
+    this.s.delAllocVolumes.run(id);
+    this.touched.add("allocs");
   }
 
   putVolume(vol: CSIVolume): CSIVolume {

@@ -57,9 +57,12 @@ export interface StateWriter extends StateReader {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
   putNode(node: Node): Node;
+  /** Deletes the node and its plugin instances (rebuilding, or deleting, the plugins they named). */
+  deleteNode(id: string): void;
   putJob(job: Job): Job;
   deleteJob(namespace: string, id: string): void;
   putAlloc(alloc: Allocation): Allocation;
+  deleteAlloc(id: string): void;
   putVolume(vol: CSIVolume): CSIVolume;
   deleteVolume(namespace: string, id: string): void;
 }

@@ -15,10 +15,16 @@ import { eventually, killProcessGroupsUnder, runCli } from "../../helpers/agent_
 /** The volume the app job claims, the app's task name and its `sleep` (unique per test file). */
 export const VOLUME = "vol1";
 
+/**
+ * `pluginRestart`: a `restart { … }` block for the plugin task (e.g. a short delay, so a killed
+ * plugin comes back quickly); `accessMode`: the volume's and the app's access mode.
+ */
 export function writeSpecs(
   dir: string,
   sleepSeconds: number,
+  opts: { pluginRestart?: string; accessMode?: string } = {},
 ): { plugin: string; volume: string; app: string } {
+  const accessMode = opts.accessMode ?? "single-node-writer";
   const plugin = path.join(dir, "plugin.hcl");
   fs.writeFileSync(
     plugin,
@@ -31,6 +37,7 @@ export function writeSpecs(
         command = "berth"
         args    = ["csi-hostpath", "--node-id=\${node.unique.id}", "--state-dir=\${NOMAD_TASK_DIR}/hostpath", "--call-log=/alloc/calls.jsonl"]
       }
+      ${opts.pluginRestart ?? ""}
       csi_plugin {
         id        = "hostpath"
         type      = "monolith"
@@ -49,7 +56,7 @@ name      = "${VOLUME}"
 type      = "csi"
 plugin_id = "hostpath"
 capability {
-  access_mode     = "single-node-writer"
+  access_mode     = "${accessMode}"
   attachment_mode = "file-system"
 }
 `,
@@ -63,7 +70,7 @@ capability {
     volume "data" {
       type            = "csi"
       source          = "${VOLUME}"
-      access_mode     = "single-node-writer"
+      access_mode     = "${accessMode}"
       attachment_mode = "file-system"
     }
     task "app" {

@@ -32,3 +32,26 @@ test("bad flags are refused with the flag named as typed", () => {
   assert.throws(() => parseAgentArgs(["-dev", "-http-addr", "nope"]), /-http-addr: "nope" is not HOST:PORT/);
   assert.throws(() => parseAgentArgs(["-dev", "-log-level", "loud"]), /unknown level "loud"/);
 });
+
+test("-csi-plugin-wait and -csi-claim-retry take durations; absent means the client's defaults", () => {
+  const o = parseAgentArgs(["-dev", "-csi-plugin-wait=3s", "-csi-claim-retry", "10m"]);
+  assert.equal(o.csiPluginWaitMs, 3000);
+  assert.equal(o.csiClaimRetryMs, 600_000);
+  const d = parseAgentArgs(["-dev"]);
+  assert.equal(d.csiPluginWaitMs, null);
+  assert.equal(d.csiClaimRetryMs, null);
+  assert.throws(
+    () => parseAgentArgs(["-dev", "-csi-plugin-wait=soon"]),
+    /-csi-plugin-wait: "soon" is not a duration/,
+  );
+});
+
+test("-heartbeat-ttl takes a duration for the server; absent keeps the server's default", () => {
+  assert.equal(parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=5s"]).heartbeatTtlMs, 5000);
+  assert.equal(parseAgentArgs(["-server", "-data-dir=/d"]).heartbeatTtlMs, null);
+  assert.throws(() => parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=soon"]), /-heartbeat-ttl/);
+  assert.throws(
+    () => parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=0s"]),
+    /-heartbeat-ttl: must be longer than zero/,
+  );
+});

@@ -135,7 +135,10 @@ export class FakeTask {
   constructor(
     private readonly hookResources: AllocHookResources,
     private readonly onStateChange: (s: TaskState) => void,
-  ) {}
+    initialEvents: TaskState["Events"] = [],
+  ) {
+    this.st.Events = structuredClone(initialEvents);
+  }
 
   async run(): Promise<void> {
     this.mountsSeen = this.hookResources.getCsiMounts();
@@ -151,6 +154,11 @@ export class FakeTask {
 
   shutdown(): void {
     this.shutdowns++;
+  }
+
+  emitEvent(type: string, message: string, details: Record<string, string> = {}): void {
+    const ev = { Type: type, Time: Date.now() * 1e6, DisplayMessage: message, Details: details };
+    this.set({ Events: [...this.st.Events, ev] });
   }
 
   finish(failed = false): void {

@@ -39,11 +39,16 @@ const createReq: ClientMethods["ClientCSI.ControllerCreateVolume"][0] = {
   TopologyRequest: { Required: [{ Segments: { zone: "a" } }], Preferred: null },
 };
 
-test("every ClientMethods entry has a handler", () => {
+test("every controller ClientMethods entry has a handler (node ones need nodeVolumes)", () => {
   const { handlers } = setup();
   assert.deepEqual([...handlers.keys()].sort(), [
+    "ClientCSI.ControllerCreateSnapshot",
     "ClientCSI.ControllerCreateVolume",
+    "ClientCSI.ControllerDeleteSnapshot",
     "ClientCSI.ControllerDeleteVolume",
+    "ClientCSI.ControllerExpandVolume",
+    "ClientCSI.ControllerListSnapshots",
+    "ClientCSI.ControllerListVolumes",
     "ClientCSI.ControllerPublishVolume",
     "ClientCSI.ControllerUnpublishVolume",
     "ClientCSI.ControllerValidateVolume",

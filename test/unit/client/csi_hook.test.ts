@@ -42,8 +42,8 @@ function harness(
     registry,
     volumeManager,
     stateDb,
-    newTaskRunner: ({ hookResources, onStateChange }) => {
-      const t = new FakeTask(hookResources, onStateChange);
+    newTaskRunner: ({ hookResources, onStateChange, initialEvents }) => {
+      const t = new FakeTask(hookResources, onStateChange, initialEvents);
       tasks.push(t);
       return t;
     },
@@ -273,4 +273,82 @@ test("restore: an alloc stopped while the agent was away has its tasks killed, t
   );
   assert.equal(h.runner.clientStatus, "complete");
   assert.deepEqual(h.stateDb.getVolumeStubs(alloc.ID), {});
+});
+
+test("every claim retry is a task event, visible while the alloc waits and kept once its task runs", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  h.rpc.claimFailures = ["ERR_CSI_IN_USE", "ERR_CSI_MAX_CLAIMS", "ERR_RPC_UNAVAILABLE"];
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const retriesOf = (events: { Type: string; DisplayMessage: string }[]) =>
+    events.filter((e) => e.Type === "Volume Claim Retry").map((e) => e.DisplayMessage);
+  const pending = h.updates.filter((u) => u.ClientStatus === "pending").at(-1);
+  assert.ok(pending, "a pending update was sent");
+  const whileWaiting = retriesOf(pending.TaskStates.web!.Events);
+  assert.equal(whileWaiting.length, 3, "three retries, each reported while still pending");
+  assert.match(
+    whileWaiting[0]!,
+    /claim of volume "vol1" failed \(claim refused: ERR_CSI_IN_USE\); retry 1 in/,
+  );
+  assert.match(whileWaiting[2]!, /ERR_RPC_UNAVAILABLE\); retry 3 in/);
+  assert.deepEqual(retriesOf(t.state().Events), whileWaiting, "the task runner keeps them");
+  t.finish();
+  await done;
+  await h.runner.released();
+});
+
+test("a node plugin registering again gets the alloc's lost mounts staged and published again, with an event", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const stub = h.stateDb.getVolumeStubs("alloc-1").data!;
+  h.mounted.add(stub.stagingPath).add(stub.targetPath);
+  const callsBefore = h.client.methods().length;
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
+  await settle();
+  assert.deepEqual(h.client.methods().slice(callsBefore), [], "mounts in place: no CSI call");
+
+  h.mounted.clear();
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 3 }));
+  await settle();
+  assert.deepEqual(h.client.methods().slice(callsBefore), ["NodeStageVolume", "NodePublishVolume"]);
+  assert.equal(h.rpc.claims.length, 1, "the claim made at start is reused, not made again");
+  const remounted = t.state().Events.filter((e) => e.Type === "Volume Remounted");
+  assert.equal(remounted.length, 1);
+  assert.match(
+    remounted[0]!.DisplayMessage,
+    /volume "data" \(vol1\) was no longer mounted after plugin "fake"/,
+  );
+
+  t.finish();
+  await done;
+  await h.runner.released();
+  h.mounted.clear();
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 4 }));
+  await settle();
+  assert.deepEqual(
+    h.client.methods().slice(callsBefore + 2),
+    ["NodeUnpublishVolume", "NodeUnstageVolume", "rpc:CSIVolume.Unpublish"],
+    "after postrun a registration remounts nothing",
+  );
+});
+
+test("restore: a lost mount of a restored alloc is published again with a fresh claim of the same alloc", async () => {
+  const alloc = allocWith({ data: volumeRequest() });
+  const first = await runThenShutdown(alloc);
+  const h = harness(alloc, { stateDb: first.stateDb });
+  h.mounted.add(first.stub.targetPath).add(first.stub.stagingPath);
+  void h.runner.run();
+  const t = await h.untilTaskStarted();
+  h.mounted.delete(first.stub.targetPath);
+  // The plugin comes back with the directory the mounts were made under.
+  const hostDir = first.stub.targetPath.split("/per-alloc/")[0]!;
+  h.registry.register(plugin({ hostDir, registeredAt: 2 }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(h.client.methods(), ["rpc:CSIVolume.Claim", "NodePublishVolume"], "staging was kept");
+  assert.equal(h.rpc.claims[0]!.AllocationID, alloc.ID);
+  assert.equal(t.state().Events.filter((e) => e.Type === "Volume Remounted").length, 1);
+  await h.runner.shutdown();
 });

@@ -13,6 +13,9 @@ import type {
   CsiNodeInfo,
   CsiPluginCapabilities,
   CsiVolumeInfo,
+  ControllerExpandVolumeRequest,
+  CreateSnapshotRequest,
+  NodeExpandVolumeRequest,
   ValidateVolumeCapabilitiesRequest,
   ValidateVolumeCapabilitiesResult,
 } from "../../../src/csi/types.js";
@@ -167,5 +170,41 @@ export class FakeCsiClient implements CsiClient {
   }
   nodeUnpublishVolume(req: unknown, o?: CsiCallOptions) {
     return this.record("NodeUnpublishVolume", req, o, () => undefined);
+  }
+  nodeExpandVolume(req: NodeExpandVolumeRequest, o?: CsiCallOptions) {
+    return this.record("NodeExpandVolume", req, o, () => ({
+      capacityBytes: req.capacityRange?.requiredBytes ?? 0,
+    }));
+  }
+  createSnapshot(req: CreateSnapshotRequest, o?: CsiCallOptions) {
+    return this.record("CreateSnapshot", req, o, () => ({
+      snapshotId: `snap-${req.name}`,
+      sourceVolumeId: req.sourceVolumeId,
+      sizeBytes: 0,
+      creationTime: 0,
+      readyToUse: true,
+    }));
+  }
+  deleteSnapshot(req: unknown, o?: CsiCallOptions) {
+    return this.record("DeleteSnapshot", req, o, () => undefined);
+  }
+  listSnapshots(req: unknown, o?: CsiCallOptions) {
+    return this.record("ListSnapshots", req, o, () => ({ entries: [], nextToken: "" }));
+  }
+  controllerExpandVolume(req: ControllerExpandVolumeRequest, o?: CsiCallOptions) {
+    return this.record("ControllerExpandVolume", req, o, () => ({
+      capacityBytes: req.capacityRange.requiredBytes,
+      nodeExpansionRequired: true,
+    }));
+  }
+  listVolumes(req: unknown, o?: CsiCallOptions) {
+    return this.record("ListVolumes", req, o, () => ({ entries: [], nextToken: "" }));
+  }
+  getCapacity(req: unknown, o?: CsiCallOptions) {
+    return this.record("GetCapacity", req, o, () => ({
+      availableCapacity: 0,
+      maximumVolumeSize: null,
+      minimumVolumeSize: null,
+    }));
   }
 }

@@ -82,7 +82,7 @@ test("controller client: fails over on retryable errors, not on others", async (
 test("heartbeat: a node that misses its TTL is marked down", async () => {
   const store = new SqliteStateStore(null);
   await store.txn((tx) => tx.putNode(makeNode("n1")));
-  const hb = new HeartbeatMonitor(store, 30, nullLogger);
+  const hb = new HeartbeatMonitor(store, { evaluate: () => Promise.resolve() }, 30, nullLogger);
   hb.start();
   await tick(15);
   hb.reset("n1");

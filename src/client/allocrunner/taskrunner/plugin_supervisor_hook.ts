@@ -122,6 +122,10 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
 
   async exited(_result: ExitResult): Promise<void> {
     await this.stopLoop();
+    // An exited plugin serves nothing, even one this hook instance never registered: a plugin
+    // restored from the state DB and found dead must not look present while it waits to restart
+    // (allocs waiting for it would get a dead socket instead of waiting).
+    this.registered = true;
     this.deregister();
   }
 

@@ -44,6 +44,8 @@ export interface TaskRunnerConfig {
   handles?: TaskHandleStore;
   /** The task's state as last persisted, when its alloc is restored after an agent restart. */
   restoredState?: TaskState;
+  /** Events the alloc runner recorded for this task before the runner existed (e.g. claim retries). */
+  initialEvents?: TaskEvent[];
 }
 
 /** The part of the client state DB that keeps task handles; StateDB satisfies it. */
@@ -125,8 +127,14 @@ export class TaskRunner {
       Object.assign(this.st, structuredClone(restored));
       if (restored.State !== "dead") this.st.State = "pending";
     } else {
+      this.st.Events.push(...structuredClone(cfg.initialEvents ?? []));
       this.emit("Received", "Task received by client");
     }
+  }
+
+  /** Records an event from outside the task's own lifecycle (e.g. an alloc hook remounted a volume). */
+  emitEvent(type: string, message: string, details: Record<string, string> = {}): void {
+    this.emit(type, message, details);
   }
 
   state(): TaskState {

@@ -1,0 +1,136 @@
+/**
+ * `berth volume snapshot create|delete|list` (Nomad's `nomad volume snapshot ...`):
+ *   create <volume> [<name>]       snapshots a volume through its controller plugin
+ *   delete <plugin> <snapshot>     deletes a snapshot
+ *   list [-plugin <plugin>]        lists snapshots, of one plugin or of every plugin that lists them
+ * `-secret key=value` (repeatable) passes secrets to the plugin; `-json` prints the API's JSON.
+ */
+import { ApiError, type CSISnapshot } from "../../api/index.js";
+import { attempt, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
+import { bytes, json, table } from "../format.js";
+import type { CommandIO } from "../io.js";
+
+export interface SnapshotArgs extends Parsed {
+  verb: "create" | "delete" | "list";
+  args: string[];
+  plugin: string | undefined;
+  secrets: Record<string, string>;
+  json: boolean;
+}
+
+const VERBS = {
+  create: { min: 1, max: 2, what: "<volume> [<name>]" },
+  delete: { min: 2, max: 2, what: "<plugin> <snapshot>" },
+  list: { min: 0, max: 0, what: "no arguments (use -plugin)" },
+} as const;
+
+/** `key=value` secrets; the message never echoes the argument (it is a secret). */
+export function parseSecrets(list: string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of list ?? []) {
+    const eq = s.indexOf("=");
+    if (eq <= 0 || s.slice(0, eq).includes(",") || s.slice(eq + 1).includes(",")) {
+      throw new UsageError("-secret must be key=value, with no comma in the key or the value");
+    }
+    out[s.slice(0, eq)] = s.slice(eq + 1);
+  }
+  return out;
+}
+
+function snapshotTable(snaps: CSISnapshot[]): string[] {
+  return table([
+    ["Snapshot ID", "Volume ID", "Size", "Create Time", "Ready?"],
+    ...snaps.map((s) => [
+      s.ID,
+      s.ExternalSourceVolumeID,
+      bytes(s.SizeBytes),
+      s.CreateTime ? new Date(s.CreateTime * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") : "<none>",
+      String(s.IsReady),
+    ]),
+  ]);
+}
+
+/** Every page of one plugin's snapshots. */
+async function allSnapshots(
+  io: CommandIO,
+  plugin: string,
+  secrets: Record<string, string>,
+): Promise<CSISnapshot[]> {
+  const out: CSISnapshot[] = [];
+  let nextToken = "";
+  do {
+    const page = await io.api.listSnapshots(plugin, { nextToken, secrets });
+    out.push(...(page.Snapshots ?? []));
+    nextToken = page.NextToken ?? "";
+  } while (nextToken !== "");
+  return out;
+}
+
+/** Without -plugin: every plugin with controllers; one that cannot list snapshots (400) is skipped. */
+async function listAcrossPlugins(io: CommandIO, secrets: Record<string, string>): Promise<CSISnapshot[]> {
+  const out: CSISnapshot[] = [];
+  for (const p of await io.api.listPlugins()) {
+    if (p.ControllersExpected === 0) continue;
+    try {
+      out.push(...(await allSnapshots(io, p.ID, secrets)));
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 400)) throw err;
+    }
+  }
+  return out;
+}
+
+export const volumeSnapshot: Command<SnapshotArgs> = {
+  usage: "Usage: berth volume snapshot <create|delete|list> [options] [args]",
+  help: "create <volume> [<name>] snapshots a volume; delete <plugin> <snapshot> deletes a snapshot; list [-plugin <plugin>] lists snapshots. -secret key=value (repeatable) passes secrets to the plugin; -json prints the API's JSON.",
+  parse(argv) {
+    const [verb, ...rest] = argv;
+    if (verb !== "create" && verb !== "delete" && verb !== "list") {
+      throw new UsageError(
+        `expected create, delete or list, got ${verb === undefined ? "nothing" : JSON.stringify(verb)}`,
+      );
+    }
+    const { values, positionals } = parseCommandArgs(rest, {
+      plugin: { type: "string" },
+      secret: { type: "string", multiple: true },
+      json: { type: "boolean" },
+    });
+    const shape = VERBS[verb];
+    expectArgs(positionals, shape.min, shape.max, shape.what);
+    if (values.plugin !== undefined && verb !== "list") throw new UsageError("-plugin is only for list");
+    return {
+      address: values.address,
+      verb,
+      args: positionals,
+      plugin: values.plugin,
+      secrets: parseSecrets(values.secret),
+      json: values.json ?? false,
+    };
+  },
+  run(p, io) {
+    if (p.verb === "create") {
+      return attempt(io, "creating snapshot", async () => {
+        const [volume, name] = [p.args[0]!, p.args[1] ?? ""];
+        const snaps = await io.api.createSnapshot(volume, name, { secrets: p.secrets });
+        if (p.json) return io.stdout(json(snaps));
+        for (const s of snaps) io.stdout(`Completed snapshot of volume ${volume} with snapshot ID ${s.ID}.`);
+        snapshotTable(snaps).forEach((l) => io.stdout(l));
+      });
+    }
+    if (p.verb === "delete") {
+      return attempt(io, "deleting snapshot", async () => {
+        await io.api.deleteSnapshot(p.args[0]!, p.args[1]!, { secrets: p.secrets });
+        io.stdout(`Deleted snapshot ${p.args[1]!}.`);
+      });
+    }
+    return attempt(io, "listing snapshots", async () => {
+      const snaps = p.plugin
+        ? await allSnapshots(io, p.plugin, p.secrets)
+        : await listAcrossPlugins(io, p.secrets);
+      if (p.json) return io.stdout(json(snaps));
+      if (snaps.length === 0) return io.stdout("No snapshots found");
+      snapshotTable(snaps).forEach((l) => io.stdout(l));
+    });
+  },
+};

@@ -1,0 +1,47 @@
+/**
+ * The handlers and capabilities csi-hostpath adds beyond create/delete/publish: snapshots, clone
+ * and restore (in CreateVolume), expansion, ListVolumes and GetCapacity. server.ts merges these
+ * tables into its own, so that file only wires them in.
+ */
+import type { HostpathContext } from "./context.js";
+import { createSnapshot, deleteSnapshot, listSnapshots } from "./controller_snapshot.js";
+import { getCapacity, listVolumes } from "./controller_list.js";
+import { controllerExpandVolume, nodeExpandVolume } from "./expand.js";
+import { SnapshotStore } from "./snapshots.js";
+import type { HostpathConfig } from "./flags.js";
+
+type Req = Record<string, unknown>;
+export type HostpathHandler = (ctx: HostpathContext, req: Req) => Promise<object> | object;
+
+const snapshots = (ctx: HostpathContext) => new SnapshotStore(ctx.config.stateDir);
+
+export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
+  CreateSnapshot: (ctx, r) => createSnapshot(ctx, snapshots(ctx), r as never),
+  DeleteSnapshot: (ctx, r) => deleteSnapshot(ctx, snapshots(ctx), r as never),
+  ListSnapshots: (ctx, r) => listSnapshots(snapshots(ctx), r as never),
+  ControllerExpandVolume: (ctx, r) => controllerExpandVolume(ctx, r as never),
+  ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
+  GetCapacity: (ctx) => getCapacity(ctx),
+};
+
+export const STORAGE_NODE_HANDLERS: Record<string, HostpathHandler> = {
+  NodeExpandVolume: (ctx, r) => nodeExpandVolume(ctx, r as never),
+};
+
+/** Controller RPC capabilities for the handlers above. */
+export function storageControllerCapabilities(config: HostpathConfig): { rpc: { type: string } }[] {
+  return [
+    "CREATE_DELETE_SNAPSHOT",
+    "LIST_SNAPSHOTS",
+    "CLONE_VOLUME",
+    "EXPAND_VOLUME",
+    "LIST_VOLUMES",
+    "GET_CAPACITY",
+    ...(config.attachRequired ? ["LIST_VOLUMES_PUBLISHED_NODES"] : []),
+  ].map((type) => ({ rpc: { type } }));
+}
+
+export const STORAGE_NODE_CAPABILITIES = [{ rpc: { type: "EXPAND_VOLUME" } }];
+
+/** Volumes can grow while in use (NodeExpandVolume on a published volume). */
+export const STORAGE_PLUGIN_CAPABILITIES = [{ volume_expansion: { type: "ONLINE" } }];

@@ -1,0 +1,107 @@
+/**
+ * The garbage collector: every `intervalMs` one pass removes collectable allocs and nodes
+ * (decide.ts) in a single write transaction. A pass reads every alloc and node — it is periodic
+ * background work, never per request. Plugins need no pass of their own: a plugin record is derived
+ * from its instances and is deleted with its last one (at once when a live node stops reporting
+ * it; with the node when a down node is collected).
+ */
+import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.js";
+import { findClaim } from "../../structs/claim.js";
+import { volumeSourceForAlloc } from "../../structs/job.js";
+import { isAbortError, sleep } from "../../internal/abort.js";
+import type { Logger } from "../../internal/log.js";
+import type { StateStore, StateWriter } from "../state/store.js";
+import { allocCollectable, nodeCollectable } from "./decide.js";
+
+export interface GcOptions {
+  intervalMs: number;
+  /** How long a collectable alloc stays after it last changed. */
+  allocThresholdMs: number;
+  /** How long a node stays down before it is removed. */
+  nodeThresholdMs: number;
+}
+
+export const DEFAULT_GC_OPTIONS: GcOptions = {
+  intervalMs: 5 * 60_000,
+  allocThresholdMs: 60 * 60_000,
+  nodeThresholdMs: 24 * 60 * 60_000,
+};
+
+export interface GcResult {
+  allocs: string[];
+  nodes: string[];
+}
+
+export class GarbageCollector {
+  private readonly opts: GcOptions;
+  private ctl = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly log: Logger,
+    opts: Partial<GcOptions> = {},
+  ) {
+    this.opts = { ...DEFAULT_GC_OPTIONS, ...opts };
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.ctl = new AbortController();
+    this.loop = this.run(this.ctl.signal);
+  }
+
+  async stop(): Promise<void> {
+    this.ctl.abort();
+    await this.loop;
+    this.loop = undefined;
+  }
+
+  /** One pass; `nowMs` is injectable for tests. */
+  async collect(nowMs = Date.now()): Promise<GcResult> {
+    const result = await this.store.txn((tx) => collectIn(tx, nowMs, this.opts));
+    if (result.allocs.length + result.nodes.length > 0) {
+      this.log.info("garbage collected", { allocs: result.allocs.length, nodes: result.nodes });
+    }
+    return result;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await sleep(this.opts.intervalMs, signal);
+        await this.collect();
+      } catch (err) {
+        if (!isAbortError(err)) this.log.error("garbage collection failed", { error: err });
+      }
+    }
+  }
+}
+
+/** The transaction body of one pass. */
+export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcResult {
+  const result: GcResult = { allocs: [], nodes: [] };
+  for (const a of tx.listAllocs()) {
+    const job = tx.getJob(a.Namespace, a.JobID);
+    if (!allocCollectable(a, job, holdsClaim(tx, a), nowMs, opts.allocThresholdMs)) continue;
+    tx.deleteAlloc(a.ID);
+    result.allocs.push(a.ID);
+  }
+  for (const n of tx.listNodes()) {
+    if (!nodeCollectable(n, tx.allocsByNode(n.ID), nowMs, opts.nodeThresholdMs)) continue;
+    tx.deleteNode(n.ID);
+    result.nodes.push(n.ID);
+  }
+  return result;
+}
+
+/** True while any volume the alloc's group requests still has a claim of it, at any stage. */
+function holdsClaim(tx: StateWriter, alloc: Allocation): boolean {
+  const group = allocTaskGroup(alloc);
+  for (const req of Object.values(group?.Volumes ?? {})) {
+    if (req.Type !== "csi") continue;
+    const vol = tx.getVolume(alloc.Namespace, volumeSourceForAlloc(req, allocIndex(alloc)));
+    if (vol && findClaim(vol, alloc.ID)) return true;
+  }
+  return false;
+}

@@ -1,0 +1,38 @@
+/**
+ * What the garbage collector may remove, pure. Ages are measured from the record's own clock
+ * (an alloc's ModifyTime, a down node's StatusUpdatedAt), so a restarted server keeps them.
+ *
+ * - An alloc goes once it is terminal, older than the threshold, holds no claim on any volume, and
+ *   nothing will look at it again: its job is stopped or purged, or it is `lost` (already
+ *   replaced). Terminal allocs of live jobs otherwise stay: a batch job's completed allocs are what
+ *   tells the scheduler not to run them again.
+ * - A node goes once it has been down longer than the threshold and runs nothing unfinished. Its
+ *   plugin instances go with it (the store rebuilds the plugins, and deletes a plugin left with no
+ *   instance), and the volumewatcher releases any claim left on it as it does for a down node.
+ */
+import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import { NS_PER_MS, type Job } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+
+export function allocCollectable(
+  alloc: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">,
+  job: Pick<Job, "Stop"> | undefined,
+  holdsClaim: boolean,
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  if (!isAllocTerminal(alloc) || holdsClaim) return false;
+  if (job !== undefined && !job.Stop && alloc.ClientStatus !== "lost") return false;
+  return nowMs - alloc.ModifyTime / NS_PER_MS >= thresholdMs;
+}
+
+export function nodeCollectable(
+  node: Pick<Node, "Status" | "StatusUpdatedAt">,
+  allocs: Pick<Allocation, "ClientStatus" | "DesiredStatus">[],
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  if (node.Status !== "down") return false;
+  if (nowMs - node.StatusUpdatedAt < thresholdMs) return false;
+  return allocs.every((a) => isAllocTerminal(a));
+}

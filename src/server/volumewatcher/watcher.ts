@@ -1,0 +1,264 @@
+/**
+ * The volumewatcher (Nomad's name): reaps claims the server must release on its own — claims of
+ * terminal or garbage-collected allocs, and of down or gone nodes — through the same checkpointed
+ * release walk CSIVolume.Unpublish uses (ClaimReleaser), so a reaped claim goes through exactly the
+ * persisted steps an unpublished one does. Runs on the server (the leader, once there are several).
+ *
+ * - Event-driven: blocks on the volumes/allocs/nodes table indexes; each wake re-scans the claimed
+ *   volumes (coalesced to at most one scan per `scanIntervalMs`). A scan reads every volume, the
+ *   allocs and nodes its claims name — O(claims), bounded by the coalescing, never per request.
+ * - Resumable: it keeps nothing but timers in memory; a restarted server's first scan finds every
+ *   unfinished release (the walk's checkpoints say where each one stopped).
+ * - Rate-limited per volume: one run at a time per volume, at least `minIntervalMs` apart; runs of
+ *   different volumes proceed in parallel.
+ * - Never a tight error loop: a failed run is retried after a capped exponential backoff, from a
+ *   timer, so it retries even when nothing in the store changes.
+ */
+import { backoffDelay } from "../../internal/backoff.js";
+import { isAbortError, sleep } from "../../internal/abort.js";
+import type { Logger } from "../../internal/log.js";
+import { asBerthError } from "../../structs/errors.js";
+import { isUnclaimed, type ClaimState, type VolumeClaim } from "../../structs/volume.js";
+import { volumeKey } from "../deps.js";
+import type { StateStore, Table } from "../state/store.js";
+import { volumeWork } from "./decide.js";
+
+/** The release walk, as the watcher needs it (ClaimEndpoint.releaseClaim). */
+export interface ClaimReleaser {
+  releaseClaim(
+    namespace: string,
+    req: { VolumeID: string; AllocationID: string; NodeID: string },
+    reported: ClaimState,
+    signal?: AbortSignal,
+  ): Promise<boolean>;
+}
+
+export interface VolumeWatcherOptions {
+  /** Least time between two scans (coalesces bursts of writes). */
+  scanIntervalMs: number;
+  /** Least time between two release runs of one volume. */
+  minIntervalMs: number;
+  /** Backoff after a failed run: base·2^n, capped. */
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  /**
+   * How long a claim of a finished alloc may wait on a live node before the watcher warns. It keeps
+   * waiting after that: the node step (unmount) can only be done on the node, and releasing the
+   * claim without it would let another node attach a volume that is still mounted here — the
+   * double attach the claim exists to prevent. Only a node that goes down loses its claims.
+   */
+  nodeGraceMs: number;
+}
+
+export const DEFAULT_VOLUME_WATCHER_OPTIONS: VolumeWatcherOptions = {
+  scanIntervalMs: 100,
+  minIntervalMs: 100,
+  backoffBaseMs: 500,
+  backoffMaxMs: 60_000,
+  nodeGraceMs: 5 * 60_000,
+};
+
+const WATCHED: readonly Table[] = ["volumes", "allocs", "nodes"];
+/** Longest a blocking wait lasts before an unprompted re-scan (a safety net, not the mechanism). */
+const MAX_WAIT_MS = 5 * 60_000;
+
+interface VolumeState {
+  namespace: string;
+  id: string;
+  running: boolean;
+  /** Asked to run again while running. */
+  again: boolean;
+  timer: NodeJS.Timeout | undefined;
+  failures: number;
+  /** Earliest time the next run may start. */
+  notBefore: number;
+}
+
+export class VolumeWatcher {
+  private readonly opts: VolumeWatcherOptions;
+  private readonly volumes = new Map<string, VolumeState>();
+  private readonly runs = new Set<Promise<void>>();
+  /** `volumeKey/allocId` → when the watcher first saw the claim waiting on its live node. */
+  private readonly waitingSince = new Map<string, { since: number; warned: boolean }>();
+  private ctl = new AbortController();
+  private loop: Promise<void> | undefined;
+
+  constructor(
+    private readonly store: StateStore,
+    private readonly releaser: ClaimReleaser,
+    private readonly log: Logger,
+    opts: Partial<VolumeWatcherOptions> = {},
+  ) {
+    this.opts = { ...DEFAULT_VOLUME_WATCHER_OPTIONS, ...opts };
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.ctl = new AbortController();
+    this.loop = this.watch(this.ctl.signal);
+  }
+
+  /** Stops scanning, cancels in-flight releases (their checkpoints stay) and waits for them. */
+  async stop(): Promise<void> {
+    this.ctl.abort();
+    for (const v of this.volumes.values()) clearTimeout(v.timer);
+    await this.loop;
+    await Promise.allSettled([...this.runs]);
+    this.volumes.clear();
+    this.loop = undefined;
+  }
+
+  private async watch(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const seen = Math.max(...WATCHED.map((t) => this.store.tableIndex(t)));
+      try {
+        this.scan();
+      } catch (err) {
+        this.log.error("volumewatcher scan failed", { error: err });
+      }
+      try {
+        await this.store.waitFor(WATCHED, seen, signal, MAX_WAIT_MS);
+        await sleep(this.opts.scanIntervalMs, signal);
+      } catch (err) {
+        if (!isAbortError(err)) this.log.error("volumewatcher wait failed", { error: err });
+        if (!signal.aborted) await sleep(this.opts.backoffBaseMs, signal).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Finds volumes with claims to release and schedules a run for each. */
+  private scan(): void {
+    const allocs = new Map<string, ReturnType<StateStore["getAlloc"]>>();
+    const nodes = new Map<string, ReturnType<StateStore["getNode"]>>();
+    const allocOf = (id: string) => {
+      if (!allocs.has(id)) allocs.set(id, this.store.getAlloc(id));
+      return allocs.get(id);
+    };
+    const nodeOf = (id: string) => {
+      if (!nodes.has(id)) nodes.set(id, this.store.getNode(id));
+      return nodes.get(id);
+    };
+    const stillWaiting = new Set<string>();
+    const now = Date.now();
+    for (const vol of this.store.listVolumes()) {
+      if (isUnclaimed(vol)) continue;
+      const key = volumeKey(vol.Namespace, vol.ID);
+      const work = volumeWork(vol, allocOf, nodeOf);
+      for (const claim of work.waiting) {
+        const k = `${key}/${claim.AllocationID}`;
+        stillWaiting.add(k);
+        this.noteWaiting(k, vol.ID, claim, now);
+      }
+      if (work.release.length > 0) this.schedule(vol.Namespace, vol.ID);
+    }
+    for (const k of this.waitingSince.keys()) if (!stillWaiting.has(k)) this.waitingSince.delete(k);
+    // Idle volumes are forgotten once their rate-limit window has passed: the map holds only
+    // volumes with work running, queued or recently done.
+    for (const [k, v] of this.volumes) {
+      if (!v.running && !v.timer && v.failures === 0 && v.notBefore <= now) this.volumes.delete(k);
+    }
+  }
+
+  private noteWaiting(k: string, volumeId: string, claim: VolumeClaim, now: number): void {
+    const w = this.waitingSince.get(k);
+    if (!w) {
+      this.waitingSince.set(k, { since: now, warned: false });
+      return;
+    }
+    if (!w.warned && now - w.since >= this.opts.nodeGraceMs) {
+      w.warned = true;
+      this.log.warn(
+        "a finished allocation's volume is still attached on its live node; waiting for the node agent to unmount it",
+        {
+          volume: volumeId,
+          alloc: claim.AllocationID,
+          node: claim.NodeID,
+          waiting_ms: now - w.since,
+        },
+      );
+    }
+  }
+
+  private schedule(namespace: string, id: string): void {
+    if (this.ctl.signal.aborted) return;
+    const key = volumeKey(namespace, id);
+    let v = this.volumes.get(key);
+    if (!v) {
+      v = { namespace, id, running: false, again: false, timer: undefined, failures: 0, notBefore: 0 };
+      this.volumes.set(key, v);
+    }
+    if (v.running) {
+      v.again = true;
+      return;
+    }
+    if (v.timer) return;
+    const state = v;
+    state.timer = setTimeout(
+      () => {
+        state.timer = undefined;
+        this.track(this.run(state));
+      },
+      Math.max(0, v.notBefore - Date.now()),
+    );
+  }
+
+  private track(p: Promise<void>): void {
+    this.runs.add(p);
+    void p.finally(() => this.runs.delete(p));
+  }
+
+  /** Releases every claim of the volume the watcher should release, one after another. */
+  private async run(v: VolumeState): Promise<void> {
+    const signal = this.ctl.signal;
+    v.running = true;
+    v.again = false;
+    let failed = false;
+    try {
+      const vol = this.store.getVolume(v.namespace, v.id);
+      const work = vol
+        ? volumeWork(
+            vol,
+            (id) => this.store.getAlloc(id),
+            (id) => this.store.getNode(id),
+          )
+        : { release: [], waiting: [] };
+      for (const claim of work.release) {
+        if (signal.aborted) return;
+        const freed = await this.releaser.releaseClaim(
+          v.namespace,
+          { VolumeID: v.id, AllocationID: claim.AllocationID, NodeID: claim.NodeID },
+          "taken",
+          signal,
+        );
+        this.log.info("volumewatcher released a claim", {
+          volume: v.id,
+          namespace: v.namespace,
+          alloc: claim.AllocationID,
+          node: claim.NodeID,
+          freed,
+        });
+      }
+      v.failures = 0;
+    } catch (err) {
+      if (signal.aborted) return;
+      failed = true;
+      const e = asBerthError(err);
+      const delay = backoffDelay(v.failures, this.opts.backoffBaseMs, this.opts.backoffMaxMs);
+      v.failures++;
+      v.notBefore = Date.now() + delay;
+      this.log.warn("volumewatcher could not release a claim; retrying", {
+        volume: v.id,
+        namespace: v.namespace,
+        code: e.code,
+        error: e.message,
+        retry_in_ms: delay,
+        failures: v.failures,
+      });
+    } finally {
+      v.running = false;
+      if (!failed) v.notBefore = Date.now() + this.opts.minIntervalMs;
+    }
+    if (signal.aborted) return;
+    if (failed || v.again) this.schedule(v.namespace, v.id);
+  }
+}

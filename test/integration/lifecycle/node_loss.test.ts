@@ -1,0 +1,269 @@
+/**
+ * Node loss with real processes on loopback: a `-server` agent (short heartbeat TTL) and `-client`
+ * agents A and B. csi-hostpath runs under raw_exec, --attach-required, with one shared state dir
+ * and call log: the controller on A, node plugins on B (started first, so the writer lands on B) and
+ * then on A. A service job holds a single-node-writer volume on B; B's agent and every process it
+ * started are SIGKILLed. B is marked down, its alloc lost, the claim released without the node step
+ * (ControllerUnpublishVolume for B on A's controller, no NodeUnpublish/NodeUnstage from B), and the
+ * replacement runs on A with the same volume.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import {
+  BERTH_BIN,
+  crashAgent,
+  eventually,
+  getJson,
+  killProcessGroupsUnder,
+  killProcessesUnder,
+  logTail,
+  runCli,
+  startCluster,
+  type AgentProcess,
+} from "../../helpers/agent_process.js";
+
+let dir: string;
+let addr: string;
+let server: AgentProcess;
+let clients: Map<string, AgentProcess>;
+let passed = false;
+
+const callLog = () => path.join(dir, "calls.jsonl");
+const storage = () => path.join(dir, "storage");
+
+interface VolumeView {
+  ExternalID: string;
+  ReadAllocs: Record<string, unknown> | null;
+  WriteAllocs: Record<string, unknown> | null;
+  PastClaims: Record<string, unknown> | null;
+}
+interface AllocView {
+  ID: string;
+  NodeName: string;
+  ClientStatus: string;
+  DesiredStatus: string;
+}
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-nl-"));
+  // Not shorter: a client's first heartbeat comes TTL/3 after start with its default TTL of 10s
+  // (it learns the server's TTL only from the answer), so a TTL under ~4s marks fresh nodes down.
+  ({ addr, server, clients } = await startCluster(dir, ["A", "B"], 30_000, ["-heartbeat-ttl=5s"]));
+});
+
+after(async () => {
+  for (const c of clients?.values() ?? []) c.kill();
+  server?.kill();
+  const leftovers = killProcessGroupsUnder(dir);
+  if (!passed || leftovers.length > 0) {
+    for (const name of ["server", "a", "b"]) {
+      process.stderr.write(`--- ${name}.log (tail) ---\n${logTail(path.join(dir, `${name}.log`))}\n`);
+    }
+  }
+  for (const m of (await mountsUnder(dir)).reverse()) {
+    try {
+      execFileSync("umount", ["-l", m]);
+    } catch {
+      /* already gone */
+    }
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[]): Promise<string> {
+  const r = await runCli(args, { BERTH_ADDR: addr });
+  assert.equal(r.code, 0, `berth ${args.join(" ")}: ${r.stderr}\n${r.stdout}`);
+  return r.stdout;
+}
+
+function writeFile(name: string, text: string): string {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** A csi-hostpath group under raw_exec, constrained to `node`. */
+function pluginGroup(group: string, node: string, type: "controller" | "node"): string {
+  const args = [
+    BERTH_BIN,
+    "csi-hostpath",
+    `--mode=${type}`,
+    "--attach-required",
+    `--state-dir=${storage()}`,
+    `--call-log=${callLog()}`,
+    ...(type === "node" ? ["--node-id=${node.unique.name}"] : []),
+  ];
+  return `
+  group "${group}" {
+    constraint {
+      attribute = "\${node.unique.name}"
+      value     = "${node}"
+    }
+    task "plugin" {
+      driver = "raw_exec"
+      config {
+        command = ${JSON.stringify(process.execPath)}
+        args    = ${JSON.stringify(args)}
+      }
+      csi_plugin {
+        id        = "hostpath"
+        type      = "${type}"
+        mount_dir = "/csi"
+      }
+    }
+  }`;
+}
+
+const writerJob = `job "writer" {
+  group "g" {
+    volume "data" {
+      type            = "csi"
+      source          = "shared"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo started >> /data/starts.txt && exec sleep 600"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }
+  }
+}
+`;
+
+const allocsOf = (job: string) => getJson<AllocView[]>(addr, `/v1/job/${job}/allocations`);
+
+const claimCount = (v: VolumeView) =>
+  Object.keys(v.ReadAllocs ?? {}).length +
+  Object.keys(v.WriteAllocs ?? {}).length +
+  Object.keys(v.PastClaims ?? {}).length;
+
+async function pluginHealthy(nodes: number): Promise<void> {
+  await eventually(`the controller and ${nodes} node plugin(s) to be healthy`, async () => {
+    const p = await getJson<{ ControllersHealthy: number; NodesHealthy: number }>(
+      addr,
+      "/v1/plugin/csi/hostpath",
+    ).catch(() => undefined);
+    return p && p.ControllersHealthy === 1 && p.NodesHealthy >= nodes ? p : undefined;
+  });
+}
+
+const line = (c: CallRecord) => `${c.method}:${c.node_id}:${c.code}`;
+
+test(
+  "kill -9 node B: B goes down, its claim is released without the node step, the writer moves to A",
+  { timeout: 90_000 },
+  async () => {
+    await cli([
+      "job",
+      "run",
+      writeFile(
+        "plugin.hcl",
+        `job "hostpath" {\n${pluginGroup("controller", "A", "controller")}\n${pluginGroup("node-b", "B", "node")}\n}\n`,
+      ),
+    ]);
+    await pluginHealthy(1);
+    await cli([
+      "volume",
+      "create",
+      writeFile(
+        "volume.hcl",
+        `id = "shared"\nname = "shared"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n`,
+      ),
+    ]);
+    const ext = (await getJson<VolumeView>(addr, "/v1/volume/csi/shared")).ExternalID;
+    const calls = () =>
+      readCallLog(callLog())
+        .filter((c) => c.volume_id === ext && c.method !== "CreateVolume")
+        .map(line);
+
+    await cli(["job", "run", writeFile("writer.hcl", writerJob)]);
+    const first = await eventually("the writer to run on B", async () => {
+      const allocs = await allocsOf("writer");
+      return allocs.length === 1 && allocs[0]!.ClientStatus === "running" ? allocs[0] : undefined;
+    });
+    assert.equal(first.NodeName, "B", "only B runs a node plugin yet");
+    const starts = path.join(storage(), "volumes", ext, "starts.txt");
+    await eventually("B's write to reach the storage", async () =>
+      fs.existsSync(starts) ? true : undefined,
+    );
+
+    // Now A gets a node plugin too, so it can take the writer over.
+    await cli([
+      "job",
+      "run",
+      writeFile("plugin-a.hcl", `job "hostpath-a" {\n${pluginGroup("node-a", "A", "node")}\n}\n`),
+    ]);
+    await pluginHealthy(2);
+    const before = calls().length;
+
+    const b = clients.get("B")!;
+    await crashAgent(b);
+    const killed = killProcessGroupsUnder(path.join(dir, "b"));
+    assert.ok(killed.length > 0, "B's task processes were found and killed");
+    // A lost machine's mounts go with it; B's would otherwise outlive the test.
+    for (const m of (await mountsUnder(path.join(dir, "b"))).reverse()) execFileSync("umount", ["-l", m]);
+
+    await eventually(
+      "B to be marked down",
+      async () => {
+        const nodes = await getJson<{ Name: string; Status: string }[]>(addr, "/v1/nodes");
+        return nodes.find((n) => n.Name === "B")?.Status === "down" ? true : undefined;
+      },
+      15_000,
+    );
+    const lost = (await allocsOf("writer")).find((a) => a.ID === first.ID);
+    assert.deepEqual([lost?.ClientStatus, lost?.DesiredStatus], ["lost", "stop"]);
+
+    const replacement = await eventually(
+      "the replacement to run on A",
+      async () =>
+        (await allocsOf("writer")).find(
+          (a) => a.ID !== first.ID && a.ClientStatus === "running" && a.NodeName === "A",
+        ),
+      30_000,
+    );
+    assert.ok(replacement);
+    await eventually("the replacement's write", async () =>
+      fs.readFileSync(starts, "utf8").trim().split("\n").length === 2 ? true : undefined,
+    );
+    const after = calls()
+      .slice(before)
+      .filter((c) => c.endsWith(":OK"));
+    assert.deepEqual(
+      after,
+      [
+        "ControllerUnpublishVolume:B:OK",
+        "ControllerPublishVolume:A:OK",
+        "NodeStageVolume:A:OK",
+        "NodePublishVolume:A:OK",
+      ],
+      `B's claim was released without B's node step (all calls: ${JSON.stringify(calls())})`,
+    );
+
+    await cli(["job", "stop", "writer"]);
+    await eventually("the volume's claims to be released", async () => {
+      const v = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
+      return claimCount(v) === 0 ? v : undefined;
+    });
+    await cli(["job", "stop", "-purge", "hostpath"]);
+    await cli(["job", "stop", "-purge", "hostpath-a"]);
+    assert.equal(await clients.get("A")!.stop(60_000), 0, "A's agent exit code");
+    assert.equal(await server.stop(30_000), 0, "server agent exit code");
+    assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
+    assert.deepEqual(killProcessesUnder(dir), [], "no process outlived the agents");
+    passed = true;
+  },
+);
