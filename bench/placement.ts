@@ -29,10 +29,8 @@ async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-bench-place-"));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const agent = new AgentProcess(
-    ["-dev", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`],
-    path.join(dir, "..", `${path.basename(dir)}.log`),
-  );
+  const logFile = `${dir}.log`;
+  const agent = new AgentProcess(["-dev", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`], logFile);
   try {
     await eventually(
       "agent",
@@ -130,6 +128,7 @@ async function main(): Promise<void> {
     await agent.stop(120_000);
     killProcessGroupsUnder(dir);
     fs.rmSync(dir, { recursive: true, force: true });
+    fs.rmSync(logFile, { force: true });
   }
 }
 
