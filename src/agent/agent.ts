@@ -56,6 +56,7 @@ export class Agent {
         log: this.log.child("client"),
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
+        ...(this.opts.csiCallTimeoutMs === null ? {} : { csiCallTimeoutMs: this.opts.csiCallTimeoutMs }),
       });
       await this.client.start();
     }

@@ -22,6 +22,8 @@ export interface AgentOptions {
   csiPluginWaitMs: number | null;
   /** How long a refused volume claim is retried (ms); null: default. */
   csiClaimRetryMs: number | null;
+  /** Deadline of each node CSI call (NodeStage, NodePublish, …) in ms; null: default (5 min). */
+  csiCallTimeoutMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
 }
@@ -38,6 +40,7 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -log-level=LEVEL     debug, info, warn or error (default info)
   -csi-plugin-wait=DUR how long an alloc waits for its CSI node plugin (e.g. 30s; default 5m)
   -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
+  -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)`;
 
 /** `-flag` → `--flag` so util.parseArgs reads Nomad-style flags; a bare `-` or `--` stays. */
@@ -61,6 +64,7 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
         "log-level": { type: "string" },
         "csi-plugin-wait": { type: "string" },
         "csi-claim-retry": { type: "string" },
+        "csi-call-timeout": { type: "string" },
         "heartbeat-ttl": { type: "string" },
       },
       strict: true,
@@ -108,6 +112,7 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
     logLevel: logLevel as AgentOptions["logLevel"],
     csiPluginWaitMs: durationFlag("csi-plugin-wait", values["csi-plugin-wait"]),
     csiClaimRetryMs: durationFlag("csi-claim-retry", values["csi-claim-retry"]),
+    csiCallTimeoutMs: durationFlag("csi-call-timeout", values["csi-call-timeout"]),
     heartbeatTtlMs: durationFlag("heartbeat-ttl", values["heartbeat-ttl"]),
   };
 }

@@ -383,6 +383,9 @@ export interface CSIPlugin {
   /** Keyed by node ID. */
   Controllers: Record<string, CSIInfo>;
   Nodes: Record<string, CSIInfo>;
+  /** Namespace → job ID → the job that runs the plugin's controller / node side. */
+  ControllerJobs?: Record<string, Record<string, CSIJobDescription>>;
+  NodeJobs?: Record<string, Record<string, CSIJobDescription>>;
   Allocations: AllocationListStub[];
   ControllersHealthy: number;
   ControllersExpected: number;
@@ -390,6 +393,14 @@ export interface CSIPlugin {
   NodesExpected: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+/** Nomad's JobDescription: a job that runs a plugin and how many of its allocs do. */
+export interface CSIJobDescription {
+  Namespace: string;
+  ID: string;
+  Version: number;
+  Expected: number;
 }
 
 export interface CSIPluginListStub {

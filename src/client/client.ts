@@ -43,6 +43,8 @@ export interface ClientOptions {
   pluginWaitTimeoutMs?: number;
   /** How long volume claims are retried (csi_hook default: 24 h). */
   claimRetryDeadlineMs?: number;
+  /** Deadline of each node CSI call (volume manager default: 5 min). */
+  csiCallTimeoutMs?: number;
 }
 
 export class Client {
@@ -92,7 +94,11 @@ export class Client {
       },
     });
     this.csi = csi;
-    const volumeManager = new VolumeManager({ plugins: csi, log: log.child("volume_manager") });
+    const volumeManager = new VolumeManager({
+      plugins: csi,
+      log: log.child("volume_manager"),
+      ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
+    });
     volumeManager.restore(stateDb.listAllVolumeStubs().map(({ allocId, stub }) => ({ allocId, stub })));
 
     const conn = new ServerConnection({

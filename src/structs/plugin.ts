@@ -1,8 +1,11 @@
 /**
  * CSI plugins as the server sees them: one record per plugin ID, built from the fingerprints the
- * node agents report. Health counts are derived from the per-node entries, never stored apart from
- * them, so they cannot drift.
+ * node agents report and the jobs that declare the plugin. Health counts are derived from the
+ * per-node entries, never stored apart from them, so they cannot drift.
  */
+import type { NodeStatus } from "./node.js";
+import { jobDescriptions, type JobDescriptions, type PluginJobUse } from "./plugin_jobs.js";
+
 export const PLUGIN_TYPES = ["node", "controller", "monolith"] as const;
 export type CSIPluginType = (typeof PLUGIN_TYPES)[number];
 
@@ -63,8 +66,46 @@ export interface CSIPlugin {
   ControllersExpected: number;
   NodesHealthy: number;
   NodesExpected: number;
+  /** The jobs whose tasks run the plugin's controller / node side (plugin_jobs.ts). */
+  ControllerJobs: JobDescriptions;
+  NodeJobs: JobDescriptions;
+  /**
+   * Unix milliseconds since which the plugin has had no instance and no job (0 while it has one):
+   * the garbage collector removes it once that is older than its threshold. Not in API answers.
+   */
+  EmptySince: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+export const NODE_DOWN_HEALTH = "node is down";
+
+/**
+ * The instance as the plugin record counts it: an instance on a down node is unhealthy whatever
+ * its last fingerprint said (nothing can reach it), and healthy again as reported once the node is
+ * back. The node's own record keeps the fingerprint unchanged.
+ */
+export function instanceOnNode(info: CSIInfo, status: NodeStatus): CSIInfo {
+  if (status !== "down") return info;
+  return { ...info, Healthy: false, HealthDescription: NODE_DOWN_HEALTH };
+}
+
+/** No instance on any node and no job that declares it: a candidate for garbage collection. */
+export function isPluginEmpty(
+  p: Pick<CSIPlugin, "Controllers" | "Nodes" | "ControllerJobs" | "NodeJobs">,
+): boolean {
+  return (
+    Object.keys(p.Controllers).length === 0 &&
+    Object.keys(p.Nodes).length === 0 &&
+    Object.keys(p.ControllerJobs).length === 0 &&
+    Object.keys(p.NodeJobs).length === 0
+  );
+}
+
+/** `next` with EmptySince carried from `prev` while it stays empty, `nowMs` when it just became so. */
+export function stampEmptySince(next: CSIPlugin, prev: CSIPlugin | undefined, nowMs: number): CSIPlugin {
+  if (!isPluginEmpty(next)) return { ...next, EmptySince: 0 };
+  return { ...next, EmptySince: prev && prev.EmptySince > 0 ? prev.EmptySince : nowMs };
 }
 
 export function isPluginType(v: unknown): v is CSIPluginType {
@@ -72,12 +113,14 @@ export function isPluginType(v: unknown): v is CSIPluginType {
 }
 
 /**
- * Rebuilds a plugin record from every node's fingerprint entries for it. `entries` holds, per node,
- * the controller and node instances that node reports (either may be absent).
+ * Rebuilds a plugin record from every node's fingerprint entries for it and the jobs that declare
+ * it. `entries` holds, per node, the controller and node instances that node reports (either may be
+ * absent), as the record counts them (instanceOnNode). EmptySince is left 0 (see stampEmptySince).
  */
 export function buildPlugin(
   id: string,
   entries: { nodeId: string; controller?: CSIInfo; node?: CSIInfo }[],
+  jobs: readonly PluginJobUse[],
   indexes: { CreateIndex: number; ModifyIndex: number },
 ): CSIPlugin {
   const Controllers: Record<string, CSIInfo> = {};
@@ -116,6 +159,8 @@ export function buildPlugin(
     ControllersExpected: Object.keys(Controllers).length,
     NodesHealthy: healthy(Nodes),
     NodesExpected: Object.keys(Nodes).length,
+    ...jobDescriptions(jobs),
+    EmptySince: 0,
     ...indexes,
   };
 }

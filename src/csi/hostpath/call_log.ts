@@ -12,8 +12,12 @@ export interface CallRecord {
   volume_id: string;
   /** The request's node_id (controller calls), or the serving node's id for Node service calls. */
   node_id: string;
+  /** Node calls: the request's target_path, else its staging_target_path (pairs calls per mount). */
+  target?: string;
   /** "OK" or the gRPC status name. */
   code: string;
+  /** Set when the failure was injected by --faults rather than produced by the handler. */
+  fault?: true;
 }
 
 export type CallRecorder = (record: Omit<CallRecord, "time">) => void;

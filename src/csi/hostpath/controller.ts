@@ -7,6 +7,7 @@ import { volumeIdFor, type HostpathVolume, type VolumeStore } from "./volumes.js
 import { rpcError, type HostpathContext } from "./context.js";
 import { resolveContentSource, sameSource } from "./content_source.js";
 import { SnapshotStore } from "./snapshots.js";
+import { accessibleTopology, requestedTopology } from "./topology.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
@@ -28,8 +29,7 @@ export function volumeAnswer(ctx: HostpathContext, v: HostpathVolume): object {
       capacity_bytes: v.capacityBytes,
       volume_context: {},
       content_source: contentSourceToWire(v.contentSource ?? null),
-      // A controller without topology flags (no node ID) reports none: reachable from anywhere.
-      accessible_topology: Object.keys(ctx.config.topology).length ? [{ segments: ctx.config.topology }] : [],
+      accessible_topology: accessibleTopology(v.accessibleTopology, ctx.config.topology),
     },
   };
 }
@@ -86,6 +86,8 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
     createdAt: new Date().toISOString(),
     ...(source ? { contentSource: source.source } : {}),
   };
+  const topology = requestedTopology(req);
+  if (topology) vol.accessibleTopology = topology;
   await ctx.volumes.create(vol, source?.fill);
   return volumeAnswer(ctx, vol);
 }

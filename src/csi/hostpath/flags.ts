@@ -19,6 +19,8 @@ export interface HostpathConfig {
   topology: Record<string, string>;
   /** A file that gets one JSON line per RPC (method, volume, node, outcome; never secrets). */
   callLog: string | null;
+  /** A JSON file of injected faults, re-read when it changes (faults.ts); null: none. */
+  faults?: string | null;
   mode: HostpathMode;
   /**
    * Advertise PUBLISH_UNPUBLISH_VOLUME: ControllerPublish records attachments per (volume, node)
@@ -29,7 +31,7 @@ export interface HostpathConfig {
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
-       [--mode=monolith|controller|node] [--attach-required]
+       [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -37,7 +39,9 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --state-dir     where volumes live: <state-dir>/volumes/<id> (required)
   --max-volumes   volumes per node (default 1024)
   --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
-  --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)`;
+  --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)
+  --faults        a JSON file of method → {code|hangMs, times}: injected failures and hangs, re-read
+                  whenever it changes (for fault-injection tests)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -47,6 +51,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let maxVolumes = 1024;
   const topology: Record<string, string> = {};
   let callLog: string | null = null;
+  let faults: string | null = null;
   let mode: HostpathMode = "monolith";
   let attachRequired = false;
   for (let i = 0; i < argv.length; i++) {
@@ -64,6 +69,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "node-id") nodeId = value();
     else if (name === "state-dir") stateDir = value();
     else if (name === "call-log") callLog = value();
+    else if (name === "faults") faults = value();
     else if (name === "attach-required") {
       // A boolean flag: bare, or =true/=false (never consumes the next argument).
       const v = eq === -1 ? "true" : arg.slice(eq + 1);
@@ -96,6 +102,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     maxVolumes,
     topology,
     callLog,
+    faults,
     mode,
     attachRequired,
   };

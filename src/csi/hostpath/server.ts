@@ -11,6 +11,7 @@ import { loadCsi } from "../proto.js";
 import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
 import { AttachmentStore } from "./attachments.js";
 import { callRecorder } from "./call_log.js";
+import { faultSource, InjectedFault } from "./faults.js";
 import { createVolume, deleteVolume, validateVolumeCapabilities } from "./controller.js";
 import {
   controllerPublishVolume,
@@ -111,6 +112,7 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
   const handlers = handlersFor(config.mode);
   const inFlight = new Set<string>();
   const record = callRecorder(config.callLog);
+  const faults = faultSource(config.faults ?? null, log);
   const csi = loadCsi();
   const server = new grpc.Server();
   for (const svc of ["Identity", "Controller", "Node"] as const) {
@@ -126,14 +128,22 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
             : svc === "Node"
               ? config.nodeId
               : "";
+        const target = [call.request.target_path, call.request.staging_target_path].find(
+          (p): p is string => typeof p === "string" && p !== "",
+        );
+        const where = { method, volume_id: volumeId, node_id: nodeId, ...(target ? { target } : {}) };
         void handle(method, call.request).then(
           (res) => {
-            record({ method, volume_id: volumeId, node_id: nodeId, code: "OK" });
+            record({ ...where, code: "OK" });
             cb(null, res);
           },
           (err: unknown) => {
             const e = isRpcError(err) ? err : rpcError(grpc.status.INTERNAL, String(err));
-            record({ method, volume_id: volumeId, node_id: nodeId, code: String(grpc.status[e.code]) });
+            record({
+              ...where,
+              code: String(grpc.status[e.code]),
+              ...(err instanceof InjectedFault ? { fault: true } : {}),
+            });
             log.warn("call failed", { method, code: grpc.status[e.code], error: e.message });
             cb({ code: e.code, details: e.message, metadata: new grpc.Metadata() });
           },
@@ -147,15 +157,23 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const handler = handlers[method];
     if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
     const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
-    if (!volumeId) return handler(ctx, req);
+    if (!volumeId) return faulted(method, () => handler(ctx, req));
     if (inFlight.has(volumeId))
       throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
     inFlight.add(volumeId);
     try {
-      return await handler(ctx, req);
+      return await faulted(method, () => handler(ctx, req));
     } finally {
       inFlight.delete(volumeId);
     }
+  }
+
+  /** Runs `run` unless --faults says otherwise; a hang holds the volume's in-flight slot. */
+  async function faulted(method: string, run: () => Promise<object> | object): Promise<object> {
+    const fault = faults.take(method);
+    if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
+    if (fault?.error) throw fault.error;
+    return run();
   }
 
   // A socket file left by a previous run would make bind fail; nobody listens on it any more.

@@ -14,6 +14,8 @@ export interface HostpathVolume {
   createdAt: string;
   /** What the volume was filled from at creation (clone or restore); absent for an empty volume. */
   contentSource?: { snapshotId: string } | { volumeId: string };
+  /** Segments it is accessible from, from CreateVolume's accessibility_requirements (topology.ts). */
+  accessibleTopology?: Record<string, string>[];
 }
 
 const ID_RE = /^hp-[0-9a-f]{24}$/;

@@ -1,11 +1,15 @@
 /**
  * Runs controller RPCs on some node that runs a healthy controller instance of the plugin.
  * Candidates are tried in turn (rotating the start so load spreads); a retryable failure
- * (plugin/transport unavailable, node not connected, timeouts) moves on to the next candidate, any
- * other error is the answer. Per-volume serialisation is the caller's job (see KeyedMutex), so
- * calls for different volumes of one plugin run in parallel.
+ * (plugin/transport unavailable, node not connected, timeouts, ABORTED, FAILED_PRECONDITION…)
+ * moves on to the next candidate, any other error is the answer. When every candidate failed
+ * retryably, the round is repeated with capped exponential backoff until `retryDeadlineMs` (a
+ * plugin answers ABORTED while it still works on another call for the same volume, e.g. a node
+ * call of a monolith). Per-volume serialisation is the caller's job (see KeyedMutex), so calls for
+ * different volumes of one plugin run in parallel.
  */
 import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
+import { retryWithBackoff } from "../../internal/backoff.js";
 import type { CSIControllerInfo } from "../../structs/plugin.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
@@ -19,6 +23,15 @@ export interface ControllerCallOptions {
   /** A capability every candidate must advertise (the call is refused up front otherwise). */
   requires?: keyof CSIControllerInfo;
   timeoutMs?: number;
+  /** How long to keep retrying rounds that failed retryably; 30 s by default. */
+  retryDeadlineMs?: number;
+}
+
+/** Raised when no connected node runs a healthy controller for the plugin. */
+class NoControllerError extends BerthError {
+  constructor(message: string) {
+    super("ERR_CSI_PLUGIN_UNAVAILABLE", message);
+  }
 }
 
 export class ControllerClient {
@@ -37,7 +50,39 @@ export class ControllerClient {
     params: ClientMethods[M][0],
     opts: ControllerCallOptions = {},
   ): Promise<ClientMethods[M][1]> {
+    return retryWithBackoff(() => this.callOnce(pluginId, method, params, opts), {
+      baseMs: 250,
+      maxMs: 5_000,
+      deadlineMs: opts.retryDeadlineMs ?? 30_000,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      // No candidate at all is answered at once: waiting would only delay "no controller" for an
+      // operator; the volumewatcher and the node agents retry on their own schedules.
+      shouldRetry: (err) =>
+        !opts.signal?.aborted && !(err instanceof NoControllerError) && isRetryable(asBerthError(err).code),
+      onRetry: (err, attempt, delayMs) =>
+        this.log.warn("controller call failed on every candidate; retrying", {
+          plugin: pluginId,
+          method,
+          attempt,
+          delayMs,
+          code: asBerthError(err).code,
+        }),
+    });
+  }
+
+  /** One round over the candidates. */
+  private async callOnce<M extends ControllerMethod>(
+    pluginId: string,
+    method: M,
+    params: ClientMethods[M][0],
+    opts: ControllerCallOptions,
+  ): Promise<ClientMethods[M][1]> {
     const candidates = this.candidates(pluginId, opts.requires);
+    if (candidates.length === 0) {
+      throw new NoControllerError(
+        `no healthy controller for plugin ${JSON.stringify(pluginId)} is connected to take ${method}`,
+      );
+    }
     let last: BerthError | undefined;
     for (const nodeId of candidates) {
       try {
@@ -57,8 +102,9 @@ export class ControllerClient {
         last = e;
       }
     }
+    // The last failure's own code when there was one, so a caller sees e.g. ABORTED, not a guess.
     throw new BerthError(
-      "ERR_CSI_PLUGIN_UNAVAILABLE",
+      last?.code ?? "ERR_CSI_PLUGIN_UNAVAILABLE",
       `no healthy controller for plugin ${JSON.stringify(pluginId)} could take ${method}${last ? `: ${last.message}` : ""}`,
     );
   }

@@ -1,9 +1,8 @@
 /**
- * The garbage collector: every `intervalMs` one pass removes collectable allocs and nodes
- * (decide.ts) in a single write transaction. A pass reads every alloc and node — it is periodic
- * background work, never per request. Plugins need no pass of their own: a plugin record is derived
- * from its instances and is deleted with its last one (at once when a live node stops reporting
- * it; with the node when a down node is collected).
+ * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes and plugins
+ * (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
+ * periodic background work, never per request. Nodes go before plugins, so a plugin whose last
+ * instance was on a collected node is stamped empty in this pass and removed a threshold later.
  */
 import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.js";
 import { findClaim } from "../../structs/claim.js";
@@ -11,7 +10,7 @@ import { volumeSourceForAlloc } from "../../structs/job.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateStore, StateWriter } from "../state/store.js";
-import { allocCollectable, nodeCollectable } from "./decide.js";
+import { allocCollectable, nodeCollectable, pluginCollectable } from "./decide.js";
 
 export interface GcOptions {
   intervalMs: number;
@@ -19,17 +18,21 @@ export interface GcOptions {
   allocThresholdMs: number;
   /** How long a node stays down before it is removed. */
   nodeThresholdMs: number;
+  /** How long a plugin stays with no instance and no job before it is removed. */
+  pluginThresholdMs: number;
 }
 
 export const DEFAULT_GC_OPTIONS: GcOptions = {
   intervalMs: 5 * 60_000,
   allocThresholdMs: 60 * 60_000,
   nodeThresholdMs: 24 * 60 * 60_000,
+  pluginThresholdMs: 60 * 60_000,
 };
 
 export interface GcResult {
   allocs: string[];
   nodes: string[];
+  plugins: string[];
 }
 
 export class GarbageCollector {
@@ -60,8 +63,12 @@ export class GarbageCollector {
   /** One pass; `nowMs` is injectable for tests. */
   async collect(nowMs = Date.now()): Promise<GcResult> {
     const result = await this.store.txn((tx) => collectIn(tx, nowMs, this.opts));
-    if (result.allocs.length + result.nodes.length > 0) {
-      this.log.info("garbage collected", { allocs: result.allocs.length, nodes: result.nodes });
+    if (result.allocs.length + result.nodes.length + result.plugins.length > 0) {
+      this.log.info("garbage collected", {
+        allocs: result.allocs.length,
+        nodes: result.nodes,
+        plugins: result.plugins,
+      });
     }
     return result;
   }
@@ -80,7 +87,7 @@ export class GarbageCollector {
 
 /** The transaction body of one pass. */
 export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcResult {
-  const result: GcResult = { allocs: [], nodes: [] };
+  const result: GcResult = { allocs: [], nodes: [], plugins: [] };
   for (const a of tx.listAllocs()) {
     const job = tx.getJob(a.Namespace, a.JobID);
     if (!allocCollectable(a, job, holdsClaim(tx, a), nowMs, opts.allocThresholdMs)) continue;
@@ -91,6 +98,10 @@ export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcRe
     if (!nodeCollectable(n, tx.allocsByNode(n.ID), nowMs, opts.nodeThresholdMs)) continue;
     tx.deleteNode(n.ID);
     result.nodes.push(n.ID);
+  }
+  for (const p of tx.listPlugins()) {
+    if (pluginCollectable(p, nowMs, opts.pluginThresholdMs) && tx.deletePlugin(p.ID))
+      result.plugins.push(p.ID);
   }
   return result;
 }

@@ -7,12 +7,16 @@
  *   replaced). Terminal allocs of live jobs otherwise stay: a batch job's completed allocs are what
  *   tells the scheduler not to run them again.
  * - A node goes once it has been down longer than the threshold and runs nothing unfinished. Its
- *   plugin instances go with it (the store rebuilds the plugins, and deletes a plugin left with no
- *   instance), and the volumewatcher releases any claim left on it as it does for a down node.
+ *   plugin instances go with it (the store rebuilds the plugins), and the volumewatcher releases
+ *   any claim left on it as it does for a down node.
+ * - A plugin goes once it has had no instance on any node and no job declaring it for longer than
+ *   the threshold (its EmptySince, stamped by the store): a plugin whose job is only restarting
+ *   its tasks keeps its record, and so do the volumes' Schedulable and the counts people watch.
  */
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
+import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
 
 export function allocCollectable(
   alloc: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">,
@@ -35,4 +39,13 @@ export function nodeCollectable(
   if (node.Status !== "down") return false;
   if (nowMs - node.StatusUpdatedAt < thresholdMs) return false;
   return allocs.every((a) => isAllocTerminal(a));
+}
+
+export function pluginCollectable(
+  plugin: Pick<CSIPlugin, "Controllers" | "Nodes" | "ControllerJobs" | "NodeJobs" | "EmptySince">,
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  if (!isPluginEmpty(plugin) || plugin.EmptySince <= 0) return false;
+  return nowMs - plugin.EmptySince >= thresholdMs;
 }

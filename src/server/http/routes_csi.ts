@@ -4,7 +4,7 @@ import { isObject } from "../../structs/json_check.js";
 import { validateVolumeSpec, type VolumeSpecPurpose } from "../../structs/volume_validate.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { blockingIndex, boolParam, parseSecretsHeader, readJson, sendJson } from "./respond.js";
-import { allocStub, nodeStub, pluginStub, volumeFull, volumeStub } from "./stubs.js";
+import { nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "./stubs.js";
 import { namespaceOf, param, type Ctx, type Route } from "./context.js";
 
 function requireCsiType(ctx: Ctx): void {
@@ -98,7 +98,7 @@ export const getPlugin: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["plugins", "allocs"], ctx.signal);
   const plugin = api.plugins.get(id);
-  sendJson(ctx.res, { ...plugin, Allocations: api.plugins.allocations(plugin).map(allocStub) }, index);
+  sendJson(ctx.res, pluginFull(plugin, api.plugins.allocations(plugin)), index);
 };
 
 export const listNodes: Route = async (ctx, api) => {

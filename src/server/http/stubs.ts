@@ -75,6 +75,15 @@ export function pluginStub(p: CSIPlugin) {
   };
 }
 
+/**
+ * Nomad's CSIPlugin answer: the record (with ControllerJobs/NodeJobs) and the stubs of the plugin's
+ * own allocs; the GC bookkeeping (EmptySince) stays inside the server.
+ */
+export function pluginFull(p: CSIPlugin, allocations: Allocation[]) {
+  const { EmptySince: _emptySince, ...rest } = p;
+  return { ...rest, Allocations: allocations.map(allocStub) };
+}
+
 /** `vol` is denormalised (volumeView). */
 export function volumeStub(v: CSIVolume) {
   return {

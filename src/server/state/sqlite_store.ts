@@ -11,7 +11,15 @@ import type { Job } from "../../structs/job.js";
 import { volumeSourceForAlloc } from "../../structs/job.js";
 import { allocIndex } from "../../structs/alloc.js";
 import type { Node } from "../../structs/node.js";
-import { buildPlugin, type CSIInfo, type CSIPlugin } from "../../structs/plugin.js";
+import {
+  buildPlugin,
+  instanceOnNode,
+  isPluginEmpty,
+  stampEmptySince,
+  type CSIInfo,
+  type CSIPlugin,
+} from "../../structs/plugin.js";
+import { jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { migrate } from "./sqlite_schema.js";
 import { IndexWatch } from "./watch.js";
@@ -38,9 +46,12 @@ export class SqliteStateStore implements StateStore {
   private currentIndex = 0;
   private readonly tableIndexes = new Map<Table, number>();
   private readonly watch: IndexWatch;
+  /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
+  readonly now: () => number;
 
   /** `dataDir` null opens an in-memory store. */
-  constructor(dataDir: string | null) {
+  constructor(dataDir: string | null, opts: { now?: () => number } = {}) {
+    this.now = opts.now ?? Date.now;
     let file = ":memory:";
     if (dataDir !== null) {
       mkdirSync(dataDir, { recursive: true });
@@ -108,6 +119,12 @@ export class SqliteStateStore implements StateStore {
         "INSERT INTO plugin_instances (plugin_id, node_id, controller, node) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, node_id) DO UPDATE SET controller = excluded.controller, node = excluded.node",
       ),
       delInstance: db.prepare("DELETE FROM plugin_instances WHERE plugin_id = ? AND node_id = ?"),
+      usesOfPlugin: db.prepare("SELECT json FROM plugin_jobs WHERE plugin_id = ?"),
+      usesOfJob: db.prepare("SELECT plugin_id, json FROM plugin_jobs WHERE namespace = ? AND job_id = ?"),
+      putUse: db.prepare(
+        "INSERT INTO plugin_jobs (plugin_id, namespace, job_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, namespace, job_id) DO UPDATE SET json = excluded.json",
+      ),
+      delUse: db.prepare("DELETE FROM plugin_jobs WHERE plugin_id = ? AND namespace = ? AND job_id = ?"),
     };
     this.currentIndex = (this.stmts.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.stmts.allTableIdx.all() as { name: Table; idx: number }[]) {
@@ -301,7 +318,10 @@ class Writer implements StateWriter {
       ...Object.keys(rec.CSIControllerPlugins),
       ...Object.keys(rec.CSINodePlugins),
     ]);
-    for (const id of pluginIds) this.rebuildPlugin(id, rec);
+    for (const id of pluginIds) {
+      this.recordInstances(id, rec);
+      this.rebuildPlugin(id);
+    }
     return rec;
   }
 
@@ -315,7 +335,10 @@ class Writer implements StateWriter {
       ...Object.keys(prev.CSIControllerPlugins),
       ...Object.keys(prev.CSINodePlugins),
     ]);
-    for (const pid of pluginIds) this.rebuildPlugin(pid, gone);
+    for (const pid of pluginIds) {
+      this.recordInstances(pid, gone);
+      this.rebuildPlugin(pid);
+    }
   }
 
   putJob(job: Job): Job {
@@ -324,11 +347,43 @@ class Writer implements StateWriter {
     const rec = stamp(job, prev, this.writeIndex);
     this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
     this.touched.add("jobs");
+    this.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
     return rec;
   }
 
   deleteJob(namespace: string, id: string): void {
-    if (this.s.delJob.run(namespace, id).changes > 0) this.touched.add("jobs");
+    if (this.s.delJob.run(namespace, id).changes === 0) return;
+    this.touched.add("jobs");
+    this.syncPluginUses(namespace, id, []);
+  }
+
+  deletePlugin(id: string): boolean {
+    const cur = this.getPlugin(id);
+    if (!cur || !isPluginEmpty(cur)) return false;
+    this.s.delPlugin.run(id);
+    this.touched.add("plugins");
+    return true;
+  }
+
+  /** Replaces the job's plugin uses with `uses`, rebuilding every plugin it named before or now. */
+  private syncPluginUses(namespace: string, jobId: string, uses: PluginJobUse[]): void {
+    const old = new Map(
+      (this.s.usesOfJob.all(namespace, jobId) as { plugin_id: string; json: string }[]).map((r) => [
+        r.plugin_id,
+        r.json,
+      ]),
+    );
+    const next = new Map(uses.map((u) => [u.pluginId, JSON.stringify(u)]));
+    for (const [pluginId, json] of next) {
+      if (old.get(pluginId) === json) continue;
+      this.s.putUse.run(pluginId, namespace, jobId, json);
+      this.rebuildPlugin(pluginId);
+    }
+    for (const pluginId of old.keys()) {
+      if (next.has(pluginId)) continue;
+      this.s.delUse.run(pluginId, namespace, jobId);
+      this.rebuildPlugin(pluginId);
+    }
   }
 
   putAlloc(alloc: Allocation): Allocation {
@@ -365,10 +420,12 @@ class Writer implements StateWriter {
     if (this.s.delVolume.run(namespace, id).changes > 0) this.touched.add("volumes");
   }
 
-  /** Records `node`'s instances of plugin `id` and rebuilds the plugin from all its instances. */
-  private rebuildPlugin(id: string, node: Node): void {
-    const controller = node.CSIControllerPlugins[id];
-    const nodeInfo = node.CSINodePlugins[id];
+  /** Records `node`'s instances of plugin `id`, as the plugin counts them (a down node's are unhealthy). */
+  private recordInstances(id: string, node: Node): void {
+    const reported = node.CSIControllerPlugins[id];
+    const reportedNode = node.CSINodePlugins[id];
+    const controller = reported && instanceOnNode(reported, node.Status);
+    const nodeInfo = reportedNode && instanceOnNode(reportedNode, node.Status);
     if (controller || nodeInfo) {
       this.s.putInstance.run(
         id,
@@ -379,28 +436,31 @@ class Writer implements StateWriter {
     } else {
       this.s.delInstance.run(id, node.ID);
     }
+  }
+
+  /**
+   * Rebuilds plugin `id` from all its instances and the jobs that declare it. A plugin left with
+   * neither is kept, stamped EmptySince, for the garbage collector to remove after its threshold.
+   */
+  private rebuildPlugin(id: string): void {
     const rows = this.s.instancesOf.all(id) as {
       node_id: string;
       controller: string | null;
       node: string | null;
     }[];
+    const uses = parseRows<PluginJobUse>(this.s.usesOfPlugin.all(id));
     const prev = this.getPlugin(id);
-    if (rows.length === 0) {
-      if (prev) {
-        this.s.delPlugin.run(id);
-        this.touched.add("plugins");
-      }
-      return;
-    }
+    if (!prev && rows.length === 0 && uses.length === 0) return;
     const entries = rows.map((r) => ({
       nodeId: r.node_id,
       ...(r.controller !== null ? { controller: JSON.parse(r.controller) as CSIInfo } : {}),
       ...(r.node !== null ? { node: JSON.parse(r.node) as CSIInfo } : {}),
     }));
-    const next = buildPlugin(id, entries, {
+    const built = buildPlugin(id, entries, uses, {
       CreateIndex: prev ? prev.CreateIndex : this.writeIndex,
       ModifyIndex: this.writeIndex,
     });
+    const next = stampEmptySince(built, prev, this.store.now());
     if (prev && contentOf(prev) === contentOf(next)) return;
     this.s.putPlugin.run(id, JSON.stringify(next));
     this.touched.add("plugins");

@@ -11,9 +11,12 @@
  * - The write index is monotonic. A txn that writes anything commits at exactly one new index,
  *   which becomes the ModifyIndex of every record it put (CreateIndex too for new ones) and the
  *   index of every table it touched. A txn that writes nothing changes no index.
- * - Plugins are derived: putting a node rebuilds the plugins its old and new fingerprints name
- *   (buildPlugin); a plugin with no instance left is deleted. Their index moves only when the
- *   derived record actually changes.
+ * - Plugins are derived: putting a node rebuilds the plugins its old and new fingerprints name,
+ *   and putting or deleting a job the plugins its `csi_plugin` blocks name (buildPlugin,
+ *   jobPluginUses). An instance on a down node counts as unhealthy (instanceOnNode), so a node's
+ *   status change moves its plugins' counts. A plugin left with no instance and no job is kept,
+ *   stamped EmptySince, until deletePlugin (the garbage collector) removes it. Their index moves
+ *   only when the derived record actually changes.
  * - Records are returned as fresh copies; mutating one never changes the store.
  */
 import type { Allocation } from "../../structs/alloc.js";
@@ -57,7 +60,7 @@ export interface StateWriter extends StateReader {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
   putNode(node: Node): Node;
-  /** Deletes the node and its plugin instances (rebuilding, or deleting, the plugins they named). */
+  /** Deletes the node and its plugin instances (rebuilding the plugins they named). */
   deleteNode(id: string): void;
   putJob(job: Job): Job;
   deleteJob(namespace: string, id: string): void;
@@ -65,6 +68,8 @@ export interface StateWriter extends StateReader {
   deleteAlloc(id: string): void;
   putVolume(vol: CSIVolume): CSIVolume;
   deleteVolume(namespace: string, id: string): void;
+  /** Deletes the plugin only while it is empty (isPluginEmpty); returns whether it did. */
+  deletePlugin(id: string): boolean;
 }
 
 export interface StateStore extends StateReader {

@@ -46,6 +46,12 @@ test("-csi-plugin-wait and -csi-claim-retry take durations; absent means the cli
   );
 });
 
+test("-csi-call-timeout takes a duration for node CSI calls; absent keeps the volume manager's default", () => {
+  assert.equal(parseAgentArgs(["-dev", "-csi-call-timeout=1500ms"]).csiCallTimeoutMs, 1500);
+  assert.equal(parseAgentArgs(["-dev"]).csiCallTimeoutMs, null);
+  assert.throws(() => parseAgentArgs(["-dev", "-csi-call-timeout=0s"]), /must be longer than zero/);
+});
+
 test("-heartbeat-ttl takes a duration for the server; absent keeps the server's default", () => {
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=5s"]).heartbeatTtlMs, 5000);
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d"]).heartbeatTtlMs, null);

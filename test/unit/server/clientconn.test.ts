@@ -73,10 +73,36 @@ test("controller client: fails over on retryable errors, not on others", async (
   await assert.rejects(cc.call("p1", "ClientCSI.ControllerPublishVolume", params), /bad/);
   conns.remove("n2", bad);
   await assert.rejects(
-    cc.call("p1", "ClientCSI.ControllerPublishVolume", params),
+    cc.call("p1", "ClientCSI.ControllerPublishVolume", params, { retryDeadlineMs: 0 }),
     (e: unknown) => e instanceof BerthError && e.code === "ERR_CSI_PLUGIN_UNAVAILABLE",
   );
   store.close();
+});
+
+test("controller client: a lone controller answering ABORTED is retried with backoff until it succeeds", async () => {
+  const store = new SqliteStateStore(null);
+  await store.txn((tx) => {
+    tx.putNode(makeNode("n1", { CSIControllerPlugins: { p1: controllerInfo("p1") } }));
+  });
+  const conns = new NodeConnections();
+  let answers = 0;
+  const busy = fakeConn(() =>
+    ++answers <= 2
+      ? Promise.reject(new BerthError("ERR_CSI_ABORTED", "an operation on e is in progress"))
+      : Promise.resolve({}),
+  );
+  conns.add("n1", busy);
+  const cc = new ControllerClient(store, conns, nullLogger);
+  const params = { PluginID: "p1", ExternalVolumeID: "e", ExternalNodeID: "x", Secrets: {} };
+  assert.deepEqual(await cc.call("p1", "ClientCSI.ControllerUnpublishVolume", params), {});
+  assert.equal(busy.calls, 3);
+  const never = fakeConn(() => Promise.reject(new BerthError("ERR_CSI_ABORTED", "busy")));
+  conns.add("n1", never);
+  await assert.rejects(
+    cc.call("p1", "ClientCSI.ControllerUnpublishVolume", params, { retryDeadlineMs: 300 }),
+    (e: BerthError) => e.code === "ERR_CSI_ABORTED",
+    "past the deadline the plugin's own code is the answer",
+  );
 });
 
 test("heartbeat: a node that misses its TTL is marked down", async () => {

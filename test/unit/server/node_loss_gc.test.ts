@@ -161,11 +161,11 @@ test("gc pass: removes freed allocs of stopped jobs and down nodes (with their p
   await store.txn((tx) => markNodeDown(tx, "n2", 0, "down"));
   const gc = new GarbageCollector(store, nullLogger, { allocThresholdMs: 0, nodeThresholdMs: 1000 });
   const later = Date.now() + 10;
-  assert.deepEqual(await gc.collect(later), { allocs: [], nodes: ["n2"] });
+  assert.deepEqual(await gc.collect(later), { allocs: [], nodes: ["n2"], plugins: [] });
   assert.equal(store.getNode("n2"), undefined);
   assert.deepEqual(Object.keys(store.getPlugin("p1")!.Nodes), ["n1"], "n2's plugin instance went with it");
   await store.txn((tx) => tx.putVolume({ ...tx.getVolume("default", "vol1")!, PastClaims: {} }));
-  assert.deepEqual(await gc.collect(later), { allocs: [alloc.ID], nodes: [] });
+  assert.deepEqual(await gc.collect(later), { allocs: [alloc.ID], nodes: [], plugins: [] });
   assert.equal(store.getAlloc(alloc.ID), undefined);
   assert.deepEqual(store.allocsByVolume("default", "vol1"), []);
   assert.ok(DEFAULT_GC_OPTIONS.intervalMs >= 60_000, "default interval is not aggressive");

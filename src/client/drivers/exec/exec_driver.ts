@@ -10,7 +10,7 @@ import type { Readable } from "node:stream";
 import { BerthError } from "../../../structs/errors.js";
 import type { DriverInfo } from "../../../structs/node.js";
 import type { DriverCapabilities, ExitResult, TaskDriver, TaskHandle, TaskStartConfig } from "../driver.js";
-import { findTool } from "../shared/proc.js";
+import { findTool, signalGroup } from "../shared/proc.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
 import { ProcessTable } from "../shared/process_table.js";
 import { EXEC_INIT_SH } from "./init_script.js";
@@ -22,8 +22,12 @@ export class ExecDriver implements TaskDriver {
   readonly name = "exec";
   private readonly procs: ProcessTable;
 
-  constructor(opts: { pollMs?: number } = {}) {
+  private readonly setupTimeoutMs: number;
+
+  /** `setupTimeoutMs`: how long the namespace/mount setup may take before the start fails (60 s). */
+  constructor(opts: { pollMs?: number; setupTimeoutMs?: number } = {}) {
     this.procs = new ProcessTable(this.name, opts.pollMs);
+    this.setupTimeoutMs = opts.setupTimeoutMs ?? 60_000;
   }
 
   capabilities(): DriverCapabilities {
@@ -80,7 +84,17 @@ export class ExecDriver implements TaskDriver {
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
-    const report = await readAll(child.stdio[3] as Readable);
+    let report: string;
+    try {
+      report = await readAll(child.stdio[3] as Readable, this.setupTimeoutMs);
+    } catch (err) {
+      // Setup is a handful of mount calls; one that never finishes must not hang the task runner
+      // forever: kill the whole attempt and let the restart policy decide.
+      signalGroup(handle.pid, "SIGKILL");
+      await this.procs.wait(handle);
+      this.procs.forget(handle);
+      throw new BerthError("ERR_DRIVER", `task ${task}: exec driver setup failed: ${(err as Error).message}`);
+    }
     if (report.trim() !== "ok") {
       // Still referenced, so the event loop stays up until the failed setup's exit is seen.
       const result = await this.procs.wait(handle);
@@ -110,12 +124,23 @@ export class ExecDriver implements TaskDriver {
   }
 }
 
-function readAll(stream: Readable): Promise<string> {
+/** The whole of `stream`, or a rejection when it has not ended within `timeoutMs`. */
+function readAll(stream: Readable, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = "";
+    const timer = setTimeout(() => {
+      stream.destroy();
+      reject(new Error(`setup did not finish within ${timeoutMs} ms`));
+    }, timeoutMs);
     stream.setEncoding("utf8");
     stream.on("data", (chunk: string) => (text += chunk));
-    stream.once("end", () => resolve(text));
-    stream.once("error", reject);
+    stream.once("end", () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+    stream.once("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
   });
 }
