@@ -67,6 +67,7 @@ export class ExecDriver implements TaskDriver {
     const logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
     let handle: TaskHandle;
     let child: ChildProcess;
+    let report: Promise<string>;
     try {
       child = spawn(unshare, args, {
         cwd: root,
@@ -76,6 +77,11 @@ export class ExecDriver implements TaskDriver {
         // holds no pipe to the agent and survives an agent restart.
         stdio: ["ignore", logs[0]!.fd, logs[1]!.fd, "pipe"],
       });
+      // Read the setup channel from this very tick: when a short task exits, Node flushes (and
+      // discards) stdio streams nobody listens to yet, and the report — and its end — would be
+      // lost while we await below, leaving the start hanging forever.
+      report = readAll(child.stdio[3] as Readable | null, this.setupTimeoutMs);
+      report.catch(() => undefined);
       await new Promise<void>((resolve, reject) => {
         child.once("spawn", resolve);
         child.once("error", reject);
@@ -84,9 +90,9 @@ export class ExecDriver implements TaskDriver {
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
-    let report: string;
+    let setup: string;
     try {
-      report = await readAll(child.stdio[3] as Readable, this.setupTimeoutMs);
+      setup = await report;
     } catch (err) {
       // Setup is a handful of mount calls; one that never finishes must not hang the task runner
       // forever: kill the whole attempt and let the restart policy decide.
@@ -95,11 +101,11 @@ export class ExecDriver implements TaskDriver {
       this.procs.forget(handle);
       throw new BerthError("ERR_DRIVER", `task ${task}: exec driver setup failed: ${(err as Error).message}`);
     }
-    if (report.trim() !== "ok") {
+    if (setup.trim() !== "ok") {
       // Still referenced, so the event loop stays up until the failed setup's exit is seen.
       const result = await this.procs.wait(handle);
       this.procs.forget(handle);
-      const detail = report.trim() || `setup exited with status ${result.exitCode}; see ${cfg.stderrPath}`;
+      const detail = setup.trim() || `setup exited with status ${result.exitCode}; see ${cfg.stderrPath}`;
       throw new BerthError("ERR_DRIVER", `task ${task}: exec driver setup failed: ${detail}`);
     }
     // The task must not keep the agent's event loop alive (the agent may exit and recover it).
@@ -124,20 +130,26 @@ export class ExecDriver implements TaskDriver {
   }
 }
 
-/** The whole of `stream`, or a rejection when it has not ended within `timeoutMs`. */
-function readAll(stream: Readable, timeoutMs: number): Promise<string> {
+/**
+ * The whole of `stream` once it ends or closes, or a rejection when neither happens within
+ * `timeoutMs` (then the stream is destroyed).
+ */
+function readAll(stream: Readable | null | undefined, timeoutMs: number): Promise<string> {
+  if (!stream) return Promise.reject(new Error("no setup channel"));
   return new Promise((resolve, reject) => {
     let text = "";
     const timer = setTimeout(() => {
       stream.destroy();
       reject(new Error(`setup did not finish within ${timeoutMs} ms`));
     }, timeoutMs);
-    stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => (text += chunk));
-    stream.once("end", () => {
+    const done = () => {
       clearTimeout(timer);
       resolve(text);
-    });
+    };
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => (text += chunk));
+    stream.once("end", done);
+    stream.once("close", done);
     stream.once("error", (err) => {
       clearTimeout(timer);
       reject(err);
