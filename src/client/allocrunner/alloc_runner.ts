@@ -230,6 +230,10 @@ export class AllocRunner {
       if (stored) {
         this.status = stored.ClientStatus;
         this.description = stored.ClientDescription;
+        Object.assign(this.taskStates, structuredClone(stored.TaskStates));
+        // The previous agent may have died before this status reached the server (updates are
+        // batched): say it again — the server takes the same update idempotently.
+        this.emit(true);
       }
       this.log.info("alloc already finished; resuming postrun");
       await this.postrun();
@@ -392,7 +396,8 @@ export class AllocRunner {
     this.emit();
   }
 
-  private emit(): void {
+  /** Persists and reports the alloc's status; `force` reports it even when unchanged. */
+  private emit(force = false): void {
     const update: AllocClientUpdate = {
       ID: this.alloc.ID,
       ClientStatus: this.status,
@@ -400,7 +405,7 @@ export class AllocRunner {
       TaskStates: structuredClone(this.taskStates),
     };
     const digest = JSON.stringify(update);
-    if (digest === this.lastUpdate) return;
+    if (digest === this.lastUpdate && !force) return;
     this.lastUpdate = digest;
     this.cfg.stateDb.putAllocClientUpdate(update);
     this.cfg.onUpdate(update);

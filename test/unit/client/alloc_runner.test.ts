@@ -114,3 +114,18 @@ test("destroy before run never starts tasks and is safe without prerun", async (
   assert.equal(h.fakes.size, 0);
   assert.equal(h.runner.clientStatus, "complete");
 });
+
+test("a restored finished alloc reports its terminal status again (the dead agent may not have)", async () => {
+  const { runner, updates, stateDb, alloc } = runnerFor([task("t")]);
+  const finished: AllocClientUpdate = {
+    ID: alloc.ID,
+    ClientStatus: "complete",
+    ClientDescription: "All tasks have completed",
+    TaskStates: { t: { ...newTaskState(), State: "dead" } },
+  };
+  stateDb.putAlloc(alloc);
+  stateDb.putAllocClientUpdate(finished);
+  await runner.run();
+  assert.deepEqual(updates, [finished], "the stored terminal status is sent once more, unchanged");
+  assert.equal(runner.clientStatus, "complete");
+});

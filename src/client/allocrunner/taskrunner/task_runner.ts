@@ -425,6 +425,8 @@ export class TaskRunner {
       Details: details,
     };
     this.st.Events.push(ev);
+    // Events are also the task's trace in the agent log (details stay out: they may echo errors).
+    this.cfg.log.debug("task event", { alloc: this.cfg.alloc.ID, type, message });
     if (this.st.Events.length > MAX_EVENTS) this.st.Events.splice(0, this.st.Events.length - MAX_EVENTS);
     this.changed();
   }
