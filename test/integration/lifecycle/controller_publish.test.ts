@@ -7,32 +7,22 @@
  * NodeUnstage on B, then ControllerUnpublish), and then used by a job on A.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../../src/csi/mountinfo.js";
-import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
-import {
-  BERTH_BIN,
-  eventually,
-  getJson,
-  killProcessesUnder,
-  logTail,
-  runCli,
-  startCluster,
-  type AgentProcess,
-} from "../../helpers/agent_process.js";
+import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
+import { eventually, getJson, killProcessesUnder } from "../../helpers/agent_process.js";
+import { HostpathCluster, claimCount, line, userJob as csiJob, volumeHcl } from "./hostpath_cluster.js";
 
-let dir: string;
+const cluster = new HostpathCluster("berth-cp-", { attachRequired: true, callLog: true });
 let addr: string;
-let server: AgentProcess;
-let clients: Map<string, AgentProcess>;
 let passed = false;
 
-const callLog = () => path.join(dir, "calls.jsonl");
-const storage = () => path.join(dir, "storage");
+const callLog = () => cluster.callLog;
+const storage = () => cluster.storage;
+const cli = (args: string[]) => cluster.cli(args);
+const writeFile = (name: string, text: string) => cluster.writeFile(name, text);
 
 interface VolumeView {
   ExternalID: string;
@@ -49,104 +39,15 @@ interface AllocView {
 }
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-cp-"));
-  ({ addr, server, clients } = await startCluster(dir, ["A", "B"]));
+  await cluster.start(["A", "B"]);
+  addr = cluster.addr;
 });
 
-after(async () => {
-  for (const c of clients?.values() ?? []) c.kill();
-  server?.kill();
-  const leftovers = killProcessesUnder(dir);
-  if (!passed || leftovers.length > 0) {
-    for (const name of ["server", "a", "b"]) {
-      process.stderr.write(`--- ${name}.log (tail) ---\n${logTail(path.join(dir, `${name}.log`))}\n`);
-    }
-  }
-  for (const m of (await mountsUnder(dir)).reverse()) {
-    try {
-      execFileSync("umount", ["-l", m]);
-    } catch {
-      /* already gone */
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-async function cli(args: string[]): Promise<string> {
-  const r = await runCli(args, { BERTH_ADDR: addr });
-  assert.equal(r.code, 0, `berth ${args.join(" ")}: ${r.stderr}\n${r.stdout}`);
-  return r.stdout;
-}
-
-function writeFile(name: string, text: string): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-/** A csi-hostpath group under raw_exec, constrained to `node`. */
-function pluginGroup(group: string, node: string, type: "controller" | "node"): string {
-  const args = [
-    BERTH_BIN,
-    "csi-hostpath",
-    `--mode=${type}`,
-    "--attach-required",
-    `--state-dir=${storage()}`,
-    `--call-log=${callLog()}`,
-    ...(type === "node" ? ["--node-id=${node.unique.name}"] : []),
-  ];
-  return `
-  group "${group}" {
-    constraint {
-      attribute = "\${node.unique.name}"
-      value     = "${node}"
-    }
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "${type}"
-        mount_dir = "/csi"
-      }
-    }
-  }`;
-}
+after(() => cluster.teardown(passed));
 
 /** A job on `node` using the volume single-node-writer, running `script` in an exec task. */
-function userJob(id: string, type: "service" | "batch", node: string, script: string): string {
-  return `job "${id}" {
-  type = "${type}"
-  constraint {
-    attribute = "\${node.unique.name}"
-    operator  = "=="
-    value     = "${node}"
-  }
-  group "g" {
-    volume "data" {
-      type            = "csi"
-      source          = "shared"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-    }
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", ${JSON.stringify(script)}]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
-  }
-}
-`;
-}
+const userJob = (id: string, type: "service" | "batch", node: string, script: string) =>
+  csiJob(id, { source: "shared", script, type, node, operator: "==" });
 
 async function allocsOf(job: string): Promise<AllocView[]> {
   return getJson<AllocView[]>(addr, `/v1/job/${job}/allocations`);
@@ -178,11 +79,6 @@ async function allocWith(job: string, status: string, timeoutMs = 60_000): Promi
   );
 }
 
-const claimCount = (v: VolumeView) =>
-  Object.keys(v.ReadAllocs ?? {}).length +
-  Object.keys(v.WriteAllocs ?? {}).length +
-  Object.keys(v.PastClaims ?? {}).length;
-
 async function noClaims(): Promise<VolumeView> {
   return eventually("the volume's claims to be released", async () => {
     const v = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
@@ -190,19 +86,14 @@ async function noClaims(): Promise<VolumeView> {
   });
 }
 
-const line = (c: CallRecord) => `${c.method}:${c.node_id}:${c.code}`;
-
 test(
   "controller plugin on A publishes for B; release runs in CSI order; the volume then moves to A",
   { timeout: 150_000 },
   async () => {
-    await cli([
-      "job",
-      "run",
-      writeFile(
-        "plugin.hcl",
-        `job "hostpath" {\n${pluginGroup("controller", "A", "controller")}\n${pluginGroup("node-a", "A", "node")}\n${pluginGroup("node-b", "B", "node")}\n}\n`,
-      ),
+    await cluster.runPluginJob("plugin.hcl", "hostpath", [
+      cluster.pluginGroup("controller", "A", "controller"),
+      cluster.pluginGroup("node-a", "A", "node"),
+      cluster.pluginGroup("node-b", "B", "node"),
     ]);
     await eventually("the plugin's controller and both node instances to be healthy", async () => {
       const p = await getJson<{
@@ -221,14 +112,7 @@ test(
     const idOf = (name: string) => nodes.find((n) => n.Name === name)?.ID;
     assert.deepEqual(Object.keys(plugin.Controllers), [idOf("A")], "the controller runs on A only");
 
-    await cli([
-      "volume",
-      "create",
-      writeFile(
-        "volume.hcl",
-        `id = "shared"\nname = "shared"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n`,
-      ),
-    ]);
+    await cli(["volume", "create", writeFile("volume.hcl", volumeHcl("shared"))]);
     const vol = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
     const ext = vol.ExternalID;
     assert.ok(ext, "the controller created the volume");
@@ -310,10 +194,10 @@ test(
     await cli(["job", "stop", "-purge", "hostpath"]);
     await cli(["job", "stop", "-purge", "writer"]);
     await cli(["job", "stop", "-purge", "reader"]);
-    for (const c of clients.values()) assert.equal(await c.stop(60_000), 0, "client agent exit code");
-    assert.equal(await server.stop(30_000), 0, "server agent exit code");
-    assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
-    assert.deepEqual(killProcessesUnder(dir), [], "no process outlived the agents");
+    for (const c of cluster.clients.values()) assert.equal(await c.stop(60_000), 0, "client agent exit code");
+    assert.equal(await cluster.server.stop(30_000), 0, "server agent exit code");
+    assert.deepEqual(await mountsUnder(cluster.dir), [], "nothing is mounted under the test dir");
+    assert.deepEqual(killProcessesUnder(cluster.dir), [], "no process outlived the agents");
     passed = true;
   },
 );

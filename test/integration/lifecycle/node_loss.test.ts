@@ -10,32 +10,27 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../../src/csi/mountinfo.js";
-import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
 import {
-  BERTH_BIN,
   crashAgent,
   eventually,
   getJson,
   killProcessGroupsUnder,
   killProcessesUnder,
-  logTail,
-  runCli,
-  startCluster,
-  type AgentProcess,
 } from "../../helpers/agent_process.js";
+import { HostpathCluster, claimCount, line, userJob, volumeHcl } from "./hostpath_cluster.js";
 
-let dir: string;
+const cluster = new HostpathCluster("berth-nl-", { attachRequired: true, callLog: true });
 let addr: string;
-let server: AgentProcess;
-let clients: Map<string, AgentProcess>;
 let passed = false;
 
-const callLog = () => path.join(dir, "calls.jsonl");
-const storage = () => path.join(dir, "storage");
+const callLog = () => cluster.callLog;
+const storage = () => cluster.storage;
+const cli = (args: string[]) => cluster.cli(args);
+const writeFile = (name: string, text: string) => cluster.writeFile(name, text);
 
 interface VolumeView {
   ExternalID: string;
@@ -51,104 +46,20 @@ interface AllocView {
 }
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-nl-"));
   // Not shorter: a client's first heartbeat comes TTL/3 after start with its default TTL of 10s
   // (it learns the server's TTL only from the answer), so a TTL under ~4s marks fresh nodes down.
-  ({ addr, server, clients } = await startCluster(dir, ["A", "B"], 30_000, ["-heartbeat-ttl=5s"]));
+  await cluster.start(["A", "B"], 30_000, ["-heartbeat-ttl=5s"]);
+  addr = cluster.addr;
 });
 
-after(async () => {
-  for (const c of clients?.values() ?? []) c.kill();
-  server?.kill();
-  const leftovers = killProcessGroupsUnder(dir);
-  if (!passed || leftovers.length > 0) {
-    for (const name of ["server", "a", "b"]) {
-      process.stderr.write(`--- ${name}.log (tail) ---\n${logTail(path.join(dir, `${name}.log`))}\n`);
-    }
-  }
-  for (const m of (await mountsUnder(dir)).reverse()) {
-    try {
-      execFileSync("umount", ["-l", m]);
-    } catch {
-      /* already gone */
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
+after(() => cluster.teardown(passed, killProcessGroupsUnder));
+
+const writerJob = userJob("writer", {
+  source: "shared",
+  script: "echo started >> /data/starts.txt && exec sleep 600",
 });
-
-async function cli(args: string[]): Promise<string> {
-  const r = await runCli(args, { BERTH_ADDR: addr });
-  assert.equal(r.code, 0, `berth ${args.join(" ")}: ${r.stderr}\n${r.stdout}`);
-  return r.stdout;
-}
-
-function writeFile(name: string, text: string): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-/** A csi-hostpath group under raw_exec, constrained to `node`. */
-function pluginGroup(group: string, node: string, type: "controller" | "node"): string {
-  const args = [
-    BERTH_BIN,
-    "csi-hostpath",
-    `--mode=${type}`,
-    "--attach-required",
-    `--state-dir=${storage()}`,
-    `--call-log=${callLog()}`,
-    ...(type === "node" ? ["--node-id=${node.unique.name}"] : []),
-  ];
-  return `
-  group "${group}" {
-    constraint {
-      attribute = "\${node.unique.name}"
-      value     = "${node}"
-    }
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "${type}"
-        mount_dir = "/csi"
-      }
-    }
-  }`;
-}
-
-const writerJob = `job "writer" {
-  group "g" {
-    volume "data" {
-      type            = "csi"
-      source          = "shared"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-    }
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo started >> /data/starts.txt && exec sleep 600"]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
-  }
-}
-`;
 
 const allocsOf = (job: string) => getJson<AllocView[]>(addr, `/v1/job/${job}/allocations`);
-
-const claimCount = (v: VolumeView) =>
-  Object.keys(v.ReadAllocs ?? {}).length +
-  Object.keys(v.WriteAllocs ?? {}).length +
-  Object.keys(v.PastClaims ?? {}).length;
 
 async function pluginHealthy(nodes: number): Promise<void> {
   await eventually(`the controller and ${nodes} node plugin(s) to be healthy`, async () => {
@@ -160,29 +71,16 @@ async function pluginHealthy(nodes: number): Promise<void> {
   });
 }
 
-const line = (c: CallRecord) => `${c.method}:${c.node_id}:${c.code}`;
-
 test(
   "kill -9 node B: B goes down, its claim is released without the node step, the writer moves to A",
   { timeout: 90_000 },
   async () => {
-    await cli([
-      "job",
-      "run",
-      writeFile(
-        "plugin.hcl",
-        `job "hostpath" {\n${pluginGroup("controller", "A", "controller")}\n${pluginGroup("node-b", "B", "node")}\n}\n`,
-      ),
+    await cluster.runPluginJob("plugin.hcl", "hostpath", [
+      cluster.pluginGroup("controller", "A", "controller"),
+      cluster.pluginGroup("node-b", "B", "node"),
     ]);
     await pluginHealthy(1);
-    await cli([
-      "volume",
-      "create",
-      writeFile(
-        "volume.hcl",
-        `id = "shared"\nname = "shared"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n`,
-      ),
-    ]);
+    await cli(["volume", "create", writeFile("volume.hcl", volumeHcl("shared"))]);
     const ext = (await getJson<VolumeView>(addr, "/v1/volume/csi/shared")).ExternalID;
     const calls = () =>
       readCallLog(callLog())
@@ -201,20 +99,17 @@ test(
     );
 
     // Now A gets a node plugin too, so it can take the writer over.
-    await cli([
-      "job",
-      "run",
-      writeFile("plugin-a.hcl", `job "hostpath-a" {\n${pluginGroup("node-a", "A", "node")}\n}\n`),
-    ]);
+    await cluster.runPluginJob("plugin-a.hcl", "hostpath-a", [cluster.pluginGroup("node-a", "A", "node")]);
     await pluginHealthy(2);
     const before = calls().length;
 
-    const b = clients.get("B")!;
+    const b = cluster.clients.get("B")!;
     await crashAgent(b);
-    const killed = killProcessGroupsUnder(path.join(dir, "b"));
+    const killed = killProcessGroupsUnder(path.join(cluster.dir, "b"));
     assert.ok(killed.length > 0, "B's task processes were found and killed");
     // A lost machine's mounts go with it; B's would otherwise outlive the test.
-    for (const m of (await mountsUnder(path.join(dir, "b"))).reverse()) execFileSync("umount", ["-l", m]);
+    for (const m of (await mountsUnder(path.join(cluster.dir, "b"))).reverse())
+      execFileSync("umount", ["-l", m]);
 
     await eventually(
       "B to be marked down",
@@ -260,10 +155,10 @@ test(
     });
     await cli(["job", "stop", "-purge", "hostpath"]);
     await cli(["job", "stop", "-purge", "hostpath-a"]);
-    assert.equal(await clients.get("A")!.stop(60_000), 0, "A's agent exit code");
-    assert.equal(await server.stop(30_000), 0, "server agent exit code");
-    assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
-    assert.deepEqual(killProcessesUnder(dir), [], "no process outlived the agents");
+    assert.equal(await cluster.clients.get("A")!.stop(60_000), 0, "A's agent exit code");
+    assert.equal(await cluster.server.stop(30_000), 0, "server agent exit code");
+    assert.deepEqual(await mountsUnder(cluster.dir), [], "nothing is mounted under the test dir");
+    assert.deepEqual(killProcessesUnder(cluster.dir), [], "no process outlived the agents");
     passed = true;
   },
 );

@@ -11,33 +11,24 @@
  * process outlived them.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../../src/csi/mountinfo.js";
-import {
-  BERTH_BIN,
-  eventually,
-  getJson,
-  killProcessesUnder,
-  logTail,
-  runCli,
-  startCluster,
-  type AgentProcess,
-} from "../../helpers/agent_process.js";
+import { eventually, getJson, killProcessesUnder } from "../../helpers/agent_process.js";
+import { HostpathCluster, claimCount, userJob as csiJob, volumeHcl } from "./hostpath_cluster.js";
 
-let dir: string;
+const cluster = new HostpathCluster("berth-pl-");
 let addr: string;
-let server: AgentProcess;
-let clients: Map<string, AgentProcess>;
+let dir: string;
 /** Mounts the running plugins hold (their own directories), before any volume is used. */
 let baseline: string[];
 /** Tests that ran to their end; the logs are printed when one did not. */
 let completed = 0;
 
-const storage = () => path.join(dir, "storage");
+const storage = () => cluster.storage;
+const cli = (args: string[]) => cluster.cli(args);
+const writeFile = (name: string, text: string) => cluster.writeFile(name, text);
 
 interface VolumeView {
   ID: string;
@@ -57,15 +48,12 @@ interface AllocView {
 }
 
 before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-pl-"));
-  ({ addr, server, clients } = await startCluster(dir, ["A", "B"]));
-  await cli([
-    "job",
-    "run",
-    writeFile(
-      "plugin.hcl",
-      `job "hostpath" {\n${pluginGroup("controller", "A", "controller")}\n${pluginGroup("node-a", "A", "node", "a")}\n${pluginGroup("node-b", "B", "node", "b")}\n}\n`,
-    ),
+  await cluster.start(["A", "B"]);
+  ({ addr, dir } = cluster);
+  await cluster.runPluginJob("plugin.hcl", "hostpath", [
+    cluster.pluginGroup("controller", "A", "controller"),
+    cluster.pluginGroup("node-a", "A", "node", "a"),
+    cluster.pluginGroup("node-b", "B", "node", "b"),
   ]);
   await eventually("the controller and both node plugins to be healthy", async () => {
     const p = await getJson<{ ControllersHealthy: number; NodesHealthy: number }>(
@@ -77,116 +65,30 @@ before(async () => {
   baseline = await mountsUnder(dir);
 });
 
-after(async () => {
-  for (const c of clients?.values() ?? []) c.kill();
-  server?.kill();
-  const leftovers = killProcessesUnder(dir);
-  if (completed < 3 || leftovers.length > 0) {
-    for (const name of ["server", "a", "b"]) {
-      process.stderr.write(`--- ${name}.log (tail) ---\n${logTail(path.join(dir, `${name}.log`))}\n`);
-    }
-  }
-  for (const m of (await mountsUnder(dir)).reverse()) {
-    try {
-      execFileSync("umount", ["-l", m]);
-    } catch {
-      /* already gone */
-    }
-  }
-  fs.rmSync(dir, { recursive: true, force: true });
-});
-
-async function cli(args: string[]): Promise<string> {
-  const r = await runCli(args, { BERTH_ADDR: addr });
-  assert.equal(r.code, 0, `berth ${args.join(" ")}: ${r.stderr}\n${r.stdout}`);
-  return r.stdout;
-}
-
-function writeFile(name: string, text: string): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-/** A csi-hostpath group under raw_exec on `node`; node plugins report topology zone=`zone`. */
-function pluginGroup(group: string, node: string, type: "controller" | "node", zone?: string): string {
-  const args = [
-    BERTH_BIN,
-    "csi-hostpath",
-    `--mode=${type}`,
-    `--state-dir=${storage()}`,
-    ...(type === "node" ? ["--node-id=${node.unique.name}", `--topology-zone=${zone}`] : []),
-  ];
-  return `
-  group "${group}" {
-    constraint {
-      attribute = "\${node.unique.name}"
-      value     = "${node}"
-    }
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "${type}"
-        mount_dir = "/csi"
-      }
-    }
-  }`;
-}
+after(() => cluster.teardown(completed >= 3));
 
 /** A service job of `count` allocs running `script` with `source` mounted at /data. */
 function userJob(
   id: string,
   opts: { source: string; count?: number; perAlloc?: boolean; node?: string; script: string },
 ): string {
-  const constraint = opts.node
-    ? `  constraint {\n    attribute = "\${node.unique.name}"\n    value     = "${opts.node}"\n  }\n`
-    : "";
-  return `job "${id}" {
-${constraint}  group "g" {
-    count = ${opts.count ?? 1}
-    volume "data" {
-      type            = "csi"
-      source          = "${opts.source}"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-      per_alloc       = ${opts.perAlloc ?? false}
-    }
-    task "t" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", ${JSON.stringify(opts.script)}]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
-  }
-}
-`;
+  return csiJob(id, {
+    source: opts.source,
+    script: opts.script,
+    node: opts.node,
+    count: opts.count ?? 1,
+    perAlloc: opts.perAlloc ?? false,
+  });
 }
 
 async function createVolume(id: string, extra = ""): Promise<VolumeView> {
-  const file = writeFile(
-    `volume-${id.replace(/\W/g, "_")}.hcl`,
-    `id = "${id}"\nname = "${id}"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n${extra}`,
-  );
+  const file = writeFile(`volume-${id.replace(/\W/g, "_")}.hcl`, volumeHcl(id, extra));
   await cli(["volume", "create", file]);
   return volume(id);
 }
 
 const volume = (id: string) => getJson<VolumeView>(addr, `/v1/volume/csi/${encodeURIComponent(id)}`);
 const allocsOf = (job: string) => getJson<AllocView[]>(addr, `/v1/job/${job}/allocations`);
-const claimCount = (v: VolumeView) =>
-  Object.keys(v.ReadAllocs ?? {}).length +
-  Object.keys(v.WriteAllocs ?? {}).length +
-  Object.keys(v.PastClaims ?? {}).length;
 
 async function running(job: string, count: number): Promise<AllocView[]> {
   return eventually(`${count} running allocs of ${job}`, async () => {
@@ -310,8 +212,8 @@ test(
 
 test("the agents stop cleanly: nothing mounted, no process left", { timeout: 60_000 }, async () => {
   await cli(["job", "stop", "-purge", "hostpath"]);
-  for (const c of clients.values()) assert.equal(await c.stop(30_000), 0, "client agent exit code");
-  assert.equal(await server.stop(30_000), 0, "server agent exit code");
+  for (const c of cluster.clients.values()) assert.equal(await c.stop(30_000), 0, "client agent exit code");
+  assert.equal(await cluster.server.stop(30_000), 0, "server agent exit code");
   assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
   assert.deepEqual(killProcessesUnder(dir), [], "no process outlived the agents");
   completed++;

@@ -1,69 +1,41 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { WebSocket } from "ws";
 import { Server } from "../../../src/server/server.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
 import { nullLogger } from "../../../src/internal/log.js";
-import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { connectAgent, http, startServer, type Call } from "./fake_agent.js";
 
-async function connectAgent(base: string) {
-  const ws = new WebSocket(base.replace("http://", "ws://") + "/v1/agent/rpc");
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- recorded plugin requests of several shapes
-  const calls: { method: string; params: any }[] = [];
-  peer.handle("ClientCSI.ControllerCreateVolume", async (p) => {
-    calls.push({ method: "create", params: p });
-    return {
-      ExternalVolumeID: `ext-${p.Name}`,
-      CapacityBytes: p.CapacityMin || 1024,
-      VolumeContext: { path: "/srv/x" },
-      Topologies: [],
-    };
-  });
-  peer.handle("ClientCSI.ControllerPublishVolume", async (p) => {
-    calls.push({ method: "publish", params: p });
-    return { PublishContext: { device: "/dev/fake0" } };
-  });
-  peer.handle("ClientCSI.ControllerUnpublishVolume", async (p) => {
-    calls.push({ method: "unpublish", params: p });
-    return {};
-  });
-  peer.handle("ClientCSI.ControllerValidateVolume", async (p) => {
-    calls.push({ method: "validate", params: p });
-    return {};
-  });
-  peer.handle("ClientCSI.ControllerDeleteVolume", async (p) => {
-    calls.push({ method: "delete", params: p });
-    return {};
+/** A fake node agent whose controller records every call it gets. */
+async function recordingAgent(base: string) {
+  const calls: Call[] = [];
+  const peer = await connectAgent(base, {
+    "ClientCSI.ControllerCreateVolume": async (p) => {
+      calls.push({ method: "create", params: p });
+      return {
+        ExternalVolumeID: `ext-${p.Name}`,
+        CapacityBytes: p.CapacityMin || 1024,
+        VolumeContext: { path: "/srv/x" },
+        Topologies: [],
+      };
+    },
+    "ClientCSI.ControllerPublishVolume": async (p) => {
+      calls.push({ method: "publish", params: p });
+      return { PublishContext: { device: "/dev/fake0" } };
+    },
+    "ClientCSI.ControllerUnpublishVolume": async (p) => {
+      calls.push({ method: "unpublish", params: p });
+      return {};
+    },
+    "ClientCSI.ControllerValidateVolume": async (p) => {
+      calls.push({ method: "validate", params: p });
+      return {};
+    },
+    "ClientCSI.ControllerDeleteVolume": async (p) => {
+      calls.push({ method: "delete", params: p });
+      return {};
+    },
   });
   return { peer, calls };
-}
-
-async function http(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { "Content-Type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test reads arbitrary answers
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json, index: res.headers.get("x-nomad-index") };
 }
 
 const volSpec = {
@@ -95,16 +67,8 @@ const jobSpec = {
 };
 
 test("node agent → plugin health → create → place → claim → unpublish → freed", async (t) => {
-  const server = new Server({
-    dataDir: null,
-    httpAddr: "127.0.0.1:0",
-    log: nullLogger,
-    heartbeatTtlMs: 60_000,
-  });
-  await server.start();
-  t.after(() => server.stop());
-  const base = server.httpAddress;
-  const { peer, calls } = await connectAgent(base);
+  const base = await startServer(t);
+  const { peer, calls } = await recordingAgent(base);
   t.after(() => peer.close());
 
   // Calls before Node.Register are refused: the connection is not bound to a node yet.
@@ -241,7 +205,7 @@ test("HTTP: bad specs answer 4xx naming the field and change nothing; blocking q
   await server.start();
   t.after(() => server.stop());
   const base = server.httpAddress;
-  const { peer } = await connectAgent(base);
+  const { peer } = await recordingAgent(base);
   t.after(() => peer.close());
   await peer.call("Node.Register", {
     Node: makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }),

@@ -5,12 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { WebSocket } from "ws";
-import { Server } from "../../../src/server/server.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
-import { nullLogger } from "../../../src/internal/log.js";
-import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { connectAgent, getJson, put, startServer, type AgentPeer } from "./fake_agent.js";
 
 interface AllocView {
   ID: string;
@@ -20,58 +16,43 @@ interface AllocView {
   DesiredStatus: string;
 }
 
-async function getJson<T>(base: string, route: string): Promise<T> {
-  const res = await fetch(base + route);
-  assert.equal(res.status, 200, `GET ${route}`);
-  return (await res.json()) as T;
-}
-
 async function putJob(base: string, id: string): Promise<void> {
-  const res = await fetch(base + "/v1/jobs", {
-    method: "PUT",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({
-      Job: {
-        ID: id,
-        TaskGroups: [
-          {
-            Name: "g",
-            Volumes: {
-              data: {
-                Type: "csi",
-                Source: "vol1",
-                AccessMode: "single-node-writer",
-                AttachmentMode: "file-system",
-              },
+  await put(base, "/v1/jobs", {
+    Job: {
+      ID: id,
+      TaskGroups: [
+        {
+          Name: "g",
+          Volumes: {
+            data: {
+              Type: "csi",
+              Source: "vol1",
+              AccessMode: "single-node-writer",
+              AttachmentMode: "file-system",
             },
-            Tasks: [{ Name: "t", Driver: "exec", VolumeMounts: [{ Volume: "data", Destination: "/data" }] }],
           },
-        ],
-      },
-    }),
+          Tasks: [{ Name: "t", Driver: "exec", VolumeMounts: [{ Volume: "data", Destination: "/data" }] }],
+        },
+      ],
+    },
   });
-  assert.equal(res.status, 200, await res.text());
 }
 
 /** A fake node agent; its controller (on n1 only) records, at ControllerPublish, the volume's claims. */
 async function connectNode(base: string, id: string, controller: boolean) {
-  const ws = new WebSocket(base.replace("http://", "ws://") + "/v1/agent/rpc");
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
   const publishes: { node: string; claimedAtPublish: string[] }[] = [];
   const unpublishes: string[] = [];
-  peer.handle("ClientCSI.ControllerPublishVolume", async (p) => {
-    const vol = await getJson<{ WriteAllocs: Record<string, unknown> }>(base, "/v1/volume/csi/vol1");
-    publishes.push({ node: p.ExternalNodeID, claimedAtPublish: Object.keys(vol.WriteAllocs) });
-    return { PublishContext: { attached_to: p.ExternalNodeID } };
-  });
-  peer.handle("ClientCSI.ControllerValidateVolume", async () => ({}));
-  peer.handle("ClientCSI.ControllerUnpublishVolume", async (p) => {
-    unpublishes.push(p.ExternalNodeID);
-    return {};
+  const peer = await connectAgent(base, {
+    "ClientCSI.ControllerPublishVolume": async (p) => {
+      const vol = await getJson<{ WriteAllocs: Record<string, unknown> }>(base, "/v1/volume/csi/vol1");
+      publishes.push({ node: p.ExternalNodeID, claimedAtPublish: Object.keys(vol.WriteAllocs) });
+      return { PublishContext: { attached_to: p.ExternalNodeID } };
+    },
+    "ClientCSI.ControllerValidateVolume": async () => ({}),
+    "ClientCSI.ControllerUnpublishVolume": async (p) => {
+      unpublishes.push(p.ExternalNodeID);
+      return {};
+    },
   });
   await peer.call("Node.Register", {
     Node: makeNode(id, {
@@ -83,22 +64,14 @@ async function connectNode(base: string, id: string, controller: boolean) {
 }
 
 test("a claim is recorded before ControllerPublish; racing jobs get the volume one after the other", async (t) => {
-  const server = new Server({
-    dataDir: null,
-    httpAddr: "127.0.0.1:0",
-    log: nullLogger,
-    heartbeatTtlMs: 60_000,
-  });
-  await server.start();
-  t.after(() => server.stop());
-  const base = server.httpAddress;
+  const base = await startServer(t);
   const n1 = await connectNode(base, "n1", true);
   const n2 = await connectNode(base, "n2", false);
   t.after(() => {
     n1.peer.close();
     n2.peer.close();
   });
-  const peers = { n1: n1.peer, n2: n2.peer } as Record<string, RpcPeer<ClientMethods, ServerMethods>>;
+  const peers = { n1: n1.peer, n2: n2.peer } as Record<string, AgentPeer>;
   const reg = await fetch(base + "/v1/volume/csi/vol1", {
     method: "PUT",
     body: JSON.stringify({

@@ -7,12 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { WebSocket } from "ws";
-import { Server } from "../../../src/server/server.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
-import { nullLogger } from "../../../src/internal/log.js";
-import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { connectAgent, startServer } from "./fake_agent.js";
 
 const VOLUMES = 50;
 const CALL_MS = 40;
@@ -65,37 +61,23 @@ async function put(base: string, route: string, body: unknown): Promise<void> {
 }
 
 test("controller calls for 50 volumes overlap; calls for one volume never do", async (t) => {
-  const server = new Server({
-    dataDir: null,
-    httpAddr: "127.0.0.1:0",
-    log: nullLogger,
-    heartbeatTtlMs: 60_000,
-  });
-  await server.start();
-  t.after(() => server.stop());
-  const base = server.httpAddress;
+  const base = await startServer(t);
 
-  const ws = new WebSocket(base.replace("http://", "ws://") + "/v1/agent/rpc");
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
-  t.after(() => peer.close());
   const cc = new Concurrency();
-  peer.handle("ClientCSI.ControllerPublishVolume", (p) =>
-    cc.run(p.ExternalVolumeID, async () => {
-      await sleep(CALL_MS);
-      return { PublishContext: { volume: p.ExternalVolumeID } };
-    }),
-  );
-  peer.handle("ClientCSI.ControllerUnpublishVolume", (p) =>
-    cc.run(p.ExternalVolumeID, async () => {
-      await sleep(CALL_MS);
-      return {};
-    }),
-  );
-  peer.handle("ClientCSI.ControllerValidateVolume", async () => ({}));
+  const peer = await connectAgent(base, {
+    "ClientCSI.ControllerPublishVolume": (p) =>
+      cc.run(p.ExternalVolumeID, async () => {
+        await sleep(CALL_MS);
+        return { PublishContext: { volume: p.ExternalVolumeID } };
+      }),
+    "ClientCSI.ControllerUnpublishVolume": (p) =>
+      cc.run(p.ExternalVolumeID, async () => {
+        await sleep(CALL_MS);
+        return {};
+      }),
+    "ClientCSI.ControllerValidateVolume": async () => ({}),
+  });
+  t.after(() => peer.close());
   await peer.call("Node.Register", {
     Node: makeNode("n1", {
       CSIControllerPlugins: { p1: controllerInfo("p1", true) },

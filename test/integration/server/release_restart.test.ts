@@ -14,23 +14,21 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { setTimeout as tick } from "node:timers/promises";
-import { WebSocket } from "ws";
 import { Server } from "../../../src/server/server.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";
-import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 import type { CSIInfo } from "../../../src/structs/plugin.js";
 import { freePort } from "../../helpers/agent_process.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { connectAgent, getJson, put, type AgentPeer } from "./fake_agent.js";
 
 type Behaviour = "ok" | "fail" | "hang";
 
 /** A fake node agent that reconnects to whichever server listens on `base`. */
 class FakeAgent {
-  peer: RpcPeer<ClientMethods, ServerMethods> | undefined;
+  peer: AgentPeer | undefined;
   readonly unpublishes: string[] = [];
   unpublishBehaviour: Behaviour = "ok";
   private beat: NodeJS.Timeout | undefined;
@@ -43,25 +41,21 @@ class FakeAgent {
   ) {}
 
   async connect(): Promise<void> {
-    const ws = new WebSocket(this.base.replace("http://", "ws://") + "/v1/agent/rpc");
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", () => resolve());
-      ws.once("error", reject);
-    });
-    const peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
-    peer.handle("ClientCSI.ControllerValidateVolume", async () => ({}));
-    peer.handle("ClientCSI.ControllerPublishVolume", async (p) => ({
-      PublishContext: { attached_to: p.ExternalNodeID },
-    }));
-    peer.handle("ClientCSI.ControllerUnpublishVolume", async (p, signal) => {
-      this.unpublishes.push(`${p.ExternalNodeID}:${this.unpublishBehaviour}`);
-      if (this.unpublishBehaviour === "fail")
-        throw new BerthError("ERR_CSI_INTERNAL", "injected: the storage provider failed");
-      if (this.unpublishBehaviour === "hang")
-        await new Promise((_r, reject) =>
-          signal.addEventListener("abort", () => reject(new Error("aborted"))),
-        );
-      return {};
+    const peer = await connectAgent(this.base, {
+      "ClientCSI.ControllerValidateVolume": async () => ({}),
+      "ClientCSI.ControllerPublishVolume": async (p) => ({
+        PublishContext: { attached_to: p.ExternalNodeID },
+      }),
+      "ClientCSI.ControllerUnpublishVolume": async (p, signal) => {
+        this.unpublishes.push(`${p.ExternalNodeID}:${this.unpublishBehaviour}`);
+        if (this.unpublishBehaviour === "fail")
+          throw new BerthError("ERR_CSI_INTERNAL", "injected: the storage provider failed");
+        if (this.unpublishBehaviour === "hang")
+          await new Promise((_r, reject) =>
+            signal.addEventListener("abort", () => reject(new Error("aborted"))),
+          );
+        return {};
+      },
     });
     this.peer = peer;
     await this.register();
@@ -103,21 +97,6 @@ interface AllocView {
   NodeID: string;
   ClientStatus: string;
   DesiredStatus: string;
-}
-
-async function getJson<T>(base: string, route: string): Promise<T> {
-  const res = await fetch(base + route);
-  assert.equal(res.status, 200, `GET ${route}`);
-  return (await res.json()) as T;
-}
-
-async function put(base: string, route: string, body: unknown): Promise<void> {
-  const res = await fetch(base + route, {
-    method: "PUT",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  assert.equal(res.status, 200, await res.text());
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {

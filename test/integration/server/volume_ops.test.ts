@@ -7,115 +7,82 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { WebSocket } from "ws";
-import { Server } from "../../../src/server/server.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
-import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { CSIControllerInfo } from "../../../src/structs/plugin.js";
-import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- recorded requests of several shapes
-type Call = { method: string; params: any };
+import { connectAgent, http, startServer, type AgentPeer, type Call } from "./fake_agent.js";
 
 async function fakeAgent(base: string) {
-  const ws = new WebSocket(base.replace("http://", "ws://") + "/v1/agent/rpc");
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
   const calls: Call[] = [];
   const state = { failNodeExpand: false };
   const rec = (method: string, params: unknown) => calls.push({ method, params });
-  peer.handle("ClientCSI.ControllerCreateVolume", async (p) => {
-    rec("create", p);
-    return {
-      ExternalVolumeID: `ext-${p.Name}`,
-      CapacityBytes: p.CapacityMin,
-      VolumeContext: {},
-      Topologies: [],
-    };
+  const peer = await connectAgent(base, {
+    "ClientCSI.ControllerCreateVolume": async (p) => {
+      rec("create", p);
+      return {
+        ExternalVolumeID: `ext-${p.Name}`,
+        CapacityBytes: p.CapacityMin,
+        VolumeContext: {},
+        Topologies: [],
+      };
+    },
+    "ClientCSI.ControllerPublishVolume": async (p) => {
+      rec("publish", p);
+      return { PublishContext: {} };
+    },
+    "ClientCSI.ControllerUnpublishVolume": async (p) => (rec("unpublish", p), {}),
+    "ClientCSI.ControllerDeleteVolume": async (p) => (rec("delete", p), {}),
+    "ClientCSI.ControllerCreateSnapshot": async (p) => {
+      rec("snapshot", p);
+      return {
+        ID: `snap-${p.Name}`,
+        ExternalSourceVolumeID: p.ExternalSourceVolumeID,
+        SizeBytes: 2048,
+        CreateTime: 1_700_000_000,
+        IsReady: true,
+      };
+    },
+    "ClientCSI.ControllerDeleteSnapshot": async (p) => (rec("deleteSnapshot", p), {}),
+    "ClientCSI.ControllerListSnapshots": async (p) => {
+      rec("listSnapshots", p);
+      return {
+        Entries: [
+          { ID: "snap-a", ExternalSourceVolumeID: "ext-vol1", SizeBytes: 1, CreateTime: 2, IsReady: true },
+        ],
+        NextToken: "",
+      };
+    },
+    "ClientCSI.ControllerExpandVolume": async (p) => {
+      rec("expand", p);
+      return { CapacityBytes: p.CapacityMin, NodeExpansionRequired: true };
+    },
+    "ClientCSI.ControllerListVolumes": async (p) => {
+      rec("listVolumes", p);
+      return {
+        Entries: [
+          {
+            ExternalID: "ext-vol1",
+            CapacityBytes: 2048,
+            VolumeContext: {},
+            CloneID: "",
+            SnapshotID: "",
+            PublishedExternalNodeIDs: ["ext-n1"],
+            IsAbnormal: false,
+            Status: "",
+          },
+        ],
+        NextToken: "",
+      };
+    },
+    "ClientCSI.NodeExpandVolume": async (p) => {
+      rec("nodeExpand", p);
+      if (state.failNodeExpand)
+        throw new BerthError("ERR_CSI_INTERNAL", "CSI NodeExpandVolume failed: INTERNAL: disk on fire");
+      return { CapacityBytes: p.CapacityMin };
+    },
+    "ClientCSI.NodeDetachVolume": async (p) => (rec("nodeDetach", p), {}),
   });
-  peer.handle("ClientCSI.ControllerPublishVolume", async (p) => {
-    rec("publish", p);
-    return { PublishContext: {} };
-  });
-  peer.handle("ClientCSI.ControllerUnpublishVolume", async (p) => (rec("unpublish", p), {}));
-  peer.handle("ClientCSI.ControllerDeleteVolume", async (p) => (rec("delete", p), {}));
-  peer.handle("ClientCSI.ControllerCreateSnapshot", async (p) => {
-    rec("snapshot", p);
-    return {
-      ID: `snap-${p.Name}`,
-      ExternalSourceVolumeID: p.ExternalSourceVolumeID,
-      SizeBytes: 2048,
-      CreateTime: 1_700_000_000,
-      IsReady: true,
-    };
-  });
-  peer.handle("ClientCSI.ControllerDeleteSnapshot", async (p) => (rec("deleteSnapshot", p), {}));
-  peer.handle("ClientCSI.ControllerListSnapshots", async (p) => {
-    rec("listSnapshots", p);
-    return {
-      Entries: [
-        { ID: "snap-a", ExternalSourceVolumeID: "ext-vol1", SizeBytes: 1, CreateTime: 2, IsReady: true },
-      ],
-      NextToken: "",
-    };
-  });
-  peer.handle("ClientCSI.ControllerExpandVolume", async (p) => {
-    rec("expand", p);
-    return { CapacityBytes: p.CapacityMin, NodeExpansionRequired: true };
-  });
-  peer.handle("ClientCSI.ControllerListVolumes", async (p) => {
-    rec("listVolumes", p);
-    return {
-      Entries: [
-        {
-          ExternalID: "ext-vol1",
-          CapacityBytes: 2048,
-          VolumeContext: {},
-          CloneID: "",
-          SnapshotID: "",
-          PublishedExternalNodeIDs: ["ext-n1"],
-          IsAbnormal: false,
-          Status: "",
-        },
-      ],
-      NextToken: "",
-    };
-  });
-  peer.handle("ClientCSI.NodeExpandVolume", async (p) => {
-    rec("nodeExpand", p);
-    if (state.failNodeExpand)
-      throw new BerthError("ERR_CSI_INTERNAL", "CSI NodeExpandVolume failed: INTERNAL: disk on fire");
-    return { CapacityBytes: p.CapacityMin };
-  });
-  peer.handle("ClientCSI.NodeDetachVolume", async (p) => (rec("nodeDetach", p), {}));
   return { peer, calls, state };
-}
-
-async function http(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-) {
-  const res = await fetch(base + path, {
-    method,
-    headers: { "Content-Type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  let json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test reads arbitrary answers
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
 }
 
 const allCaps: Partial<CSIControllerInfo> = {
@@ -154,15 +121,7 @@ const jobSpec = (id: string) => ({
 });
 
 async function setup(t: { after(fn: () => unknown): void }) {
-  const server = new Server({
-    dataDir: null,
-    httpAddr: "127.0.0.1:0",
-    log: nullLogger,
-    heartbeatTtlMs: 60_000,
-  });
-  await server.start();
-  t.after(() => server.stop());
-  const base = server.httpAddress;
+  const base = await startServer(t);
   const agent = await fakeAgent(base);
   t.after(() => agent.peer.close());
   const base1 = controllerInfo("p1", true);
@@ -183,11 +142,7 @@ async function setup(t: { after(fn: () => unknown): void }) {
 }
 
 /** Runs job `id` and claims vol1 for its alloc; answers the alloc ID. */
-async function claimedAlloc(
-  base: string,
-  peer: RpcPeer<ClientMethods, ServerMethods>,
-  id: string,
-): Promise<string> {
+async function claimedAlloc(base: string, peer: AgentPeer, id: string): Promise<string> {
   const reg = await http(base, "PUT", "/v1/jobs", { Job: jobSpec(id) });
   assert.equal(reg.status, 200, reg.text);
   const allocs = await http(base, "GET", `/v1/job/${id}/allocations`);
@@ -204,11 +159,7 @@ async function claimedAlloc(
   return allocId;
 }
 
-async function setStatus(
-  peer: RpcPeer<ClientMethods, ServerMethods>,
-  allocId: string,
-  status: "running" | "complete",
-) {
+async function setStatus(peer: AgentPeer, allocId: string, status: "running" | "complete") {
   await peer.call("Node.UpdateAllocs", {
     NodeID: "n1",
     Allocs: [{ ID: allocId, ClientStatus: status, ClientDescription: "", TaskStates: {} }],
