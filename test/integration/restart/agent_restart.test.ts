@@ -14,13 +14,15 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { after, before, test } from "node:test";
+import { after, before } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
 import {
   allocOf,
   claimCount,
   cleanUp,
+  keepLogIfFailed,
+  Steps,
   Cli,
   callLog,
   methodsOf,
@@ -46,19 +48,8 @@ let pluginAlloc: AllocView;
 let appAlloc: AllocView;
 /** The volume's ExternalID, as the plugin's call log names it. */
 let ext: string;
-let failed = false;
-
-/** A test of this file; a failure keeps the agent log (the steps share one agent, in order). */
-function step(name: string, fn: () => Promise<void>): void {
-  test(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
-}
+const steps = new Steps();
+const step = steps.step.bind(steps);
 
 function startAgent(): AgentProcess {
   agent = new AgentProcess(args, logFile);
@@ -90,11 +81,7 @@ before(async () => {
 
 after(async () => {
   await crashAgent(agent!).catch(() => undefined);
-  if (failed && fs.existsSync(logFile)) {
-    const kept = path.join(os.tmpdir(), `berth-agent-restart-${process.pid}.log`);
-    fs.copyFileSync(logFile, kept);
-    process.stderr.write(`a test failed; the agent log is kept in ${kept}\n`);
-  }
+  keepLogIfFailed(steps.failed, logFile, `berth-agent-restart-${process.pid}.log`);
   await cleanUp([dir], SLEEP);
 });
 

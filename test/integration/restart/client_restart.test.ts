@@ -10,13 +10,15 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, before, test } from "node:test";
+import { after, before } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
 import {
   allocOf,
   claimCount,
   cleanUp,
+  keepLogIfFailed,
+  Steps,
   Cli,
   callLog,
   methodsOf,
@@ -42,19 +44,8 @@ let specs: ReturnType<typeof writeSpecs>;
 let pluginAlloc: AllocView;
 let appAlloc: AllocView;
 let ext: string;
-let failed = false;
-
-/** A test of this file; a failure keeps the agents' log (the steps share the agents, in order). */
-function step(name: string, fn: () => Promise<void>): void {
-  test(name, async () => {
-    try {
-      await fn();
-    } catch (err) {
-      failed = true;
-      throw err;
-    }
-  });
-}
+const steps = new Steps();
+const step = steps.step.bind(steps);
 
 async function startClient(): Promise<void> {
   client = new AgentProcess(clientArgs, logFile);
@@ -87,11 +78,7 @@ before(async () => {
 after(async () => {
   await crashAgent(client!).catch(() => undefined);
   await crashAgent(server!).catch(() => undefined);
-  if (failed && fs.existsSync(logFile)) {
-    const kept = path.join(os.tmpdir(), `berth-client-restart-${process.pid}.log`);
-    fs.copyFileSync(logFile, kept);
-    process.stderr.write(`a test failed; the agents' log is kept in ${kept}\n`);
-  }
+  keepLogIfFailed(steps.failed, logFile, `berth-client-restart-${process.pid}.log`);
   await cleanUp([dir], SLEEP);
 });
 

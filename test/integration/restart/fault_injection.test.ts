@@ -20,6 +20,7 @@ import {
   claimCount,
   cleanUp,
   Cli,
+  keepLogIfFailed,
   pluginAndVolume,
   type AllocView,
   type VolumeView,
@@ -45,11 +46,7 @@ let failed = false;
 
 after(async () => {
   await crashAgent(agent!).catch(() => undefined);
-  if (failed && fs.existsSync(logFile)) {
-    const kept = path.join(os.tmpdir(), `berth-faults-${seed}.log`);
-    fs.copyFileSync(logFile, kept);
-    process.stderr.write(`the agent's log is kept in ${kept}\n`);
-  }
+  keepLogIfFailed(failed, logFile, `berth-faults-${seed}.log`);
   await cleanUp([dir], SLEEP);
 });
 

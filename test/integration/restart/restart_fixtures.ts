@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
+import { test } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
 import { eventually, killProcessGroupsUnder, runCli } from "../../helpers/agent_process.js";
@@ -248,4 +250,31 @@ export async function cleanUp(
   }
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
   return { pids, mounts };
+}
+
+/**
+ * Tests of one file that share agents and run in order. A failing step marks the file failed, so
+ * its `after` can keep the agents' log (see keepLogIfFailed).
+ */
+export class Steps {
+  failed = false;
+
+  step(name: string, fn: () => Promise<void>): void {
+    test(name, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        this.failed = true;
+        throw err;
+      }
+    });
+  }
+}
+
+/** When `failed`, copies `logFile` to `<tmp>/<keptName>` and says so on stderr. */
+export function keepLogIfFailed(failed: boolean, logFile: string, keptName: string): void {
+  if (!failed || !fs.existsSync(logFile)) return;
+  const kept = path.join(os.tmpdir(), keptName);
+  fs.copyFileSync(logFile, kept);
+  process.stderr.write(`a test failed; the agent log is kept in ${kept}\n`);
 }
