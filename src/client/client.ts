@@ -5,6 +5,7 @@
  * assigns, and answers the server's ClientCSI calls.
  */
 import fs from "node:fs/promises";
+import os from "node:os";
 import { sleep } from "../internal/abort.js";
 import type { Logger } from "../internal/log.js";
 import type { Allocation } from "../structs/alloc.js";
@@ -67,6 +68,10 @@ export class Client {
   private drivers = new Map<string, TaskDriver>();
   private driverInfo: Record<string, DriverInfo> = {};
   nodeId = "";
+  /** The name registered with the server and seen by tasks as `node.unique.name`. */
+  private get nodeName(): string {
+    return this.opts.nodeName ?? os.hostname();
+  }
 
   constructor(private readonly opts: ClientOptions) {}
 
@@ -111,7 +116,7 @@ export class Client {
     this.conn = conn;
     this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"));
 
-    const node = { id: this.nodeId, name: this.opts.nodeName ?? (await import("node:os")).hostname() };
+    const node = { id: this.nodeId, name: this.nodeName };
     const newRunner = (alloc: Allocation) =>
       new AllocRunner({
         alloc,
@@ -221,7 +226,7 @@ export class Client {
       {
         Node: buildNode({
           id: this.nodeId,
-          ...(this.opts.nodeName ? { name: this.opts.nodeName } : {}),
+          name: this.nodeName,
           drivers: this.driverInfo,
           controllers: this.fingerprint.controllers,
           nodes: this.fingerprint.nodes,

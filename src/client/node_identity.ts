@@ -3,7 +3,6 @@
  * restarted agent is the same node to the server (its allocs and claims stay its own).
  */
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { newUuid } from "../structs/ids.js";
 import type { Node } from "../structs/node.js";
@@ -27,7 +26,7 @@ export async function loadOrCreateNodeId(clientDir: string): Promise<string> {
 
 export function buildNode(args: {
   id: string;
-  name?: string;
+  name: string;
   datacenter?: string;
   drivers: Record<string, DriverInfo>;
   controllers: Record<string, CSIInfo>;
@@ -35,7 +34,7 @@ export function buildNode(args: {
 }): Node {
   return {
     ID: args.id,
-    Name: args.name ?? os.hostname(),
+    Name: args.name,
     Datacenter: args.datacenter ?? "dc1",
     NodeClass: "",
     Status: "ready",
