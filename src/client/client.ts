@@ -110,7 +110,7 @@ export class Client {
       serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
       log: log.child("rpc"),
       installHandlers: (peer) =>
-        this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, plugins: csi, volumeManager })),
+        this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),
       onConnect: (peer, signal) => this.register(peer, signal),
     });
     this.conn = conn;

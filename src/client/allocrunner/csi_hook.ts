@@ -37,6 +37,7 @@ import type { RegistryListener } from "../dynamicplugins/registry.js";
 import type {
   MountVolumeRequest,
   MountVolumeResult,
+  UnmountGuard,
   UnmountVolumeRequest,
 } from "../csimanager/volume_manager.js";
 import type { CsiVolumeStub, PendingRelease, VolumeUsage } from "../state/types.js";
@@ -66,7 +67,7 @@ export interface CsiHookRegistry {
 
 export interface CsiHookVolumeManager {
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult>;
-  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void>;
+  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal, guard?: UnmountGuard): Promise<void>;
   isPublished(stub: CsiVolumeStub): Promise<boolean>;
   remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean>;
 }
@@ -408,6 +409,11 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
               usage: stub.usage,
             },
             signal,
+            {
+              // An operator's `volume detach` may have unmounted it meanwhile (and marked this record).
+              stillMounted: () => this.cfg.store.getPendingReleases(allocId)[alias]?.unmounted === false,
+              unmounted: () => this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: true }),
+            },
           );
         },
         {
@@ -423,7 +429,6 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
             }),
         },
       );
-      this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: true });
     }
     try {
       await retryWithBackoff(

@@ -58,6 +58,27 @@ export interface UnmountVolumeRequest {
   usage: VolumeUsage;
 }
 
+/**
+ * Consulted under the volume's lock, so that two parties releasing one alloc's use of a volume (its
+ * own csi_hook and an operator's `volume detach`) never both unmount it: the second one sees the
+ * first one's durable record and makes no CSI call.
+ */
+export interface UnmountGuard {
+  /** False when this alloc's use of the volume was already unmounted by someone else. */
+  stillMounted(): boolean;
+  /** Runs under the lock right after a successful unmount, to record it durably. */
+  unmounted(): void;
+}
+
+export interface ExpandVolumeRequest {
+  plugin: RegisteredPlugin;
+  allocId: string;
+  stub: CsiVolumeStub;
+  capacityMin: number;
+  capacityMax: number;
+  secrets: Record<string, string>;
+}
+
 export interface VolumeManagerConfig {
   plugins: NodePluginSource;
   log: Logger;
@@ -243,9 +264,16 @@ export class VolumeManager {
     });
   }
 
-  /** NodeUnpublish for the alloc, then NodeUnstage when no other alloc uses the staging. Idempotent. */
-  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void> {
+  /**
+   * NodeUnpublish for the alloc, then NodeUnstage when no other alloc uses the staging. Idempotent.
+   * With a guard: nothing at all when the guard says someone else already unmounted it.
+   */
+  unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal, guard?: UnmountGuard): Promise<void> {
     return this.mutex.run(volumeKey(req.namespace, req.volumeId), async () => {
+      if (guard && !guard.stillMounted()) {
+        this.log.child("volume").child(req.volumeId).info("already unmounted", { alloc: req.allocId });
+        return;
+      }
       const node = await this.nodePlugin(req.plugin.pluginId, signal);
       await this.releaseLocked(
         node,
@@ -254,6 +282,45 @@ export class VolumeManager {
         { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
         true,
       );
+      guard?.unmounted();
+    });
+  }
+
+  /**
+   * NodeExpandVolume for one alloc's published volume, under the volume's lock (never alongside a
+   * stage, publish or unmount of it). Answers 0 when the plugin does not expand on the node.
+   */
+  expandVolume(req: ExpandVolumeRequest, signal?: AbortSignal): Promise<number> {
+    const { stub } = req;
+    return this.mutex.run(volumeKey(stub.namespace, stub.volumeId), async () => {
+      const node = await this.nodePlugin(stub.pluginId, signal);
+      if (!node.capabilities.expandVolume) return 0;
+      const paths = volumePaths(
+        req.plugin,
+        { namespace: stub.namespace, volumeId: stub.volumeId, allocId: req.allocId },
+        stub.usage,
+      );
+      const log = this.log.child("volume").child(stub.volumeId);
+      const res = await retryCsiCall(
+        "NodeExpandVolume",
+        () =>
+          node.client.nodeExpandVolume(
+            {
+              volumeId: stub.externalId,
+              volumePath: paths.targetPath,
+              stagingTargetPath: stub.stagingPath ? paths.stagingPath : "",
+              capacityRange: { requiredBytes: req.capacityMin, limitBytes: req.capacityMax },
+              volumeCapability: null,
+              secrets: { ...req.secrets },
+            },
+            { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
+          ),
+        this.retry,
+        log,
+        signal,
+      );
+      log.info("volume expanded on node", { alloc: req.allocId, capacity: res.capacityBytes });
+      return res.capacityBytes;
     });
   }
 

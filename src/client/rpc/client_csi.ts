@@ -70,7 +70,7 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
   };
 
   registerStorageHandlers(peer, controller, log, timeoutMs);
-  if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log, timeoutMs);
+  if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log);
 
   peer.handle("ClientCSI.ControllerCreateVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "createDeleteVolume", signal);

@@ -5,21 +5,21 @@
  * csi_hook persisted when it mounted it; an alloc without a stub has nothing mounted here, which
  * makes both calls idempotent.
  *
- * NodeExpandVolume runs only when the node plugin advertises EXPAND_VOLUME (otherwise there is
- * nothing to do and it answers CapacityBytes 0). It is retried on transient errors (e.g. ABORTED
- * while the plugin handles another call for the volume). NodeDetachVolume goes through the volume
- * manager, so it is serialised with every other node call for that volume and keeps the staging
- * reference count right.
+ * Both go through the volume manager, so they are serialised with every other node call for that
+ * volume. A detach is recorded under the volume's lock (the stub goes; a pending release of the
+ * alloc is marked unmounted), so the alloc's own release, if it is still retrying, makes no second
+ * NodeUnpublish/NodeUnstage after the server's ControllerUnpublish.
  */
 import { BerthError } from "../../structs/errors.js";
 import type { NodeVolumeRef } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
-import { DEFAULT_CSI_RETRY, retryCsiCall } from "../csimanager/csi_retry.js";
-import type { NodePluginHandle } from "../csimanager/manager.js";
-import { volumePaths } from "../csimanager/paths.js";
-import type { UnmountVolumeRequest } from "../csimanager/volume_manager.js";
+import type {
+  ExpandVolumeRequest,
+  UnmountGuard,
+  UnmountVolumeRequest,
+} from "../csimanager/volume_manager.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
-import type { CsiVolumeStub } from "../state/types.js";
+import type { CsiVolumeStub, PendingRelease } from "../state/types.js";
 import type { ClientCsiPeer } from "./client_csi.js";
 
 /** What the node-side handlers read and call; the node agent builds it from its parts. */
@@ -27,21 +27,20 @@ export interface NodeVolumeAccess {
   /** Every persisted stub of `allocId` (alias → stub). */
   volumeStubs(allocId: string): Record<string, CsiVolumeStub>;
   registeredNodePlugin(pluginId: string): RegisteredPlugin | undefined;
-  nodePlugin(pluginId: string, signal: AbortSignal): Promise<NodePluginHandle>;
-  unmountVolume(req: UnmountVolumeRequest, signal: AbortSignal): Promise<void>;
+  /** NodeExpandVolume under the volume's lock; 0 when the node plugin does not expand. */
+  expandVolume(req: ExpandVolumeRequest, signal: AbortSignal): Promise<number>;
+  /** Unmounts the alloc's use of the volume (unless already unmounted) and records that durably. */
+  detachVolume(alias: string, req: UnmountVolumeRequest, signal: AbortSignal): Promise<void>;
 }
 
-export function registerNodeVolumeHandlers(
-  peer: ClientCsiPeer,
-  access: NodeVolumeAccess,
-  log: Logger,
-  timeoutMs: number,
-): void {
-  const find = (ref: NodeVolumeRef): { stub: CsiVolumeStub; plugin: RegisteredPlugin } | null => {
-    const stub = Object.values(access.volumeStubs(ref.AllocID)).find(
-      (s) => s.volumeId === ref.VolumeID && s.namespace === ref.Namespace && s.pluginId === ref.PluginID,
+export function registerNodeVolumeHandlers(peer: ClientCsiPeer, access: NodeVolumeAccess, log: Logger): void {
+  const find = (
+    ref: NodeVolumeRef,
+  ): { alias: string; stub: CsiVolumeStub; plugin: RegisteredPlugin } | null => {
+    const found = Object.entries(access.volumeStubs(ref.AllocID)).find(
+      ([, s]) => s.volumeId === ref.VolumeID && s.namespace === ref.Namespace && s.pluginId === ref.PluginID,
     );
-    if (!stub) return null;
+    if (!found) return null;
     const plugin = access.registeredNodePlugin(ref.PluginID);
     if (!plugin) {
       throw new BerthError(
@@ -49,47 +48,32 @@ export function registerNodeVolumeHandlers(
         `CSI node plugin ${JSON.stringify(ref.PluginID)} is not running on this node`,
       );
     }
-    return { stub, plugin };
+    return { alias: found[0], stub: found[1], plugin };
   };
 
   peer.handle("ClientCSI.NodeExpandVolume", async (req, signal) => {
     const found = find(req);
     if (!found) return { CapacityBytes: 0 };
-    const { stub, plugin } = found;
-    const node = await access.nodePlugin(req.PluginID, signal);
-    if (!node.capabilities.expandVolume) return { CapacityBytes: 0 };
-    const paths = volumePaths(
-      plugin,
-      { namespace: stub.namespace, volumeId: stub.volumeId, allocId: req.AllocID },
-      stub.usage,
-    );
-    const res = await retryCsiCall(
-      "NodeExpandVolume",
-      () =>
-        node.client.nodeExpandVolume(
-          {
-            volumeId: stub.externalId,
-            volumePath: paths.targetPath,
-            stagingTargetPath: stub.stagingPath ? paths.stagingPath : "",
-            capacityRange: { requiredBytes: req.CapacityMin, limitBytes: req.CapacityMax },
-            volumeCapability: null,
-            secrets: { ...req.Secrets },
-          },
-          { signal, timeoutMs },
-        ),
-      { ...DEFAULT_CSI_RETRY, deadlineMs: timeoutMs },
-      log,
+    const capacity = await access.expandVolume(
+      {
+        plugin: found.plugin,
+        allocId: req.AllocID,
+        stub: found.stub,
+        capacityMin: req.CapacityMin,
+        capacityMax: req.CapacityMax,
+        secrets: req.Secrets,
+      },
       signal,
     );
-    log.info("volume expanded on node", { volume: req.VolumeID, alloc: req.AllocID });
-    return { CapacityBytes: res.capacityBytes };
+    return { CapacityBytes: capacity };
   });
 
   peer.handle("ClientCSI.NodeDetachVolume", async (req, signal) => {
     const found = find(req);
     if (!found) return {};
-    const { stub, plugin } = found;
-    await access.unmountVolume(
+    const { alias, stub, plugin } = found;
+    await access.detachVolume(
+      alias,
       {
         plugin,
         allocId: req.AllocID,
@@ -107,15 +91,28 @@ export function registerNodeVolumeHandlers(
 
 /** The node agent's parts as NodeVolumeAccess. */
 export function nodeVolumeAccess(parts: {
-  stateDb: { getVolumeStubs(allocId: string): Record<string, CsiVolumeStub> };
+  stateDb: {
+    getVolumeStubs(allocId: string): Record<string, CsiVolumeStub>;
+    getPendingReleases(allocId: string): Record<string, PendingRelease>;
+    markNodeDetached(allocId: string, alias: string): void;
+  };
   registry: { get(role: "csi-node", pluginId: string): RegisteredPlugin | undefined };
-  plugins: { nodePlugin(pluginId: string, signal?: AbortSignal): Promise<NodePluginHandle> };
-  volumeManager: { unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal): Promise<void> };
+  volumeManager: {
+    expandVolume(req: ExpandVolumeRequest, signal?: AbortSignal): Promise<number>;
+    unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal, guard?: UnmountGuard): Promise<void>;
+  };
 }): NodeVolumeAccess {
+  const { stateDb } = parts;
   return {
-    volumeStubs: (allocId) => parts.stateDb.getVolumeStubs(allocId),
+    volumeStubs: (allocId) => stateDb.getVolumeStubs(allocId),
     registeredNodePlugin: (pluginId) => parts.registry.get("csi-node", pluginId),
-    nodePlugin: (pluginId, signal) => parts.plugins.nodePlugin(pluginId, signal),
-    unmountVolume: (req, signal) => parts.volumeManager.unmountVolume(req, signal),
+    expandVolume: (req, signal) => parts.volumeManager.expandVolume(req, signal),
+    detachVolume: (alias, req, signal) =>
+      parts.volumeManager.unmountVolume(req, signal, {
+        stillMounted: () =>
+          stateDb.getVolumeStubs(req.allocId)[alias] !== undefined &&
+          stateDb.getPendingReleases(req.allocId)[alias]?.unmounted !== true,
+        unmounted: () => stateDb.markNodeDetached(req.allocId, alias),
+      }),
   };
 }

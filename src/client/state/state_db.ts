@@ -191,6 +191,18 @@ export class StateDB {
     return rows.map((r) => r.alloc_id);
   }
 
+  /**
+   * Records that an operator's detach unmounted one alloc's volume on this node: the stub goes, and
+   * a release the alloc has pending skips to asking the server (which the detach already did).
+   */
+  markNodeDetached(allocId: string, alias: string): void {
+    this.db.transaction(() => {
+      const pending = this.getPendingReleases(allocId)[alias];
+      if (pending) this.putPendingRelease(allocId, alias, { ...pending, unmounted: true });
+      this.deleteVolumeStub(allocId, alias);
+    })();
+  }
+
   /** Finishes one volume's release: the pending record and the stub go together. */
   completeRelease(allocId: string, alias: string): void {
     this.db.transaction(() => {

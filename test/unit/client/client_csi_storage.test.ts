@@ -5,8 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { registerClientCsiHandlers, type ClientCsiPeer } from "../../../src/client/rpc/client_csi.js";
-import type { NodeVolumeAccess } from "../../../src/client/rpc/client_csi_node.js";
-import type { UnmountVolumeRequest } from "../../../src/client/csimanager/volume_manager.js";
+import { nodeVolumeAccess } from "../../../src/client/rpc/client_csi_node.js";
+import { VolumeManager } from "../../../src/client/csimanager/volume_manager.js";
+import { StateDB } from "../../../src/client/state/state_db.js";
 import type { RegisteredPlugin } from "../../../src/client/dynamicplugins/types.js";
 import type { CsiVolumeStub } from "../../../src/client/state/types.js";
 import { nullLogger } from "../../../src/internal/log.js";
@@ -47,16 +48,19 @@ function setup() {
     listVolumes: true,
   };
   client.nodeCaps = { ...client.nodeCaps, expandVolume: true };
-  const unmounted: UnmountVolumeRequest[] = [];
-  const nodeVolumes: NodeVolumeAccess = {
-    volumeStubs: (allocId): Record<string, CsiVolumeStub> =>
-      allocId === "a1" ? { data: stub } : allocId === "a2" ? { data: { ...stub, pluginId: "gone" } } : {},
-    registeredNodePlugin: (id) => (id === "fake" ? plugin : undefined),
-    nodePlugin: async () => ({ client, capabilities: client.nodeCaps }),
-    unmountVolume: async (req) => {
-      unmounted.push(req);
-    },
-  };
+  const stateDb = StateDB.open(":memory:");
+  stateDb.putVolumeStubs("a1", { data: stub });
+  stateDb.putVolumeStubs("a2", { data: { ...stub, pluginId: "gone" } });
+  const volumeManager = new VolumeManager({
+    plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
+    log: nullLogger,
+    isMountPoint: async () => true,
+  });
+  const nodeVolumes = nodeVolumeAccess({
+    stateDb,
+    registry: { get: (_role, id) => (id === "fake" ? plugin : undefined) },
+    volumeManager,
+  });
   const handlers = new Map<string, Handler>();
   const peer: ClientCsiPeer = { handle: (method, fn) => handlers.set(method, fn as Handler) };
   registerClientCsiHandlers(peer, {
@@ -66,7 +70,7 @@ function setup() {
   });
   const call = <M extends keyof ClientMethods>(method: M, req: ClientMethods[M][0]) =>
     handlers.get(method)!(req, new AbortController().signal) as Promise<ClientMethods[M][1]>;
-  return { handlers, call, client, unmounted };
+  return { handlers, call, client, stateDb };
 }
 
 const ref = {
@@ -202,23 +206,42 @@ test("NodeExpandVolume uses the stub's paths in the plugin's view; nothing mount
   assert.equal(client.callsOf("NodeExpandVolume").length, 1, "only advertised, only for mounted volumes");
 });
 
-test("NodeDetachVolume unmounts through the volume manager; an unknown alloc is already detached", async () => {
-  const { call, unmounted } = setup();
+test("NodeDetachVolume unmounts through the volume manager, drops the stub; an unknown alloc is already detached", async () => {
+  const { call, client, stateDb } = setup();
   await call("ClientCSI.NodeDetachVolume", ref);
-  assert.deepEqual(unmounted, [
-    {
-      plugin,
-      allocId: "a1",
-      volumeId: "vol1",
-      namespace: "default",
-      externalId: "ext-vol1",
-      usage: stub.usage,
-    },
-  ]);
+  assert.deepEqual(
+    client.calls.map((c) => c.method),
+    ["NodeUnpublishVolume", "NodeUnstageVolume"],
+  );
+  assert.deepEqual(client.callsOf("NodeUnpublishVolume")[0]!.req, {
+    volumeId: "ext-vol1",
+    targetPath: "/csi/per-alloc/a1/vol1/rw-file-system-single-node-writer",
+  });
+  assert.deepEqual(stateDb.getVolumeStubs("a1"), {}, "the detached alloc's stub is gone");
+  await call("ClientCSI.NodeDetachVolume", ref);
   await call("ClientCSI.NodeDetachVolume", { ...ref, AllocID: "other" });
-  assert.equal(unmounted.length, 1);
+  assert.equal(client.calls.length, 2, "idempotent");
   await assert.rejects(
     call("ClientCSI.NodeDetachVolume", { ...ref, PluginID: "gone", AllocID: "a2" }),
     /ERR_CSI_PLUGIN_UNAVAILABLE|not running on this node/,
+  );
+});
+
+test("NodeDetachVolume marks the alloc's pending release unmounted, and skips one already unmounted", async () => {
+  const { call, client, stateDb } = setup();
+  stateDb.putPendingRelease("a1", "data", { stub, unmounted: false });
+  await call("ClientCSI.NodeDetachVolume", ref);
+  assert.deepEqual(stateDb.getPendingReleases("a1"), { data: { stub, unmounted: true } });
+  assert.equal(client.callsOf("NodeUnpublishVolume").length, 1);
+
+  // The alloc's own release unmounted it first: the detach makes no CSI call.
+  stateDb.putVolumeStubs("a3", { data: stub });
+  stateDb.putPendingRelease("a3", "data", { stub, unmounted: true });
+  await call("ClientCSI.NodeDetachVolume", { ...ref, AllocID: "a3" });
+  assert.equal(client.callsOf("NodeUnpublishVolume").length, 1);
+  assert.deepEqual(
+    stateDb.getPendingReleases("a3"),
+    { data: { stub, unmounted: true } },
+    "left to its release",
   );
 });

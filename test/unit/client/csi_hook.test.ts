@@ -3,6 +3,7 @@ import { test } from "node:test";
 import { AllocRunner } from "../../../src/client/allocrunner/alloc_runner.js";
 import { VolumeManager } from "../../../src/client/csimanager/volume_manager.js";
 import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
+import { nodeVolumeAccess } from "../../../src/client/rpc/client_csi_node.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
@@ -162,6 +163,49 @@ test("a mid-way failure unwinds exactly what was claimed and mounted, and fails 
     (c) => c.method === "rpc:CSIVolume.Unpublish" && (c.req as { VolumeID: string }).VolumeID === "va",
   );
   assert.ok(vaNodeUnpublish >= 0 && vaNodeUnpublish < vaServerUnpublish, order.join(","));
+  assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
+  assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+});
+
+test("an operator's detach during a retried release: one unmount in all, none after it", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const stub = h.stateDb.getVolumeStubs("alloc-1").data!;
+  h.client.failNext("NodeUnpublishVolume", ...Array<"ERR_CSI_INTERNAL">(1000).fill("ERR_CSI_INTERNAL"));
+  t.finish();
+  await done;
+  while (h.client.callsOf("NodeUnpublishVolume").length < 3) await new Promise((r) => setTimeout(r, 1));
+
+  // The busy target is gone; the operator detaches while the release is between retries.
+  h.client.stopFailing("NodeUnpublishVolume");
+  const mark = h.client.calls.length;
+  const access = nodeVolumeAccess({
+    stateDb: h.stateDb,
+    registry: h.registry,
+    volumeManager: h.volumeManager,
+  });
+  await access.detachVolume(
+    "data",
+    {
+      plugin: h.registry.get("csi-node", "fake")!,
+      allocId: "alloc-1",
+      volumeId: stub.volumeId,
+      namespace: stub.namespace,
+      externalId: stub.externalId,
+      usage: stub.usage,
+    },
+    new AbortController().signal,
+  );
+  await h.runner.released();
+
+  const after = h.client.methods().slice(mark);
+  assert.deepEqual(
+    after.filter((m) => m.startsWith("Node")),
+    ["NodeUnpublishVolume", "NodeUnstageVolume"],
+    "whichever of the two gets the volume's lock first unmounts; the other makes no call",
+  );
+  assert.equal(after.at(-1), "rpc:CSIVolume.Unpublish");
   assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
 });

@@ -84,6 +84,11 @@ export class FakeCsiClient implements CsiClient {
     this.failures.set(method, [...(this.failures.get(method) ?? []), ...codes]);
   }
 
+  /** Drops the failures still queued for `method`. */
+  stopFailing(method: string): void {
+    this.failures.delete(method);
+  }
+
   callsOf(method: string): RecordedCall[] {
     return this.calls.filter((c) => c.method === method);
   }
