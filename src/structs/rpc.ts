@@ -104,9 +104,16 @@ export interface VolumeUnpublishResponse {
   Index: number;
 }
 
+/** Which plugin serves a volume, so a node agent can wait for that node plugin before claiming. */
 export interface VolumeGetForNodeRequest {
   VolumeID: string;
   Namespace: string;
+  NodeID: string;
+}
+export interface VolumeGetForNodeResponse {
+  ID: string;
+  Namespace: string;
+  PluginID: string;
 }
 
 // ---- server → node (ClientCSI) ----
@@ -267,6 +274,7 @@ export interface ServerMethods {
   "Node.UpdateFingerprint": [NodeFingerprintRequest, { Index: number }];
   "Node.GetAllocs": [NodeGetAllocsRequest, NodeGetAllocsResponse];
   "Node.UpdateAllocs": [NodeUpdateAllocsRequest, { Index: number }];
+  "CSIVolume.GetForNode": [VolumeGetForNodeRequest, VolumeGetForNodeResponse];
   "CSIVolume.Claim": [VolumeClaimRequest, VolumeClaimResponse];
   "CSIVolume.Unpublish": [VolumeUnpublishRequest, VolumeUnpublishResponse];
 }

@@ -361,9 +361,11 @@ export class AllocRunner {
       }
     }
     const { status, description } = clientStatusOf(Object.values(this.taskStates));
-    // Terminal statuses are set once every task runner returned, not on the first dead task.
-    if (status === "running" || status === "pending") this.setStatus(status, description);
-    else this.emit();
+    // Terminal statuses are set once every task runner returned, not on the first dead task; and
+    // once set, a later task change (a killed restored task, an event from a release) keeps them.
+    if ((status === "running" || status === "pending") && !isClientTerminal(this.status)) {
+      this.setStatus(status, description);
+    } else this.emit();
   }
 
   private async postrun(): Promise<void> {

@@ -68,6 +68,7 @@ export interface CsiHookRegistry {
 export interface CsiHookVolumeManager {
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult>;
   unmountVolume(req: UnmountVolumeRequest, signal?: AbortSignal, guard?: UnmountGuard): Promise<void>;
+  releaseWithoutPlugin(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<void>;
   isPublished(stub: CsiVolumeStub): Promise<boolean>;
   remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean>;
 }
@@ -158,7 +159,8 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           mounts.set(alias, { source: restored.targetPath, readOnly: req.ReadOnly, volumeId });
           continue;
         }
-        mounts.set(alias, await this.acquire(alloc, alias, req, volumeId, acquired, sig));
+        const known = restored?.volumeId === volumeId ? restored : undefined;
+        mounts.set(alias, await this.acquire(alloc, alias, req, volumeId, known, acquired, sig));
       } catch (err) {
         const e = asBerthError(err);
         if (!this.shutdownCtl.signal.aborted) await this.unwind(alloc.ID, acquired);
@@ -263,6 +265,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     alias: string,
     req: VolumeRequest,
     volumeId: string,
+    restored: CsiVolumeStub | undefined,
     acquired: Acquired[],
     signal: AbortSignal,
   ): Promise<CsiMount> {
@@ -274,6 +277,10 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       accessMode: req.AccessMode,
       attachmentMode: req.AttachmentMode,
     };
+    // The node plugin first (DESIGN step 5): an alloc whose plugin is still recovering waits for it
+    // up to the plugin wait, and one whose plugin stays missing fails naming it, without a claim.
+    const pluginId = restored?.pluginId ?? (await this.volumePluginId(alloc, volumeId, signal));
+    let plugin = await this.waitForNodePlugin(pluginId, signal);
     const claim = await this.claim(alloc, volumeId, usage, signal);
     const vol = claim.Volume;
     this.claimed.set(alias, { volume: vol, publishContext: claim.PublishContext });
@@ -291,10 +298,8 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       },
     };
     acquired.push(entry);
-    const plugin = await this.cfg.registry.waitForPlugin("csi-node", vol.PluginID, {
-      signal,
-      timeoutMs: this.cfg.pluginWaitTimeoutMs ?? 5 * 60_000,
-    });
+    // Only a volume re-registered under another plugin since the lookup gets here with another ID.
+    if (vol.PluginID !== plugin.pluginId) plugin = await this.waitForNodePlugin(vol.PluginID, signal);
     const mounted = await this.cfg.volumeManager.mountVolume(
       {
         plugin,
@@ -310,6 +315,36 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     this.cfg.store.putVolumeStubs(alloc.ID, { [alias]: mounted.stub });
     this.log.info("volume mounted", { alias, volume: vol.ID, source: mounted.source });
     return { source: mounted.source, readOnly: req.ReadOnly, volumeId: vol.ID };
+  }
+
+  private waitForNodePlugin(pluginId: string, signal: AbortSignal): Promise<RegisteredPlugin> {
+    return this.cfg.registry.waitForPlugin("csi-node", pluginId, {
+      signal,
+      timeoutMs: this.pluginWaitMs(),
+    });
+  }
+
+  private pluginWaitMs(): number {
+    return this.cfg.pluginWaitTimeoutMs ?? 5 * 60_000;
+  }
+
+  /** Which plugin serves the volume (the server knows; transient errors are retried). */
+  private async volumePluginId(alloc: Allocation, volumeId: string, signal: AbortSignal): Promise<string> {
+    const resp = await retryWithBackoff(
+      () =>
+        this.cfg.rpc.call(
+          "CSIVolume.GetForNode",
+          { VolumeID: volumeId, Namespace: alloc.Namespace, NodeID: this.cfg.nodeId },
+          { signal, timeoutMs: this.cfg.rpcTimeoutMs ?? 60_000 },
+        ),
+      {
+        ...this.backoff,
+        deadlineMs: this.cfg.claimRetryDeadlineMs ?? 24 * 3600_000,
+        signal,
+        shouldRetry: (err) => isBerthError(err) && isRetryable(err.code),
+      },
+    );
+    return resp.PluginID;
   }
 
   private claim(
@@ -379,6 +414,22 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     }
   }
 
+  /**
+   * The node plugin a release unmounts through, waiting for it up to the plugin wait; null when it
+   * did not come (the release may then go on without it if nothing is left mounted).
+   */
+  private async nodePluginForRelease(
+    pluginId: string,
+    signal: AbortSignal,
+  ): Promise<RegisteredPlugin | null> {
+    try {
+      return await this.waitForNodePlugin(pluginId, signal);
+    } catch (err) {
+      if (isBerthError(err) && err.code === "ERR_CSI_PLUGIN_UNAVAILABLE") return null;
+      throw err;
+    }
+  }
+
   /** One volume's release; checkpointed so it resumes at the right step. */
   private async release(
     allocId: string,
@@ -389,15 +440,30 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   ): Promise<void> {
     const { stub } = rel;
     const log = this.log.child(alias);
+    const guard: UnmountGuard = {
+      // An operator's `volume detach` may have unmounted it meanwhile (and marked this record).
+      stillMounted: () => this.cfg.store.getPendingReleases(allocId)[alias]?.unmounted === false,
+      unmounted: () => this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: true }),
+    };
     if (!rel.unmounted) {
       await retryWithBackoff(
         async () => {
-          const plugin = this.cfg.registry.get("csi-node", stub.pluginId);
+          const plugin = await this.nodePluginForRelease(stub.pluginId, signal);
           if (!plugin) {
-            throw new BerthError(
-              "ERR_CSI_PLUGIN_UNAVAILABLE",
-              `CSI node plugin ${JSON.stringify(stub.pluginId)} is not running on this node`,
+            await this.cfg.volumeManager.releaseWithoutPlugin(allocId, stub, guard);
+            log.warn(
+              "node plugin missing past the plugin wait and nothing left mounted: released without it",
+              {
+                volume: stub.volumeId,
+                plugin: stub.pluginId,
+              },
             );
+            this.cfg.emitEvent?.(
+              "Volume Released Without Plugin",
+              `CSI node plugin ${JSON.stringify(stub.pluginId)} did not come back; volume "${alias}" (${stub.volumeId}) had nothing left mounted on this node, so its node step was skipped`,
+              { volume: stub.volumeId, plugin: stub.pluginId },
+            );
+            return;
           }
           await this.cfg.volumeManager.unmountVolume(
             {
@@ -409,11 +475,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
               usage: stub.usage,
             },
             signal,
-            {
-              // An operator's `volume detach` may have unmounted it meanwhile (and marked this record).
-              stillMounted: () => this.cfg.store.getPendingReleases(allocId)[alias]?.unmounted === false,
-              unmounted: () => this.cfg.store.putPendingRelease(allocId, alias, { stub, unmounted: true }),
-            },
+            guard,
           );
         },
         {

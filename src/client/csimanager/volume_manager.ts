@@ -15,6 +15,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { BerthError } from "../../structs/errors.js";
 import type { ClaimedVolume } from "../../structs/rpc.js";
 import type { MountOptions } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
@@ -282,6 +283,39 @@ export class VolumeManager {
         { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
         true,
       );
+      guard?.unmounted();
+    });
+  }
+
+  /**
+   * Ends an alloc's use of a volume whose node plugin is gone (it did not come back within the
+   * plugin wait), with no CSI call: allowed only when nothing of that use is mounted on this host
+   * any more — the alloc's publish target, and the staging when the alloc is its last user — as
+   * after a FUSE plugin died and took its mounts with it. Otherwise ERR_CSI_PLUGIN_UNAVAILABLE: a
+   * mount is left that only the plugin can undo, and the caller keeps waiting for the plugin.
+   * Under the volume's lock; the guard works as for unmountVolume.
+   */
+  releaseWithoutPlugin(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<void> {
+    return this.mutex.run(volumeKey(stub.namespace, stub.volumeId), async () => {
+      if (guard && !guard.stillMounted()) return;
+      const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
+      const skey = stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage);
+      const users = this.users(skey);
+      const lastUser = [...users].every((a) => a === allocId);
+      const stillMounted =
+        (stub.targetPath !== "" && (await check(stub.targetPath))) ||
+        (lastUser && stub.stagingPath !== "" && (await check(stub.stagingPath)));
+      if (stillMounted) {
+        throw new BerthError(
+          "ERR_CSI_PLUGIN_UNAVAILABLE",
+          `CSI node plugin ${JSON.stringify(stub.pluginId)} is not running on this node, and volume ${JSON.stringify(stub.volumeId)} is still mounted: only the plugin can unmount it`,
+        );
+      }
+      users.delete(allocId);
+      if (users.size === 0) {
+        this.stagings.delete(skey);
+        this.unverified.delete(skey);
+      }
       guard?.unmounted();
     });
   }

@@ -3,6 +3,10 @@
  * supervisor hook registers and deregisters; the csimanager and the csi_hook read and subscribe.
  * Every change is persisted to the client state DB before subscribers hear of it, so a restarted
  * agent starts from the same registry (the supervisor re-registers live plugins anyway).
+ *
+ * An entry restored from the DB is unconfirmed until its supervisor registers it again (its task
+ * was recovered and answered a Probe): waiters do not take it, so after an agent restart an alloc
+ * waits for its plugin's recovery instead of getting the socket of a plugin that died meanwhile.
  */
 import { BerthError } from "../../structs/errors.js";
 import { abortError } from "../../internal/abort.js";
@@ -29,6 +33,8 @@ export interface WaitForPluginOptions {
 export class PluginRegistry implements PluginRegistrar {
   private readonly plugins = new Map<string, RegisteredPlugin>();
   private readonly listeners = new Set<RegistryListener>();
+  /** Keys registered by this agent's supervisors (not merely restored from the DB). */
+  private readonly confirmed = new Set<string>();
 
   constructor(
     private readonly store: PluginStore,
@@ -40,6 +46,7 @@ export class PluginRegistry implements PluginRegistrar {
   register(plugin: RegisteredPlugin): void {
     this.store.putDynamicPlugin(plugin);
     this.plugins.set(key(plugin.role, plugin.pluginId), { ...plugin });
+    this.confirmed.add(key(plugin.role, plugin.pluginId));
     this.log.info("plugin registered", { role: plugin.role, plugin: plugin.pluginId, alloc: plugin.allocId });
     this.emit({ type: "register", plugin: { ...plugin } });
   }
@@ -49,6 +56,7 @@ export class PluginRegistry implements PluginRegistrar {
     if (!current || current.allocId !== allocId) return;
     this.store.deleteDynamicPlugin(role, pluginId);
     this.plugins.delete(key(role, pluginId));
+    this.confirmed.delete(key(role, pluginId));
     this.log.info("plugin deregistered", { role, plugin: pluginId, alloc: allocId });
     this.emit({ type: "deregister", plugin: { ...current } });
   }
@@ -71,7 +79,8 @@ export class PluginRegistry implements PluginRegistrar {
   }
 
   /**
-   * Resolves with the plugin as soon as it is registered (at once when it already is). Rejects with
+   * Resolves with the plugin as soon as it is registered (at once when it already is, by this
+   * agent: a restored entry waits for its re-registration). Rejects with
    * ERR_CSI_PLUGIN_UNAVAILABLE naming the plugin after `timeoutMs`, or with the abort reason.
    */
   waitForPlugin(
@@ -80,7 +89,7 @@ export class PluginRegistry implements PluginRegistrar {
     opts: WaitForPluginOptions = {},
   ): Promise<RegisteredPlugin> {
     const present = this.get(role, pluginId);
-    if (present) return Promise.resolve(present);
+    if (present && this.confirmed.has(key(role, pluginId))) return Promise.resolve(present);
     if (opts.signal?.aborted) return Promise.reject(abortError(opts.signal));
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;

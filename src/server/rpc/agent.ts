@@ -94,6 +94,10 @@ export class AgentRpcServer {
       bound(req.NodeID);
       return node.updateAllocs(req);
     });
+    peer.handle("CSIVolume.GetForNode", async (req) => {
+      bound(req.NodeID);
+      return claim.getForNode(req);
+    });
     peer.handle("CSIVolume.Claim", async (req, signal) => {
       bound(req.NodeID);
       return claim.claim(req, signal);

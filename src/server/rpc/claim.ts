@@ -1,7 +1,7 @@
 /**
- * CSIVolume.Claim and CSIVolume.Unpublish, called by node agents. Both hold the volume's lock for
- * their whole run, so claims, releases and controller calls of one volume never interleave, while
- * different volumes proceed in parallel.
+ * CSIVolume.GetForNode, CSIVolume.Claim and CSIVolume.Unpublish, called by node agents. Claim and
+ * Unpublish hold the volume's lock for their whole run, so claims, releases and controller calls of
+ * one volume never interleave, while different volumes proceed in parallel.
  *
  * The claim is persisted BEFORE ControllerPublishVolume: the state store alone decides who holds a
  * volume, and a publish that fails or times out leaves a claim that a retry (or the release walk)
@@ -16,6 +16,8 @@ import type {
   ClaimedVolume,
   VolumeClaimRequest,
   VolumeClaimResponse,
+  VolumeGetForNodeRequest,
+  VolumeGetForNodeResponse,
   VolumeUnpublishRequest,
   VolumeUnpublishResponse,
 } from "../../structs/rpc.js";
@@ -32,6 +34,15 @@ const CLAIM_STATES: readonly ClaimState[] = [
 
 export class ClaimEndpoint {
   constructor(private readonly deps: ServerDeps) {}
+
+  /** The volume's plugin, nothing secret: the agent waits for that node plugin before it claims. */
+  getForNode(req: VolumeGetForNodeRequest): VolumeGetForNodeResponse {
+    const namespace = checkId("Namespace", req.Namespace || "default");
+    checkId("VolumeID", req.VolumeID);
+    const vol = volumeView(this.deps.store, namespace, req.VolumeID);
+    if (!vol) throw notFound("volume", req.VolumeID);
+    return { ID: vol.ID, Namespace: vol.Namespace, PluginID: vol.PluginID };
+  }
 
   async claim(req: VolumeClaimRequest, signal?: AbortSignal): Promise<VolumeClaimResponse> {
     const namespace = checkId("Namespace", req.Namespace || "default");

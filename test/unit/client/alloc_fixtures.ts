@@ -85,6 +85,8 @@ export class FakeRpc implements ServerRpc {
   /** When set, every Unpublish fails with this code (e.g. a server that is away). */
   unpublishAlways: ErrorCode | null = null;
   readonly claims: VolumeClaimRequest[] = [];
+  /** Volume IDs whose plugin the hook looked up (CSIVolume.GetForNode). */
+  readonly lookups: string[] = [];
 
   constructor(readonly log: RecordedCall[]) {}
 
@@ -94,6 +96,17 @@ export class FakeRpc implements ServerRpc {
     opts?: { signal?: AbortSignal },
   ): Promise<ServerMethods[M][1]> {
     opts?.signal?.throwIfAborted();
+    if (method === "CSIVolume.GetForNode") {
+      // Not logged: the call-order assertions are about claims, releases and CSI calls.
+      const r = req as ServerMethods["CSIVolume.GetForNode"][0];
+      this.lookups.push(r.VolumeID);
+      const res: ServerMethods["CSIVolume.GetForNode"][1] = {
+        ID: r.VolumeID,
+        Namespace: r.Namespace,
+        PluginID: "fake",
+      };
+      return res;
+    }
     this.log.push({ method: `rpc:${method}`, req: structuredClone(req), start: Date.now(), end: Date.now() });
     if (method === "CSIVolume.Claim") {
       const r = req as VolumeClaimRequest;

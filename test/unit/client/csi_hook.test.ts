@@ -210,14 +210,30 @@ test("an operator's detach during a retried release: one unmount in all, none af
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
 });
 
-test("a node plugin that never registers fails the alloc with its name, and the claim is released", async () => {
+test("a node plugin that never registers fails the alloc with its name, before any claim", async () => {
   const h = harness(allocWith({ data: volumeRequest() }), { registerPlugin: false });
   await h.runner.run();
   await h.runner.released();
   assert.equal(h.runner.clientStatus, "failed");
   assert.match(h.updates.at(-1)!.ClientDescription, /CSI plugin "fake" \(csi-node\) did not register/);
-  assert.equal(h.client.callsOf("rpc:CSIVolume.Unpublish").length, 1);
+  assert.deepEqual(h.rpc.lookups, ["vol1"], "the volume's plugin is looked up, then waited for");
+  assert.equal(h.rpc.claims.length, 0, "no claim while the plugin is missing: nothing can leak");
+  assert.equal(h.client.callsOf("rpc:CSIVolume.Unpublish").length, 0);
   assert.equal(h.client.callsOf("NodePublishVolume").length, 0);
+});
+
+test("a node plugin registering within the wait is waited for, then the volume is claimed and mounted", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }), { registerPlugin: false });
+  const done = h.runner.run();
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(h.rpc.claims.length, 0, "no claim before the plugin is there");
+  h.registry.register(plugin({ hostDir: h.hostDir }));
+  const t = await h.untilTaskStarted();
+  assert.equal(h.rpc.claims.length, 1);
+  t.finish();
+  await done;
+  await h.runner.released();
+  assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
 });
 
 test("shutdown cancels waiting and releases without unmounting; a restart resumes the release", async () => {
@@ -377,6 +393,43 @@ test("a node plugin registering again gets the alloc's lost mounts staged and pu
     ["NodeUnpublishVolume", "NodeUnstageVolume", "rpc:CSIVolume.Unpublish"],
     "after postrun a registration remounts nothing",
   );
+});
+
+test("restore: plugin gone past the wait and its mounts gone with it — the alloc fails naming it, the claim is released", async () => {
+  const alloc = allocWith({ data: volumeRequest() });
+  const first = await runThenShutdown(alloc);
+  first.stateDb.deleteDynamicPlugin("csi-node", "fake"); // its task did not come back
+  const h = harness(alloc, { stateDb: first.stateDb, registerPlugin: false });
+  await h.runner.run();
+  await h.runner.released();
+  assert.equal(h.runner.clientStatus, "failed");
+  assert.match(h.updates.at(-1)!.ClientDescription, /CSI plugin "fake" \(csi-node\) did not register/);
+  assert.deepEqual(h.rpc.lookups, [], "the restored stub names the plugin");
+  assert.equal(h.rpc.claims.length, 0);
+  assert.deepEqual(h.client.methods(), ["rpc:CSIVolume.Unpublish"], "nothing mounted: no node call needed");
+  assert.deepEqual(h.stateDb.getVolumeStubs(alloc.ID), {});
+  assert.deepEqual(h.stateDb.getPendingReleases(alloc.ID), {});
+});
+
+test("restore: plugin gone but its staging still mounted — the release waits for the plugin, then unmounts in order", async () => {
+  const alloc = allocWith({ data: volumeRequest() });
+  const first = await runThenShutdown(alloc);
+  first.stateDb.deleteDynamicPlugin("csi-node", "fake");
+  const h = harness(alloc, { stateDb: first.stateDb, registerPlugin: false });
+  h.mounted.add(first.stub.stagingPath);
+  await h.runner.run();
+  assert.equal(h.runner.clientStatus, "failed");
+  await new Promise((r) => setTimeout(r, 600));
+  assert.deepEqual(h.client.methods(), [], "a mount only the plugin can undo: no release without it");
+  const hostDir = first.stub.targetPath.split("/per-alloc/")[0]!;
+  h.registry.register(plugin({ hostDir, registeredAt: 2 }));
+  await h.runner.released();
+  assert.deepEqual(h.client.methods(), [
+    "NodeUnpublishVolume",
+    "NodeUnstageVolume",
+    "rpc:CSIVolume.Unpublish",
+  ]);
+  assert.deepEqual(h.stateDb.getPendingReleases(alloc.ID), {});
 });
 
 test("restore: a lost mount of a restored alloc is published again with a fresh claim of the same alloc", async () => {

@@ -58,3 +58,15 @@ test("registry: waitForPlugin resolves at once, on registration, or fails naming
   ac.abort();
   await assert.rejects(aborted, { name: "AbortError" });
 });
+
+test("registry: an entry restored from the DB is not taken by waiters until its supervisor registers it again", async () => {
+  const db = StateDB.open(":memory:");
+  new PluginRegistry(db, nullLogger).register(plugin());
+  const restored = new PluginRegistry(db, nullLogger);
+  assert.ok(restored.get("csi-node", "fake"), "restored, readable");
+  await assert.rejects(restored.waitForPlugin("csi-node", "fake", { timeoutMs: 20 }), /did not register/);
+  const waiting = restored.waitForPlugin("csi-node", "fake", { timeoutMs: 5000 });
+  restored.register(plugin({ registeredAt: 2 }));
+  assert.equal((await waiting).registeredAt, 2);
+  assert.equal((await restored.waitForPlugin("csi-node", "fake")).registeredAt, 2, "confirmed: at once");
+});
