@@ -16,12 +16,15 @@ import type {
   CSISnapshot,
   CSISnapshotListResponse,
   CSIVolumeExternalListResponse,
+  Evaluation,
   Job,
   JobDeregisterResponse,
   JobListStub,
   JobRegisterResponse,
   Node,
   NodeListStub,
+  NodeUpdateResponse,
+  DrainSpec,
 } from "./types.js";
 
 export interface ApiClientOptions {
@@ -68,6 +71,31 @@ export class ApiClient {
   jobAllocations(id: string): Promise<AllocationListStub[]> {
     return this.request("GET", `/v1/job/${enc(id)}/allocations`);
   }
+  /** The job's evaluations, newest first (as Nomad's client sorts them). */
+  async jobEvaluations(id: string): Promise<Evaluation[]> {
+    return newestFirst(await this.request<Evaluation[]>("GET", `/v1/job/${enc(id)}/evaluations`));
+  }
+
+  // Evaluations
+
+  /** Newest first; `prefix` narrows to IDs starting with it, `job` and `status` to those values. */
+  async listEvaluations(
+    opts: { prefix?: string; job?: string; status?: string } = {},
+  ): Promise<Evaluation[]> {
+    const query = {
+      prefix: opts.prefix || undefined,
+      job: opts.job || undefined,
+      status: opts.status || undefined,
+    };
+    return newestFirst(await this.request<Evaluation[]>("GET", "/v1/evaluations", { query }));
+  }
+  getEvaluation(id: string): Promise<Evaluation> {
+    return this.request("GET", `/v1/evaluation/${enc(id)}`);
+  }
+  /** The allocations the evaluation placed. */
+  evaluationAllocations(id: string): Promise<AllocationListStub[]> {
+    return this.request("GET", `/v1/evaluation/${enc(id)}/allocations`);
+  }
 
   // Allocations
 
@@ -87,6 +115,25 @@ export class ApiClient {
   }
   getNode(id: string): Promise<Node> {
     return this.request("GET", `/v1/node/${enc(id)}`);
+  }
+  /** Every alloc on the node, terminal ones included. */
+  nodeAllocations(id: string): Promise<Allocation[]> {
+    return this.request("GET", `/v1/node/${enc(id)}/allocations`);
+  }
+  /** Starts or updates a drain with `spec`; null cancels it (`markEligible` then re-enables scheduling). */
+  updateNodeDrain(
+    id: string,
+    spec: DrainSpec | null,
+    opts: { markEligible?: boolean; meta?: Record<string, string> } = {},
+  ): Promise<NodeUpdateResponse> {
+    return this.request("POST", `/v1/node/${enc(id)}/drain`, {
+      body: { DrainSpec: spec, MarkEligible: opts.markEligible ?? false, Meta: opts.meta ?? null },
+    });
+  }
+  updateNodeEligibility(id: string, eligible: boolean): Promise<NodeUpdateResponse> {
+    return this.request("POST", `/v1/node/${enc(id)}/eligibility`, {
+      body: { Eligibility: eligible ? "eligible" : "ineligible" },
+    });
   }
 
   // CSI volumes
@@ -235,6 +282,14 @@ function paging(opts: { perPage?: number; nextToken?: string }): Query {
     per_page: opts.perPage ? String(opts.perPage) : undefined,
     next_token: opts.nextToken || undefined,
   };
+}
+
+/**
+ * Newest first by CreateIndex; evals made together (an eval and the blocked eval it created) keep
+ * the server's order reversed, so the blocked one comes first.
+ */
+function newestFirst(evals: Evaluation[] | undefined): Evaluation[] {
+  return [...(evals ?? [])].reverse().sort((a, b) => b.CreateIndex - a.CreateIndex);
 }
 
 function enc(id: string): string {

@@ -140,6 +140,59 @@ export interface JobDeregisterResponse {
   Index: number;
 }
 
+/**
+ * Nomad's AllocationMetric: why one task group's allocs found no node. The counts are the first
+ * failed alloc's; CoalescedFailures says how many more of the group failed the same way.
+ */
+export interface AllocationMetric {
+  NodesEvaluated: number;
+  NodesFiltered: number;
+  /** Ready, eligible nodes per datacenter the job may use. */
+  NodesAvailable: Record<string, number> | null;
+  ClassFiltered: Record<string, number> | null;
+  /** Filtered nodes by reason: a constraint (`${node.class} = fast`) or a check ("missing CSI Volume vol1"). */
+  ConstraintFiltered: Record<string, number> | null;
+  NodesExhausted: number;
+  ClassExhausted: Record<string, number> | null;
+  DimensionExhausted: Record<string, number> | null;
+  QuotaExhausted: string[] | null;
+  CoalescedFailures: number;
+}
+
+/**
+ * One scheduler pass over a job. A pass whose allocs all found a node is "complete"; one that left
+ * some unplaced is "complete" too, with FailedTGAllocs and a BlockedEval: a "blocked" eval
+ * (TriggeredBy "queued-allocs") that runs again when capacity may have appeared, until it turns
+ * "complete" or a later eval "cancelled" it.
+ */
+export interface Evaluation {
+  ID: string;
+  Namespace: string;
+  Priority: number;
+  /** The job's type. */
+  Type: string;
+  /** "job-register" | "job-deregister" | "node-update" | "node-drain" | "alloc-stop" | "alloc-failure" | "queued-allocs" */
+  TriggeredBy: string;
+  JobID: string;
+  JobModifyIndex: number;
+  NodeID: string;
+  /** "blocked" | "pending" | "complete" | "failed" | "cancelled" */
+  Status: string;
+  StatusDescription: string;
+  PreviousEval: string;
+  NextEval: string;
+  BlockedEval: string;
+  /** Per task group whose allocs found no node; null (or absent) when none failed. */
+  FailedTGAllocs?: Record<string, AllocationMetric> | null;
+  QueuedAllocations: Record<string, number> | null;
+  SnapshotIndex: number;
+  CreateIndex: number;
+  ModifyIndex: number;
+  /** Unix nanoseconds. */
+  CreateTime: number;
+  ModifyTime: number;
+}
+
 export interface TaskEvent {
   Type: string;
   /** Unix nanoseconds. */
@@ -171,6 +224,8 @@ export interface AllocationListStub {
   /** "run" | "stop" | "evict" */
   DesiredStatus: string;
   DesiredDescription: string;
+  /** Migrate is true once a node drain marked the alloc to move; absent from older servers. */
+  DesiredTransition?: DesiredTransition;
   /** "pending" | "running" | "complete" | "failed" | "lost" */
   ClientStatus: string;
   ClientDescription: string;
@@ -180,6 +235,10 @@ export interface AllocationListStub {
   /** Unix nanoseconds. */
   CreateTime: number;
   ModifyTime: number;
+}
+
+export interface DesiredTransition {
+  Migrate?: boolean | null;
 }
 
 export interface Allocation extends AllocationListStub {
@@ -249,7 +308,10 @@ export interface NodeListStub {
   StatusDescription: string;
   /** "eligible" | "ineligible" */
   SchedulingEligibility: string;
+  /** True while the node drains. */
+  Drain?: boolean;
   Drivers: Record<string, DriverInfo>;
+  LastDrain?: DrainMetadata | null;
   CreateIndex: number;
   ModifyIndex: number;
 }
@@ -258,6 +320,39 @@ export interface Node extends NodeListStub {
   /** Keyed by plugin ID. */
   CSIControllerPlugins: Record<string, CSIInfo>;
   CSINodePlugins: Record<string, CSIInfo>;
+  /** Set while the node drains. */
+  DrainStrategy?: DrainStrategy | null;
+}
+
+/** What `POST /v1/node/:id/drain` asks for; null in the request cancels a drain. */
+export interface DrainSpec {
+  /** Nanoseconds; 0: no deadline; negative: force (stop everything now). */
+  Deadline: number;
+  IgnoreSystemJobs: boolean;
+}
+
+export interface DrainStrategy extends DrainSpec {
+  /** RFC 3339; "0001-01-01T00:00:00Z" when there is no deadline. */
+  ForceDeadline: string;
+  /** RFC 3339. */
+  StartedAt: string;
+}
+
+export interface DrainMetadata {
+  /** RFC 3339. */
+  StartedAt: string;
+  UpdatedAt: string;
+  /** "draining" | "complete" | "canceled" */
+  Status: string;
+  Meta: Record<string, string> | null;
+}
+
+/** The answer to a drain or eligibility update. */
+export interface NodeUpdateResponse {
+  NodeModifyIndex: number;
+  EvalIDs: string[] | null;
+  EvalCreateIndex: number;
+  Index: number;
 }
 
 export interface VolumeCapability {

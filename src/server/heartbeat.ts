@@ -5,13 +5,14 @@
  * transaction (markNodeDown); their jobs are then re-evaluated so replacements are placed (they
  * wait, blocked, until the volumewatcher has released the lost allocs' volumes).
  */
+import type { EvalTrigger } from "../structs/eval.js";
 import type { Logger } from "../internal/log.js";
 import { markNodeDown } from "./node_loss.js";
 import type { StateStore } from "./state/store.js";
 
 /** What node loss needs from the scheduler. */
 export interface Reevaluator {
-  evaluate(namespace: string, id: string): Promise<unknown>;
+  evaluate(namespace: string, id: string, trigger?: EvalTrigger): Promise<unknown>;
 }
 
 export class HeartbeatMonitor {
@@ -58,7 +59,7 @@ export class HeartbeatMonitor {
       );
       if (!lost) return;
       this.log.warn("node missed its heartbeat and is down", { node: nodeId, jobs_affected: lost.length });
-      for (const j of lost) await this.scheduler.evaluate(j.namespace, j.id);
+      for (const j of lost) await this.scheduler.evaluate(j.namespace, j.id, "node-update");
     } catch (err) {
       this.log.error("marking a node down failed", { node: nodeId, error: err });
     }

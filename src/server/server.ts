@@ -11,6 +11,7 @@ import { ControllerClient } from "./clientconn/controller.js";
 import { NodeConnections } from "./clientconn/connections.js";
 import { KeyedMutex } from "./clientconn/keyed_mutex.js";
 import type { ServerDeps } from "./deps.js";
+import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler } from "./http/api.js";
@@ -38,6 +39,8 @@ export interface ServerOptions {
   volumeWatcher?: Partial<VolumeWatcherOptions>;
   /** Overrides of the garbage collector's interval and thresholds. */
   gc?: Partial<GcOptions>;
+  /** Overrides of the node drainer's coalescing and backoff. */
+  drainer?: Partial<DrainerOptions>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -50,6 +53,7 @@ export class Server {
   private heartbeat: HeartbeatMonitor | undefined;
   private watcher: VolumeWatcher | undefined;
   private gc: GarbageCollector | undefined;
+  private drainer: NodeDrainer | undefined;
   private conns: NodeConnections | undefined;
   private address: string | undefined;
 
@@ -89,11 +93,13 @@ export class Server {
     const claim = new ClaimEndpoint(deps);
     this.watcher = new VolumeWatcher(store, claim, this.log.child("volumewatcher"), this.opts.volumeWatcher);
     this.gc = new GarbageCollector(store, this.log.child("gc"), this.opts.gc);
+    this.drainer = new NodeDrainer(store, scheduler, this.log.child("drainer"), this.opts.drainer);
     const handler = createApiHandler(
       {
         store,
         jobs: new JobEndpoint(deps),
         allocs: new AllocEndpoint(deps),
+        nodes: node,
         volumes: new VolumeEndpoint(deps),
         plugins: new PluginEndpoint(deps),
       },
@@ -116,12 +122,14 @@ export class Server {
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();
+    this.drainer.start();
     this.gc.start();
     this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
   }
 
   async stop(): Promise<void> {
     this.heartbeat?.stop();
+    await this.drainer?.stop();
     await this.watcher?.stop();
     await this.gc?.stop();
     this.agentRpc?.close();

@@ -22,6 +22,15 @@ export interface TaskState {
   Events: TaskEvent[];
 }
 
+/**
+ * Nomad's DesiredTransition: a change the server wants the scheduler to make to a running alloc.
+ * Migrate (set by the node drainer) makes the reconciler stop the alloc and place its replacement on
+ * another node.
+ */
+export interface DesiredTransition {
+  Migrate?: boolean;
+}
+
 export interface Allocation {
   ID: string;
   Namespace: string;
@@ -35,6 +44,8 @@ export interface Allocation {
   TaskGroup: string;
   DesiredStatus: DesiredStatus;
   DesiredDescription: string;
+  /** Absent on allocs nothing asked to move. */
+  DesiredTransition?: DesiredTransition;
   ClientStatus: ClientStatus;
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
@@ -63,4 +74,8 @@ export function isAllocTerminal(a: Pick<Allocation, "ClientStatus" | "DesiredSta
 /** The alloc's task group from its job snapshot. */
 export function allocTaskGroup(alloc: Allocation) {
   return alloc.Job.TaskGroups.find((g) => g.Name === alloc.TaskGroup);
+}
+
+export function shouldMigrate(a: Pick<Allocation, "DesiredTransition">): boolean {
+  return a.DesiredTransition?.Migrate === true;
 }

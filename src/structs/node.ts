@@ -1,4 +1,5 @@
-/** Client nodes as registered with the server. */
+/** Client nodes as registered with the server, and the drain rules that live on them (pure). */
+import { validationError } from "./errors.js";
 import type { CSIInfo } from "./plugin.js";
 
 export type NodeStatus = "initializing" | "ready" | "down";
@@ -23,8 +24,145 @@ export interface Node {
   /** Keyed by plugin ID. */
   CSIControllerPlugins: Record<string, CSIInfo>;
   CSINodePlugins: Record<string, CSIInfo>;
+  /**
+   * Set while the node drains (Nomad's DrainStrategy); null or absent otherwise. Only the server
+   * writes it: a node agent's registration never sets or clears it. Optional because records
+   * stored before drains existed, and the node agent's own Node, do not carry it.
+   */
+  DrainStrategy?: DrainStrategy | null;
+  /** The latest drain's outcome (Nomad's LastDrain); absent until the node is first drained. */
+  LastDrain?: DrainMetadata | null;
   /** Unix milliseconds of the last heartbeat. */
   StatusUpdatedAt: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+export type SchedulingEligibility = Node["SchedulingEligibility"];
+export const ELIGIBILITIES: readonly SchedulingEligibility[] = ["eligible", "ineligible"];
+
+/** What an operator asks for (Nomad's DrainSpec). */
+export interface DrainSpec {
+  /**
+   * Nanoseconds after which whatever is left is stopped at once; 0 means no deadline, a negative
+   * value forces the drain now.
+   */
+  Deadline: number;
+  /** System jobs' allocs stay on the node. */
+  IgnoreSystemJobs: boolean;
+}
+
+export interface DrainStrategy extends DrainSpec {
+  /** RFC 3339: the drain's start plus Deadline when Deadline > 0, else ZERO_TIME. */
+  ForceDeadline: string;
+  /** RFC 3339: when the drain began (kept when the strategy is updated). */
+  StartedAt: string;
+}
+
+export type DrainStatus = "draining" | "complete" | "canceled";
+
+export interface DrainMetadata {
+  /** RFC 3339. */
+  StartedAt: string;
+  UpdatedAt: string;
+  Status: DrainStatus;
+  Meta: Record<string, string>;
+}
+
+/** Go's zero time.Time, as Nomad writes an unset ForceDeadline. */
+export const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** RFC 3339 in UTC with milliseconds: a deadline must not move by the rounding of a second. */
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export function drainStrategyOf(node: Pick<Node, "DrainStrategy">): DrainStrategy | null {
+  return node.DrainStrategy ?? null;
+}
+
+export function isDraining(node: Pick<Node, "DrainStrategy">): boolean {
+  return drainStrategyOf(node) !== null;
+}
+
+/**
+ * Unix ms at which everything left is stopped at once: null with no deadline, -Infinity for a
+ * forced drain (already due).
+ */
+export function drainForceAtMs(d: DrainStrategy): number | null {
+  if (d.Deadline === 0) return null;
+  if (d.Deadline < 0) return Number.NEGATIVE_INFINITY;
+  const at = Date.parse(d.ForceDeadline);
+  return Number.isNaN(at) ? Number.NEGATIVE_INFINITY : at;
+}
+
+/**
+ * The node after a drain request (Nomad's Node.UpdateDrain): a spec starts or updates the drain and
+ * makes the node ineligible (StartedAt kept on update, ForceDeadline counted from now); null cancels
+ * it, and `markEligible` then makes the node eligible again.
+ */
+export function applyDrainRequest(
+  node: Node,
+  req: { DrainSpec: DrainSpec | null; MarkEligible: boolean; Meta: Record<string, string> },
+  nowMs: number,
+): Node {
+  const now = rfc3339(nowMs);
+  const prev = drainStrategyOf(node);
+  if (req.DrainSpec) {
+    const startedAt = prev?.StartedAt ?? now;
+    const { Deadline, IgnoreSystemJobs } = req.DrainSpec;
+    return {
+      ...node,
+      SchedulingEligibility: "ineligible",
+      DrainStrategy: {
+        Deadline,
+        IgnoreSystemJobs,
+        ForceDeadline: Deadline > 0 ? rfc3339(nowMs + Deadline / 1e6) : ZERO_TIME,
+        StartedAt: startedAt,
+      },
+      LastDrain: { StartedAt: startedAt, UpdatedAt: now, Status: "draining", Meta: req.Meta },
+    };
+  }
+  const last = node.LastDrain ?? null;
+  return {
+    ...node,
+    SchedulingEligibility: req.MarkEligible ? "eligible" : node.SchedulingEligibility,
+    DrainStrategy: null,
+    LastDrain:
+      prev && last
+        ? {
+            ...last,
+            UpdatedAt: now,
+            Status: "canceled",
+            Meta: Object.keys(req.Meta).length > 0 ? req.Meta : last.Meta,
+          }
+        : last,
+  };
+}
+
+/** The node once its drain has nothing left to stop: no strategy, still ineligible, LastDrain complete. */
+export function completeDrain(node: Node, nowMs: number): Node {
+  const prev = drainStrategyOf(node);
+  const startedAt = node.LastDrain?.StartedAt ?? prev?.StartedAt ?? rfc3339(nowMs);
+  return {
+    ...node,
+    DrainStrategy: null,
+    LastDrain: {
+      StartedAt: startedAt,
+      UpdatedAt: rfc3339(nowMs),
+      Status: "complete",
+      Meta: node.LastDrain?.Meta ?? {},
+    },
+  };
+}
+
+/** Nomad refuses to make a draining node eligible: the drain would place work right back on it. */
+export function applyEligibility(node: Node, eligibility: SchedulingEligibility): Node {
+  if (eligibility === "eligible" && isDraining(node)) {
+    throw validationError(
+      "Eligibility",
+      "can not set the scheduling eligibility of a draining node to eligible; cancel the drain first",
+    );
+  }
+  return { ...node, SchedulingEligibility: eligibility };
 }

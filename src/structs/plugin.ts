@@ -1,10 +1,16 @@
 /**
  * CSI plugins as the server sees them: one record per plugin ID, built from the fingerprints the
  * node agents report and the jobs that declare the plugin. Health counts are derived from the
- * per-node entries, never stored apart from them, so they cannot drift.
+ * per-node entries and expected counts from the job descriptions, never stored apart from them,
+ * so they cannot drift.
  */
 import type { NodeStatus } from "./node.js";
-import { jobDescriptions, type JobDescriptions, type PluginJobUse } from "./plugin_jobs.js";
+import {
+  jobDescriptions,
+  totalExpected,
+  type JobDescriptions,
+  type PluginJobExpected,
+} from "./plugin_jobs.js";
 
 export const PLUGIN_TYPES = ["node", "controller", "monolith"] as const;
 export type CSIPluginType = (typeof PLUGIN_TYPES)[number];
@@ -62,7 +68,13 @@ export interface CSIPlugin {
   /** Keyed by node ID. */
   Controllers: Record<string, CSIInfo>;
   Nodes: Record<string, CSIInfo>;
+  /** Instances in Controllers / Nodes that are healthy. */
   ControllersHealthy: number;
+  /**
+   * How many instances the jobs that declare the plugin expect to run (the sum of ControllerJobs' /
+   * NodeJobs' Expected), not how many report: an instance that died leaves Healthy below Expected.
+   * 0 for instances no job declares.
+   */
   ControllersExpected: number;
   NodesHealthy: number;
   NodesExpected: number;
@@ -115,12 +127,13 @@ export function isPluginType(v: unknown): v is CSIPluginType {
 /**
  * Rebuilds a plugin record from every node's fingerprint entries for it and the jobs that declare
  * it. `entries` holds, per node, the controller and node instances that node reports (either may be
- * absent), as the record counts them (instanceOnNode). EmptySince is left 0 (see stampEmptySince).
+ * absent), as the record counts them (instanceOnNode); `jobs` what each declaring job expects
+ * (expectedOf). EmptySince is left 0 (see stampEmptySince).
  */
 export function buildPlugin(
   id: string,
   entries: { nodeId: string; controller?: CSIInfo; node?: CSIInfo }[],
-  jobs: readonly PluginJobUse[],
+  jobs: readonly PluginJobExpected[],
   indexes: { CreateIndex: number; ModifyIndex: number },
 ): CSIPlugin {
   const Controllers: Record<string, CSIInfo> = {};
@@ -148,6 +161,7 @@ export function buildPlugin(
     }
   }
   const healthy = (m: Record<string, CSIInfo>) => Object.values(m).filter((i) => i.Healthy).length;
+  const { ControllerJobs, NodeJobs } = jobDescriptions(jobs);
   return {
     ID: id,
     Provider: provider,
@@ -156,10 +170,11 @@ export function buildPlugin(
     Controllers,
     Nodes,
     ControllersHealthy: healthy(Controllers),
-    ControllersExpected: Object.keys(Controllers).length,
+    ControllersExpected: totalExpected(ControllerJobs),
     NodesHealthy: healthy(Nodes),
-    NodesExpected: Object.keys(Nodes).length,
-    ...jobDescriptions(jobs),
+    NodesExpected: totalExpected(NodeJobs),
+    ControllerJobs,
+    NodeJobs,
     EmptySince: 0,
     ...indexes,
   };

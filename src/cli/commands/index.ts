@@ -2,9 +2,12 @@
 import type { Command, Parsed } from "../command.js";
 import type { CommandIO } from "../io.js";
 import { allocStatus } from "./alloc_status.js";
+import { evalList, evalStatus } from "./eval_status.js";
 import { jobRun } from "./job_run.js";
 import { jobStatus } from "./job_status.js";
 import { jobStop } from "./job_stop.js";
+import { nodeDrain } from "./node_drain.js";
+import { nodeEligibility } from "./node_eligibility.js";
 import { nodeStatus } from "./node_status.js";
 import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
@@ -37,7 +40,8 @@ function entry<P extends Parsed>(c: Command<P>): Entry {
 export const COMMANDS: Record<string, Record<string, Entry>> = {
   job: { run: entry(jobRun), stop: entry(jobStop), status: entry(jobStatus) },
   alloc: { status: entry(allocStatus) },
-  node: { status: entry(nodeStatus) },
+  eval: { status: entry(evalStatus), list: entry(evalList) },
+  node: { status: entry(nodeStatus), drain: entry(nodeDrain), eligibility: entry(nodeEligibility) },
   volume: {
     create: entry(volumeCreate),
     delete: entry(volumeDelete),

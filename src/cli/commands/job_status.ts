@@ -1,14 +1,18 @@
-/** `berth job status [<job>]`: all jobs, or one job with its per-group summary and allocations. */
+/**
+ * `berth job status [<job>]`: all jobs, or one job with its per-group summary, why allocs found no
+ * node (Nomad's "Placement Failure", while the job has a blocked eval) and its allocations.
+ */
 import type { AllocationListStub, Job } from "../../api/index.js";
 import { formatTimeNs, kv, table } from "../format.js";
 import { allocationsSection } from "../allocs.js";
+import { evaluationsSection, placementFailureSection } from "../evals.js";
 import { statusCommand, type StatusArgs } from "../status.js";
 
 export type JobStatusArgs = StatusArgs;
 
 export const jobStatus = statusCommand({
   usage: "Usage: berth job status [options] [<job>]",
-  help: "Lists jobs, or shows one job with its allocations. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists jobs, or shows one job with its allocations and, while some of them wait for a node, why (Placement Failure). -json prints the API's JSON; -verbose shows full IDs and the job's evaluations.",
   what: "[<job>]",
   list: {
     doing: "querying jobs",
@@ -19,9 +23,9 @@ export const jobStatus = statusCommand({
   },
   one: {
     doing: "querying job",
-    fetch: (id, io) => Promise.all([io.api.getJob(id), io.api.jobAllocations(id)]),
+    fetch: (id, io) => Promise.all([io.api.getJob(id), io.api.jobAllocations(id), io.api.jobEvaluations(id)]),
     json: ([job]) => job,
-    render: ([job, allocs], p, io) => [
+    render: ([job, allocs, evals], p, io) => [
       ...kv([
         ["ID", job.ID],
         ["Name", job.Name],
@@ -34,6 +38,8 @@ export const jobStatus = statusCommand({
       ]),
       "",
       ...summary(job, allocs),
+      ...(p.verbose ? evaluationsSection(evals, true) : []),
+      ...placementFailureSection(evals),
       "",
       ...allocationsSection(allocs, p.verbose, io.now()),
     ],

@@ -14,12 +14,13 @@ export const nodeStatus = statusCommand({
     doing: "querying node status",
     fetch: (io) => io.api.listNodes(),
     empty: "No nodes registered",
-    columns: ["ID", "DC", "Name", "Class", "Eligibility", "Status"],
+    columns: ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"],
     row: (n, p) => [
       shortId(n.ID, p.verbose),
       n.Datacenter,
       n.Name,
       orNone(n.NodeClass),
+      String(n.Drain ?? false),
       n.SchedulingEligibility,
       n.Status,
     ],
@@ -47,6 +48,7 @@ function nodeLines(node: Node, verbose: boolean): string[] {
     ["Name", node.Name],
     ["Class", orNone(node.NodeClass)],
     ["DC", node.Datacenter],
+    ["Drain", drainLine(node)],
     ["Eligibility", node.SchedulingEligibility],
     ["Status", node.Status],
     ["Status Description", orNone(node.StatusDescription)],
@@ -69,6 +71,14 @@ function nodeLines(node: Node, verbose: boolean): string[] {
   }
   lines.push("", ...pluginsSection(node));
   return lines;
+}
+
+/** Nomad's Drain field: `false`, or `true` with the deadline (`no deadline`, `force`, or when). */
+function drainLine(node: Node): string {
+  const d = node.DrainStrategy;
+  if (!d) return "false";
+  const when = d.Deadline === 0 ? "no deadline" : d.Deadline < 0 ? "force" : `deadline ${d.ForceDeadline}`;
+  return `true; ${when}${d.IgnoreSystemJobs ? "; ignoring system jobs" : ""}`;
 }
 
 function pluginsSection(node: Node): string[] {

@@ -67,11 +67,11 @@ async function allSnapshots(
   return out;
 }
 
-/** Without -plugin: every plugin with controllers; one that cannot list snapshots (400) is skipped. */
+/** Without -plugin: every plugin with a healthy controller; one that cannot list snapshots (400) is skipped. */
 async function listAcrossPlugins(io: CommandIO, secrets: Record<string, string>): Promise<CSISnapshot[]> {
   const out: CSISnapshot[] = [];
   for (const p of await io.api.listPlugins()) {
-    if (p.ControllersExpected === 0) continue;
+    if (p.ControllersHealthy === 0) continue;
     try {
       out.push(...(await allSnapshots(io, p.ID, secrets)));
     } catch (err) {

@@ -1,6 +1,6 @@
 /**
- * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes and plugins
- * (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
+ * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes, plugins
+ * and evaluations (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
  * periodic background work, never per request. Nodes go before plugins, so a plugin whose last
  * instance was on a collected node is stamped empty in this pass and removed a threshold later.
  */
@@ -10,7 +10,7 @@ import { volumeSourceForAlloc } from "../../structs/job.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateStore, StateWriter } from "../state/store.js";
-import { allocCollectable, nodeCollectable, pluginCollectable } from "./decide.js";
+import { allocCollectable, evalCollectable, nodeCollectable, pluginCollectable } from "./decide.js";
 
 export interface GcOptions {
   intervalMs: number;
@@ -20,6 +20,8 @@ export interface GcOptions {
   nodeThresholdMs: number;
   /** How long a plugin stays with no instance and no job before it is removed. */
   pluginThresholdMs: number;
+  /** How long the evaluations of a job that is gone stay after they last changed. */
+  evalThresholdMs: number;
 }
 
 export const DEFAULT_GC_OPTIONS: GcOptions = {
@@ -27,6 +29,7 @@ export const DEFAULT_GC_OPTIONS: GcOptions = {
   allocThresholdMs: 60 * 60_000,
   nodeThresholdMs: 24 * 60 * 60_000,
   pluginThresholdMs: 60 * 60_000,
+  evalThresholdMs: 60 * 60_000,
 };
 
 export interface GcResult {
@@ -62,12 +65,16 @@ export class GarbageCollector {
 
   /** One pass; `nowMs` is injectable for tests. */
   async collect(nowMs = Date.now()): Promise<GcResult> {
-    const result = await this.store.txn((tx) => collectIn(tx, nowMs, this.opts));
-    if (result.allocs.length + result.nodes.length + result.plugins.length > 0) {
+    const { result, evals } = await this.store.txn((tx) => ({
+      result: collectIn(tx, nowMs, this.opts),
+      evals: collectEvalsIn(tx, nowMs, this.opts),
+    }));
+    if (result.allocs.length + result.nodes.length + result.plugins.length + evals.length > 0) {
       this.log.info("garbage collected", {
         allocs: result.allocs.length,
         nodes: result.nodes,
         plugins: result.plugins,
+        evals: evals.length,
       });
     }
     return result;
@@ -104,6 +111,23 @@ export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcRe
       result.plugins.push(p.ID);
   }
   return result;
+}
+
+/**
+ * Removes the evaluations of jobs that are gone (purged) once old enough; a live job's history is
+ * bounded by the scheduler instead. Returns their IDs.
+ */
+export function collectEvalsIn(tx: StateWriter, nowMs: number, opts: Pick<GcOptions, "evalThresholdMs">) {
+  const out: string[] = [];
+  const jobExists = new Map<string, boolean>();
+  for (const e of tx.listEvals()) {
+    const k = `${e.Namespace}\u0000${e.JobID}`;
+    if (!jobExists.has(k)) jobExists.set(k, tx.getJob(e.Namespace, e.JobID) !== undefined);
+    if (!evalCollectable(e, jobExists.get(k)!, nowMs, opts.evalThresholdMs)) continue;
+    tx.deleteEval(e.ID);
+    out.push(e.ID);
+  }
+  return out;
 }
 
 /** True while any volume the alloc's group requests still has a claim of it, at any stage. */

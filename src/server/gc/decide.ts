@@ -12,8 +12,12 @@
  * - A plugin goes once it has had no instance on any node and no job declaring it for longer than
  *   the threshold (its EmptySince, stamped by the store): a plugin whose job is only restarting
  *   its tasks keeps its record, and so do the volumes' Schedulable and the counts people watch.
+ * - An evaluation goes once its job is gone (purged) and it has not changed for longer than the
+ *   threshold (its ModifyTime): what it explains no longer exists. A live job keeps its last few
+ *   (the scheduler prunes older ones).
  */
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import type { Evaluation } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
@@ -48,4 +52,13 @@ export function pluginCollectable(
 ): boolean {
   if (!isPluginEmpty(plugin) || plugin.EmptySince <= 0) return false;
   return nowMs - plugin.EmptySince >= thresholdMs;
+}
+
+export function evalCollectable(
+  ev: Pick<Evaluation, "ModifyTime">,
+  jobExists: boolean,
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  return !jobExists && nowMs - ev.ModifyTime / NS_PER_MS >= thresholdMs;
 }

@@ -13,6 +13,8 @@ import { sendError, sendText } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
+import * as evals from "./routes_evals.js";
+import * as nodes from "./routes_nodes.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -22,10 +24,17 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/job/:id", jobs.getJob],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
+  ["GET", "/v1/job/:id/evaluations", evals.jobEvals],
+  ["GET", "/v1/evaluations", evals.listEvals],
+  ["GET", "/v1/evaluation/:id", evals.getEval],
+  ["GET", "/v1/evaluation/:id/allocations", evals.evalAllocations],
   ["GET", "/v1/allocations", jobs.listAllocs],
   ["GET", "/v1/allocation/:id", jobs.getAlloc],
   ["GET", "/v1/nodes", csi.listNodes],
   ["GET", "/v1/node/:id", csi.getNode],
+  [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode],
+  [["PUT", "POST"], "/v1/node/:id/eligibility", nodes.nodeEligibility],
+  ["GET", "/v1/node/:id/allocations", nodes.nodeAllocations],
   ["GET", "/v1/volumes", csi.listVolumes],
   ["GET", "/v1/volume/csi/:id", csi.getVolume],
   [["PUT", "POST"], "/v1/volume/csi/:id", csi.registerVolume],

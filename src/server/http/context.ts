@@ -4,6 +4,7 @@ import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import type { AllocEndpoint } from "../rpc/alloc.js";
 import type { JobEndpoint } from "../rpc/job.js";
+import type { NodeEndpoint } from "../rpc/node.js";
 import type { PluginEndpoint } from "../rpc/plugin.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { StateStore } from "../state/store.js";
@@ -12,6 +13,7 @@ export interface HttpEndpoints {
   store: StateStore;
   jobs: JobEndpoint;
   allocs: AllocEndpoint;
+  nodes: NodeEndpoint;
   volumes: VolumeEndpoint;
   plugins: PluginEndpoint;
 }

@@ -4,7 +4,7 @@ import { isObject } from "../../structs/json_check.js";
 import { validateVolumeSpec, type VolumeSpecPurpose } from "../../structs/volume_validate.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { blockingIndex, boolParam, parseSecretsHeader, readJson, sendJson } from "./respond.js";
-import { nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "./stubs.js";
+import { nodeFull, nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "./stubs.js";
 import { namespaceOf, param, type Ctx, type Route } from "./context.js";
 
 function requireCsiType(ctx: Ctx): void {
@@ -103,7 +103,9 @@ export const getPlugin: Route = async (ctx, api) => {
 
 export const listNodes: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
-  sendJson(ctx.res, api.store.listNodes().map(nodeStub), index);
+  const prefix = ctx.query.get("prefix") ?? "";
+  const nodes = api.store.listNodes().filter((n) => n.ID.startsWith(prefix));
+  sendJson(ctx.res, nodes.map(nodeStub), index);
 };
 
 export const getNode: Route = async (ctx, api) => {
@@ -111,5 +113,5 @@ export const getNode: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
   const node = api.store.getNode(id);
   if (!node) throw notFound("node", id);
-  sendJson(ctx.res, node, index);
+  sendJson(ctx.res, nodeFull(node), index);
 };

@@ -1,7 +1,7 @@
 /** List stubs in Nomad's JSON shapes, and the full answers that embed them. Secrets never appear. */
 import type { Allocation } from "../../structs/alloc.js";
 import type { Job } from "../../structs/job.js";
-import type { Node } from "../../structs/node.js";
+import { drainStrategyOf, isDraining, type Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import { redactVolume } from "../../structs/redact.js";
 import type { CSIVolume } from "../../structs/volume.js";
@@ -36,6 +36,7 @@ export function allocStub(a: Allocation) {
     TaskGroup: a.TaskGroup,
     DesiredStatus: a.DesiredStatus,
     DesiredDescription: a.DesiredDescription,
+    DesiredTransition: { Migrate: a.DesiredTransition?.Migrate ?? null },
     ClientStatus: a.ClientStatus,
     ClientDescription: a.ClientDescription,
     TaskStates: a.TaskStates,
@@ -54,11 +55,18 @@ export function nodeStub(n: Node) {
     NodeClass: n.NodeClass,
     Status: n.Status,
     StatusDescription: n.StatusDescription,
+    Drain: isDraining(n),
     SchedulingEligibility: n.SchedulingEligibility,
     Drivers: n.Drivers,
+    LastDrain: n.LastDrain ?? null,
     CreateIndex: n.CreateIndex,
     ModifyIndex: n.ModifyIndex,
   };
+}
+
+/** The full node answer: the record with Nomad's Drain flag and a DrainStrategy that is never absent. */
+export function nodeFull(n: Node) {
+  return { ...n, Drain: isDraining(n), DrainStrategy: drainStrategyOf(n), LastDrain: n.LastDrain ?? null };
 }
 
 export function pluginStub(p: CSIPlugin) {

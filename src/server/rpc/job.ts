@@ -7,7 +7,6 @@
 import type { Allocation } from "../../structs/alloc.js";
 import { isAllocTerminal } from "../../structs/alloc.js";
 import { notFound } from "../../structs/errors.js";
-import { newUuid } from "../../structs/ids.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
 import type { ServerDeps } from "../deps.js";
@@ -57,9 +56,9 @@ export class JobEndpoint {
         JobModifyIndex: tx.writeIndex,
       });
     });
-    const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID);
+    const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID, "job-register");
     return {
-      EvalID: newUuid(),
+      EvalID: result.evalId,
       EvalCreateIndex: Math.max(result.index, job.JobModifyIndex),
       JobModifyIndex: job.JobModifyIndex,
       Warnings: "",
@@ -71,6 +70,8 @@ export class JobEndpoint {
   async deregister(namespace: string, id: string, purge: boolean): Promise<JobDeregisterResponse> {
     const job = this.get(namespace, id);
     let jobModifyIndex = job.JobModifyIndex;
+    // A purge records no eval (there is no job left to evaluate), so its EvalID is "".
+    let evalId = "";
     if (purge) {
       await this.deps.store.txn((tx) => {
         const nowNs = Date.now() * NS_PER_MS;
@@ -86,6 +87,8 @@ export class JobEndpoint {
         }
         tx.deleteJob(namespace, id);
       });
+      // No job left to evaluate: this only cancels its blocked eval and forgets it as blocked.
+      await this.deps.scheduler.evaluate(namespace, id, "job-deregister");
     } else {
       const stored = await this.deps.store.txn((tx) => {
         const cur = tx.getJob(namespace, id);
@@ -93,10 +96,10 @@ export class JobEndpoint {
         return cur.Stop ? cur : tx.putJob({ ...cur, Stop: true, JobModifyIndex: tx.writeIndex });
       });
       jobModifyIndex = stored.JobModifyIndex;
-      await this.deps.scheduler.evaluate(namespace, id);
+      evalId = (await this.deps.scheduler.evaluate(namespace, id, "job-deregister")).evalId;
     }
     const index = this.deps.store.index();
-    return { EvalID: newUuid(), EvalCreateIndex: index, JobModifyIndex: jobModifyIndex, Index: index };
+    return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: jobModifyIndex, Index: index };
   }
 
   list(namespace?: string): Job[] {

@@ -6,7 +6,13 @@ import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { NS_PER_MS } from "../../structs/job.js";
-import type { Node } from "../../structs/node.js";
+import {
+  applyDrainRequest,
+  applyEligibility,
+  type Node,
+  type SchedulingEligibility,
+} from "../../structs/node.js";
+import type { DrainRequest } from "../../structs/node_validate.js";
 import type {
   NodeFingerprintRequest,
   NodeGetAllocsRequest,
@@ -22,6 +28,14 @@ import type { ServerDeps } from "../deps.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import { refreshJobStatus } from "../scheduler/scheduler.js";
 
+/** Nomad's NodeDrainUpdateResponse and NodeEligibilityUpdateResponse. */
+export interface NodeUpdateResponse {
+  NodeModifyIndex: number;
+  EvalIDs: string[];
+  EvalCreateIndex: number;
+  Index: number;
+}
+
 /** Longest a GetAllocs blocking query may wait. */
 const MAX_WAIT_MS = 5 * 60_000;
 
@@ -35,13 +49,18 @@ export class NodeEndpoint {
     const input = req.Node;
     if (!isObject(input)) throw validationError("Node", "must be an object");
     checkId("Node.ID", input.ID);
+    // The drain and the eligibility are the operator's, kept by the server: an agent's
+    // (re-)registration neither sets nor clears them.
+    const { DrainStrategy: _drain, LastDrain: _last, ...reported } = input;
     const node = await this.deps.store.txn((tx) => {
       const prev = tx.getNode(input.ID);
       const next: Node = {
-        ...input,
+        ...reported,
         Status: "ready",
         StatusDescription: "",
         SchedulingEligibility: prev?.SchedulingEligibility ?? input.SchedulingEligibility ?? "eligible",
+        DrainStrategy: prev?.DrainStrategy ?? null,
+        LastDrain: prev?.LastDrain ?? null,
         StatusUpdatedAt: Date.now(),
       };
       return tx.putNode(next);
@@ -82,6 +101,61 @@ export class NodeEndpoint {
     });
     if (changed) void this.deps.scheduler.retryBlocked();
     return { Index: this.deps.store.index() };
+  }
+
+  /**
+   * Starts, updates or cancels the node's drain (Nomad's Node.UpdateDrain). The drainer does the
+   * rest from the stored strategy; a cancel with MarkEligible lets the node take work again.
+   */
+  async updateDrain(nodeId: string, req: DrainRequest): Promise<NodeUpdateResponse> {
+    const { before, after } = await this.deps.store.txn((tx) => {
+      const cur = tx.getNode(nodeId);
+      if (!cur) throw notFound("node", nodeId);
+      return { before: cur, after: tx.putNode(applyDrainRequest(cur, req, Date.now())) };
+    });
+    this.deps.log.info(req.DrainSpec ? "node drain set" : "node drain unset", {
+      node: nodeId,
+      deadline_ns: req.DrainSpec?.Deadline,
+      ignore_system_jobs: req.DrainSpec?.IgnoreSystemJobs,
+      eligibility: after.SchedulingEligibility,
+    });
+    await this.afterEligibilityChange(before, after);
+    return this.updateResponse(after);
+  }
+
+  /** Nomad's Node.UpdateEligibility; a draining node cannot be made eligible. */
+  async updateEligibility(nodeId: string, eligibility: SchedulingEligibility): Promise<NodeUpdateResponse> {
+    const { before, after } = await this.deps.store.txn((tx) => {
+      const cur = tx.getNode(nodeId);
+      if (!cur) throw notFound("node", nodeId);
+      return { before: cur, after: tx.putNode(applyEligibility(cur, eligibility)) };
+    });
+    await this.afterEligibilityChange(before, after);
+    return this.updateResponse(after);
+  }
+
+  /**
+   * A node that became eligible may take work again: the system jobs whose allocs a drain stopped
+   * there (the reconciler keeps their slots empty while it is ineligible), and the blocked jobs.
+   */
+  private async afterEligibilityChange(before: Node, after: Node): Promise<void> {
+    if (after.SchedulingEligibility !== "eligible" || before.SchedulingEligibility === "eligible") return;
+    const jobs = new Map<string, { namespace: string; id: string }>();
+    for (const a of this.deps.store.allocsByNode(after.ID)) {
+      if (a.Job.Type === "system")
+        jobs.set(`${a.Namespace}/${a.JobID}`, { namespace: a.Namespace, id: a.JobID });
+    }
+    for (const j of jobs.values()) await this.deps.scheduler.evaluate(j.namespace, j.id, "node-update");
+    void this.deps.scheduler.retryBlocked();
+  }
+
+  private updateResponse(node: Node): NodeUpdateResponse {
+    return {
+      NodeModifyIndex: node.ModifyIndex,
+      EvalIDs: [],
+      EvalCreateIndex: 0,
+      Index: this.deps.store.index(),
+    };
   }
 
   /**

@@ -247,7 +247,9 @@ export class VolumeEndpoint {
 
   private checkCreate(v: CSIVolume, i: number): void {
     const plugin = requirePlugin(this.deps.store, v, i);
-    if (plugin.ControllersExpected === 0) {
+    // No controller side at all: none is expected by a job and none reports. One that is expected
+    // but not running now is left to the controller call, which answers "no healthy controller".
+    if (plugin.ControllersExpected === 0 && Object.keys(plugin.Controllers).length === 0) {
       throw new BerthError(
         "ERR_CSI_NOT_SUPPORTED",
         `plugin ${JSON.stringify(v.PluginID)} has no controller to create volumes`,

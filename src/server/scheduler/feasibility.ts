@@ -1,12 +1,16 @@
 /**
  * Node feasibility for one alloc of a task group. Pure over a StateReader plus the allocs already
  * placed or stopped by the plan being built, so the scheduler sees its own earlier decisions.
- * Each check returns a reason (for placement failure metrics) or null when the node fits.
+ * Each check returns a reason or null when the node fits. The reasons are the keys of an
+ * AllocMetric's ConstraintFiltered, worded as Nomad's feasibility checkers word them (a
+ * constraint as `LTarget Operand RTarget`, "missing drivers", "missing CSI Volume vol1", ...), so
+ * an operator reads the same placement failures Nomad would show.
  */
 import { allocIndex, allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { checkClaim } from "../../structs/claim.js";
 import { constraintMet, formatConstraint } from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
+import type { BerthError } from "../../structs/errors.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
 import { findClaim } from "../../structs/claim.js";
@@ -21,6 +25,30 @@ export interface PlanContext {
   stopping: ReadonlySet<string>;
 }
 
+/** Whether placement considers the node at all: ready, eligible, in one of the job's datacenters. */
+export function nodeReady(node: Node, job: Pick<Job, "Datacenters">): boolean {
+  return (
+    node.Status === "ready" &&
+    node.SchedulingEligibility === "eligible" &&
+    (job.Datacenters.includes("*") || job.Datacenters.includes(node.Datacenter))
+  );
+}
+
+/**
+ * Nomad's readyNodesInDCs: the nodes placement tries, and how many each datacenter has
+ * (AllocMetric.NodesAvailable; a datacenter the job names that has none counts 0).
+ */
+export function readyNodesInDCs(
+  nodes: Node[],
+  job: Pick<Job, "Datacenters">,
+): { ready: Node[]; available: Record<string, number> } {
+  const available: Record<string, number> = {};
+  for (const dc of job.Datacenters) if (dc !== "*") available[dc] = 0;
+  const ready = nodes.filter((n) => nodeReady(n, job));
+  for (const n of ready) available[n.Datacenter] = (available[n.Datacenter] ?? 0) + 1;
+  return { ready, available };
+}
+
 /** `allocId` is the ID the new alloc will carry; `index` its index in the group. */
 export function nodeFeasible(
   ctx: PlanContext,
@@ -30,21 +58,19 @@ export function nodeFeasible(
   index: number,
   allocId: string,
 ): string | null {
-  if (node.Status !== "ready") return "node not ready";
-  if (node.SchedulingEligibility !== "eligible") return "node ineligible";
-  if (!job.Datacenters.includes("*") && !job.Datacenters.includes(node.Datacenter))
-    return "datacenter mismatch";
+  // Placement only tries ready nodes (readyNodesInDCs); kept so any caller gets a whole answer.
+  if (!nodeReady(node, job)) return "node is not ready, eligible and in the job's datacenters";
   const constraints = [
     ...(job.Constraints ?? []),
     ...(group.Constraints ?? []),
     ...group.Tasks.flatMap((t) => t.Constraints ?? []),
   ];
   const unmet = constraints.find((c) => !constraintMet(c, node));
-  if (unmet) return `constraint ${JSON.stringify(formatConstraint(unmet))} not met`;
+  if (unmet) return formatConstraint(unmet);
   for (const task of group.Tasks) {
     const d = node.Drivers[task.Driver];
-    if (!d?.Detected) return `missing driver ${task.Driver}`;
-    if (!d.Healthy) return `driver ${task.Driver} unhealthy`;
+    // Nomad's DriverChecker: an undetected and an unhealthy driver are both missing.
+    if (!d?.Detected || !d.Healthy) return "missing drivers";
     if (task.VolumeMounts.length > 0 && !d.SupportsMounts)
       return `driver ${task.Driver} does not support volume mounts`;
   }
@@ -69,20 +95,20 @@ function csiFeasible(
   want: Pick<VolumeClaim, "AllocationID" | "Mode" | "AccessMode" | "AttachmentMode">,
 ): string | null {
   const vol = volumeView(ctx.state, job.Namespace, volumeId);
-  if (!vol) return `CSI volume ${volumeId} does not exist`;
+  if (!vol) return `missing CSI Volume ${volumeId}`;
   const plugin = node.CSINodePlugins[vol.PluginID];
-  if (!plugin) return `CSI plugin ${vol.PluginID} is missing from the node`;
-  if (!plugin.Healthy) return `CSI plugin ${vol.PluginID} is unhealthy on the node`;
+  if (!plugin) return `CSI plugin ${vol.PluginID} is missing from client ${node.ID}`;
+  if (!plugin.Healthy) return `CSI plugin ${vol.PluginID} is unhealthy on client ${node.ID}`;
   const max = plugin.NodeInfo?.MaxVolumes ?? 0;
   if (max > 0) {
     const inUse = volumesInUseOnNode(ctx, node.ID, job.Namespace, vol.PluginID);
     if (!inUse.has(volumeId) && inUse.size >= max)
-      return `CSI plugin ${vol.PluginID} has reached its maximum volumes on the node`;
+      return `CSI plugin ${vol.PluginID} has the maximum number of volumes on client ${node.ID}`;
   }
   if (vol.Topologies.length > 0) {
     const nodeTopo = plugin.NodeInfo?.AccessibleTopology ?? null;
     if (!nodeTopo || !vol.Topologies.some((t) => topologyMatches(t, nodeTopo))) {
-      return `CSI volume ${volumeId} is not accessible from the node's topology`;
+      return "did not meet topology requirement";
     }
   }
   const refusal = checkClaim(withProposedClaims(ctx, vol), {
@@ -90,7 +116,20 @@ function csiFeasible(
     NodeID: node.ID,
     ExternalNodeID: plugin.NodeInfo?.ID ?? "",
   });
-  return refusal ? `CSI volume ${volumeId}: ${refusal.message}` : null;
+  return refusal ? claimRefusalReason(volumeId, want.Mode, refusal) : null;
+}
+
+/**
+ * A claim refusal in Nomad's CSIVolumeChecker words. A capability the volume does not offer has no
+ * Nomad counterpart (Nomad finds it only when claiming), so it keeps berth's own message.
+ */
+export function claimRefusalReason(volumeId: string, mode: "read" | "write", refusal: BerthError): string {
+  if (refusal.code === "ERR_VALIDATION") return refusal.message;
+  if (mode === "read")
+    return `CSI volume ${volumeId} is unschedulable or has exhausted its available reader claims`;
+  if (refusal.code === "ERR_CSI_VOLUME_UNSCHEDULABLE")
+    return `CSI volume ${volumeId} is unschedulable or is read-only`;
+  return `CSI volume ${volumeId} has exhausted its available writer claims`;
 }
 
 /**

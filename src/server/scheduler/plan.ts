@@ -3,19 +3,20 @@
  * named `<job>.<group>[<index>]`) with the ones it has and decides what to place and what to stop.
  * Pure over a StateReader; the Scheduler applies the plan in the same write transaction.
  */
-import { isAllocTerminal, isClientTerminal, type Allocation } from "../../structs/alloc.js";
+import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
+import { newAllocMetric, recordNode, type AllocMetric } from "../../structs/eval.js";
 import { newUuid } from "../../structs/ids.js";
 import type { Job, JobStatus, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { StateReader } from "../state/store.js";
-import { nodeFeasible, type PlanContext } from "./feasibility.js";
+import { nodeFeasible, readyNodesInDCs, type PlanContext } from "./feasibility.js";
 
 export interface PlacementFailure {
   group: string;
   /** Allocs of the group that found no node. */
   missing: number;
-  /** Why nodes were refused, by reason, counted over every node tried. */
-  reasons: Record<string, number>;
+  /** Nomad's AllocMetric of the group's first alloc that found no node; the others coalesce. */
+  metrics: AllocMetric;
 }
 
 export interface Plan {
@@ -47,6 +48,8 @@ export function computePlan(state: StateReader, job: Job, nowNs: number): Plan {
         alloc: a,
         description: job.Stop ? "alloc not needed as job is stopped" : "alloc not needed due to job update",
       });
+    } else if (shouldMigrate(a)) {
+      plan.stop.push({ alloc: a, description: MIGRATE_DESCRIPTION });
     } else if (a.Job.Version !== job.Version) {
       plan.stop.push({ alloc: a, description: "alloc is being updated due to job update" });
     } else {
@@ -61,29 +64,59 @@ export function computePlan(state: StateReader, job: Job, nowNs: number): Plan {
           .map((a) => a.Name)
       : [],
   );
+  const drained = job.Type === "system" ? drainedSystemSlots(state, existing) : new Set<string>();
   const ctx: PlanContext = {
     state,
     planned: plan.place,
     stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
   };
-  const nodes = state.listNodes();
+  const { ready: nodes, available } = readyNodesInDCs(state.listNodes(), job);
   const perNode = new Map<string, number>();
   for (const a of existing) {
     if (!isAllocTerminal(a) && !ctx.stopping.has(a.ID))
       perNode.set(a.NodeID, (perNode.get(a.NodeID) ?? 0) + 1);
   }
   for (const g of job.TaskGroups) {
-    const failure: PlacementFailure = { group: g.Name, missing: 0, reasons: {} };
+    let failure: PlacementFailure | undefined;
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
-      if (runningByName.has(name) || completed.has(name)) continue;
-      const alloc = place(ctx, nodes, perNode, job, g, i, nowNs, failure.reasons);
+      if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
+      const metrics = newAllocMetric(available);
+      const alloc = place(ctx, nodes, perNode, job, g, i, nowNs, metrics);
       if (alloc) plan.place.push(alloc);
-      else failure.missing++;
+      else if (!failure) failure = { group: g.Name, missing: 1, metrics };
+      else {
+        failure.missing++;
+        failure.metrics.CoalescedFailures++;
+      }
     }
-    if (failure.missing > 0) plan.failures.push(failure);
+    if (failure) plan.failures.push(failure);
   }
   return plan;
+}
+
+/** Why the reconciler stops an alloc the node drainer marked for migration (Nomad's words). */
+export const MIGRATE_DESCRIPTION = "alloc is being migrated";
+
+/**
+ * A system job's alloc belongs to its node (Nomad runs one per eligible node), so one a drain
+ * stopped is not moved elsewhere: its slot stays empty while that node is ineligible, and is placed
+ * again once the node is eligible (the node endpoint re-evaluates the node's jobs then). A slot whose
+ * node is gone is placed as usual.
+ */
+function drainedSystemSlots(state: StateReader, existing: Allocation[]): Set<string> {
+  const newest = new Map<string, Allocation>();
+  for (const a of existing) {
+    const cur = newest.get(a.Name);
+    if (!cur || a.CreateIndex > cur.CreateIndex) newest.set(a.Name, a);
+  }
+  const out = new Set<string>();
+  for (const [name, a] of newest) {
+    if (!shouldMigrate(a)) continue;
+    const node = state.getNode(a.NodeID);
+    if (node && node.SchedulingEligibility !== "eligible") out.add(name);
+  }
+  return out;
 }
 
 /** Picks the feasible node with the fewest of this job's allocs (spread), ties by node ID. */
@@ -95,16 +128,14 @@ function place(
   group: TaskGroup,
   index: number,
   nowNs: number,
-  reasons: Record<string, number>,
+  metrics: AllocMetric,
 ): Allocation | null {
   const id = newUuid();
   let best: Node | undefined;
   for (const n of nodes) {
     const reason = nodeFeasible(ctx, n, job, group, index, id);
-    if (reason) {
-      reasons[reason] = (reasons[reason] ?? 0) + 1;
-      continue;
-    }
+    recordNode(metrics, n, reason);
+    if (reason) continue;
     if (!best || (perNode.get(n.ID) ?? 0) < (perNode.get(best.ID) ?? 0)) best = n;
   }
   if (!best) return null;

@@ -3,9 +3,33 @@
  * `user_version` versions it; each migration moves one version forward inside a transaction.
  */
 import type Database from "better-sqlite3";
+import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import type { Job } from "../../structs/job.js";
-import type { CSIPlugin } from "../../structs/plugin.js";
-import { jobDescriptions, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
+import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
+import {
+  expectedOf,
+  jobDescriptions,
+  jobPluginUses,
+  totalExpected,
+  type PluginJobUse,
+} from "../../structs/plugin_jobs.js";
+
+/**
+ * A job's live allocs (placed, not terminal: `allocs.live`) per task group, from the
+ * allocs_live_by_job index alone: what a system job expects of the plugins it declares.
+ */
+export const LIVE_ALLOCS_OF_JOB =
+  "SELECT task_group, COUNT(*) AS n FROM allocs WHERE namespace = ? AND job_id = ? AND live = 1 GROUP BY task_group";
+
+export function liveAllocsByGroup(
+  stmt: Database.Statement,
+  namespace: string,
+  jobId: string,
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of stmt.all(namespace, jobId) as { task_group: string; n: number }[]) out[r.task_group] = r.n;
+  return out;
+}
 
 /** SQL, or a function for a step that must compute from the stored JSON. */
 type Migration = string | ((db: Database.Database) => void);
@@ -61,15 +85,72 @@ const MIGRATIONS: Migration[] = [
     const putPlugin = db.prepare("UPDATE plugins SET json = ? WHERE id = ?");
     for (const row of db.prepare("SELECT id, json FROM plugins").all() as { id: string; json: string }[]) {
       const p = JSON.parse(row.json) as CSIPlugin;
-      const next = { ...p, ...jobDescriptions(byPlugin.get(row.id) ?? []), EmptySince: 0 };
+      const expected = (byPlugin.get(row.id) ?? []).map((u) => expectedOf(u, {}));
+      const next = { ...p, ...jobDescriptions(expected), EmptySince: 0 };
       putPlugin.run(JSON.stringify(next), row.id);
     }
   },
+  // v3 as written (plugin expected counts): ControllersExpected / NodesExpected become what the
+  // declaring jobs expect, no longer how many instances report. A system job expects its live
+  // allocs, so allocs gain their task group and liveness (placed, not terminal) as columns with a
+  // covering index to count them by; plugin_jobs rows take the new PluginJobUse shape (declaring
+  // groups per side); every plugin record's job descriptions and expected counts are recomputed.
+  (db) => {
+    db.exec(`
+      ALTER TABLE allocs ADD COLUMN task_group TEXT NOT NULL DEFAULT '';
+      ALTER TABLE allocs ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
+    `);
+    const setAlloc = db.prepare("UPDATE allocs SET task_group = ?, live = ? WHERE id = ?");
+    for (const row of db.prepare("SELECT json FROM allocs").all() as { json: string }[]) {
+      const a = JSON.parse(row.json) as Allocation;
+      setAlloc.run(a.TaskGroup, isAllocTerminal(a) ? 0 : 1, a.ID);
+    }
+    db.exec("CREATE INDEX allocs_live_by_job ON allocs (namespace, job_id, live, task_group)");
+
+    db.exec("DELETE FROM plugin_jobs");
+    const put = db.prepare(
+      "INSERT INTO plugin_jobs (plugin_id, namespace, job_id, json) VALUES (?, ?, ?, ?)",
+    );
+    const live = db.prepare(LIVE_ALLOCS_OF_JOB);
+    const byPlugin = new Map<string, PluginJobUse[]>();
+    for (const row of db.prepare("SELECT json FROM jobs").all() as { json: string }[]) {
+      for (const use of jobPluginUses(JSON.parse(row.json) as Job)) {
+        put.run(use.pluginId, use.namespace, use.jobId, JSON.stringify(use));
+        byPlugin.set(use.pluginId, [...(byPlugin.get(use.pluginId) ?? []), use]);
+      }
+    }
+    const putPlugin = db.prepare("UPDATE plugins SET json = ? WHERE id = ?");
+    for (const row of db.prepare("SELECT id, json FROM plugins").all() as { id: string; json: string }[]) {
+      const p = JSON.parse(row.json) as CSIPlugin;
+      const expected = (byPlugin.get(row.id) ?? []).map((u) =>
+        expectedOf(u, u.system ? liveAllocsByGroup(live, u.namespace, u.jobId) : {}),
+      );
+      const jobs = jobDescriptions(expected);
+      const next: CSIPlugin = {
+        ...p,
+        ControllersExpected: totalExpected(jobs.ControllerJobs),
+        NodesExpected: totalExpected(jobs.NodeJobs),
+        ...jobs,
+      };
+      // Listing jobs that expect 0 can only make a plugin non-empty, never empty.
+      if (!isPluginEmpty(next)) next.EmptySince = 0;
+      putPlugin.run(JSON.stringify(next), row.id);
+    }
+  },
+  // Evaluations (structs/eval.ts), looked up by job; the scheduler bounds how many a job keeps.
+  `
+  CREATE TABLE evals (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, job_id TEXT NOT NULL, create_index INTEGER NOT NULL,
+    json TEXT NOT NULL
+  );
+  CREATE INDEX evals_by_job ON evals (namespace, job_id, create_index);
+  `,
 ];
 
-export function migrate(db: Database.Database): void {
+/** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */
+export function migrate(db: Database.Database, target = MIGRATIONS.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;
-  for (let v = current; v < MIGRATIONS.length; v++) {
+  for (let v = current; v < Math.min(target, MIGRATIONS.length); v++) {
     const step = MIGRATIONS[v];
     if (step === undefined) break;
     db.transaction(() => {

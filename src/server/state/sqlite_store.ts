@@ -7,9 +7,10 @@ import path from "node:path";
 import { mkdirSync } from "node:fs";
 import Database from "better-sqlite3";
 import type { Allocation } from "../../structs/alloc.js";
+import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import { volumeSourceForAlloc } from "../../structs/job.js";
-import { allocIndex } from "../../structs/alloc.js";
+import { allocIndex, isAllocTerminal } from "../../structs/alloc.js";
 import type { Node } from "../../structs/node.js";
 import {
   buildPlugin,
@@ -19,13 +20,14 @@ import {
   type CSIInfo,
   type CSIPlugin,
 } from "../../structs/plugin.js";
-import { jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
+import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../structs/volume.js";
-import { migrate } from "./sqlite_schema.js";
+import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup, migrate } from "./sqlite_schema.js";
 import { IndexWatch } from "./watch.js";
 import type { StateStore, StateWriter, Table } from "./store.js";
 
 type Indexed = { CreateIndex: number; ModifyIndex: number };
+type AllocKeys = { namespace: string; job_id: string; live: number };
 type Row = { json: string };
 
 function parseRows<T>(rows: unknown[]): T[] {
@@ -92,8 +94,10 @@ export class SqliteStateStore implements StateStore {
         "SELECT a.json FROM alloc_volumes v JOIN allocs a ON a.id = v.alloc_id WHERE v.namespace = ? AND v.volume_id = ? ORDER BY a.id",
       ),
       putAlloc: db.prepare(
-        "INSERT INTO allocs (id, namespace, node_id, job_id, json) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, json = excluded.json",
+        "INSERT INTO allocs (id, namespace, node_id, job_id, task_group, live, json) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, task_group = excluded.task_group, live = excluded.live, json = excluded.json",
       ),
+      allocKeys: db.prepare("SELECT namespace, job_id, live FROM allocs WHERE id = ?"),
+      liveAllocsOfJob: db.prepare(LIVE_ALLOCS_OF_JOB),
       delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
       delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),
       delNode: db.prepare("DELETE FROM nodes WHERE id = ?"),
@@ -125,6 +129,16 @@ export class SqliteStateStore implements StateStore {
         "INSERT INTO plugin_jobs (plugin_id, namespace, job_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, namespace, job_id) DO UPDATE SET json = excluded.json",
       ),
       delUse: db.prepare("DELETE FROM plugin_jobs WHERE plugin_id = ? AND namespace = ? AND job_id = ?"),
+      getEval: db.prepare("SELECT json FROM evals WHERE id = ?"),
+      listEvals: db.prepare("SELECT json FROM evals ORDER BY create_index, rowid"),
+      listEvalsNs: db.prepare("SELECT json FROM evals WHERE namespace = ? ORDER BY create_index, rowid"),
+      evalsByJob: db.prepare(
+        "SELECT json FROM evals WHERE namespace = ? AND job_id = ? ORDER BY create_index, rowid",
+      ),
+      putEval: db.prepare(
+        "INSERT INTO evals (id, namespace, job_id, create_index, json) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, job_id = excluded.job_id, create_index = excluded.create_index, json = excluded.json",
+      ),
+      delEval: db.prepare("DELETE FROM evals WHERE id = ?"),
     };
     this.currentIndex = (this.stmts.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.stmts.allTableIdx.all() as { name: Table; idx: number }[]) {
@@ -195,6 +209,17 @@ export class SqliteStateStore implements StateStore {
   listPlugins(): CSIPlugin[] {
     return parseRows<CSIPlugin>(this.stmts.listPlugins.all());
   }
+  getEval(id: string): Evaluation | undefined {
+    return parseRow<Evaluation>(this.stmts.getEval.get(id));
+  }
+  listEvals(namespace?: string): Evaluation[] {
+    return parseRows<Evaluation>(
+      namespace === undefined ? this.stmts.listEvals.all() : this.stmts.listEvalsNs.all(namespace),
+    );
+  }
+  evalsByJob(namespace: string, jobId: string): Evaluation[] {
+    return parseRows<Evaluation>(this.stmts.evalsByJob.all(namespace, jobId));
+  }
 
   txn<T>(fn: (tx: StateWriter) => T): Promise<T> {
     try {
@@ -222,7 +247,9 @@ export class SqliteStateStore implements StateStore {
     const touched = new Set<Table>();
     const writeIndex = this.currentIndex + 1;
     const run = this.db.transaction(() => {
-      const result = fn(new Writer(this, writeIndex, touched));
+      const writer = new Writer(this, writeIndex, touched);
+      const result = fn(writer);
+      writer.flushPlugins();
       if (touched.size > 0) {
         this.stmts.setMeta.run(writeIndex);
         for (const t of touched) this.stmts.setTableIdx.run(t, writeIndex);
@@ -244,12 +271,24 @@ export class SqliteStateStore implements StateStore {
   }
 }
 
+/** The job group a live (placed, not terminal) alloc counts for, "" for none: see expectedOf. */
+function liveGroupOf(a: Allocation | undefined): string {
+  return a && !isAllocTerminal(a) ? JSON.stringify([a.Namespace, a.JobID, a.TaskGroup]) : "";
+}
+
 /** Stamps indexes on a record: CreateIndex kept from the previous version, ModifyIndex = now. */
 function stamp<T extends Indexed>(rec: T, prev: Indexed | undefined, idx: number): T {
   return { ...rec, CreateIndex: prev ? prev.CreateIndex : idx, ModifyIndex: idx };
 }
 
 class Writer implements StateWriter {
+  /**
+   * Plugins whose expected counts an alloc write moved (a system job's live allocs), rebuilt once
+   * before the next plugin read of this txn or its commit: a scheduler pass that places an alloc
+   * on each of N nodes rebuilds each plugin once, not N times.
+   */
+  private readonly stalePlugins = new Set<string>();
+
   constructor(
     private readonly store: SqliteStateStore,
     readonly writeIndex: number,
@@ -299,11 +338,27 @@ class Writer implements StateWriter {
   listVolumes(filter?: { namespace?: string; pluginId?: string }) {
     return this.store.listVolumes(filter);
   }
+  getEval(id: string) {
+    return this.store.getEval(id);
+  }
+  listEvals(ns?: string) {
+    return this.store.listEvals(ns);
+  }
+  evalsByJob(ns: string, jobId: string) {
+    return this.store.evalsByJob(ns, jobId);
+  }
   getPlugin(id: string) {
+    this.flushPlugins();
     return this.store.getPlugin(id);
   }
   listPlugins() {
+    this.flushPlugins();
     return this.store.listPlugins();
+  }
+
+  /** Rebuilds the plugins alloc writes left stale (see stalePlugins). */
+  flushPlugins(): void {
+    for (const id of this.stalePlugins) this.rebuildPlugin(id);
   }
 
   putNode(node: Node): Node {
@@ -390,7 +445,20 @@ class Writer implements StateWriter {
     const prev = this.getAlloc(alloc.ID);
     if (prev && contentOf(prev) === contentOf(alloc)) return prev;
     const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: this.writeIndex };
-    this.s.putAlloc.run(rec.ID, rec.Namespace, rec.NodeID, rec.JobID, JSON.stringify(rec));
+    const live = isAllocTerminal(rec) ? 0 : 1;
+    this.s.putAlloc.run(
+      rec.ID,
+      rec.Namespace,
+      rec.NodeID,
+      rec.JobID,
+      rec.TaskGroup,
+      live,
+      JSON.stringify(rec),
+    );
+    if (liveGroupOf(prev) !== liveGroupOf(rec)) {
+      if (prev) this.systemPluginsStale(prev.Namespace, prev.JobID);
+      this.systemPluginsStale(rec.Namespace, rec.JobID);
+    }
     this.s.delAllocVolumes.run(rec.ID);
     const group = rec.Job.TaskGroups.find((g) => g.Name === rec.TaskGroup);
     for (const req of Object.values(group?.Volumes ?? {})) {
@@ -402,7 +470,10 @@ class Writer implements StateWriter {
   }
 
   deleteAlloc(id: string): void {
-    if (this.s.delAlloc.run(id).changes === 0) return;
+    const keys = this.s.allocKeys.get(id) as AllocKeys | undefined;
+    if (!keys) return;
+    this.s.delAlloc.run(id);
+    if (keys.live === 1) this.systemPluginsStale(keys.namespace, keys.job_id);
     this.s.delAllocVolumes.run(id);
     this.touched.add("allocs");
   }
@@ -418,6 +489,19 @@ class Writer implements StateWriter {
 
   deleteVolume(namespace: string, id: string): void {
     if (this.s.delVolume.run(namespace, id).changes > 0) this.touched.add("volumes");
+  }
+
+  putEval(ev: Evaluation): Evaluation {
+    const prev = this.getEval(ev.ID);
+    if (prev && contentOf(prev) === contentOf(ev)) return prev;
+    const rec = stamp(ev, prev, this.writeIndex);
+    this.s.putEval.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, JSON.stringify(rec));
+    this.touched.add("evals");
+    return rec;
+  }
+
+  deleteEval(id: string): void {
+    if (this.s.delEval.run(id).changes > 0) this.touched.add("evals");
   }
 
   /** Records `node`'s instances of plugin `id`, as the plugin counts them (a down node's are unhealthy). */
@@ -439,24 +523,39 @@ class Writer implements StateWriter {
   }
 
   /**
-   * Rebuilds plugin `id` from all its instances and the jobs that declare it. A plugin left with
-   * neither is kept, stamped EmptySince, for the garbage collector to remove after its threshold.
+   * Marks stale the plugins a system job declares: their expected counts are its live allocs, which
+   * just changed. Other jobs' expectations do not depend on their allocs.
+   */
+  private systemPluginsStale(namespace: string, jobId: string): void {
+    for (const r of this.s.usesOfJob.all(namespace, jobId) as { plugin_id: string; json: string }[]) {
+      if ((JSON.parse(r.json) as PluginJobUse).system) this.stalePlugins.add(r.plugin_id);
+    }
+  }
+
+  /**
+   * Rebuilds plugin `id` from all its instances and the jobs that declare it (for a system job,
+   * its live allocs per group). A plugin left with neither is kept, stamped EmptySince, for the
+   * garbage collector to remove after its threshold.
    */
   private rebuildPlugin(id: string): void {
+    this.stalePlugins.delete(id);
     const rows = this.s.instancesOf.all(id) as {
       node_id: string;
       controller: string | null;
       node: string | null;
     }[];
     const uses = parseRows<PluginJobUse>(this.s.usesOfPlugin.all(id));
-    const prev = this.getPlugin(id);
+    const prev = this.store.getPlugin(id);
     if (!prev && rows.length === 0 && uses.length === 0) return;
     const entries = rows.map((r) => ({
       nodeId: r.node_id,
       ...(r.controller !== null ? { controller: JSON.parse(r.controller) as CSIInfo } : {}),
       ...(r.node !== null ? { node: JSON.parse(r.node) as CSIInfo } : {}),
     }));
-    const built = buildPlugin(id, entries, uses, {
+    const expected = uses.map((u) =>
+      expectedOf(u, u.system ? liveAllocsByGroup(this.s.liveAllocsOfJob, u.namespace, u.jobId) : {}),
+    );
+    const built = buildPlugin(id, entries, expected, {
       CreateIndex: prev ? prev.CreateIndex : this.writeIndex,
       ModifyIndex: this.writeIndex,
     });

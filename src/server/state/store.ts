@@ -14,18 +14,23 @@
  * - Plugins are derived: putting a node rebuilds the plugins its old and new fingerprints name,
  *   and putting or deleting a job the plugins its `csi_plugin` blocks name (buildPlugin,
  *   jobPluginUses). An instance on a down node counts as unhealthy (instanceOnNode), so a node's
- *   status change moves its plugins' counts. A plugin left with no instance and no job is kept,
+ *   status change moves its plugins' counts. Expected counts are the declaring jobs' (expectedOf):
+ *   a system job's are its live allocs, so an alloc of one becoming live or terminal (or deleted)
+ *   rebuilds its plugins too, by the commit or the txn's next plugin read, whichever is first. A plugin left with no instance and no job is kept,
  *   stamped EmptySince, until deletePlugin (the garbage collector) removes it. Their index moves
  *   only when the derived record actually changes.
+ * - Evaluations are plain records kept by the scheduler, which also bounds how many a job keeps;
+ *   the garbage collector removes those of jobs that are gone.
  * - Records are returned as fresh copies; mutating one never changes the store.
  */
 import type { Allocation } from "../../structs/alloc.js";
+import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 
-export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins"] as const;
+export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals"] as const;
 export type Table = (typeof TABLES)[number];
 
 export interface StateReader {
@@ -54,6 +59,12 @@ export interface StateReader {
 
   getPlugin(id: string): CSIPlugin | undefined;
   listPlugins(): CSIPlugin[];
+
+  getEval(id: string): Evaluation | undefined;
+  /** Oldest first (by CreateIndex, then the order they were put); all namespaces when `namespace` is undefined. */
+  listEvals(namespace?: string): Evaluation[];
+  /** The job's evals, oldest first (as listEvals). Evals outlive their job until collected. */
+  evalsByJob(namespace: string, jobId: string): Evaluation[];
 }
 
 export interface StateWriter extends StateReader {
@@ -70,6 +81,8 @@ export interface StateWriter extends StateReader {
   deleteVolume(namespace: string, id: string): void;
   /** Deletes the plugin only while it is empty (isPluginEmpty); returns whether it did. */
   deletePlugin(id: string): boolean;
+  putEval(ev: Evaluation): Evaluation;
+  deleteEval(id: string): void;
 }
 
 export interface StateStore extends StateReader {

@@ -192,16 +192,17 @@ test(
     assert.equal(onB!.NodeName, "B", "the only node in zone b");
     await stopAndRelease("zb", ["zoned"]);
 
-    // Forced onto A (zone a): never placed, and the server says why.
+    // Forced onto A (zone a): never placed, and `job status` says why (its blocked evaluation).
     await cli([
       "job",
       "run",
       writeFile("za.hcl", userJob("za", { source: "zoned", node: "A", script: "exec sleep 600" })),
     ]);
-    const reason = "CSI volume zoned is not accessible from the node's topology";
-    await eventually("the server to log why za is unplaced", async () =>
-      fs.readFileSync(path.join(dir, "server.log"), "utf8").includes(reason) ? true : undefined,
-    );
+    const status = await eventually("job status to show why za is unplaced", async () => {
+      const out = await cli(["job", "status", "za"]);
+      return out.includes("Placement Failure") ? out : undefined;
+    });
+    assert.match(status, /Constraint "did not meet topology requirement": 1 nodes excluded by filter/);
     assert.deepEqual(await allocsOf("za"), [], "no alloc on A");
     assert.equal(claimCount(await volume("zoned")), 0);
     await cli(["job", "stop", "-purge", "za"]);

@@ -129,6 +129,7 @@ export const nodeStub = {
   Status: "ready",
   StatusDescription: "",
   SchedulingEligibility: "eligible",
+  Drain: false,
   Drivers: {},
   CreateIndex: 1,
   ModifyIndex: 2,

@@ -15,6 +15,7 @@ before(async () => {
     "GET /v1/jobs": { json: [fx.jobStub] },
     "GET /v1/job/writer": { json: fx.job },
     "GET /v1/job/writer/allocations": { json: [fx.allocStub] },
+    "GET /v1/job/writer/evaluations": { json: [] },
     [`GET /v1/allocation/${fx.ALLOC_ID}`]: { json: fx.alloc },
     "GET /v1/allocations": {
       json: [fx.allocStub, { ...fx.allocStub, ID: "a1ffffff-0000-4000-8000-000000000009" }],
@@ -153,8 +154,8 @@ describe("node status", () => {
     const o = io();
     assert.equal(await nodeStatus.run(nodeStatus.parse([]), o), 0);
     assert.deepEqual(o.out, [
-      "ID        DC   Name    Class   Eligibility  Status",
-      "f00dfeed  dc1  node-1  <none>  eligible     ready",
+      "ID        DC   Name    Class   Drain  Eligibility  Status",
+      "f00dfeed  dc1  node-1  <none>  false  eligible     ready",
     ]);
   });
 
@@ -166,6 +167,7 @@ describe("node status", () => {
       "Name               = node-1",
       "Class              = <none>",
       "DC                 = dc1",
+      "Drain              = false",
       "Eligibility        = eligible",
       "Status             = ready",
       "Status Description = <none>",

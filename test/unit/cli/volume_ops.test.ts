@@ -42,9 +42,9 @@ before(async () => {
     },
     "GET /v1/plugins": {
       json: [
-        { ID: "hostpath", ControllersExpected: 1 },
-        { ID: "nosnaps", ControllersExpected: 1 },
-        { ID: "nodeonly", ControllersExpected: 0 },
+        { ID: "hostpath", ControllersHealthy: 1 },
+        { ID: "nosnaps", ControllersHealthy: 1 },
+        { ID: "nodeonly", ControllersHealthy: 0 },
       ],
     },
     "GET /v1/node/f00d": { status: 404, text: "node not found" },

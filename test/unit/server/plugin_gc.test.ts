@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import Database from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { nullLogger } from "../../../src/internal/log.js";
@@ -14,8 +14,9 @@ import { pluginCollectable } from "../../../src/server/gc/decide.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { Job } from "../../../src/structs/job.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
-import { jobPluginUses } from "../../../src/structs/plugin_jobs.js";
+import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";
 import { controllerInfo, makeNode, nodePluginInfo } from "./fixtures.js";
+import { V1_COLUMNS, writeOldStateFile } from "./old_state.js";
 
 /** A plugin job: group "controller" (count 1) and group "nodes" (count `nodes`), or a monolith. */
 function pluginJob(id: string, opts: { nodes?: number; monolith?: boolean; pluginId?: string } = {}): Job {
@@ -39,13 +40,16 @@ test("plugin jobs: which plugins a job declares, and how many allocs run each si
   assert.deepEqual(
     jobPluginUses(pluginJob("j", { nodes: 3 })).map((u) => [
       u.pluginId,
-      u.controllerExpected,
-      u.nodeExpected,
+      expectedOf(u, {}).controller,
+      expectedOf(u, {}).node,
     ]),
     [["p1", 1, 3]],
   );
   assert.deepEqual(
-    jobPluginUses(pluginJob("m", { monolith: true })).map((u) => [u.controllerExpected, u.nodeExpected]),
+    jobPluginUses(pluginJob("m", { monolith: true })).map((u) => [
+      expectedOf(u, {}).controller,
+      expectedOf(u, {}).node,
+    ]),
     [[2, 2]],
     "a monolith runs both sides",
   );
@@ -61,7 +65,11 @@ test("plugin jobs: registering a plugin job creates the plugin; stopping or purg
     default: { hostpath: { Namespace: "default", ID: "hostpath", Version: 0, Expected: 1 } },
   });
   assert.equal(p.NodeJobs.default!.hostpath!.Expected, 2);
-  assert.deepEqual([p.NodesExpected, p.NodesHealthy, p.EmptySince], [0, 0, 0]);
+  assert.deepEqual(
+    [p.NodesExpected, p.NodesHealthy, p.EmptySince],
+    [2, 0, 0],
+    "the job expects 2 node instances before any reports",
+  );
 
   // Instances come and go while the job stays: the record stays, never stamped empty.
   await s.txn((tx) => tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } })));
@@ -136,7 +144,11 @@ test("plugin gc: an empty plugin is removed only after the threshold; one back i
   );
   assert.deepEqual((await gc.collect(70_000)).plugins, ["p1"]);
   assert.equal(s.getPlugin("p1"), undefined);
-  assert.equal(s.getPlugin("p2")!.ControllersExpected, 1);
+  assert.deepEqual(
+    [s.getPlugin("p2")!.ControllersHealthy, s.getPlugin("p2")!.ControllersExpected],
+    [1, 0],
+    "back, with an instance no job declares",
+  );
 
   // A plugin job registered after collection creates the record again.
   await s.txn((tx) => tx.putJob(pluginJob("again")));
@@ -161,26 +173,26 @@ test("plugin gc: a plugin whose last instance was on a collected node goes a thr
 
 test("plugin jobs: an older state file gains the job associations on open", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "berth-plugin-jobs-"));
+  const current = path.join(dir, "current");
+  mkdirSync(current);
   try {
-    const s = new SqliteStateStore(dir);
+    const s = new SqliteStateStore(current);
     await s.txn((tx) => {
       tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }));
       tx.putJob(pluginJob("hostpath"));
     });
     s.close();
-    // Back to schema v1, as a server before plugin jobs left it.
-    const db = new Database(path.join(dir, "state.db"));
-    db.exec("DROP TABLE plugin_jobs");
-    const row = db.prepare("SELECT json FROM plugins WHERE id = 'p1'").get() as { json: string };
-    const {
-      ControllerJobs: _c,
-      NodeJobs: _n,
-      EmptySince: _e,
-      ...old
-    } = JSON.parse(row.json) as Record<string, unknown>;
-    db.prepare("UPDATE plugins SET json = ? WHERE id = 'p1'").run(JSON.stringify(old));
-    db.pragma("user_version = 1");
-    db.close();
+    // Schema v1, as a server before plugin jobs left it.
+    writeOldStateFile(current, dir, 1, V1_COLUMNS, (db: Database.Database) => {
+      const row = db.prepare("SELECT json FROM plugins WHERE id = 'p1'").get() as { json: string };
+      const {
+        ControllerJobs: _c,
+        NodeJobs: _n,
+        EmptySince: _e,
+        ...old
+      } = JSON.parse(row.json) as Record<string, unknown>;
+      db.prepare("UPDATE plugins SET json = ? WHERE id = 'p1'").run(JSON.stringify(old));
+    });
 
     const again = new SqliteStateStore(dir);
     const p = again.getPlugin("p1")!;

@@ -15,14 +15,33 @@ import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { volumeView } from "../../../src/server/state/views.js";
+import { validateJob } from "../../../src/structs/job_validate.js";
 import { NODE_DOWN_HEALTH } from "../../../src/structs/plugin.js";
 import { controllerInfo, csiJob, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
 
-/** n1 runs the controller and a node plugin, n2 a node plugin; vol1 needs ControllerPublish. */
+/**
+ * n1 runs the controller and a node plugin, n2 a node plugin; vol1 needs ControllerPublish. The
+ * plugin job expects 1 controller and 2 node instances (ControllersExpected / NodesExpected).
+ */
 async function cluster() {
   const store = new SqliteStateStore(null);
   const scheduler = new Scheduler(store, nullLogger);
   await store.txn((tx) => {
+    tx.putJob(
+      validateJob({
+        ID: "csi",
+        TaskGroups: [
+          ["controller", 1],
+          ["node", 2],
+        ].map(([type, count]) => ({
+          Name: type,
+          Count: count,
+          Tasks: [
+            { Name: "plugin", Driver: "exec", CSIPluginConfig: { ID: "p1", Type: type, MountDir: "/csi" } },
+          ],
+        })),
+      }),
+    );
     tx.putNode(
       makeNode("n1", {
         CSIControllerPlugins: { p1: controllerInfo("p1") },
@@ -143,7 +162,7 @@ test("plugin health: placement waits while the volume's controller or node plugi
   assert.deepEqual(c.store.allocsByJob("default", "j"), []);
   const r = await c.scheduler.evaluate("default", "j");
   assert.ok(
-    Object.keys(r.failures[0]!.reasons).some((k) => k.includes("not schedulable")),
+    Object.keys(r.failures[0]!.metrics.ConstraintFiltered).some((k) => k.includes("is unschedulable")),
     JSON.stringify(r.failures),
   );
 

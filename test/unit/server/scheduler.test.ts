@@ -37,12 +37,18 @@ test("scheduler: places on a node with a healthy node plugin", async () => {
 test("scheduler: no node plugin or an unhealthy one blocks placement", async () => {
   const r1 = await run([makeNode("bare")], [makeVolume("vol1")]);
   assert.equal(r1.allocs.length, 0);
-  assert.ok(Object.keys(r1.result.failures[0]!.reasons).some((k) => k.includes("missing from the node")));
+  assert.ok(
+    Object.keys(r1.result.failures[0]!.metrics.ConstraintFiltered).some((k) =>
+      k.includes("is missing from client bare"),
+    ),
+  );
   assert.ok(r1.scheduler.isBlocked("default", "j"));
   const r2 = await run([withPlugin("sick", nodePluginInfo("p1", { Healthy: false }))], [makeVolume("vol1")]);
   assert.equal(r2.allocs.length, 0);
   const r3 = await run([withPlugin("n1")], []);
-  assert.ok(Object.keys(r3.result.failures[0]!.reasons).some((k) => k.includes("does not exist")));
+  assert.ok(
+    Object.keys(r3.result.failures[0]!.metrics.ConstraintFiltered).includes("missing CSI Volume vol1"),
+  );
 });
 
 test("scheduler: a node at the plugin's MaxVolumes is not feasible for another volume", async () => {
@@ -59,7 +65,11 @@ test("scheduler: a node at the plugin's MaxVolumes is not feasible for another v
   await store.txn((tx) => tx.putJob(csiJob("b", { source: "vol2" })));
   const r = await scheduler.evaluate("default", "b");
   assert.equal(r.placed, 0);
-  assert.ok(Object.keys(r.failures[0]!.reasons).some((k) => k.includes("maximum volumes")));
+  assert.ok(
+    Object.keys(r.failures[0]!.metrics.ConstraintFiltered).some((k) =>
+      k.includes("maximum number of volumes"),
+    ),
+  );
   await store.txn((tx) => tx.putJob(csiJob("c", { source: "vol1", accessMode: "multi-node-multi-writer" })));
   assert.equal(
     (await scheduler.evaluate("default", "c")).placed,
@@ -144,5 +154,5 @@ test("scheduler: job, group and task constraints filter nodes, with the constrai
   }
   const none = await run(nodes, [makeVolume("vol1")], constrain("group", "=", "C"));
   assert.equal(none.allocs.length, 0);
-  assert.deepEqual(none.result.failures[0]!.reasons, { 'constraint "${node.unique.name} = C" not met': 2 });
+  assert.deepEqual(none.result.failures[0]!.metrics.ConstraintFiltered, { "${node.unique.name} = C": 2 });
 });

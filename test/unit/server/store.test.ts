@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import type { CSIPlugin } from "../../../src/structs/plugin.js";
 import { controllerInfo, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
 
 test("store: the index is monotonic, stamps records and skips no-op writes", async () => {
@@ -93,21 +94,24 @@ test("store: plugins are derived from node fingerprints", async () => {
     );
     tx.putNode(makeNode("n2", { CSINodePlugins: { p1: nodePluginInfo("p1", { Healthy: false }) } }));
   });
+  // The instances each side has; Expected comes from the jobs that declare the plugin (none here).
+  const instances = (p: CSIPlugin) => [Object.keys(p.Nodes).length, Object.keys(p.Controllers).length];
   let p = s.getPlugin("p1")!;
   assert.deepEqual(
-    [p.NodesHealthy, p.NodesExpected, p.ControllersHealthy, p.ControllersExpected, p.ControllerRequired],
+    [p.NodesHealthy, ...instances(p), p.ControllersHealthy, p.ControllerRequired],
     [1, 2, 1, 1, true],
   );
+  assert.deepEqual([p.NodesExpected, p.ControllersExpected], [0, 0], "no job declares it");
   const pluginIdx = s.tableIndex("plugins");
   await s.txn((tx) => tx.putNode({ ...tx.getNode("n2")!, Name: "renamed" }));
   assert.equal(s.tableIndex("plugins"), pluginIdx, "an unchanged plugin does not move its index");
   await s.txn((tx) => tx.putNode({ ...tx.getNode("n1")!, CSINodePlugins: {}, CSIControllerPlugins: {} }));
   p = s.getPlugin("p1")!;
-  assert.deepEqual([p.NodesExpected, p.ControllersExpected], [1, 0]);
+  assert.deepEqual(instances(p), [1, 0]);
   await s.txn((tx) => tx.putNode({ ...tx.getNode("n2")!, CSINodePlugins: {} }));
   p = s.getPlugin("p1")!;
   assert.deepEqual(
-    [p.NodesExpected, p.ControllersExpected, p.EmptySince > 0],
+    [...instances(p), p.EmptySince > 0],
     [0, 0, true],
     "a plugin with no instance left is kept, stamped empty, for the garbage collector",
   );

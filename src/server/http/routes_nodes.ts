@@ -1,0 +1,28 @@
+/** /v1/node/:id/drain, /v1/node/:id/eligibility, /v1/node/:id/allocations (Nomad's node routes). */
+import { notFound } from "../../structs/errors.js";
+import { validateDrainRequest, validateEligibilityRequest } from "../../structs/node_validate.js";
+import { redactAlloc } from "../../structs/redact.js";
+import { param, type Route } from "./context.js";
+import { blockingIndex, readJson, sendJson } from "./respond.js";
+
+export const drainNode: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const req = validateDrainRequest(await readJson(ctx.req));
+  const res = await api.nodes.updateDrain(id, req);
+  sendJson(ctx.res, res, res.Index);
+};
+
+export const nodeEligibility: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const eligibility = validateEligibilityRequest(await readJson(ctx.req));
+  const res = await api.nodes.updateEligibility(id, eligibility);
+  sendJson(ctx.res, res, res.Index);
+};
+
+/** The node's allocs, full records as Nomad answers this route (job snapshots redacted). */
+export const nodeAllocations: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
+  if (!api.store.getNode(id)) throw notFound("node", id);
+  sendJson(ctx.res, api.store.allocsByNode(id).map(redactAlloc), index);
+};
