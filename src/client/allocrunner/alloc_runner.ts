@@ -52,6 +52,11 @@ export interface TaskRunnerLike {
   shutdown(): void;
   /** Appends an event to the task's state (an alloc hook's news, e.g. a volume remounted). */
   emitEvent(type: string, message: string, details?: Record<string, string>): void;
+  /**
+   * The host mount at `hostPath` (a volume's publish target) was replaced: the running task gets
+   * the new one wherever it mounts it. Reports its own failures (as task events); never throws.
+   */
+  refreshMounts(hostPath: string): Promise<void>;
 }
 
 export type NewTaskRunner = (args: {
@@ -110,6 +115,8 @@ export class AllocRunner {
   private lastUpdate = "";
   /** Task states persisted by a previous agent, when this runner restores a running alloc. */
   private restoredTasks: Record<string, TaskState> | null = null;
+  /** Publish targets a restored prerun made again before the task runners existed. */
+  private readonly remountedBeforeTasks = new Set<string>();
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -135,6 +142,7 @@ export class AllocRunner {
         ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
         ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
         emitEvent: (type, message, details) => this.emitTaskEvent(type, message, details),
+        refreshTaskMounts: (hostPath) => this.refreshTaskMounts(hostPath),
       }),
     ];
   }
@@ -206,6 +214,27 @@ export class AllocRunner {
       this.taskStates[name] = { ...st, Events: [...st.Events, ev].slice(-MAX_PRERUN_EVENTS) };
     }
     this.emit();
+  }
+
+  /**
+   * A volume remounted at `hostPath` on the host: every task runner re-binds it where it is used.
+   * During a restored alloc's prerun its task runners do not exist yet: the path is kept and the
+   * re-attached tasks get it as soon as they are recovered (runTasks).
+   */
+  async refreshTaskMounts(hostPath: string): Promise<void> {
+    if (this.taskRunners.size === 0) {
+      if (this.restoredTasks) this.remountedBeforeTasks.add(hostPath);
+      return;
+    }
+    await Promise.all(
+      [...this.taskRunners].map(([name, tr]) =>
+        tr
+          .refreshMounts(hostPath)
+          .catch((err: unknown) =>
+            this.log.error("refreshing a remounted volume in a task failed", { task: name, error: err }),
+          ),
+      ),
+    );
   }
 
   private stop(reason: string): void {
@@ -328,7 +357,8 @@ export class AllocRunner {
   /** Runs every task to its end; resolves early (tasks untouched) when the agent shuts down. */
   private async runTasks(): Promise<void> {
     const runs: Promise<void>[] = [];
-    for (const [name, tr] of this.newTaskRunners()) {
+    const runners = this.newTaskRunners();
+    for (const [name, tr] of runners) {
       runs.push(
         tr.run().catch((err: unknown) => {
           const message = asBerthError(err).message;
@@ -345,6 +375,9 @@ export class AllocRunner {
         }),
       );
     }
+    // Volumes a restored prerun had to publish again: the recovered tasks still hold stale copies.
+    for (const hostPath of this.remountedBeforeTasks) this.track(this.refreshTaskMounts(hostPath));
+    this.remountedBeforeTasks.clear();
     const shutdown = new Promise<void>((resolve) => {
       if (this.shutdownCtl.signal.aborted) resolve();
       this.shutdownCtl.signal.addEventListener("abort", () => resolve(), { once: true });

@@ -10,7 +10,9 @@
  *
  * While the alloc runs, a LostMountWatcher re-checks its mounts whenever a node plugin they use
  * registers again (the plugin task restarted): a publish target that is gone is staged (if its
- * staging went too) and published again, and a "Volume Remounted" event goes to every task.
+ * staging went too) and published again, the running tasks that mount it get the new mount bound
+ * in place of their stale copy (`refreshTaskMounts`), and a "Volume Remounted" event goes to every
+ * task.
  *
  * Every claim retry is a "Volume Claim Retry" task event, so a waiting alloc says why it waits.
  *
@@ -109,6 +111,11 @@ export interface CsiHookConfig {
   unwindDeadlineMs?: number;
   /** An event for every task of the alloc (claim retries, remounts). */
   emitEvent?: (type: string, message: string, details?: Record<string, string>) => void;
+  /**
+   * A lost volume was published again at `hostPath` (the stub's target path, which tasks mount):
+   * the alloc's running tasks re-bind it. Reports per-task failures itself.
+   */
+  refreshTaskMounts?: (hostPath: string) => Promise<void>;
 }
 
 /** What this agent got from its claim of a volume: enough to publish it again. */
@@ -160,7 +167,10 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           continue;
         }
         const known = restored?.volumeId === volumeId ? restored : undefined;
-        mounts.set(alias, await this.acquire(alloc, alias, req, volumeId, known, acquired, sig));
+        const mount = await this.acquire(alloc, alias, req, volumeId, known, acquired, sig);
+        mounts.set(alias, mount);
+        // A restored alloc's tasks may still run with a stale copy of the lost mount.
+        if (known) await this.refreshTaskMounts(alias, mount.source);
       } catch (err) {
         const e = asBerthError(err);
         if (!this.shutdownCtl.signal.aborted) await this.unwind(alloc.ID, acquired);
@@ -239,11 +249,21 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       );
       if (!redone) continue;
       this.log.info("lost volume mount restored", { alias, volume: stub.volumeId, plugin: pluginId });
+      await this.refreshTaskMounts(alias, stub.targetPath);
       this.cfg.emitEvent?.(
         "Volume Remounted",
-        `volume "${alias}" (${stub.volumeId}) was no longer mounted after plugin ${JSON.stringify(pluginId)} registered again; mounted it again`,
+        `volume "${alias}" (${stub.volumeId}) was no longer mounted after plugin ${JSON.stringify(pluginId)} registered again; mounted it again and bound the new mount into the running tasks that use it`,
         { volume: stub.volumeId, plugin: pluginId },
       );
+    }
+  }
+
+  /** The running tasks' copies of a remounted volume are stale: they get the new mount. */
+  private async refreshTaskMounts(alias: string, hostPath: string): Promise<void> {
+    try {
+      await this.cfg.refreshTaskMounts?.(hostPath);
+    } catch (err) {
+      this.log.error("refreshing a remounted volume in the tasks failed", { alias, error: err });
     }
   }
 

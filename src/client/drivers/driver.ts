@@ -66,6 +66,13 @@ export interface TaskDriver {
   /** Re-attaches to a task from a persisted handle; false when the process is gone. */
   recover(handle: TaskHandle): Promise<boolean>;
   /**
+   * Binds `mount.hostPath` afresh at `mount.taskPath` in the running task, replacing the copy it
+   * got at start (a CSI volume published again after its node plugin lost the mount). Rejects with
+   * the reason when it cannot; the task keeps running either way. Absent: the driver cannot (a
+   * driver without mounts has nothing to refresh).
+   */
+  refreshMount?(handle: TaskHandle, mount: TaskMount): Promise<void>;
+  /**
    * Agent exit: stops watching every task without touching it (tasks outlive the agent and a
    * restarted agent recovers them), so nothing of the driver keeps the process alive. Waits still
    * pending never settle: a task's exit seen after this point is the next agent's to record.

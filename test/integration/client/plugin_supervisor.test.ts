@@ -140,13 +140,49 @@ describe("csi_plugin_supervisor hook", () => {
       assert.equal(reg.stagePublishBaseDir, hostDir);
       assert.equal(reg.hostDir, hostDir);
       assert.equal((await fs.stat(hostDir)).isDirectory(), true);
-      assert.deepEqual(await mountsUnder(hostDir), [], "the host dir is not bound onto itself");
+      // Shared all the same, so exec tasks using its volumes see them published again.
+      assert.ok(await isSharedMount(hostDir), "the host dir is a shared self-bind");
       assert.ok(!eventTypes(tr.state()).includes("Driver Failure"));
     } finally {
       await tr.kill("test done");
       await running;
     }
     assert.equal(registrar.live.size, 0, "deregistered on stop");
+    assert.deepEqual(await mountsUnder(hostDir), [], "plugin dir unmounted at the end");
+  });
+
+  it("under raw_exec leaves a not-yet-shared plugin dir with volumes mounted below it as it is", async () => {
+    const hostDir = path.join(dataDir, "client", "csi", "node", "legacy");
+    const target = path.join(hostDir, "per-alloc", "a", "v", "rw");
+    const src = path.join(dataDir, "legacy-vol");
+    await fs.mkdir(target, { recursive: true });
+    await fs.mkdir(src, { recursive: true });
+    await run("mount", ["--bind", src, target]);
+    const registrar = new RecordingRegistrar();
+    const task = makeTask({
+      Name: "legacy-plugin",
+      Driver: "raw_exec",
+      CSIPluginConfig: plugin({ ID: "legacy", Type: "node" }),
+    });
+    const tr = new TaskRunner(
+      runnerConfig(dataDir, task, new FakeDriver("raw_exec", false), {
+        jobType: "service",
+        pluginRegistrar: registrar,
+        csiPlugin: { probe: async () => true, startupPollMs: 10 },
+      }),
+    );
+    const running = tr.run();
+    try {
+      await until(() => registrar.live.size === 1, "registered");
+      assert.deepEqual(await mountsUnder(hostDir), [target], "not bound over the volume mounted below");
+      await tr.kill("test done");
+      await running;
+      assert.deepEqual(await mountsUnder(hostDir), [target], "the volume's mount is the plugin's to undo");
+    } finally {
+      await tr.kill("test done");
+      await running;
+      await run("umount", [target]).catch(() => undefined);
+    }
   });
 
   it("restarts the task when the plugin is not healthy within health_timeout", async () => {

@@ -4,9 +4,9 @@
  * 1. the app task keeps running (same pid), its volume stays mounted (same mount ID), the plugin is
  *    not asked to stage or publish again and the server holds the same single claim;
  * 2. a publish target unmounted behind berth's back while the agent is down is published again on
- *    return (a new NodePublishVolume, no NodeStage: the staging is still there). The running task
- *    keeps the private copy of the bind it got at start (host-side unmounts do not propagate into a
- *    task's private mount), so the remount is asserted on the host side and in the call log;
+ *    return (a new NodePublishVolume, no NodeStage: the staging is still there), and the running
+ *    task, re-attached, gets the new mount bound over the stale copy in its own namespace (the
+ *    test stands a tmpfs there as that dead copy);
  * 3. stopping the jobs releases everything: nothing mounted, no claim, no process left.
  */
 import assert from "node:assert/strict";
@@ -19,6 +19,7 @@ import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
 import {
   allocOf,
+  assertTaskSeesNewMount,
   claimCount,
   cleanUp,
   keepLogIfFailed,
@@ -30,6 +31,7 @@ import {
   pluginAndVolume,
   publishedTarget,
   sleepers,
+  standInStaleCopy,
   VOLUME,
   writeSpecs,
   type AllocView,
@@ -146,9 +148,11 @@ step("a publish target unmounted while the agent is down is published again on r
   await crashAgent(agent!);
   execFileSync("umount", [target]);
   assert.equal(mountIdAt(target), null, "the target is unmounted behind berth's back");
+  standInStaleCopy(pid!);
   startAgent();
   await nodeReady();
   await eventually("the target to be mounted again", async () => (mountIdAt(target) ? true : undefined));
+  await assertTaskSeesNewMount(pid!, target);
 
   const calls = callLog(dataDir, pluginAlloc.ID).slice(callsBefore);
   const nodeCalls = methodsOf(calls, ext).filter((m) => m.startsWith("Node"));

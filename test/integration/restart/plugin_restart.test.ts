@@ -3,8 +3,10 @@
  * node plugin process is killed (SIGKILL) and its restart policy starts it again. hostpath's bind
  * mounts would survive that, so the test unmounts the publish target and the staging on the host
  * first, as a FUSE plugin's death would. Once the plugin registers again the agent finds both gone,
- * stages and publishes again (the call log shows it), and the app's tasks get a "Volume Remounted"
- * event that `berth alloc status` shows. Stopping the jobs then releases everything.
+ * stages and publishes again (the call log shows it), binds the new mount into the running app
+ * task's own mount namespace in place of its stale copy (no restart), and the app's tasks get a
+ * "Volume Remounted" event that `berth alloc status` shows. Stopping the jobs then releases
+ * everything.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -16,6 +18,7 @@ import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
 import {
   allocOf,
+  assertTaskSeesNewMount,
   claimCount,
   cleanUp,
   Cli,
@@ -25,6 +28,7 @@ import {
   pluginAndVolume,
   publishedTarget,
   sleepers,
+  standInStaleCopy,
   VOLUME,
   writeSpecs,
   type AllocView,
@@ -99,6 +103,7 @@ test("a killed node plugin is restarted and the mounts it lost are staged and pu
   // A FUSE plugin's mounts die with it; hostpath's bind mounts do not, so take them away by hand.
   execFileSync("umount", [target]);
   execFileSync("umount", [staging]);
+  standInStaleCopy(appPid!);
   process.kill(oldPlugin, "SIGKILL");
 
   await eventually(
@@ -120,13 +125,19 @@ test("a killed node plugin is restarted and the mounts it lost are staged and pu
     JSON.stringify(calls),
   );
   assert.equal(fs.readFileSync(path.join(target, "x"), "utf8").trim(), "hi", "the same volume is back");
+
+  await assertTaskSeesNewMount(appPid!, target);
   assert.deepEqual(sleepers(SLEEP), [appPid], "the app task kept running");
 
   const status = await eventually("the event to show in alloc status", async () => {
     const out = await cli.run(["alloc", "status", app.ID]);
     return out.includes("Volume Remounted") ? out : undefined;
   });
-  assert.match(status, /volume "data" \(vol1\) was no longer mounted after plugin "hostpath"/);
+  assert.match(
+    status,
+    /volume "data" \(vol1\) was no longer mounted after plugin "hostpath" registered again; mounted it again and bound the new mount into the running tasks that use it/,
+  );
+  assert.doesNotMatch(status, /Volume Refresh Failed/);
   const plugin = await allocOf(cli, "plugin", "running");
   assert.ok(
     plugin.TaskStates.plugin!.Events.some((e) => e.Type === "Restarting"),

@@ -195,6 +195,62 @@ export function mountIdAt(p: string): string | null {
   return id;
 }
 
+/** The fields of the mounts at `mountPoint` in a mountinfo file (mount points in its process's view). */
+export function mountsAt(mountinfo: string, mountPoint: string): string[][] {
+  return fs
+    .readFileSync(mountinfo, "utf8")
+    .split("\n")
+    .map((l) => l.split(" "))
+    .filter((f) => f[4] === mountPoint);
+}
+
+/** The filesystem type of a mountinfo line's fields (the field after the "-" separator). */
+export function fsTypeOf(fields: string[] | undefined): string | undefined {
+  return fields?.[fields.indexOf("-", 6) + 1];
+}
+
+/**
+ * A task's private copy of a dead FUSE mount is dead too, while a copy of hostpath's bind would
+ * still show the volume and look like a new mount: stands a marked tmpfs over the task's `/data`,
+ * in the task's own mount namespace, as that dead copy.
+ */
+export function standInStaleCopy(taskPid: number): void {
+  const taskRoot = fs.readlinkSync(`/proc/${taskPid}/root`);
+  execFileSync("nsenter", [
+    "--target",
+    String(taskPid),
+    "--mount",
+    "--",
+    "/bin/sh",
+    "-c",
+    'mount -t tmpfs -o size=1m berth-stale "$1" && echo stale > "$1/x"',
+    "sh",
+    `${taskRoot}/data`,
+  ]);
+  assert.equal(fsTypeOf(mountsAt(`/proc/${taskPid}/mountinfo`, "/data").at(-1)), "tmpfs");
+  assert.equal(fs.readFileSync(`/proc/${taskPid}/root/data/x`, "utf8"), "stale\n");
+}
+
+/**
+ * The running task got the new mount in its own namespace: its /data is one mount again, a copy of
+ * the publish at `target` (same device and root), showing what is written there now.
+ */
+export async function assertTaskSeesNewMount(taskPid: number, target: string): Promise<void> {
+  const view = `/proc/${taskPid}/root/data`;
+  await eventually(
+    "the task to see the volume again",
+    async () => (fs.readFileSync(path.join(view, "x"), "utf8") === "hi\n" ? true : undefined),
+    30_000,
+  );
+  const fresh = mountsAt(`/proc/${taskPid}/mountinfo`, "/data");
+  assert.equal(fresh.length, 1, `one mount at the task's /data: ${JSON.stringify(fresh)}`);
+  assert.notEqual(fsTypeOf(fresh[0]), "tmpfs", "the task's /data mount is not the dead copy it had");
+  const published = mountsAt("/proc/self/mountinfo", target).at(-1)!;
+  assert.deepEqual(fresh[0]!.slice(2, 4), published.slice(2, 4), "a mount of the new publish");
+  fs.writeFileSync(path.join(target, "after-remount"), "new\n");
+  assert.equal(fs.readFileSync(path.join(view, "after-remount"), "utf8"), "new\n");
+}
+
 /** The pids of processes running exactly `sleep <seconds>` (the app task, found by its argv). */
 export function sleepers(seconds: number): number[] {
   const want = `sleep\0${seconds}\0`;

@@ -142,6 +142,11 @@ export class FakeTask {
   killedWith: string | null = null;
   shutdowns = 0;
   mountsSeen: Map<string, CsiMount> | null = null;
+  /**
+   * Every refreshMounts call: the host path, and the "Volume Remounted" events the task had then
+   * (the alloc must refresh the tasks before it announces the remount).
+   */
+  readonly refreshes: { hostPath: string; remountEventsBefore: number }[] = [];
   private finishWith!: (failed: boolean) => void;
   private readonly finished = new Promise<boolean>((resolve) => (this.finishWith = resolve));
 
@@ -172,6 +177,11 @@ export class FakeTask {
   emitEvent(type: string, message: string, details: Record<string, string> = {}): void {
     const ev = { Type: type, Time: Date.now() * 1e6, DisplayMessage: message, Details: details };
     this.set({ Events: [...this.st.Events, ev] });
+  }
+
+  async refreshMounts(hostPath: string): Promise<void> {
+    const remountEventsBefore = this.st.Events.filter((e) => e.Type === "Volume Remounted").length;
+    this.refreshes.push({ hostPath, remountEventsBefore });
   }
 
   finish(failed = false): void {

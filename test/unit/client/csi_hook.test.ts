@@ -395,6 +395,55 @@ test("a node plugin registering again gets the alloc's lost mounts staged and pu
   );
 });
 
+test("each remounted volume is refreshed in the running tasks, once, with its target path, before the event", async () => {
+  const h = harness(
+    allocWith({ data: volumeRequest(), logs: volumeRequest({ Name: "logs", Source: "vol2" }) }),
+  );
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const stubs = h.stateDb.getVolumeStubs("alloc-1");
+  const data = stubs.data!;
+  const logs = stubs.logs!;
+  assert.notEqual(data.targetPath, logs.targetPath);
+  assert.equal(
+    t.mountsSeen?.get("data")?.source,
+    data.targetPath,
+    "the refreshed path is the one tasks mount",
+  );
+  const settle = () => new Promise((r) => setTimeout(r, 50));
+  const all = [data.stagingPath, data.targetPath, logs.stagingPath, logs.targetPath];
+  for (const p of all) h.mounted.add(p);
+
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
+  await settle();
+  assert.deepEqual(t.refreshes, [], "nothing lost: nothing to refresh");
+
+  h.mounted.delete(data.targetPath);
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 3 }));
+  await settle();
+  assert.deepEqual(t.refreshes, [{ hostPath: data.targetPath, remountEventsBefore: 0 }]);
+  for (const p of all) h.mounted.add(p);
+
+  h.mounted.delete(data.targetPath);
+  h.mounted.delete(logs.targetPath);
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 4 }));
+  await settle();
+  assert.deepEqual(t.refreshes.slice(1), [
+    { hostPath: data.targetPath, remountEventsBefore: 1 },
+    { hostPath: logs.targetPath, remountEventsBefore: 2 },
+  ]);
+  const remounted = t.state().Events.filter((e) => e.Type === "Volume Remounted");
+  assert.equal(remounted.length, 3);
+  assert.match(
+    remounted[2]!.DisplayMessage,
+    /volume "logs" \(vol2\) was no longer mounted after plugin "fake" registered again; mounted it again and bound the new mount into the running tasks that use it/,
+  );
+
+  t.finish();
+  await done;
+  await h.runner.released();
+});
+
 test("restore: plugin gone past the wait and its mounts gone with it — the alloc fails naming it, the claim is released", async () => {
   const alloc = allocWith({ data: volumeRequest() });
   const first = await runThenShutdown(alloc);

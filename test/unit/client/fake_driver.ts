@@ -5,6 +5,7 @@ import type {
   ExitResult,
   TaskDriver,
   TaskHandle,
+  TaskMount,
   TaskStartConfig,
 } from "../../../src/client/drivers/driver.js";
 
@@ -21,6 +22,10 @@ export class FakeDriver implements TaskDriver {
   exitCodes: number[] = [];
   exitAfterMs = 5;
   startError: Error | null = null;
+  /** Every refreshMount call: the task's pid and the mount. */
+  readonly refreshes: { pid: number; mount: TaskMount }[] = [];
+  /** When set, refreshMount rejects with it. */
+  refreshError: Error | null = null;
   private readonly running = new Map<number, Running>();
   private readonly exited = new Set<number>();
   private nextPid = 1000;
@@ -66,6 +71,11 @@ export class FakeDriver implements TaskDriver {
   /** A handle of this driver's is recoverable while its task has not exited. */
   async recover(handle: TaskHandle): Promise<boolean> {
     return this.running.has(handle.pid) && !this.exited.has(handle.pid);
+  }
+
+  async refreshMount(handle: TaskHandle, mount: TaskMount): Promise<void> {
+    this.refreshes.push({ pid: handle.pid, mount });
+    if (this.refreshError) throw this.refreshError;
   }
 
   /** Ends a running task as if it exited by itself (e.g. while the agent was away). */

@@ -1,7 +1,9 @@
 /**
  * The host side of a CSI plugin's bidirectional mount: the plugin's directory bound onto itself and
  * made shared, so the plugin task's bind of it stays in this peer group and the staging/publish
- * mounts the plugin makes show up here on the host.
+ * mounts the plugin makes show up here on the host. Every exec task's mount namespace made after
+ * that holds a peer copy of it too, so a volume published again under it (after the plugin lost
+ * the mount) reaches running tasks at the same host path, where their driver re-binds it.
  */
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
@@ -12,6 +14,16 @@ const run = promisify(execFile);
 
 export async function isMountPoint(dir: string): Promise<boolean> {
   return (await mountsUnder(dir)).includes(dir);
+}
+
+/**
+ * True when `dir` is not a mount point itself but something is mounted below it: binding it onto
+ * itself (non-recursively) would hide those mounts. Only a plugin directory made before berth
+ * shared it (an upgrade, raw_exec) looks like this.
+ */
+export async function hasMountsBelowUnshared(dir: string): Promise<boolean> {
+  const mounts = await mountsUnder(dir);
+  return mounts.length > 0 && !mounts.includes(dir);
 }
 
 /** Creates `dir`, binds it onto itself unless it already is a mount point, and makes it shared. */

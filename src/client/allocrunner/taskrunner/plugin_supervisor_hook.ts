@@ -8,11 +8,12 @@
  * dir so nothing stays mounted.
  *
  * A driver without mount support (raw_exec) runs the plugin in the host's own mount namespace: the
- * plugin's view IS the host's view, so there is nothing to bind. The hook then only creates the
- * directory, points CSI_ENDPOINT at the host socket, and registers the plugin with mount_dir and
- * stage_publish_base_dir both set to the host dir (the job's mount_dir is ignored).
+ * plugin's view IS the host's view, so there is nothing to bind. The hook then creates the
+ * directory (a shared self-bind all the same, so exec tasks using its volumes get a peer copy of it
+ * and see a volume published again: see plugin_dir.ts), points CSI_ENDPOINT at the host socket, and
+ * registers the plugin with mount_dir and stage_publish_base_dir both set to the host dir (the
+ * job's mount_dir is ignored).
  */
-import fs from "node:fs/promises";
 import path from "node:path";
 import { anySignal, isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
@@ -29,7 +30,7 @@ import type {
   StopHook,
   TaskLifecycle,
 } from "./hooks.js";
-import { ensureSharedDir, unmountTree } from "./plugin_dir.js";
+import { ensureSharedDir, hasMountsBelowUnshared, unmountTree } from "./plugin_dir.js";
 import { formatMs } from "./restart_tracker.js";
 
 /** One CSI Probe of the plugin at `socketPath`: true when it answers ready. */
@@ -81,7 +82,16 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
 
   async prestart(signal: AbortSignal): Promise<PrestartResult> {
     if (!this.d.driverSupportsMounts) {
-      await fs.mkdir(this.hostDir, { recursive: true, mode: 0o700 });
+      if (await hasMountsBelowUnshared(this.hostDir)) {
+        // A plugin dir from before berth shared it, with volumes still mounted: a self-bind would
+        // hide them. It is shared once nothing is mounted below it any more.
+        this.d.log.warn("plugin dir is not a shared mount yet; running tasks will not see remounts", {
+          plugin: this.d.plugin.ID,
+          dir: this.hostDir,
+        });
+      } else {
+        await ensureSharedDir(this.hostDir, signal);
+      }
       return { mounts: [], env: { CSI_ENDPOINT: `unix://${this.socketPath}` } };
     }
     await ensureSharedDir(this.hostDir, signal);

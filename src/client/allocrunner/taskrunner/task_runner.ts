@@ -9,6 +9,10 @@
  * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and the
  * runner waits on it; when it is gone, its recorded exit is treated as a normal exit and the restart
  * policy decides. A restored state that is already dead is final: the task is not run again.
+ *
+ * Mount refresh: when the alloc's csi_hook publishes a lost volume again, `refreshMounts` asks the
+ * driver to re-bind the new mount wherever the running task mounts that target (the mounts the task
+ * was started with; for a recovered task, its volume mounts as published now), without a restart.
  */
 import path from "node:path";
 import { isAbortError, sleep } from "../../../internal/abort.js";
@@ -76,6 +80,7 @@ export class TaskRunner {
     Events: [],
   };
   private readonly hooks: TaskHook[];
+  private readonly volumeHook: VolumeHook;
   private readonly killAc = new AbortController();
   /** Agent exit: poststart hooks and restart delays end, the task itself is left alone. */
   private readonly shutdownAc = new AbortController();
@@ -84,11 +89,22 @@ export class TaskRunner {
   private readonly log: Logger;
   private runPromise: Promise<void> | null = null;
   private handle: TaskHandle | null = null;
+  /** The mounts the running task (`handle`) has. */
+  private mounts: TaskMount[] = [];
+  /** The driver start in progress, if any; settles once `handle` and `mounts` are set. */
+  private starting: Promise<TaskHandle> | null = null;
+  /**
+   * Settles once run() has re-attached to a persisted handle, found it gone, or had none: a
+   * refresh asked for before that (a restored alloc's prerun remounted a volume) waits for it.
+   */
+  private readonly recoveryDecided: Promise<void>;
+  private decideRecovery: () => void = () => undefined;
   private hookRestartReason: string | null = null;
   private killReason: string | null = null;
 
   constructor(private readonly cfg: TaskRunnerConfig) {
     this.log = cfg.log.child(`task.${cfg.task.Name}`);
+    this.recoveryDecided = new Promise((resolve) => (this.decideRecovery = resolve));
     const group = allocTaskGroup(cfg.alloc);
     if (!group)
       throw new BerthError("ERR_INTERNAL", `alloc ${cfg.alloc.ID} has no task group ${cfg.alloc.TaskGroup}`);
@@ -100,10 +116,8 @@ export class TaskRunner {
       emitEvent: (type, message, details) => this.emit(type, message, details),
       restart: (reason) => this.restartFromHook(reason),
     };
-    this.hooks = [
-      new TaskDirHook(cfg.allocDir, cfg.task.Name, this.lifecycle),
-      new VolumeHook(cfg.task, group, cfg.driver, cfg.hookResources),
-    ];
+    this.volumeHook = new VolumeHook(cfg.task, group, cfg.driver, cfg.hookResources);
+    this.hooks = [new TaskDirHook(cfg.allocDir, cfg.task.Name, this.lifecycle), this.volumeHook];
     const plugin = cfg.task.CSIPluginConfig;
     if (plugin) {
       if (!cfg.csiPlugin)
@@ -141,9 +155,52 @@ export class TaskRunner {
     return structuredClone(this.st);
   }
 
+  /**
+   * The host mount at `hostPath` was replaced (a CSI volume published again after its node plugin
+   * lost it): re-binds it into the running task at every destination the task mounts it, without a
+   * restart. Never throws: a failure becomes a "Volume Refresh Failed" event (the task keeps its
+   * old mount until it restarts). A task that is not running has nothing to refresh — its next
+   * start binds the current mount; a start in progress is waited for, as it may have bound the old.
+   */
+  async refreshMounts(hostPath: string): Promise<void> {
+    // Not running yet: its start binds the mounts as they are now (a restored alloc asks its
+    // re-attached tasks only once their run() began, see AllocRunner.runTasks).
+    if (!this.runPromise) return;
+    await this.recoveryDecided;
+    await this.starting?.catch(() => undefined);
+    const handle = this.handle;
+    if (!handle) return;
+    for (const m of this.mounts.filter((x) => x.hostPath === hostPath)) {
+      try {
+        if (!this.cfg.driver.refreshMount) {
+          throw new BerthError(
+            "ERR_DRIVER",
+            `driver ${JSON.stringify(this.cfg.driver.name)} cannot refresh the mounts of a running task`,
+          );
+        }
+        await this.cfg.driver.refreshMount(handle, m);
+        this.log.info("volume mount refreshed in the running task", { taskPath: m.taskPath });
+      } catch (err) {
+        // The task exited or is being stopped meanwhile: a next start binds the new mount anyway.
+        if (this.handle !== handle || this.killReason !== null) return;
+        const reason = asBerthError(err).message;
+        this.log.warn("refreshing a volume mount in the running task failed", {
+          taskPath: m.taskPath,
+          reason,
+        });
+        this.emit(
+          "Volume Refresh Failed",
+          `the volume mounted at ${m.taskPath} was mounted again on the host, but the running task still has the old mount: ${reason}; restart the task to get the new one`,
+          { mount: m.taskPath, error: reason },
+        );
+      }
+    }
+  }
+
   /** Resolves when the task is dead for good. Idempotent. */
   run(): Promise<void> {
     // A task restored as dead finished for good before the restart; its stop hooks already ran.
+    if (this.cfg.restoredState?.State === "dead") this.decideRecovery();
     this.runPromise ??= this.cfg.restoredState?.State === "dead" ? Promise.resolve() : this.runLoop();
     return this.runPromise;
   }
@@ -218,6 +275,7 @@ export class TaskRunner {
       this.st.Failed = true;
       this.emit("Driver Failure", asBerthError(err).message);
     } finally {
+      this.decideRecovery();
       await this.runStopHooks();
       this.cfg.handles?.deleteTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name);
       if (this.killReason !== null) this.emit("Killed", "Task successfully killed");
@@ -250,14 +308,16 @@ export class TaskRunner {
 
     let handle: TaskHandle;
     try {
-      handle = await this.cfg.driver.start(startConfig);
+      this.starting = this.startDriver(startConfig);
+      handle = await this.starting;
     } catch (err) {
       const e = asBerthError(err);
       this.emit("Driver Failure", e.message, { driver_error: e.message });
       const fatal = e.code === "ERR_VALIDATION" ? new NonRecoverableError(e.code, e.message) : e;
       return { kind: "setup-failed", error: fatal };
+    } finally {
+      this.starting = null;
     }
-    this.handle = handle;
     this.cfg.handles?.putTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name, handle);
     if (this.killReason !== null) await this.stopHandle(handle);
     this.st.State = "running";
@@ -275,9 +335,13 @@ export class TaskRunner {
   private async recoverStored(): Promise<RunOutcome | null> {
     const { alloc, task, driver } = this.cfg;
     const stored = this.cfg.handles?.getTaskHandle(alloc.ID, task.Name);
-    if (!stored) return null;
+    if (!stored) {
+      this.decideRecovery();
+      return null;
+    }
     if (stored.driver !== driver.name) {
       this.log.warn("ignoring a persisted handle of another driver", { driver: stored.driver });
+      this.decideRecovery();
       return null;
     }
     const alive = await driver.recover(stored).catch((err: unknown) => {
@@ -286,15 +350,39 @@ export class TaskRunner {
     });
     if (!alive) {
       this.log.info("task process is gone since the agent stopped", { pid: stored.pid });
+      this.decideRecovery();
       return this.exited(await driver.wait(stored));
     }
     this.log.info("re-attached to running task", { pid: stored.pid });
     this.handle = stored;
+    this.mounts = this.recoveredMounts();
+    this.decideRecovery();
     if (this.killReason !== null) await this.stopHandle(stored);
     this.st.State = "running";
     this.st.StartedAt = new Date(stored.startedAt).toISOString();
     this.changed();
     return this.supervise(stored);
+  }
+
+  /** Starts the task; `handle` and `mounts` are set when this settles, never in between. */
+  private async startDriver(startConfig: TaskStartConfig): Promise<TaskHandle> {
+    const handle = await this.cfg.driver.start(startConfig);
+    this.handle = handle;
+    this.mounts = startConfig.mounts;
+    return handle;
+  }
+
+  /** A recovered task skipped prestart: its volume mounts as published now (see VolumeHook.mounts). */
+  private recoveredMounts(): TaskMount[] {
+    if (this.cfg.task.VolumeMounts.length === 0) return [];
+    try {
+      return this.volumeHook.mounts();
+    } catch (err) {
+      this.log.warn("cannot tell the recovered task's volume mounts; they will not be refreshed", {
+        error: asBerthError(err).message,
+      });
+      return [];
+    }
   }
 
   /** Poststart hooks alongside the running task, then its exit. */
@@ -306,6 +394,7 @@ export class TaskRunner {
     runAc.abort();
     await poststart;
     this.handle = null;
+    this.mounts = [];
     return this.exited(result);
   }
 

@@ -2,6 +2,8 @@
  * volume_hook (DESIGN.md "The flow of one volume", step 6): turns the CSI mounts that the alloc's
  * csi_hook published into driver mounts at each `volume_mount.destination`. Problems are the
  * operator's to fix, so they fail the task at once with a message naming task, driver and volume.
+ * When the csi_hook publishes a lost volume again, the task runner re-binds these mounts into the
+ * running task (TaskRunner.refreshMounts); the TaskMount's hostPath is the published target.
  */
 import type { TaskGroup, Task } from "../../../structs/job.js";
 import type { CsiMount } from "../hook_resources.js";
@@ -20,6 +22,15 @@ export class VolumeHook implements PrestartHook {
 
   async prestart(): Promise<PrestartResult | undefined> {
     if (this.task.VolumeMounts.length === 0) return undefined;
+    return { mounts: this.mounts() };
+  }
+
+  /**
+   * The task's volume mounts as they are published now. Also what a task recovered after an agent
+   * restart was started with: its alloc's csi_hook ran again first and found (or re-published)
+   * each volume at the same, deterministic target path.
+   */
+  mounts(): TaskMount[] {
     const task = JSON.stringify(this.task.Name);
     const published = this.hookResources.getCsiMounts();
     const mounts: TaskMount[] = [];
@@ -58,6 +69,6 @@ export class VolumeHook implements PrestartHook {
         propagation: vm.PropagationMode || "private",
       });
     }
-    return { mounts };
+    return mounts;
   }
 }

@@ -6,15 +6,24 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs/promises";
+import path from "node:path";
 import type { Readable } from "node:stream";
 import { BerthError } from "../../../structs/errors.js";
 import type { DriverInfo } from "../../../structs/node.js";
-import type { DriverCapabilities, ExitResult, TaskDriver, TaskHandle, TaskStartConfig } from "../driver.js";
+import type {
+  DriverCapabilities,
+  ExitResult,
+  TaskDriver,
+  TaskHandle,
+  TaskMount,
+  TaskStartConfig,
+} from "../driver.js";
 import { findTool, signalGroup } from "../shared/proc.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
 import { ProcessTable } from "../shared/process_table.js";
 import { EXEC_INIT_SH } from "./init_script.js";
-import { buildMountPlan, checkHostPath } from "./mount_plan.js";
+import { buildMountPlan, checkHostPath, validateTaskPath } from "./mount_plan.js";
+import { refreshInTaskNamespace } from "./mount_refresh.js";
 
 const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mkdir"];
 
@@ -86,7 +95,8 @@ export class ExecDriver implements TaskDriver {
         child.once("spawn", resolve);
         child.once("error", reject);
       });
-      handle = await this.procs.adopt(child, statusFile);
+      // The task root travels in the handle, so a recovered handle can refresh mounts too.
+      handle = await this.procs.adopt(child, statusFile, { taskRoot: root });
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
@@ -127,6 +137,28 @@ export class ExecDriver implements TaskDriver {
 
   detach(): void {
     this.procs.detach();
+  }
+
+  /** See TaskDriver.refreshMount and mount_refresh.ts. */
+  async refreshMount(handle: TaskHandle, mount: TaskMount): Promise<void> {
+    const root = handle.state.taskRoot;
+    if (typeof root !== "string" || root === "") {
+      throw new BerthError(
+        "ERR_DRIVER",
+        `exec driver: cannot refresh the mount at ${mount.taskPath}: the task's handle records no task root (the task was started by an older berth)`,
+      );
+    }
+    const task = path.basename(root);
+    checkHostPath("task dir", root);
+    validateTaskPath(task, mount.taskPath);
+    checkHostPath(`task ${JSON.stringify(task)}: mount source`, mount.hostPath);
+    if (!(await this.procs.recover(handle))) {
+      throw new BerthError(
+        "ERR_DRIVER",
+        `exec driver: cannot refresh the mount at ${mount.taskPath}: task process ${handle.pid} is not running`,
+      );
+    }
+    await refreshInTaskNamespace({ pid: handle.pid, root, mount, timeoutMs: this.setupTimeoutMs });
   }
 }
 

@@ -24,6 +24,31 @@
  */
 import { RECORD_STATUS_SH } from "../shared/process_table.js";
 
+/**
+ * One plan entry, shared with the mount refresh (refresh_script.ts): creates the mount point
+ * `$__berth_target` (= ROOT + `$__berth_dst`) inside the root, refuses it when it resolves through
+ * a symlink, mounts `$__berth_src` there as `$__berth_kind` says (mount_plan.ts PlanKind) and makes
+ * it read-only when `$__berth_ro` is "ro". Calls `__berth_fail` (which must exit) on any error.
+ */
+export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
+    mkdir -p -- "$__berth_target"
+  else
+    mkdir -p -- "\${__berth_target%/*}" && { [ -e "$__berth_target" ] || : >"$__berth_target"; }
+  fi || __berth_fail "cannot create mount point $__berth_dst"
+  if [ "$(readlink -f -- "$__berth_target")" != "$__berth_target" ]; then
+    __berth_fail "mount destination $__berth_dst resolves through a symlink"
+  fi
+  case $__berth_kind in
+  bind) mount --bind -- "$__berth_src" "$__berth_target" && mount --make-private -- "$__berth_target" ;;
+  rbind-private) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rprivate -- "$__berth_target" ;;
+  rbind-slave) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rslave -- "$__berth_target" ;;
+  bidirectional) mount --rbind -- "$__berth_src" "$__berth_target" ;;
+  *) __berth_fail "unknown mount kind $__berth_kind" ;;
+  esac || __berth_fail "cannot mount $__berth_src at $__berth_dst"
+  if [ "$__berth_ro" = ro ]; then
+    mount -o remount,bind,ro -- "$__berth_target" || __berth_fail "cannot make $__berth_dst read-only"
+  fi`;
+
 export const EXEC_INIT_SH = `__berth_root=$1
 __berth_status_file=$2
 __berth_n=$3
@@ -49,24 +74,7 @@ while [ "$__berth_i" -lt "$__berth_n" ]; do
   if [ "$(readlink -m -- "$__berth_target")" != "$__berth_target" ]; then
     __berth_fail "mount destination $__berth_dst resolves through a symlink"
   fi
-  if [ -d "$__berth_src" ]; then
-    mkdir -p -- "$__berth_target"
-  else
-    mkdir -p -- "\${__berth_target%/*}" && { [ -e "$__berth_target" ] || : >"$__berth_target"; }
-  fi || __berth_fail "cannot create mount point $__berth_dst"
-  if [ "$(readlink -f -- "$__berth_target")" != "$__berth_target" ]; then
-    __berth_fail "mount destination $__berth_dst resolves through a symlink"
-  fi
-  case $__berth_kind in
-  bind) mount --bind -- "$__berth_src" "$__berth_target" && mount --make-private -- "$__berth_target" ;;
-  rbind-private) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rprivate -- "$__berth_target" ;;
-  rbind-slave) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rslave -- "$__berth_target" ;;
-  bidirectional) mount --rbind -- "$__berth_src" "$__berth_target" ;;
-  *) __berth_fail "unknown mount kind $__berth_kind" ;;
-  esac || __berth_fail "cannot mount $__berth_src at $__berth_dst"
-  if [ "$__berth_ro" = ro ]; then
-    mount -o remount,bind,ro -- "$__berth_target" || __berth_fail "cannot make $__berth_dst read-only"
-  fi
+${MOUNT_ENTRY_SH}
 done
 __berth_chroot=$(command -v chroot) || __berth_fail "chroot not found"
 printf 'ok\\n' >&3

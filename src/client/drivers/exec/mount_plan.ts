@@ -61,7 +61,8 @@ export function checkHostPath(what: string, p: string): string {
   return p;
 }
 
-function kindFor(m: TaskMount): PlanKind {
+/** How a task mount is bound (also when it is refreshed in a running task). */
+export function kindFor(m: TaskMount): PlanKind {
   switch (m.propagation) {
     case "bidirectional":
       return "bidirectional";
