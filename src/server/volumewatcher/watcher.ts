@@ -14,6 +14,7 @@
  * - Never a tight error loop: a failed run is retried after a capped exponential backoff, from a
  *   timer, so it retries even when nothing in the store changes.
  */
+import { setMaxListeners } from "node:events";
 import { backoffDelay } from "../../internal/backoff.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
@@ -95,6 +96,8 @@ export class VolumeWatcher {
   start(): void {
     if (this.loop) return;
     this.ctl = new AbortController();
+    // One listener per volume whose release waits for that volume's lock: many at once is normal.
+    setMaxListeners(0, this.ctl.signal);
     this.loop = this.watch(this.ctl.signal);
   }
 
