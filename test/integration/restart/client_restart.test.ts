@@ -8,16 +8,14 @@
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
-import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
+import { crashAgent, eventually } from "../../helpers/agent_process.js";
 import {
   allocOf,
   claimCount,
-  cleanUp,
-  keepLogIfFailed,
+  SplitAgents,
   Steps,
   Cli,
   callLog,
@@ -33,12 +31,8 @@ import {
 } from "./restart_fixtures.js";
 
 const SLEEP = 86_402;
-let dir: string;
-let clientDir: string;
-let logFile: string;
-let server: AgentProcess | null = null;
-let client: AgentProcess | null = null;
-let clientArgs: string[];
+const agents = new SplitAgents("client-restart");
+const { dir, clientDir, logFile } = agents;
 let cli: Cli;
 let specs: ReturnType<typeof writeSpecs>;
 let pluginAlloc: AllocView;
@@ -48,27 +42,15 @@ const steps = new Steps();
 const step = steps.step.bind(steps);
 
 async function startClient(): Promise<void> {
-  client = new AgentProcess(clientArgs, logFile);
-  await eventually("the node to be ready", async () => {
-    const nodes = await cli.get<{ Status: string }[]>("/v1/nodes");
-    return nodes?.some((n) => n.Status === "ready") ? true : undefined;
-  });
+  agents.startClient();
+  await agents.nodeReady();
 }
 
 before(async () => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "berth-client-restart-")));
-  clientDir = path.join(dir, "client");
-  logFile = path.join(dir, "agents.log");
-  const port = await freePort();
-  cli = new Cli(`http://127.0.0.1:${port}`);
+  await agents.start();
+  cli = agents.cli;
+  await agents.nodeReady();
   specs = writeSpecs(dir, SLEEP);
-  server = new AgentProcess(
-    ["-server", "-data-dir", path.join(dir, "server"), "-http-addr", `127.0.0.1:${port}`],
-    logFile,
-  );
-  clientArgs = ["-client", "-data-dir", clientDir, `-servers=127.0.0.1:${port}`];
-  await eventually("the server to answer", () => cli.get<unknown[]>("/v1/nodes"));
-  await startClient();
   pluginAlloc = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   appAlloc = await allocOf(cli, "app", "running");
@@ -76,10 +58,7 @@ before(async () => {
 });
 
 after(async () => {
-  await crashAgent(client!).catch(() => undefined);
-  await crashAgent(server!).catch(() => undefined);
-  keepLogIfFailed(steps.failed, logFile, `berth-client-restart-${process.pid}.log`);
-  await cleanUp([dir], SLEEP);
+  await agents.cleanUp(steps.failed, SLEEP);
 });
 
 step("a graceful stop of the node agent leaves the task running and its volume mounted", async () => {
@@ -88,7 +67,7 @@ step("a graceful stop of the node agent leaves the task running and its volume m
   const [pid] = sleepers(SLEEP);
   assert.ok(pid, "the app task runs");
   const t0 = Date.now();
-  assert.equal(await client!.stop(20_000), 0, "the agent exits 0");
+  assert.equal(await agents.client!.stop(20_000), 0, "the agent exits 0");
   assert.ok(Date.now() - t0 < 10_000, `the stop took ${Date.now() - t0}ms`);
   assert.deepEqual(sleepers(SLEEP), [pid], "the task outlives the agent");
   assert.equal(mountIdAt(target), mountId, "the volume stays mounted");
@@ -111,7 +90,7 @@ step("a graceful stop of the node agent leaves the task running and its volume m
 step("a job stopped while the node agent is down is stopped and released on its return", async () => {
   const target = await publishedTarget(clientDir);
   const calls = callLog(clientDir, pluginAlloc.ID).length;
-  await crashAgent(client!);
+  await crashAgent(agents.client!);
   await cli.run(["job", "stop", "app"]);
   assert.equal(sleepers(SLEEP).length, 1, "the task still runs while its agent is away");
 
@@ -136,8 +115,8 @@ step("stopping the plugin leaves nothing mounted or running; both agents stop cl
   await cli.run(["volume", "delete", VOLUME]);
   await cli.run(["job", "stop", "plugin"]);
   await allocOf(cli, "plugin", "complete");
-  assert.equal(await client!.stop(30_000), 0, "the node agent exits 0");
-  assert.equal(await server!.stop(30_000), 0, "the server exits 0");
+  assert.equal(await agents.client!.stop(30_000), 0, "the node agent exits 0");
+  assert.equal(await agents.server!.stop(30_000), 0, "the server exits 0");
   assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
   assert.deepEqual(sleepers(SLEEP), [], "no task process left");
 });

@@ -14,22 +14,20 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { after, before } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
-import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
+import { crashAgent, eventually } from "../../helpers/agent_process.js";
 import {
   allocOf,
   callLog,
   claimCount,
-  cleanUp,
   Cli,
-  keepLogIfFailed,
   methodsOf,
   pluginAndVolume,
   publishedTarget,
   sleepers,
+  SplitAgents,
   Steps,
   VOLUME,
   writeSpecs,
@@ -38,12 +36,8 @@ import {
 } from "./restart_fixtures.js";
 
 const SLEEP = 86_403;
-let dir: string;
-let clientDir: string;
-let logFile: string;
-let server: AgentProcess | null = null;
-let client: AgentProcess | null = null;
-let clientArgs: string[];
+const agents = new SplitAgents("plugin-missing", ["-csi-plugin-wait=3s"]);
+const { dir, clientDir, logFile } = agents;
 let cli: Cli;
 let pluginAlloc: AllocView;
 let appAlloc: AllocView;
@@ -52,19 +46,9 @@ const steps = new Steps();
 const step = steps.step.bind(steps);
 
 before(async () => {
-  dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "berth-plugin-missing-")));
-  clientDir = path.join(dir, "client");
-  logFile = path.join(dir, "agents.log");
-  const port = await freePort();
-  cli = new Cli(`http://127.0.0.1:${port}`);
+  await agents.start();
+  cli = agents.cli;
   const specs = writeSpecs(dir, SLEEP);
-  server = new AgentProcess(
-    ["-server", "-data-dir", path.join(dir, "server"), "-http-addr", `127.0.0.1:${port}`],
-    logFile,
-  );
-  clientArgs = ["-client", "-data-dir", clientDir, `-servers=127.0.0.1:${port}`, "-csi-plugin-wait=3s"];
-  await eventually("the server to answer", () => cli.get<unknown[]>("/v1/nodes"));
-  client = new AgentProcess(clientArgs, logFile);
   pluginAlloc = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   appAlloc = await allocOf(cli, "app", "running");
@@ -72,15 +56,12 @@ before(async () => {
 });
 
 after(async () => {
-  await crashAgent(client!).catch(() => undefined);
-  await crashAgent(server!).catch(() => undefined);
-  keepLogIfFailed(steps.failed, logFile, `berth-plugin-missing-${process.pid}.log`);
-  await cleanUp([dir], SLEEP);
+  await agents.cleanUp(steps.failed, SLEEP);
 });
 
 step("the plugin goes away with its mounts while the node agent is down", async () => {
   const target = await publishedTarget(clientDir);
-  await crashAgent(client!);
+  await crashAgent(agents.client!);
   await cli.run(["job", "stop", "plugin"]);
   const volumeMounts = (await mountsUnder(clientDir)).filter(
     (m) => m.includes(`${path.sep}per-alloc${path.sep}`) || m.includes(`${path.sep}staging${path.sep}`),
@@ -94,7 +75,7 @@ step(
   "the returning agent waits the plugin wait, fails the app naming the plugin, frees the claim",
   async () => {
     const callsBefore = callLog(clientDir, pluginAlloc.ID).length;
-    client = new AgentProcess(clientArgs, logFile);
+    agents.startClient();
     const failed = await allocOf(cli, "app", "failed", 60_000);
     assert.equal(failed.ID, appAlloc.ID);
     const alloc = await cli.get<{ ClientDescription: string }>(`/v1/allocation/${appAlloc.ID}`);
@@ -130,8 +111,8 @@ step(
 step("nothing is left mounted or running; both agents stop cleanly", async () => {
   await allocOf(cli, "plugin", "complete");
   await cli.run(["volume", "deregister", VOLUME]);
-  assert.equal(await client!.stop(30_000), 0, "the node agent exits 0");
-  assert.equal(await server!.stop(30_000), 0, "the server exits 0");
+  assert.equal(await agents.client!.stop(30_000), 0, "the node agent exits 0");
+  assert.equal(await agents.server!.stop(30_000), 0, "the server exits 0");
   assert.deepEqual(await mountsUnder(dir), [], "nothing is mounted under the test dir");
   assert.deepEqual(sleepers(SLEEP), [], "no task process left");
 });

@@ -12,7 +12,14 @@ import path from "node:path";
 import { test } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
-import { eventually, killProcessGroupsUnder, runCli } from "../../helpers/agent_process.js";
+import {
+  AgentProcess,
+  crashAgent,
+  eventually,
+  freePort,
+  killProcessGroupsUnder,
+  runCli,
+} from "../../helpers/agent_process.js";
 
 /** The volume the app job claims, the app's task name and its `sleep` (unique per test file). */
 export const VOLUME = "vol1";
@@ -333,4 +340,66 @@ export function keepLogIfFailed(failed: boolean, logFile: string, keptName: stri
   const kept = path.join(os.tmpdir(), keptName);
   fs.copyFileSync(logFile, kept);
   process.stderr.write(`a test failed; the agent log is kept in ${kept}\n`);
+}
+
+/**
+ * A server and a node agent as two processes (`-server -data-dir <dir>/server`, `-client
+ * -servers=… -data-dir <dir>/client` plus `clientFlags`), one log file, in a fresh temp dir.
+ */
+export class SplitAgents {
+  readonly dir: string;
+  readonly clientDir: string;
+  readonly logFile: string;
+  server: AgentProcess | null = null;
+  client: AgentProcess | null = null;
+  cli!: Cli;
+  private clientArgs: string[] = [];
+
+  constructor(
+    private readonly name: string,
+    private readonly clientFlags: string[] = [],
+  ) {
+    this.dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `berth-${name}-`)));
+    this.clientDir = path.join(this.dir, "client");
+    this.logFile = path.join(this.dir, "agents.log");
+  }
+
+  /** Starts the server, waits until it answers, then starts the node agent. */
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.cli = new Cli(`http://127.0.0.1:${port}`);
+    this.server = new AgentProcess(
+      ["-server", "-data-dir", path.join(this.dir, "server"), "-http-addr", `127.0.0.1:${port}`],
+      this.logFile,
+    );
+    this.clientArgs = [
+      "-client",
+      "-data-dir",
+      this.clientDir,
+      `-servers=127.0.0.1:${port}`,
+      ...this.clientFlags,
+    ];
+    await eventually("the server to answer", () => this.cli.get<unknown[]>("/v1/nodes"));
+    this.startClient();
+  }
+
+  /** (Re)starts the node agent on the same data dir. */
+  startClient(): void {
+    this.client = new AgentProcess(this.clientArgs, this.logFile);
+  }
+
+  async nodeReady(): Promise<void> {
+    await eventually("the node to be ready", async () => {
+      const nodes = await this.cli.get<{ Status: string }[]>("/v1/nodes");
+      return nodes?.some((n) => n.Status === "ready") ? true : undefined;
+    });
+  }
+
+  /** After the tests, pass or fail: both agents killed, the log kept on failure, nothing left. */
+  async cleanUp(failed: boolean, sleepSeconds: number): Promise<void> {
+    await crashAgent(this.client!).catch(() => undefined);
+    await crashAgent(this.server!).catch(() => undefined);
+    keepLogIfFailed(failed, this.logFile, `berth-${this.name}-${process.pid}.log`);
+    await cleanUp([this.dir], sleepSeconds);
+  }
 }
