@@ -126,9 +126,13 @@ export class VolumeManager {
   }
 
   /** True when a stub's publish target is still mounted (an agent restart found it in place). */
-  async isPublished(stub: CsiVolumeStub): Promise<boolean> {
-    const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
-    return check(stub.targetPath);
+  isPublished(stub: CsiVolumeStub): Promise<boolean> {
+    return this.isMountPoint(stub.targetPath);
+  }
+
+  /** Whether a host path is a mount point (the configured check, /proc/self/mountinfo by default). */
+  private isMountPoint(hostPath: string): Promise<boolean> {
+    return (this.cfg.isMountPoint ?? defaultIsMountPoint)(hostPath);
   }
 
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult> {
@@ -249,17 +253,17 @@ export class VolumeManager {
   remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean> {
     const vol = req.volume;
     return this.mutex.run(volumeKey(vol.Namespace, vol.ID), async () => {
-      const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
       const paths = volumePaths(
         req.plugin,
         { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
         req.usage,
       );
-      if (await check(paths.hostTargetPath)) return false;
+      if (await this.isMountPoint(paths.hostTargetPath)) return false;
       const log = this.log.child("volume").child(vol.ID);
       log.warn("published volume is no longer mounted; mounting it again", { alloc: req.allocId });
       const node = await this.nodePlugin(vol.PluginID, signal);
-      const stagingLost = node.capabilities.stageUnstageVolume && !(await check(paths.hostStagingPath));
+      const stagingLost =
+        node.capabilities.stageUnstageVolume && !(await this.isMountPoint(paths.hostStagingPath));
       await this.stageAndPublish(node, req, stagingLost, signal);
       return true;
     });
@@ -298,13 +302,12 @@ export class VolumeManager {
   releaseWithoutPlugin(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<void> {
     return this.mutex.run(volumeKey(stub.namespace, stub.volumeId), async () => {
       if (guard && !guard.stillMounted()) return;
-      const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
       const skey = stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage);
       const users = this.users(skey);
       const lastUser = [...users].every((a) => a === allocId);
       const stillMounted =
-        (stub.targetPath !== "" && (await check(stub.targetPath))) ||
-        (lastUser && stub.stagingPath !== "" && (await check(stub.stagingPath)));
+        (stub.targetPath !== "" && (await this.isMountPoint(stub.targetPath))) ||
+        (lastUser && stub.stagingPath !== "" && (await this.isMountPoint(stub.stagingPath)));
       if (stillMounted) {
         throw new BerthError(
           "ERR_CSI_PLUGIN_UNAVAILABLE",
@@ -413,8 +416,7 @@ export class VolumeManager {
   /** True when a staging restored from stubs is in use but its mount went away (e.g. a reboot). */
   private async restoredStagingLost(skey: string, hostStagingPath: string): Promise<boolean> {
     if (!this.unverified.has(skey)) return false;
-    const check = this.cfg.isMountPoint ?? defaultIsMountPoint;
-    const lost = !(await check(hostStagingPath));
+    const lost = !(await this.isMountPoint(hostStagingPath));
     if (lost)
       this.log.warn("restored staging is no longer mounted; staging again", { path: hostStagingPath });
     return lost;

@@ -25,7 +25,7 @@
 import { RECORD_STATUS_SH } from "../shared/process_table.js";
 
 /**
- * One plan entry, shared with the mount refresh (refresh_script.ts): creates the mount point
+ * One plan entry, shared with the mount refresh (mount_refresh.ts): creates the mount point
  * `$__berth_target` (= ROOT + `$__berth_dst`) inside the root, refuses it when it resolves through
  * a symlink, mounts `$__berth_src` there as `$__berth_kind` says (mount_plan.ts PlanKind) and makes
  * it read-only when `$__berth_ro` is "ro". Calls `__berth_fail` (which must exit) on any error.
