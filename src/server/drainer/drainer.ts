@@ -172,7 +172,8 @@ export class NodeDrainer {
           ModifyTime: marked.has(a.ID) ? nowNs : a.ModifyTime,
         };
         if (tx.getJob(a.Namespace, a.JobID)) {
-          tx.putAlloc(mark);
+          // One already marked is only evaluated again: rewriting it unchanged would wake this loop.
+          if (marked.has(a.ID)) tx.putAlloc(mark);
           jobs.set(`${a.Namespace}/${a.JobID}`, { namespace: a.Namespace, id: a.JobID });
         } else {
           // No job to reconcile (purged): nothing would stop it, so the drain does.
