@@ -28,6 +28,11 @@ export interface TaskStartConfig {
   args: string[];
   env: Record<string, string>;
   mounts: TaskMount[];
+  /**
+   * The task is privileged (a CSI plugin task, as Nomad runs them): exec gives it the host's /dev
+   * instead of the minimal device set. Absent: false.
+   */
+  privileged?: boolean;
   stdoutPath: string;
   stderrPath: string;
 }

@@ -492,6 +492,8 @@ export class TaskRunner {
       args: args.map((a) => interpolate(a, scope)),
       env,
       mounts,
+      // Nomad runs CSI plugin tasks privileged: they need the host's devices.
+      privileged: task.CSIPluginConfig !== null,
       stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
       stderrPath: path.join(logs, `${task.Name}.stderr.0`),
     };

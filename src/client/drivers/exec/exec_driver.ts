@@ -1,6 +1,6 @@
 /**
  * exec: runs a task in its own mount namespace, chrooted into its task dir, with read-only host
- * system dirs, /dev, /proc, the alloc dir at /alloc, berth's own installation, and the task's
+ * system dirs, /dev (minimal, or the host's for privileged tasks), /proc, /sys (read-only), the alloc dir at /alloc, berth's own installation, and the task's
  * volume mounts (see mount_plan.ts and init_script.ts). Nothing mounted for the task shows on the
  * host except through a bidirectional mount, whose host side is already a shared mount.
  */

@@ -43,6 +43,19 @@ export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
   rbind-private) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rprivate -- "$__berth_target" ;;
   rbind-slave) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rslave -- "$__berth_target" ;;
   bidirectional) mount --rbind -- "$__berth_src" "$__berth_target" ;;
+  sysfs) mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$__berth_target" ;;
+  dev-minimal) mount -t tmpfs -o nosuid,mode=755 berth-dev "$__berth_target" && {
+    __berth_ok=y
+    for __berth_d in null zero full random urandom tty; do
+      { : >"$__berth_target/$__berth_d" && mount --bind -- "/dev/$__berth_d" "$__berth_target/$__berth_d"; } || { __berth_ok=; break; }
+    done
+    [ -n "$__berth_ok" ] && mkdir -- "$__berth_target/pts" "$__berth_target/shm" &&
+      mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$__berth_target/pts" &&
+      ln -s pts/ptmx "$__berth_target/ptmx" &&
+      mount -t tmpfs -o nosuid,nodev,mode=1777 shm "$__berth_target/shm" &&
+      ln -s /proc/self/fd "$__berth_target/fd" && ln -s /proc/self/fd/0 "$__berth_target/stdin" &&
+      ln -s /proc/self/fd/1 "$__berth_target/stdout" && ln -s /proc/self/fd/2 "$__berth_target/stderr"
+  } ;;
   *) __berth_fail "unknown mount kind $__berth_kind" ;;
   esac || __berth_fail "cannot mount $__berth_src at $__berth_dst"
   if [ "$__berth_ro" = ro ]; then

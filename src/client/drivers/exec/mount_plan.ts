@@ -16,9 +16,13 @@ import { berthRoot } from "../shared/launch.js";
  * - rbind-slave:   recursive bind, made rslave: host mounts flow in, nothing flows out (/dev, /proc,
  *                  host-to-task volume mounts);
  * - bidirectional: recursive bind left in the source's shared peer group, so mounts the task makes
- *                  under it appear on the host (CSI plugins).
+ *                  under it appear on the host (CSI plugins);
+ * - sysfs:         a fresh sysfs, read-only (source ignored), as Nomad's exec driver mounts /sys;
+ * - dev-minimal:   a tmpfs holding binds of the host's null, zero, full, random, urandom and tty, a
+ *                  private devpts (pts, ptmx), a tmpfs shm and the fd/stdin/stdout/stderr links:
+ *                  the device set Nomad's exec driver (libcontainer) gives an ordinary task.
  */
-export type PlanKind = "bind" | "rbind-private" | "rbind-slave" | "bidirectional";
+export type PlanKind = "bind" | "rbind-private" | "rbind-slave" | "bidirectional" | "sysfs" | "dev-minimal";
 
 export interface PlanEntry {
   kind: PlanKind;
@@ -81,6 +85,12 @@ function isUnder(p: string, dir: string): boolean {
  * Builds the plan for a task whose canonical root is `root`. Host system dirs that are symlinks
  * (merged /usr: /bin -> usr/bin) are recreated as the same symlink inside the root instead of
  * being mounted, so the chroot looks like the host.
+ *
+ * Every task gets /proc (the host's: tasks share the host's PID namespace), /sys read-only, and
+ * /etc read-only (resolv.conf, hosts, passwd, …; a resolv.conf that links outside /etc, as
+ * systemd-resolved's does, is bound at its target too). /dev is the minimal set for ordinary
+ * tasks; a privileged task (a CSI plugin, which Nomad runs privileged) gets the host's /dev, so it
+ * sees block devices and the loop devices it attaches.
  */
 export async function buildMountPlan(cfg: TaskStartConfig, root: string): Promise<PlanEntry[]> {
   const plan: PlanEntry[] = [];
@@ -96,8 +106,19 @@ export async function buildMountPlan(cfg: TaskStartConfig, root: string): Promis
     plan.push({ kind: "bind", source: dir, dest: dir, readOnly: true });
     covered.push(await fs.realpath(dir));
   }
-  plan.push({ kind: "rbind-slave", source: "/dev", dest: "/dev", readOnly: false });
+  const resolv = await fs.realpath("/etc/resolv.conf").catch(() => null);
+  if (resolv !== null && !covered.some((c) => isUnder(resolv, c)) && SAFE_TASK_PATH.test(resolv)) {
+    plan.push({ kind: "bind", source: checkHostPath("resolv.conf", resolv), dest: resolv, readOnly: true });
+  }
+  plan.push({
+    kind: cfg.privileged ? "rbind-slave" : "dev-minimal",
+    source: "/dev",
+    dest: "/dev",
+    readOnly: false,
+  });
   plan.push({ kind: "rbind-slave", source: "/proc", dest: "/proc", readOnly: false });
+  // Read-only by its mount options; the plan's readOnly would remount only the top mount anyway.
+  plan.push({ kind: "sysfs", source: "/sys", dest: "/sys", readOnly: false });
   plan.push({
     kind: "bind",
     source: checkHostPath("alloc dir", cfg.allocSharedDir),
