@@ -18,6 +18,7 @@ import {
   eventually,
   findFiles,
   freePort,
+  killProcessGroupsUnder,
   killProcessesUnder,
   runCli,
 } from "../helpers/agent_process.js";
@@ -76,7 +77,10 @@ before(async () => {
 after(async () => {
   agent?.kill();
   // Leave nothing behind even when an assertion failed half-way: tasks, mounts, files.
-  const leftovers = killProcessesUnder(dataDir);
+  // By process group (a chrooted task's command line does not name the data dir), then any
+  // process still rooted in it.
+  const leftovers = [...killProcessGroupsUnder(dataDir), ...pluginProcesses()];
+  for (const pid of pluginProcesses()) process.kill(pid, "SIGKILL");
   if (leftovers.length > 0 || !quickStartPassed) {
     process.stderr.write(
       `agent log (last 80 lines):\n${fs.readFileSync(logFile, "utf8").split("\n").slice(-80).join("\n")}\n`,
@@ -93,7 +97,7 @@ after(async () => {
   fs.rmSync(logFile, { force: true });
 });
 
-/** Pids of csi-hostpath processes this agent runs (their command line names the socket or state dir). */
+/** Pids of csi-hostpath processes chrooted into this agent's data dir (its task dirs). */
 function pluginProcesses(): number[] {
   const out: number[] = [];
   for (const entry of fs.readdirSync("/proc")) {
@@ -273,6 +277,7 @@ test(
     assert.equal(code, 0, `agent exit code (log: ${logFile})`);
     assert.deepEqual(await mountsUnder(dataDir), [], "nothing is mounted under the data dir");
     assert.deepEqual(killProcessesUnder(dataDir), [], "no task process outlived the agent");
+    assert.deepEqual(pluginProcesses(), [], "no plugin process outlived the agent");
     quickStartPassed = true;
   },
 );
