@@ -84,9 +84,21 @@ after(async () => {
   assert.deepEqual(left, [], "nothing is left mounted");
 });
 
-function job(id: string, volume: string, opts: { readOnly?: boolean; script: string }): string {
+function job(
+  id: string,
+  volume: string,
+  opts: { readOnly?: boolean; script: string; rack?: string },
+): string {
   return `job "${id}" {
   type = "batch"
+  constraint {
+    attribute = "\${attr.kernel.name}"
+    value     = "linux"
+  }
+  constraint {
+    attribute = "\${meta.rack}"
+    value     = "${opts.rack ?? "r1"}"
+  }
   group "g" {
     volume "data" {
       type      = "host"
@@ -190,6 +202,8 @@ test("placement: a missing host volume, or read-write on a read-only one, is inf
   assert.deepEqual(await placementFailure("missing"), { "missing compatible host volumes": 1 });
   await run("rw-on-ro", job("rw-on-ro", "ro", { script: "true" }));
   assert.deepEqual(await placementFailure("rw-on-ro"), { "missing compatible host volumes": 1 });
+  await run("other-rack", job("other-rack", "rw", { script: "true", rack: "r2" }));
+  assert.deepEqual(await placementFailure("other-rack"), { "${meta.rack} = r2": 1 });
   const allocs = await getJson<unknown[]>(addr, "/v1/job/missing/allocations");
   assert.deepEqual(allocs, [], "nothing was placed");
   failed = false;

@@ -50,7 +50,7 @@ test("constraint: validated at job, group and task level; absent means none", ()
 
 test("constraint: unknown attributes, operators and shapes are refused by field", () => {
   assert.throws(
-    () => validateJob(jobOnly([{ LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "=" }])),
+    () => validateJob(jobOnly([{ LTarget: "${node.region.x}", RTarget: "linux", Operand: "=" }])),
     field("Job.Constraints[0].LTarget"),
   );
   assert.throws(
@@ -58,7 +58,7 @@ test("constraint: unknown attributes, operators and shapes are refused by field"
     field("Job.Constraints[0].Operand"),
   );
   assert.throws(
-    () => validateJob(jobOnly([{ LTarget: "${node.unique.name}", RTarget: "${meta.rack}", Operand: "=" }])),
+    () => validateJob(jobOnly([{ LTarget: "${node.unique.name}", RTarget: "${env.rack}", Operand: "=" }])),
     field("Job.Constraints[0].RTarget"),
   );
   assert.throws(
@@ -70,4 +70,23 @@ test("constraint: unknown attributes, operators and shapes are refused by field"
     () => validateJob(jobWith([{ LTarget: "${node.name}", RTarget: "B", Operand: "=" }])),
     field("Job.TaskGroups[0].Tasks[0].Constraints[0].LTarget"),
   );
+});
+
+test("constraint: ${attr.*} and ${meta.*} resolve from the node; a missing one is never met", () => {
+  const n = makeNode("n", { Attributes: { "kernel.name": "linux" }, Meta: { rack: "r1" } });
+  const c = (LTarget: string, Operand: string, RTarget: string) =>
+    constraintMet({ LTarget, Operand, RTarget }, n);
+  assert.equal(c("${attr.kernel.name}", "=", "linux"), true);
+  assert.equal(c("${attr.kernel.name}", "!=", "linux"), false);
+  assert.equal(c("${meta.rack}", "=", "r1"), true);
+  assert.equal(c("${meta.rack}", "!=", "r2"), true);
+  assert.equal(c("${meta.zone}", "=", "z"), false);
+  assert.equal(c("${meta.zone}", "!=", "z"), false, "Nomad: an unset attribute fails every operand");
+  assert.equal(c("${attr.kernel.name}", "=", "${meta.rack}"), false);
+  assert.equal(
+    constraintMet({ LTarget: "${meta.rack}", Operand: "=", RTarget: "r1" }, makeNode("old")),
+    false,
+  );
+  const ok = [{ LTarget: "${attr.kernel.name}", RTarget: "${meta.os}", Operand: "=" }];
+  assert.deepEqual(validateJob(jobOnly(ok)).Constraints, ok);
 });
