@@ -16,7 +16,7 @@ import { connectAgent, http, startServer, type AgentPeer } from "./fake_agent.js
 
 const S = 1_000_000_000;
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- API answers read as JSON */
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-call -- API answers read as JSON */
 type Json = any;
 
 function job(id: string, type: string, reschedule: Record<string, unknown> | undefined) {
@@ -36,7 +36,9 @@ function job(id: string, type: string, reschedule: Record<string, unknown> | und
 async function agent(base: string): Promise<{ peer: AgentPeer; close(): void }> {
   const peer = await connectAgent(base);
   await peer.call("Node.Register", { Node: makeNode("n1") });
-  const beat = setInterval(() => peer.call("Node.Heartbeat", { NodeID: "n1" }).catch(() => undefined), 200);
+  const beat = setInterval(() => {
+    peer.call("Node.Heartbeat", { NodeID: "n1" }).catch(() => undefined);
+  }, 200);
   return {
     peer,
     close() {
