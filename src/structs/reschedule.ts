@@ -157,10 +157,14 @@ function intervalNeeded(p: ReschedulePolicy): number {
   return slots[Math.max(0, Math.min(slots.length, p.Attempts) - 1)]!;
 }
 
-/** The alloc's effective policy: its group's in its job snapshot. */
+/**
+ * The alloc's effective policy: its group's in its job snapshot; a group stored before reschedule
+ * policies existed (no field at all) has its job type's default.
+ */
 export function allocReschedulePolicy(alloc: Pick<Allocation, "Job" | "TaskGroup">): ReschedulePolicy | null {
   const g = alloc.Job.TaskGroups.find((tg) => tg.Name === alloc.TaskGroup);
-  return g?.ReschedulePolicy ?? null;
+  if (!g) return null;
+  return g.ReschedulePolicy === undefined ? defaultReschedulePolicy(alloc.Job.Type) : g.ReschedulePolicy;
 }
 
 /** Nomad's Allocation.LastEventTime: the latest task FinishedAt, else the alloc's ModifyTime (ns). */
