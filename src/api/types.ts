@@ -57,6 +57,29 @@ export interface RestartPolicy {
   Mode: string;
 }
 
+/**
+ * Nomad's ReschedulePolicy (durations in nanoseconds). Jobspecs may leave fields out; the server
+ * answers with every field of the effective policy.
+ */
+export interface ReschedulePolicy {
+  Attempts?: number;
+  Interval?: number;
+  Delay?: number;
+  /** "constant" | "exponential" | "fibonacci" */
+  DelayFunction?: string;
+  MaxDelay?: number;
+  Unlimited?: boolean;
+}
+
+export interface RescheduleEvent {
+  /** Unix nanoseconds. */
+  RescheduleTime: number;
+  PrevAllocID: string;
+  PrevNodeID: string;
+  /** Nanoseconds. */
+  Delay: number;
+}
+
 export interface Task {
   Name: string;
   Driver: string;
@@ -77,6 +100,8 @@ export interface TaskGroup {
   Volumes: Record<string, VolumeRequest>;
   Tasks: Task[];
   RestartPolicy: RestartPolicy | null;
+  /** Absent: the job's (or the job type's default); null for system jobs. */
+  ReschedulePolicy?: ReschedulePolicy | null;
   /** Absent or null: none. */
   Constraints?: Constraint[] | null;
 }
@@ -100,6 +125,8 @@ export interface Job {
   /** "pending" | "running" | "dead" */
   Status: string;
   TaskGroups: TaskGroup[];
+  /** The job-level reschedule block; each group's ReschedulePolicy merges over it. */
+  Reschedule?: ReschedulePolicy | null;
   /** Absent or null: none. */
   Constraints?: Constraint[] | null;
   Version: number;
@@ -171,7 +198,7 @@ export interface Evaluation {
   Priority: number;
   /** The job's type. */
   Type: string;
-  /** "job-register" | "job-deregister" | "node-update" | "node-drain" | "alloc-stop" | "alloc-failure" | "queued-allocs" */
+  /** "job-register" | "job-deregister" | "node-update" | "node-drain" | "alloc-stop" | "alloc-failure" | "queued-allocs" (a delayed reschedule: "alloc-failure", pending, with WaitUntil) */
   TriggeredBy: string;
   JobID: string;
   JobModifyIndex: number;
@@ -186,6 +213,8 @@ export interface Evaluation {
   FailedTGAllocs?: Record<string, AllocationMetric> | null;
   QueuedAllocations: Record<string, number> | null;
   SnapshotIndex: number;
+  /** RFC 3339; "0001-01-01T00:00:00Z" unless the eval is a delayed follow-up. */
+  WaitUntil?: string;
   CreateIndex: number;
   ModifyIndex: number;
   /** Unix nanoseconds. */
@@ -230,6 +259,14 @@ export interface AllocationListStub {
   ClientStatus: string;
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
+  /** On a replacement: the reschedules that led to it. Absent from older servers. */
+  RescheduleTracker?: { Events: RescheduleEvent[] | null } | null;
+  /** On a failed alloc: the delayed eval that will replace it ("" when none). */
+  FollowupEvalID?: string;
+  /** On a failed alloc: the alloc that replaced it. */
+  NextAllocation?: string;
+  /** On a replacement: the failed alloc it replaces. */
+  PreviousAllocation?: string;
   CreateIndex: number;
   ModifyIndex: number;
   /** Unix nanoseconds. */

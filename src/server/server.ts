@@ -54,6 +54,7 @@ export class Server {
   private watcher: VolumeWatcher | undefined;
   private gc: GarbageCollector | undefined;
   private drainer: NodeDrainer | undefined;
+  private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
   private address: string | undefined;
 
@@ -74,6 +75,7 @@ export class Server {
     const conns = new NodeConnections();
     this.conns = conns;
     const scheduler = new Scheduler(store, this.log.child("scheduler"));
+    this.scheduler = scheduler;
     const deps: ServerDeps = {
       store,
       scheduler,
@@ -129,6 +131,7 @@ export class Server {
 
   async stop(): Promise<void> {
     this.heartbeat?.stop();
+    this.scheduler?.stop();
     await this.drainer?.stop();
     await this.watcher?.stop();
     await this.gc?.stop();

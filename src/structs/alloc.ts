@@ -1,5 +1,6 @@
 /** Allocations: one placement of a task group on a node, in Nomad's JSON shape. */
 import type { Job } from "./job.js";
+import type { RescheduleTracker } from "./reschedule.js";
 
 export type DesiredStatus = "run" | "stop" | "evict";
 export type ClientStatus = "pending" | "running" | "complete" | "failed" | "lost";
@@ -31,7 +32,22 @@ export interface DesiredTransition {
   Migrate?: boolean;
 }
 
-export interface Allocation {
+/**
+ * Nomad's reschedule links (structs/reschedule.ts). All optional: allocs stored before reschedule
+ * policies existed read as never rescheduled.
+ */
+export interface RescheduleFields {
+  /** On a replacement: the reschedules that led to it. */
+  RescheduleTracker?: RescheduleTracker | null;
+  /** On a replacement: the failed alloc it replaces. */
+  PreviousAllocation?: string;
+  /** On a failed alloc: the alloc that replaced it. */
+  NextAllocation?: string;
+  /** On a failed alloc: the delayed eval that will replace it. */
+  FollowupEvalID?: string;
+}
+
+export interface Allocation extends RescheduleFields {
   ID: string;
   Namespace: string;
   /** `<job>.<group>[<index>]` */

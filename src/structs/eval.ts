@@ -12,7 +12,11 @@
 import type { Job, JobType } from "./job.js";
 import type { Node } from "./node.js";
 
-/** Nomad's statuses; berth records no `pending` or `failed` evals (a pass runs to its end in one txn). */
+/**
+ * Nomad's statuses. A pass runs to its end in one txn, so the only `pending` evals are delayed
+ * follow-ups (WaitUntil set, TriggeredBy `alloc-failure`) that replace failed allocs when their
+ * reschedule delay ends; berth records no `failed` evals.
+ */
 export type EvalStatus = "pending" | "blocked" | "complete" | "failed" | "cancelled";
 
 /** Nomad's EvalTrigger values that berth's callers use. */
@@ -70,6 +74,11 @@ export interface Evaluation {
   /** The state index the pass read. */
   SnapshotIndex: number;
   /**
+   * A delayed eval runs at this time (RFC 3339, as Nomad's JSON gives time.Time); Nomad's zero time
+   * otherwise. Absent on evals stored before follow-up evals existed.
+   */
+  WaitUntil?: string;
+  /**
    * The allocs this eval's passes placed. Server bookkeeping, left out of API answers: it serves
    * /v1/evaluation/:id/allocations, which Nomad answers from each alloc's EvalID.
    */
@@ -83,6 +92,10 @@ export interface Evaluation {
 
 /** Nomad's words for a blocked eval, and for an older blocked eval a newer one replaces. */
 export const BLOCKED_DESCRIPTION = "created to place remaining allocations";
+/** Nomad's reschedulingFollowupEvalDesc. */
+export const FOLLOWUP_DESCRIPTION = "created for delayed rescheduling";
+/** Go's zero time.Time in JSON: what Nomad shows for an eval that waits for nothing. */
+export const ZERO_TIME = "0001-01-01T00:00:00Z";
 export const blockedDuplicateDescription = (jobId: string) =>
   `existing blocked evaluation exists for job ${JSON.stringify(jobId)}`;
 export const blockedUnneededDescription = (evalId: string) =>
@@ -140,6 +153,7 @@ export function newEval(
     FailedTGAllocs: null,
     QueuedAllocations: {},
     SnapshotIndex: snapshotIndex,
+    WaitUntil: ZERO_TIME,
     PlacedAllocIDs: [],
     CreateIndex: 0,
     ModifyIndex: 0,
@@ -163,16 +177,49 @@ export function blockedEvalFor(parent: Evaluation, id: string): Evaluation {
 }
 
 /**
+ * The delayed eval that replaces failed allocs at `waitUntilNs` (Nomad's rescheduleLater evals);
+ * `parent` is the eval of the pass that created it.
+ */
+export function followupEvalFor(parent: Evaluation, id: string, waitUntilNs: number): Evaluation {
+  return {
+    ...parent,
+    ID: id,
+    TriggeredBy: "alloc-failure",
+    Status: "pending",
+    StatusDescription: FOLLOWUP_DESCRIPTION,
+    PreviousEval: parent.ID,
+    NextEval: "",
+    BlockedEval: "",
+    FailedTGAllocs: null,
+    QueuedAllocations: {},
+    WaitUntil: new Date(Math.floor(waitUntilNs / 1_000_000)).toISOString(),
+    PlacedAllocIDs: [],
+  };
+}
+
+/** When a pending follow-up eval is due, unix ms; null for an eval that waits for nothing. */
+export function waitUntilMs(e: Pick<Evaluation, "WaitUntil">): number | null {
+  if (!e.WaitUntil || e.WaitUntil === ZERO_TIME) return null;
+  const ms = Date.parse(e.WaitUntil);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** Work still to do: a blocked eval, or a delayed one that has not run yet. */
+export function isEvalLive(e: Pick<Evaluation, "Status">): boolean {
+  return e.Status === "blocked" || e.Status === "pending";
+}
+
+/**
  * The evals of one job to delete so that at most `keep` remain: the oldest by CreateIndex, `evals`
- * being oldest first (as the store lists them) for evals made together. A blocked eval is live
- * work and is never among them.
+ * being oldest first (as the store lists them) for evals made together. A blocked or pending eval
+ * is live work and is never among them.
  */
 export function evalsToPrune(evals: Evaluation[], keep = EVALS_KEPT_PER_JOB): string[] {
   const newestFirst = [...evals].reverse().sort((a, b) => b.CreateIndex - a.CreateIndex);
   let kept = 0;
   const out: string[] = [];
   for (const e of newestFirst) {
-    if (e.Status === "blocked" || kept < keep) kept++;
+    if (isEvalLive(e) || kept < keep) kept++;
     else out.push(e.ID);
   }
   return out;

@@ -5,6 +5,7 @@
 import type { AccessMode, AttachmentMode, MountOptions } from "./volume.js";
 import type { CSIPluginType } from "./plugin.js";
 import type { Constraint } from "./constraint.js";
+import type { ReschedulePolicy } from "./reschedule.js";
 
 export type { Constraint } from "./constraint.js";
 
@@ -73,6 +74,11 @@ export interface TaskGroup {
   Volumes: Record<string, VolumeRequest>;
   Tasks: Task[];
   RestartPolicy: RestartPolicy | null;
+  /**
+   * The effective policy (job-type defaults, then the job's `Reschedule`, then the group's);
+   * null for system jobs. Absent on groups stored before reschedule policies: never rescheduled.
+   */
+  ReschedulePolicy?: ReschedulePolicy | null;
   /** As Task.Constraints. */
   Constraints?: Constraint[];
 }
@@ -87,6 +93,8 @@ export interface Job {
   Stop: boolean;
   Status: JobStatus;
   TaskGroups: TaskGroup[];
+  /** The job-level `reschedule` block as written; validateJob merges it into each group's. */
+  Reschedule?: ReschedulePolicy | null;
   /** As Task.Constraints. */
   Constraints?: Constraint[];
   Version: number;

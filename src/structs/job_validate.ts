@@ -37,6 +37,7 @@ import {
 } from "./constraint.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
+import { defaultRestart, groupReschedulePolicy, jobReschedule, restartPolicy } from "./policy_validate.js";
 
 const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
 const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
@@ -47,7 +48,8 @@ export function validateJob(input: unknown): Job {
   const Type = optOneOf("Job.Type", j.Type, JOB_TYPES, "job type", "service");
   const groupsIn = optArray("Job.TaskGroups", j.TaskGroups);
   if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "at least one task group is required");
-  const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type));
+  const Reschedule = jobReschedule(Type, j.Reschedule);
+  const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j.Reschedule));
   noDuplicates("Job.TaskGroups", TaskGroups);
   const Datacenters = optStringArray("Job.Datacenters", j.Datacenters, ["dc1"]);
   return {
@@ -60,6 +62,7 @@ export function validateJob(input: unknown): Job {
     Stop: optBool("Job.Stop", j.Stop, false),
     Status: "pending",
     TaskGroups,
+    ...(Reschedule ? { Reschedule } : {}),
     Constraints: constraints("Job.Constraints", j.Constraints),
     Version: 0,
     SubmitTime: 0,
@@ -78,7 +81,7 @@ function noDuplicates(field: string, items: { Name: string }[]): void {
   }
 }
 
-function taskGroup(field: string, input: unknown, type: JobType): TaskGroup {
+function taskGroup(field: string, input: unknown, type: JobType, jobReschedule: unknown): TaskGroup {
   const g = asObject(field, input);
   const Name = checkId(`${field}.Name`, g.Name);
   const Volumes: Record<string, VolumeRequest> = {};
@@ -88,14 +91,22 @@ function taskGroup(field: string, input: unknown, type: JobType): TaskGroup {
   }
   const tasksIn = optArray(`${field}.Tasks`, g.Tasks);
   if (tasksIn.length === 0) throw validationError(`${field}.Tasks`, "at least one task is required");
-  const Tasks = tasksIn.map((t, i) => task(`${field}.Tasks[${i}]`, t, Volumes));
+  const RestartPolicy =
+    restartPolicy(`${field}.RestartPolicy`, g.RestartPolicy, defaultRestart(type)) ?? defaultRestart(type);
+  const Tasks = tasksIn.map((t, i) => task(`${field}.Tasks[${i}]`, t, Volumes, RestartPolicy));
   noDuplicates(`${field}.Tasks`, Tasks);
   return {
     Name,
     Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0 }),
     Volumes,
     Tasks,
-    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, g.RestartPolicy) ?? defaultRestart(type),
+    RestartPolicy,
+    ReschedulePolicy: groupReschedulePolicy(
+      type,
+      jobReschedule,
+      `${field}.ReschedulePolicy`,
+      g.ReschedulePolicy,
+    ),
     Constraints: constraints(`${field}.Constraints`, g.Constraints),
   };
 }
@@ -123,7 +134,12 @@ function volumeRequest(field: string, key: string, input: unknown): VolumeReques
   };
 }
 
-function task(field: string, input: unknown, volumes: Record<string, VolumeRequest>): Task {
+function task(
+  field: string,
+  input: unknown,
+  volumes: Record<string, VolumeRequest>,
+  groupRestart: RestartPolicy,
+): Task {
   const t = asObject(field, input);
   const Driver = optString(`${field}.Driver`, t.Driver, "");
   if (Driver === "") throw validationError(`${field}.Driver`, "is required");
@@ -139,7 +155,7 @@ function task(field: string, input: unknown, volumes: Record<string, VolumeReque
     ),
     CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
     KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
-    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy),
+    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy, groupRestart),
     Constraints: constraints(`${field}.Constraints`, t.Constraints),
   };
 }
@@ -220,22 +236,4 @@ function constraints(field: string, input: unknown): Constraint[] {
       Operand: oneOf(`${f}.Operand`, o.Operand, CONSTRAINT_OPERANDS, "constraint operator"),
     };
   });
-}
-
-function restartPolicy(field: string, input: unknown): RestartPolicy | null {
-  const r = optObject(field, input);
-  if (!r) return null;
-  return {
-    Attempts: optNumber(`${field}.Attempts`, r.Attempts, 2, { integer: true, min: 0 }),
-    Interval: optNumber(`${field}.Interval`, r.Interval, 30 * 60 * NS_PER_S, { integer: true, min: 0 }),
-    Delay: optNumber(`${field}.Delay`, r.Delay, 15 * NS_PER_S, { integer: true, min: 0 }),
-    Mode: optOneOf(`${field}.Mode`, r.Mode, ["fail", "delay"] as const, "restart mode", "fail"),
-  };
-}
-
-/** Nomad's group defaults: service 2 attempts per 30m, batch 3 per 24h, 15s delay, mode fail. */
-function defaultRestart(type: JobType): RestartPolicy {
-  return type === "batch"
-    ? { Attempts: 3, Interval: 24 * 3600 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" }
-    : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
 }

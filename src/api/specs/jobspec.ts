@@ -1,5 +1,6 @@
 /**
- * Nomad's HCL jobspec → the API's Job. Covers the subset berth runs (groups, restart policies, CSI
+ * Nomad's HCL jobspec → the API's Job. Covers the subset berth runs (groups, restart and reschedule
+ * policies, CSI
  * volume requests, tasks with config/env/volume mounts/csi_plugin, attribute/operator/value
  * constraints at job, group and task level); anything else is rejected by
  * name. Semantics (IDs present, modes valid, mounts naming declared volumes) are the server's to
@@ -10,6 +11,7 @@ import { decodeHcl } from "./hcl.js";
 import type {
   Constraint,
   Job,
+  ReschedulePolicy,
   RestartPolicy,
   Task,
   TaskCSIPluginConfig,
@@ -59,6 +61,7 @@ function jobFrom(id: string, b: Body, text: string): Job {
     TaskGroups: inSourceOrder(text, "group", b.labelled("group")).map(([name, g]) =>
       groupFrom(name, g, type, text),
     ),
+    ...rescheduleFrom(b, "Reschedule"),
     ...constraintsFrom(b),
     Version: 0,
     SubmitTime: 0,
@@ -73,21 +76,25 @@ function jobFrom(id: string, b: Body, text: string): Job {
 function groupFrom(name: string, b: Body, jobType: string, text: string): TaskGroup {
   const volumes: Record<string, VolumeRequest> = {};
   for (const [alias, v] of b.labelled("volume")) volumes[alias] = volumeFrom(alias, v);
+  const restart = restartFrom(b.block("restart"), defaultRestart(jobType));
   const group: TaskGroup = {
     Name: name,
     Count: b.integer("count") ?? 1,
     Volumes: volumes,
-    Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) => taskFrom(t, tb, jobType)),
-    RestartPolicy: restartFrom(b.block("restart"), jobType),
+    Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) =>
+      taskFrom(t, tb, restart ?? defaultRestart(jobType)),
+    ),
+    RestartPolicy: restart,
+    ...rescheduleFrom(b, "ReschedulePolicy"),
     ...constraintsFrom(b),
   };
   b.finish();
   return group;
 }
 
-function restartFrom(b: Body | undefined, jobType: string): RestartPolicy | null {
+/** A task's block fills what it leaves out from its group's policy, a group's from the defaults. */
+function restartFrom(b: Body | undefined, d: RestartPolicy): RestartPolicy | null {
   if (!b) return null;
-  const d = defaultRestart(jobType);
   const policy: RestartPolicy = {
     Attempts: b.integer("attempts") ?? d.Attempts,
     Interval: b.duration("interval") ?? d.Interval,
@@ -96,6 +103,34 @@ function restartFrom(b: Body | undefined, jobType: string): RestartPolicy | null
   };
   b.finish();
   return policy;
+}
+
+/**
+ * A `reschedule { attempts, interval, delay, delay_function, max_delay, unlimited }` block as
+ * Nomad's JSON, with only the fields written: the server merges it over the job's block and the
+ * job type's defaults (Nomad's TaskGroup.Canonicalize), and validates the result.
+ */
+function rescheduleFrom<K extends "Reschedule" | "ReschedulePolicy">(
+  parent: Body,
+  key: K,
+): { [P in K]?: ReschedulePolicy } {
+  const b = parent.block("reschedule");
+  if (!b) return {};
+  const p: ReschedulePolicy = {};
+  const attempts = b.integer("attempts");
+  if (attempts !== undefined) p.Attempts = attempts;
+  const interval = b.duration("interval");
+  if (interval !== undefined) p.Interval = interval;
+  const delay = b.duration("delay");
+  if (delay !== undefined) p.Delay = delay;
+  const fn = b.string("delay_function");
+  if (fn !== undefined) p.DelayFunction = fn;
+  const max = b.duration("max_delay");
+  if (max !== undefined) p.MaxDelay = max;
+  const unlimited = b.bool("unlimited");
+  if (unlimited !== undefined) p.Unlimited = unlimited;
+  b.finish();
+  return { [key]: p } as { [P in K]?: ReschedulePolicy };
 }
 
 function volumeFrom(alias: string, b: Body): VolumeRequest {
@@ -120,7 +155,7 @@ export function mountOptionsFrom(b: Body): { FsType: string; MountFlags: string[
   return mo;
 }
 
-function taskFrom(name: string, b: Body, jobType: string): Task {
+function taskFrom(name: string, b: Body, groupRestart: RestartPolicy): Task {
   const plugin = b.block("csi_plugin");
   const task: Task = {
     Name: name,
@@ -130,7 +165,7 @@ function taskFrom(name: string, b: Body, jobType: string): Task {
     VolumeMounts: b.blocks("volume_mount").map(volumeMountFrom),
     CSIPluginConfig: plugin ? pluginFrom(plugin) : null,
     KillTimeout: b.duration("kill_timeout") ?? 5 * NS_PER_S,
-    RestartPolicy: restartFrom(b.block("restart"), jobType),
+    RestartPolicy: restartFrom(b.block("restart"), groupRestart),
     ...constraintsFrom(b),
   };
   b.finish();

@@ -6,6 +6,7 @@ import type { CommandIO } from "../io.js";
 import { getByIdOrPrefix } from "../prefix.js";
 import { parseStatusArgs, showOne, type OneView, type StatusArgs } from "../status.js";
 import { formatMountOptions } from "./volume_format.js";
+import { allocRescheduleLines } from "../reschedule_info.js";
 
 export interface AllocStatusArgs extends StatusArgs {
   id: string;
@@ -51,11 +52,22 @@ async function allocLines(alloc: Allocation, verbose: boolean, io: CommandIO): P
     ["Desired Description", orNone(alloc.DesiredDescription)],
     ["Created", ago(alloc.CreateTime / 1e6, now)],
     ["Modified", ago(alloc.ModifyTime / 1e6, now)],
+    ...allocRescheduleLines(alloc, await followupOf(alloc, io), verbose, now),
   ]);
   lines.push(...(await volumesSection(alloc, io)));
   for (const name of Object.keys(alloc.TaskStates ?? {}).sort())
     lines.push("", ...taskSection(alloc, name, verbose));
   return lines;
+}
+
+/** The alloc's delayed reschedule eval, when it has one that can be read. */
+async function followupOf(alloc: Allocation, io: CommandIO) {
+  if (!alloc.FollowupEvalID) return undefined;
+  try {
+    return await io.api.getEvaluation(alloc.FollowupEvalID);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The volume a request claims: `source[N]` for per_alloc, N being the index in `job.group[N]`. */

@@ -1,18 +1,20 @@
 /**
  * `berth job status [<job>]`: all jobs, or one job with its per-group summary, why allocs found no
- * node (Nomad's "Placement Failure", while the job has a blocked eval) and its allocations.
+ * node (Nomad's "Placement Failure", while the job has a blocked eval), when failed allocs are
+ * rescheduled (Nomad's "Future Rescheduling Attempts") and its allocations.
  */
 import type { AllocationListStub, Job } from "../../api/index.js";
 import { formatTimeNs, kv, table } from "../format.js";
 import { allocationsSection } from "../allocs.js";
 import { evaluationsSection, placementFailureSection } from "../evals.js";
+import { reschedulingSection } from "../reschedule_info.js";
 import { statusCommand, type StatusArgs } from "../status.js";
 
 export type JobStatusArgs = StatusArgs;
 
 export const jobStatus = statusCommand({
   usage: "Usage: berth job status [options] [<job>]",
-  help: "Lists jobs, or shows one job with its allocations and, while some of them wait for a node, why (Placement Failure). -json prints the API's JSON; -verbose shows full IDs and the job's evaluations.",
+  help: "Lists jobs, or shows one job with its allocations and, while some of them wait for a node, why (Placement Failure), and when failed allocs are rescheduled (Future Rescheduling Attempts). -json prints the API's JSON; -verbose shows full IDs and the job's evaluations.",
   what: "[<job>]",
   list: {
     doing: "querying jobs",
@@ -40,6 +42,7 @@ export const jobStatus = statusCommand({
       ...summary(job, allocs),
       ...(p.verbose ? evaluationsSection(evals, true) : []),
       ...placementFailureSection(evals),
+      ...reschedulingSection(job, allocs, evals, p.verbose, io.now()),
       "",
       ...allocationsSection(allocs, p.verbose, io.now()),
     ],

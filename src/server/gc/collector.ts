@@ -96,7 +96,9 @@ export class GarbageCollector {
 export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcResult {
   const result: GcResult = { allocs: [], nodes: [], plugins: [] };
   for (const a of tx.listAllocs()) {
-    const job = tx.getJob(a.Namespace, a.JobID);
+    const stored = tx.getJob(a.Namespace, a.JobID);
+    // An alloc of a purged job whose ID was registered again belongs to no live job.
+    const job = stored && stored.CreateIndex === a.Job.CreateIndex ? stored : undefined;
     if (!allocCollectable(a, job, holdsClaim(tx, a), nowMs, opts.allocThresholdMs)) continue;
     tx.deleteAlloc(a.ID);
     result.allocs.push(a.ID);

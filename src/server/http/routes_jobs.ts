@@ -33,7 +33,7 @@ export const jobAllocations: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
-  sendJson(ctx.res, api.jobs.allocations(ns, id).map(allocStub), index);
+  sendJson(ctx.res, api.jobs.allocations(ns, id, boolParam(ctx.query, "all")).map(allocStub), index);
 };
 
 export const listAllocs: Route = async (ctx, api) => {

@@ -3,12 +3,15 @@
  * scheduler; stop marks it stopped and lets the scheduler stop its allocs. Purge deletes the job
  * record but keeps its allocs, marked to stop: their claims stay attached to allocs the server still
  * knows, so the clients release them and nothing loses track of a claim (GC removes allocs later).
+ * A job registered again under a purged job's ID is a new job (a new CreateIndex, Version 0): the
+ * purged job's allocs are not its allocs (plan.ts isAllocOfJob), as Nomad's AllocsByJob answers.
  */
 import type { Allocation } from "../../structs/alloc.js";
 import { isAllocTerminal } from "../../structs/alloc.js";
 import { notFound } from "../../structs/errors.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
+import { isAllocOfJob } from "../scheduler/plan.js";
 import type { ServerDeps } from "../deps.js";
 
 export interface JobRegisterResponse {
@@ -112,8 +115,10 @@ export class JobEndpoint {
     return job;
   }
 
-  allocations(namespace: string, id: string): Allocation[] {
-    this.get(namespace, id);
-    return this.deps.store.allocsByJob(namespace, id);
+  /** The job's allocs; with `all`, also those of purged jobs that had the same ID (Nomad's `?all=true`). */
+  allocations(namespace: string, id: string, all = false): Allocation[] {
+    const job = this.get(namespace, id);
+    const allocs = this.deps.store.allocsByJob(namespace, id);
+    return all ? allocs : allocs.filter((a) => isAllocOfJob(a, job));
   }
 }

@@ -183,7 +183,7 @@ export class NodeEndpoint {
   async updateAllocs(req: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
     if (!Array.isArray(req.Allocs)) throw validationError("Allocs", "must be an array");
     const terminalJobs = await this.deps.store.txn((tx) => {
-      const jobs = new Map<string, { namespace: string; id: string }>();
+      const jobs = new Map<string, { namespace: string; id: string; failed: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
       const touched: Allocation[] = [];
       for (const u of req.Allocs) {
@@ -207,7 +207,9 @@ export class NodeEndpoint {
         });
         touched.push(next);
         if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
-          jobs.set(`${next.Namespace}/${next.JobID}`, { namespace: next.Namespace, id: next.JobID });
+          const k = `${next.Namespace}/${next.JobID}`;
+          const failed = next.ClientStatus === "failed" || jobs.get(k)?.failed === true;
+          jobs.set(k, { namespace: next.Namespace, id: next.JobID, failed });
         }
       }
       const seen = new Set<string>();
@@ -221,7 +223,9 @@ export class NodeEndpoint {
       return [...jobs.values()];
     });
     // A terminal alloc frees capacity and may need a replacement (batch allocs that completed are not replaced).
-    for (const j of terminalJobs) await this.deps.scheduler.evaluate(j.namespace, j.id);
+    // Nomad's TriggeredBy for a pass that a failed alloc starts is "alloc-failure".
+    for (const j of terminalJobs)
+      await this.deps.scheduler.evaluate(j.namespace, j.id, j.failed ? "alloc-failure" : "job-register");
     if (terminalJobs.length > 0) void this.deps.scheduler.retryBlocked();
     return { Index: this.deps.store.index() };
   }

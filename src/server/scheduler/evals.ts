@@ -7,6 +7,8 @@ import {
   blockedEvalFor,
   blockedUnneededDescription,
   evalsToPrune,
+  followupEvalFor,
+  isEvalLive,
   newEval,
   type AllocMetric,
   type EvalTrigger,
@@ -16,6 +18,7 @@ import { newUuid } from "../../structs/ids.js";
 import type { Job } from "../../structs/job.js";
 import type { StateWriter } from "../state/store.js";
 import type { PlacementFailure } from "./plan.js";
+import type { FollowupPlan } from "./reschedule_plan.js";
 
 /** What a pass did, as the eval records it. */
 export interface PassOutcome {
@@ -23,6 +26,8 @@ export interface PassOutcome {
   placed: string[];
   stopped: number;
   failures: PlacementFailure[];
+  /** Delayed evals the pass creates for failed allocs not yet due. */
+  followups?: FollowupPlan[];
 }
 
 export interface Recorded {
@@ -47,9 +52,11 @@ export function queuedAllocations(job: Pick<Job, "TaskGroups">, failures: Placem
 /**
  * Records the pass over `job`. A `queued-allocs` pass over a job with a blocked eval is that blocked
  * eval's own run: it is reblocked (FailedTGAllocs refreshed, written only when they changed) or
- * completed, and no new eval is made. Any other pass makes a complete eval, plus a blocked one
- * when allocs found no node; older blocked evals of the job are cancelled either way. With
- * `quiet`, a pass that placed, stopped and failed nothing records nothing.
+ * completed, and no new eval is made. The run of a delayed follow-up eval (`running`) completes
+ * that eval. Any other pass makes a complete eval; either adds a blocked one when allocs found no
+ * node, and older blocked evals of the job are cancelled. With `quiet`, a pass that placed,
+ * stopped, failed and deferred nothing records nothing. The pass's follow-up evals are stored
+ * `pending`, naming the eval they follow as PreviousEval.
  */
 export function recordPass(
   tx: StateWriter,
@@ -58,13 +65,16 @@ export function recordPass(
   trigger: EvalTrigger,
   nowNs: number,
   quiet = false,
+  running?: Evaluation,
 ): Recorded {
+  const followups = out.followups ?? [];
   const blocked = tx.evalsByJob(job.Namespace, job.ID).filter((e) => e.Status === "blocked");
   const failed = failedTGAllocs(out.failures);
   const queued = queuedAllocations(job, out.failures);
   const current = blocked.at(-1);
   if (trigger === "queued-allocs" && current) {
     for (const b of blocked.slice(0, -1)) cancel(tx, b, blockedDuplicateDescription(job.ID), nowNs);
+    putFollowups(tx, current, followups);
     const PlacedAllocIDs = [...current.PlacedAllocIDs, ...out.placed];
     const snapshot = { SnapshotIndex: tx.index(), PlacedAllocIDs, ModifyTime: nowNs };
     if (failed) {
@@ -85,9 +95,19 @@ export function recordPass(
     });
     return { evalId: current.ID, blockedEvalId: "" };
   }
-  if (quiet && !failed && out.placed.length + out.stopped === 0) return { evalId: "", blockedEvalId: "" };
+  const idle = !failed && out.placed.length + out.stopped + followups.length === 0;
+  if (quiet && idle && !running) return { evalId: "", blockedEvalId: "" };
+  const base = running
+    ? {
+        ...running,
+        Status: "complete" as const,
+        StatusDescription: "",
+        SnapshotIndex: tx.index(),
+        ModifyTime: nowNs,
+      }
+    : newEval(job, newUuid(), trigger, nowNs, tx.index());
   const ev: Evaluation = {
-    ...newEval(job, newUuid(), trigger, nowNs, tx.index()),
+    ...base,
     FailedTGAllocs: failed,
     QueuedAllocations: queued,
     PlacedAllocIDs: out.placed,
@@ -99,14 +119,30 @@ export function recordPass(
   }
   tx.putEval(ev);
   if (next) tx.putEval(next);
+  putFollowups(tx, ev, followups);
   for (const id of evalsToPrune(tx.evalsByJob(job.Namespace, job.ID))) tx.deleteEval(id);
   return { evalId: ev.ID, blockedEvalId: next?.ID ?? "" };
 }
 
-/** Cancels the blocked evals of a job that is gone. */
+function putFollowups(tx: StateWriter, parent: Evaluation, followups: FollowupPlan[]): void {
+  for (const f of followups) tx.putEval(followupEvalFor(parent, f.evalId, f.waitUntil));
+}
+
+/** Cancels the blocked and delayed evals of a job that is gone. */
 export function cancelBlocked(tx: StateWriter, namespace: string, jobId: string, nowNs: number): void {
+  cancelLive(tx, namespace, jobId, `job ${JSON.stringify(jobId)} no longer exists`, nowNs);
+}
+
+/** Cancels the job's live evals (blocked and delayed); a stopped job's follow-ups have nothing to do. */
+export function cancelLive(
+  tx: StateWriter,
+  namespace: string,
+  jobId: string,
+  why: string,
+  nowNs: number,
+): void {
   for (const e of tx.evalsByJob(namespace, jobId)) {
-    if (e.Status === "blocked") cancel(tx, e, `job ${JSON.stringify(jobId)} no longer exists`, nowNs);
+    if (isEvalLive(e)) cancel(tx, e, why, nowNs);
   }
 }
 

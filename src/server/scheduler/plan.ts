@@ -8,8 +8,10 @@ import { newAllocMetric, recordNode, type AllocMetric } from "../../structs/eval
 import { newUuid } from "../../structs/ids.js";
 import type { Job, JobStatus, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
+import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
 import { nodeFeasible, readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
 
 export interface PlacementFailure {
   group: string;
@@ -23,16 +25,38 @@ export interface Plan {
   place: Allocation[];
   stop: { alloc: Allocation; description: string }[];
   failures: PlacementFailure[];
+  /** Failed allocs whose reschedule links changed (NextAllocation, FollowupEvalID). */
+  update: Allocation[];
+  /** Delayed evals to create for failed allocs not yet due. */
+  followups: FollowupPlan[];
+}
+
+/**
+ * Allocs of this incarnation of the job. A job purged and registered again under the same ID is a
+ * new job (a new CreateIndex); the old one's allocs, kept until GC so their claims are released,
+ * are not its allocs (Nomad's AllocsByJob with anyCreateIndex=false).
+ */
+export function isAllocOfJob(a: Allocation, job: Pick<Job, "CreateIndex">): boolean {
+  return a.Job.CreateIndex === job.CreateIndex;
 }
 
 export function allocName(job: Pick<Job, "ID">, group: string, index: number): string {
   return `${job.ID}.${group}[${index}]`;
 }
 
-/** `job` is the stored record (with its indexes): new allocs snapshot it. `nowNs` stamps them. */
-export function computePlan(state: StateReader, job: Job, nowNs: number): Plan {
-  const existing = state.allocsByJob(job.Namespace, job.ID);
-  const plan: Plan = { place: [], stop: [], failures: [] };
+/**
+ * `job` is the stored record (with its indexes): new allocs snapshot it. `nowNs` stamps them.
+ * `runningEvalId`: the delayed follow-up eval this pass runs ("" for any other pass).
+ */
+export function computePlan(state: StateReader, job: Job, nowNs: number, runningEvalId = ""): Plan {
+  const all = state.allocsByJob(job.Namespace, job.ID);
+  const existing = all.filter((a) => isAllocOfJob(a, job));
+  const plan: Plan = { place: [], stop: [], failures: [], update: [], followups: [] };
+  for (const a of all) {
+    if (!isAllocOfJob(a, job) && a.DesiredStatus === "run" && !isAllocTerminal(a)) {
+      plan.stop.push({ alloc: a, description: "alloc not needed as job is purged" });
+    }
+  }
   const wanted = new Set<string>();
   if (!job.Stop) {
     for (const g of job.TaskGroups) {
@@ -76,13 +100,24 @@ export function computePlan(state: StateReader, job: Job, nowNs: number): Plan {
     if (!isAllocTerminal(a) && !ctx.stopping.has(a.ID))
       perNode.set(a.NodeID, (perNode.get(a.NodeID) ?? 0) + 1);
   }
+  const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n) && !drained.has(n));
+  const resched = planReschedules(state, job, existing, open, nowNs, runningEvalId);
+  plan.followups = resched.followups;
+  plan.update.push(...resched.update);
   for (const g of job.TaskGroups) {
     let failure: PlacementFailure | undefined;
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
       if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
+      if (resched.hold.has(name)) continue;
       const metrics = newAllocMetric(available);
       const alloc = place(ctx, nodes, perNode, job, g, i, nowNs, metrics);
+      const prev = resched.replace.get(name);
+      if (alloc && prev) {
+        alloc.PreviousAllocation = prev.ID;
+        alloc.RescheduleTracker = trackerForReplacement(prev, nowNs);
+        plan.update.push({ ...prev, NextAllocation: alloc.ID });
+      }
       if (alloc) plan.place.push(alloc);
       else if (!failure) failure = { group: g.Name, missing: 1, metrics };
       else {
@@ -163,10 +198,13 @@ function place(
 }
 
 /**
- * Nomad's job status: running while any alloc is non-terminal, dead once stopped (or a batch job
- * finished) with every alloc terminal, pending otherwise (nothing placed yet).
+ * Nomad's job status (its getJobStatus): running while any alloc is non-terminal; dead once stopped
+ * (or a batch job finished) with every alloc terminal; pending while work is still to come (a
+ * blocked or delayed eval, or a failed alloc whose reschedule is due), or nothing was placed yet;
+ * dead when every alloc is terminal and nothing more will be tried (failed allocs whose reschedule
+ * policy is exhausted). `allocs` are the job's current incarnation's.
  */
-export function jobStatus(job: Job, allocs: Allocation[]): JobStatus {
+export function jobStatus(job: Job, allocs: Allocation[], liveEval = false): JobStatus {
   if (allocs.some((a) => !isAllocTerminal(a))) return "running";
   if (job.Stop) return "dead";
   if (job.Type === "batch" && allocs.length > 0 && allocs.some((a) => a.ClientStatus === "complete")) {
@@ -174,5 +212,10 @@ export function jobStatus(job: Job, allocs: Allocation[]): JobStatus {
     const wanted = job.TaskGroups.reduce((n, g) => n + g.Count, 0);
     if (done.size >= wanted) return "dead";
   }
-  return "pending";
+  if (liveEval || allocs.length === 0) return "pending";
+  const awaiting = allocs.some((a) => !a.NextAllocation && nextReschedule(a)?.eligible === true);
+  if (awaiting) return "pending";
+  // Only an exhausted policy ends a job here; other terminal allocs (a service's completed or lost
+  // ones) are replaced by the pass that follows their update.
+  return allocs.some((a) => a.ClientStatus === "failed") ? "dead" : "pending";
 }

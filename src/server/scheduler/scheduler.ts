@@ -5,13 +5,19 @@
  * changed its fingerprint, a volume changed or a claim was freed — Nomad's blocked evals, whose
  * records are in the store and whose set is kept in memory, rebuilt at start by evaluating every
  * job.
+ *
+ * Delayed follow-up evals (failed allocs waiting for their reschedule delay) are stored `pending`
+ * with their WaitUntil; the scheduler keeps one timer per such eval (FollowupTimers) and runs the
+ * eval when it fires. The timers are armed when a pass creates the eval and, at start, for every
+ * pending eval in the store, so a server restart delays a reschedule by no more than the restart.
  */
-import type { EvalTrigger } from "../../structs/eval.js";
+import { isEvalLive, type EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateStore, StateWriter } from "../state/store.js";
-import { cancelBlocked, recordPass } from "./evals.js";
-import { computePlan, jobStatus, type PlacementFailure } from "./plan.js";
+import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
+import { FollowupTimers } from "./followup_timers.js";
+import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
 
 export interface EvalResult {
   placed: number;
@@ -22,12 +28,16 @@ export interface EvalResult {
   evalId: string;
   /** The job's blocked eval, "" when every alloc has a node. */
   blockedEvalId: string;
+  /** Delayed evals the pass created, with when each is due (unix ns). */
+  followups: { evalId: string; waitUntil: number }[];
 }
 
 /** How a pass is recorded. */
 export interface EvalOptions {
   /** Record an eval only when the pass placed, stopped or failed to place something. */
   quiet?: boolean;
+  /** Run this pending follow-up eval (a no-op when it is no longer pending). */
+  followupEvalId?: string;
 }
 
 function key(namespace: string, id: string): string {
@@ -38,11 +48,14 @@ export class Scheduler {
   private readonly blocked = new Map<string, { namespace: string; id: string }>();
   private retrying: Promise<void> | null = null;
   private retryAgain = false;
+  private readonly timers: FollowupTimers;
 
   constructor(
     private readonly store: StateStore,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.timers = new FollowupTimers((ev) => this.runFollowup(ev.Namespace, ev.JobID, ev.ID));
+  }
 
   /**
    * Reconciles one job; `trigger` is what asked for it (Nomad's TriggeredBy). A job that no longer
@@ -55,6 +68,9 @@ export class Scheduler {
     opts: EvalOptions = {},
   ): Promise<EvalResult> {
     const result = await this.store.txn((tx) => evaluateIn(tx, namespace, id, trigger, opts));
+    for (const f of result.followups) {
+      this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
+    }
     if (result.failures.length > 0) {
       this.blocked.set(key(namespace, id), { namespace, id });
       this.log.info("job has allocs that found no node", {
@@ -102,8 +118,32 @@ export class Scheduler {
    * job's history out.
    */
   async evaluateAll(): Promise<void> {
+    this.timers.armAll(this.store.listEvals());
     for (const job of this.store.listJobs()) {
       await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
+    }
+  }
+
+  /** Clears the follow-up timers (server stop); the evals stay stored and are re-armed at start. */
+  stop(): void {
+    this.timers.stop();
+  }
+
+  /** Pending follow-up evals with a timer, for tests and metrics. */
+  get armedFollowups(): number {
+    return this.timers.size;
+  }
+
+  private async runFollowup(namespace: string, jobId: string, evalId: string): Promise<void> {
+    try {
+      await this.evaluate(namespace, jobId, "alloc-failure", { followupEvalId: evalId });
+    } catch (err) {
+      this.log.error("running a delayed reschedule eval failed", {
+        job: jobId,
+        namespace,
+        eval: evalId,
+        error: err,
+      });
     }
   }
 
@@ -122,20 +162,35 @@ export function evaluateIn(
 ): EvalResult {
   const before = tx.index();
   const nowNs = Date.now() * NS_PER_MS;
+  const none = {
+    placed: 0,
+    stopped: 0,
+    failures: [],
+    index: before,
+    evalId: "",
+    blockedEvalId: "",
+    followups: [],
+  };
+  const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
+  // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
+  if (opts.followupEvalId && running?.Status !== "pending") return none;
   const job = tx.getJob(namespace, id);
   if (!job) {
     cancelBlocked(tx, namespace, id, nowNs);
-    return { placed: 0, stopped: 0, failures: [], index: before, evalId: "", blockedEvalId: "" };
+    return none;
   }
-  const plan = computePlan(tx, job, nowNs);
+  if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
+  const plan = computePlan(tx, job, nowNs, running?.ID ?? "");
   for (const { alloc, description } of plan.stop) {
     tx.putAlloc({ ...alloc, DesiredStatus: "stop", DesiredDescription: description, ModifyTime: nowNs });
   }
+  // Reschedule links only: the failed alloc's ModifyTime (its failure time) is left as it is.
+  for (const alloc of plan.update) tx.putAlloc(alloc);
   for (const alloc of plan.place) tx.putAlloc(alloc);
-  refreshJobStatus(tx, job);
   const placed = plan.place.map((a) => a.ID);
-  const outcome = { placed, stopped: plan.stop.length, failures: plan.failures };
-  const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet);
+  const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
+  const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
+  refreshJobStatus(tx, job);
   const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
   return {
     placed: placed.length,
@@ -143,11 +198,17 @@ export function evaluateIn(
     failures: outcome.failures,
     index: placed.length + outcome.stopped > 0 ? tx.writeIndex : evalIndex,
     ...recorded,
+    followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
   };
 }
 
-/** Recomputes and stores the job's status from its allocs (a no-op write when unchanged). */
+/**
+ * Recomputes and stores the job's status from its current incarnation's allocs and its live evals
+ * (a no-op write when unchanged).
+ */
 export function refreshJobStatus(tx: StateWriter, job: Job): void {
-  const status = jobStatus(job, tx.allocsByJob(job.Namespace, job.ID));
+  const allocs = tx.allocsByJob(job.Namespace, job.ID).filter((a) => isAllocOfJob(a, job));
+  const live = tx.evalsByJob(job.Namespace, job.ID).some(isEvalLive);
+  const status = jobStatus(job, allocs, live);
   if (status !== job.Status) tx.putJob({ ...job, Status: status });
 }

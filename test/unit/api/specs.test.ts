@@ -234,7 +234,8 @@ describe("jobspec HCL", () => {
       { Volume: "data", Destination: "/srv", ReadOnly: true, PropagationMode: "host-to-task" },
       { Volume: "data", Destination: "/other", ReadOnly: false, PropagationMode: "private" },
     ]);
-    assert.deepEqual(t2!.RestartPolicy, { Attempts: 1, Interval: 1800 * S, Delay: 15 * S, Mode: "fail" });
+    // A task's restart block merges over its group's (Nomad's Task.Canonicalize), not the defaults.
+    assert.deepEqual(t2!.RestartPolicy, { Attempts: 1, Interval: 5400 * S, Delay: 15 * S, Mode: "delay" });
     assert.deepEqual(t1!.CSIPluginConfig, {
       ID: "p",
       Type: "node",

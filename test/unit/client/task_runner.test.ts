@@ -153,24 +153,79 @@ describe("TaskRunner", () => {
 });
 
 describe("RestartTracker", () => {
+  const noJitter = () => 0;
+
   it("applies delay mode after the attempts run out", () => {
-    const t = new RestartTracker({ Attempts: 1, Interval: 10_000e6, Delay: 100e6, Mode: "delay" }, "service");
-    assert.deepEqual(t.next(false, 0), { restart: true, delayMs: 100, reason: "Restart within policy" });
+    const t = new RestartTracker(
+      { Attempts: 1, Interval: 10_000e6, Delay: 100e6, Mode: "delay" },
+      "service",
+      noJitter,
+    );
+    assert.deepEqual(t.next(false, 0), {
+      restart: true,
+      delayMs: 100,
+      reason: "Restart within policy",
+      message: "Task restarting in 100ms",
+    });
     const d = t.next(false, 1000);
     assert.equal(d.restart, true);
     assert.equal(d.restart && d.delayMs, 9000);
+    assert.equal(
+      d.restart && d.message,
+      "Exceeded allowed attempts, applying a delay - Task restarting in 9s",
+    );
   });
 
   it("opens a new window after the interval", () => {
-    const t = new RestartTracker({ Attempts: 1, Interval: 1000e6, Delay: 1e6, Mode: "fail" }, "batch");
+    const t = new RestartTracker(
+      { Attempts: 1, Interval: 1000e6, Delay: 1e6, Mode: "fail" },
+      "batch",
+      noJitter,
+    );
     assert.equal(t.next(false, 0).restart, true);
     assert.equal(t.next(false, 500).restart, false);
     assert.equal(t.next(false, 5000).restart, true);
     assert.deepEqual(t.next(true, 6000), {
       restart: false,
       failed: false,
-      reason: "Task completed successfully",
+      reason: "Restart unnecessary as task terminated successfully",
     });
+  });
+
+  it("gives up with Nomad's words, its Go-style interval, and adds up to 25% jitter to the delay", () => {
+    const t = new RestartTracker(
+      { Attempts: 2, Interval: 1800e9, Delay: 15e9, Mode: "fail" },
+      "service",
+      () => 0.5,
+    );
+    const first = t.next(false, 0);
+    assert.equal(first.restart && first.delayMs, 15_000 + 1_875);
+    assert.equal(first.restart && first.message, "Task restarting in 16.875s");
+    t.next(false, 1);
+    assert.deepEqual(t.next(false, 2), {
+      restart: false,
+      failed: true,
+      reason: 'Exceeded allowed attempts 2 in interval 30m0s and mode is "fail"',
+    });
+  });
+
+  it("a policy with 0 attempts never restarts, whatever the mode; a service task that exits 0 is restarted", () => {
+    const none = new RestartTracker(
+      { Attempts: 0, Interval: 60e9, Delay: 1e9, Mode: "delay" },
+      "service",
+      noJitter,
+    );
+    assert.deepEqual(none.next(false, 0), {
+      restart: false,
+      failed: true,
+      reason: "Policy allows no restarts",
+    });
+    const svc = new RestartTracker(
+      { Attempts: 1, Interval: 60e9, Delay: 1e9, Mode: "fail" },
+      "service",
+      noJitter,
+    );
+    assert.equal(svc.next(true, 0).restart, true);
   });
 
   it("uses Nomad's defaults by job type", () => {

@@ -1,12 +1,27 @@
 /**
- * The restart policy, as Nomad applies it: at most `Attempts` restarts within `Interval` (the window
- * opens at the first restart), `Delay` between them; when attempts run out, mode "fail" gives up and
- * mode "delay" waits for the window to end and starts over. A batch task that exits 0 is complete.
+ * The restart policy, as Nomad's client applies it (client/allocrunner/taskrunner/restarts): at
+ * most `Attempts` restarts within `Interval` (the window opens at the first restart and a new one
+ * at the first failure after it ends), each after `Delay` plus up to 25% jitter. When attempts run
+ * out, mode "fail" gives up and mode "delay" waits for the window to end and starts over. A policy
+ * with 0 attempts never restarts. A batch task that exits 0 is complete; a service task that exits
+ * 0 is restarted like a failed one (Nomad restarts non-batch tasks on success).
+ *
+ * Each decision carries the task event Nomad records: "Restarting" with "Task restarting in 16.2s"
+ * (prefixed by the reason when it is not "Restart within policy") and the delay in
+ * Details.start_delay, or "Not Restarting" with the reason.
  */
 import type { JobType, RestartPolicy } from "../../../structs/job.js";
 import { NS_PER_MS } from "../../../structs/job.js";
+import { goDuration } from "../../../structs/reschedule.js";
 
 const MINUTE_NS = 60_000 * NS_PER_MS;
+/** Nomad's restart jitter: up to this fraction of the delay is added. */
+const JITTER = 0.25;
+
+export const REASON_WITHIN_POLICY = "Restart within policy";
+export const REASON_NO_RESTARTS = "Policy allows no restarts";
+export const REASON_DELAY = "Exceeded allowed attempts, applying a delay";
+export const REASON_SUCCESS = "Restart unnecessary as task terminated successfully";
 
 export const DEFAULT_BATCH_RESTART: RestartPolicy = {
   Attempts: 3,
@@ -23,47 +38,69 @@ export const DEFAULT_SERVICE_RESTART: RestartPolicy = {
 };
 
 export type RestartDecision =
-  { restart: true; delayMs: number; reason: string } | { restart: false; failed: boolean; reason: string };
+  | { restart: true; delayMs: number; reason: string; message: string }
+  | { restart: false; failed: boolean; reason: string };
 
 export class RestartTracker {
   private windowStart = 0;
   private count = 0;
 
+  /** `rand` in [0, 1) draws the jitter (Nomad's rand.Int63n). */
   constructor(
     private readonly policy: RestartPolicy,
     private readonly jobType: JobType,
+    private readonly rand: () => number = Math.random,
   ) {}
 
+  /**
+   * The task's effective policy: the task's own (the server merged it over the group's), else the
+   * group's, else the job type's default.
+   */
   static policyFor(jobType: JobType, task: RestartPolicy | null, group: RestartPolicy | null): RestartPolicy {
     return task ?? group ?? (jobType === "batch" ? DEFAULT_BATCH_RESTART : DEFAULT_SERVICE_RESTART);
   }
 
   /** `success`: the task exited 0 on its own (not a setup failure, not a hook-requested restart). */
   next(success: boolean, nowMs = Date.now()): RestartDecision {
-    if (success && this.jobType === "batch") {
-      return { restart: false, failed: false, reason: "Task completed successfully" };
+    const onSuccess = this.jobType !== "batch";
+    if (this.policy.Attempts === 0) {
+      if (success && !onSuccess) return { restart: false, failed: false, reason: REASON_SUCCESS };
+      return { restart: false, failed: true, reason: REASON_NO_RESTARTS };
     }
     const intervalMs = this.policy.Interval / NS_PER_MS;
-    const delayMs = this.policy.Delay / NS_PER_MS;
-    if (this.count === 0 || nowMs - this.windowStart > intervalMs) {
+    if (this.count === 0 || nowMs > this.windowStart + intervalMs) {
       this.windowStart = nowMs;
       this.count = 0;
     }
     this.count++;
-    if (this.count <= this.policy.Attempts) {
-      return { restart: true, delayMs, reason: success ? "Task exited" : "Restart within policy" };
-    }
-    if (this.policy.Mode === "delay") {
-      const waitMs = Math.max(delayMs, this.windowStart + intervalMs - nowMs);
+    if (success && !onSuccess) return { restart: false, failed: false, reason: REASON_SUCCESS };
+    if (this.count > this.policy.Attempts) {
+      if (this.policy.Mode === "fail") {
+        return {
+          restart: false,
+          failed: true,
+          reason: `Exceeded allowed attempts ${this.policy.Attempts} in interval ${goDuration(this.policy.Interval)} and mode is "fail"`,
+        };
+      }
+      // Wait for the window to end; the next failure after it opens a new one.
+      const delayMs = Math.max(0, this.windowStart + intervalMs - nowMs);
       this.count = 0;
-      return { restart: true, delayMs: waitMs, reason: "Exceeded allowed attempts, applying a delay" };
+      return restarting(REASON_DELAY, delayMs);
     }
-    return {
-      restart: false,
-      failed: true,
-      reason: `Exceeded allowed attempts ${this.policy.Attempts} in interval ${formatMs(intervalMs)} and mode is "fail"`,
-    };
+    const d = Math.max(this.policy.Delay, 1);
+    return restarting(REASON_WITHIN_POLICY, (d + Math.floor(this.rand() * d) * JITTER) / NS_PER_MS);
   }
+}
+
+/** Nomad's "Restarting" DisplayMessage: the reason is shown unless it is the ordinary one. */
+function restarting(reason: string, delayMs: number): RestartDecision {
+  const inText = `Task restarting in ${goDuration(Math.round(delayMs * NS_PER_MS))}`;
+  return {
+    restart: true,
+    delayMs,
+    reason,
+    message: reason === REASON_WITHIN_POLICY ? inText : `${reason} - ${inText}`,
+  };
 }
 
 export function formatMs(ms: number): string {

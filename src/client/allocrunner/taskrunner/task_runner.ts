@@ -262,11 +262,12 @@ export class TaskRunner {
           if (decision.failed) this.emit("Not Restarting", decision.reason, { fails_task: "true" });
           break;
         }
-        const reason =
-          outcome.kind === "exited" && outcome.hookRestart ? outcome.hookRestart : decision.reason;
-        this.emit("Restarting", `Task restarting in ${formatMs(decision.delayMs)}`, {
+        const hookReason = outcome.kind === "exited" ? outcome.hookRestart : null;
+        const reason = hookReason ?? decision.reason;
+        const message = hookReason ? `${hookReason} - ${decision.message}` : decision.message;
+        this.emit("Restarting", message, {
           restart_reason: reason,
-          start_delay: String(decision.delayMs * NS_PER_MS),
+          start_delay: String(Math.round(decision.delayMs * NS_PER_MS)),
         });
         try {
           await sleep(decision.delayMs, AbortSignal.any([this.killAc.signal, this.shutdownAc.signal]));
