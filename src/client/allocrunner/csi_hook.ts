@@ -128,7 +128,12 @@ interface Claimed {
 interface Acquired {
   alias: string;
   stub: CsiVolumeStub;
-  mounted: boolean;
+  /**
+   * Set once the mount step started: from then on a failure may have left the volume staged or
+   * published (a NodeStage that timed out, a publish whose cleanup could not reach the plugin), so
+   * the release must go through the node plugin before the claim is freed.
+   */
+  mountStarted: boolean;
 }
 
 export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
@@ -306,7 +311,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     this.claimed.set(alias, { volume: vol, publishContext: claim.PublishContext });
     const entry: Acquired = {
       alias,
-      mounted: false,
+      mountStarted: false,
       stub: {
         volumeId: vol.ID,
         namespace: vol.Namespace,
@@ -320,6 +325,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     acquired.push(entry);
     // Only a volume re-registered under another plugin since the lookup gets here with another ID.
     if (vol.PluginID !== plugin.pluginId) plugin = await this.waitForNodePlugin(vol.PluginID, signal);
+    entry.mountStarted = true;
     const mounted = await this.cfg.volumeManager.mountVolume(
       {
         plugin,
@@ -331,7 +337,6 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       signal,
     );
     entry.stub = mounted.stub;
-    entry.mounted = true;
     this.cfg.store.putVolumeStubs(alloc.ID, { [alias]: mounted.stub });
     this.log.info("volume mounted", { alias, volume: vol.ID, source: mounted.source });
     return { source: mounted.source, readOnly: req.ReadOnly, volumeId: vol.ID };
@@ -414,7 +419,10 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   /** Releases what a failed prerun acquired, newest first; leftovers stay pending for postrun. */
   private async unwind(allocId: string, acquired: Acquired[]): Promise<void> {
     for (const a of [...acquired].reverse()) {
-      const rel: PendingRelease = { stub: a.stub, unmounted: !a.mounted };
+      // Unmounted only if no CSI call was made: NodeUnpublish/NodeUnstage are idempotent, so a
+      // volume that may be half-mounted is unmounted (retried until the plugin answers) before
+      // CSIVolume.Unpublish frees the claim on the server.
+      const rel: PendingRelease = { stub: a.stub, unmounted: !a.mountStarted };
       this.cfg.store.putPendingRelease(allocId, a.alias, rel);
       try {
         await this.release(
@@ -448,6 +456,24 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       if (isBerthError(err) && err.code === "ERR_CSI_PLUGIN_UNAVAILABLE") return null;
       throw err;
     }
+  }
+
+  /**
+   * Resolves when node plugin `pluginId` registers (its supervisor found it healthy: started,
+   * restarted or recovered), or when `over` aborts; leaves no subscription behind.
+   */
+  private nodePluginRegistered(pluginId: string, over: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const finish = () => {
+        unsubscribe();
+        over.removeEventListener("abort", finish);
+        resolve();
+      };
+      const unsubscribe = this.cfg.registry.subscribe((ev) => {
+        if (ev.type === "register" && ev.plugin.role === "csi-node" && ev.plugin.pluginId === pluginId) finish();
+      });
+      over.addEventListener("abort", finish, { once: true });
+    });
   }
 
   /** One volume's release; checkpointed so it resumes at the right step. */
@@ -503,6 +529,8 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           deadlineMs,
           signal,
           shouldRetry: (err) => !isAbortError(err) && !signal.aborted,
+          // A plugin that became healthy again is retried at once, not after the backoff.
+          wake: (over) => this.nodePluginRegistered(stub.pluginId, over),
           onRetry: (err, attempt, delayMs) =>
             log.warn("unmount failed, retrying", {
               error: asBerthError(err).message,
