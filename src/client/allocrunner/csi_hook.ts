@@ -470,7 +470,8 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
         resolve();
       };
       const unsubscribe = this.cfg.registry.subscribe((ev) => {
-        if (ev.type === "register" && ev.plugin.role === "csi-node" && ev.plugin.pluginId === pluginId) finish();
+        if (ev.type === "register" && ev.plugin.role === "csi-node" && ev.plugin.pluginId === pluginId)
+          finish();
       });
       over.addEventListener("abort", finish, { once: true });
     });

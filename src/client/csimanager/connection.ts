@@ -91,7 +91,7 @@ export class PluginConnection {
   private droppedError(method: string, cause?: unknown): BerthError {
     return new BerthError(
       "ERR_CSI_UNAVAILABLE",
-      `CSI ${method}: connection to ${this.client.endpoint} dropped (${this.dropReason}); the call may have taken effect and is retried`,
+      `CSI ${method[0]!.toUpperCase()}${method.slice(1)}: connection to ${this.client.endpoint} dropped (${this.dropReason}); the call may have taken effect`,
       cause === undefined ? undefined : { cause },
     );
   }

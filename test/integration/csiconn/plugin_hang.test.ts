@@ -123,7 +123,7 @@ async function volumeMounts(): Promise<string[]> {
   return (await mountsUnder(dataDir)).filter((m) => /[/](staging|per-alloc)[/]/.test(m));
 }
 
-test("a node plugin stopped for 60 s: the pending claim and release finish within a minute of SIGCONT", async () => {
+test("a node plugin stopped for 60 s: the pending claim and release finish within a minute of SIGCONT", async (t) => {
   try {
     // The "app" job of the restart fixtures holds volume vol1 with a running task.
     const specs = writeSpecs(dir, SLEEP);
@@ -160,9 +160,11 @@ test("a node plugin stopped for 60 s: the pending claim and release finish withi
     assert.notEqual(appAlloc?.ClientStatus, "running", "the app's task was stopped while the plugin hung");
     continueProcess(pid);
     stoppedPid = undefined;
+    const continued = Date.now();
 
     // Within a minute of SIGCONT: the claimer ran and wrote into its volume, vol1's claim is freed.
     await allocOf(cli, "claimer", "complete", RECOVERY_MS);
+    t.diagnostic(`claimer complete ${Date.now() - continued} ms after SIGCONT`);
     const written = findFiles(dataDir, marker);
     assert.equal(written.length, 1, `the claimer's file exists once: ${JSON.stringify(written)}`);
     assert.match(written[0]!, /[/]hostpath[/]/, "the claimer wrote into the plugin's storage");
@@ -175,6 +177,7 @@ test("a node plugin stopped for 60 s: the pending claim and release finish withi
       },
       RECOVERY_MS,
     );
+    t.diagnostic(`vol1's claim freed ${Date.now() - continued} ms after SIGCONT`);
     await eventually(
       "the claimer's claim to be freed",
       async () => {
