@@ -46,6 +46,8 @@ import type { CsiVolumeStub, PendingRelease, VolumeUsage } from "../state/types.
 import type { AllocHookResources, CsiMount } from "./hook_resources.js";
 import type { PostrunHook, PrerunHook, ShutdownHook } from "./hooks.js";
 import { LostMountWatcher } from "./lost_mount_watcher.js";
+import { nodePluginRegistered } from "./plugin_wake.js";
+import { volumePaths } from "../csimanager/paths.js";
 import { formatMs } from "./taskrunner/restart_tracker.js";
 
 /** The server RPC as the client calls it (the agent's connection satisfies it). */
@@ -325,6 +327,14 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     acquired.push(entry);
     // Only a volume re-registered under another plugin since the lookup gets here with another ID.
     if (vol.PluginID !== plugin.pluginId) plugin = await this.waitForNodePlugin(vol.PluginID, signal);
+    // Where the mount step stages and publishes: what a release without the plugin must find
+    // unmounted before it may skip the node step.
+    const paths = volumePaths(
+      plugin,
+      { namespace: vol.Namespace, volumeId: vol.ID, allocId: alloc.ID },
+      usage,
+    );
+    entry.stub = { ...entry.stub, stagingPath: paths.hostStagingPath, targetPath: paths.hostTargetPath };
     entry.mountStarted = true;
     const mounted = await this.cfg.volumeManager.mountVolume(
       {
@@ -458,25 +468,6 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     }
   }
 
-  /**
-   * Resolves when node plugin `pluginId` registers (its supervisor found it healthy: started,
-   * restarted or recovered), or when `over` aborts; leaves no subscription behind.
-   */
-  private nodePluginRegistered(pluginId: string, over: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const finish = () => {
-        unsubscribe();
-        over.removeEventListener("abort", finish);
-        resolve();
-      };
-      const unsubscribe = this.cfg.registry.subscribe((ev) => {
-        if (ev.type === "register" && ev.plugin.role === "csi-node" && ev.plugin.pluginId === pluginId)
-          finish();
-      });
-      over.addEventListener("abort", finish, { once: true });
-    });
-  }
-
   /** One volume's release; checkpointed so it resumes at the right step. */
   private async release(
     allocId: string,
@@ -531,7 +522,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           signal,
           shouldRetry: (err) => !isAbortError(err) && !signal.aborted,
           // A plugin that became healthy again is retried at once, not after the backoff.
-          wake: (over) => this.nodePluginRegistered(stub.pluginId, over),
+          wake: (over) => nodePluginRegistered(this.cfg.registry, stub.pluginId, over),
           onRetry: (err, attempt, delayMs) =>
             log.warn("unmount failed, retrying", {
               error: asBerthError(err).message,
