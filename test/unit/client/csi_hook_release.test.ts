@@ -19,7 +19,7 @@ import { plugin, tempDir } from "./fixtures.js";
 
 const FAST: CsiBackoff = { baseMs: 1, maxMs: 5, jitter: 0 };
 
-function harness(alloc: Allocation, backoff: CsiBackoff) {
+function harness(alloc: Allocation, backoff: CsiBackoff, isMountPoint: (p: string) => boolean = () => false) {
   const stateDb = StateDB.open(":memory:");
   const client = new FakeCsiClient();
   const registry = new PluginRegistry(stateDb, nullLogger);
@@ -29,7 +29,7 @@ function harness(alloc: Allocation, backoff: CsiBackoff) {
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,
     retry: { baseMs: 1, maxMs: 5, deadlineMs: 200, jitter: 0 },
-    isMountPoint: async () => false,
+    isMountPoint: async (p) => isMountPoint(p),
   });
   const rpc = new FakeRpc(client.calls);
   const tasks: FakeTask[] = [];
@@ -138,3 +138,42 @@ test(
     assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
   },
 );
+
+test("a staging left by a failed mount step is not released without the plugin: the claim waits for it", async () => {
+  let staged = false;
+  const h = harness(allocWith({ data: volumeRequest() }), FAST, (p) => staged && p.includes("/staging/"));
+  const stage = h.client.nodeStageVolume.bind(h.client);
+  h.client.nodeStageVolume = async (req, o) => {
+    await stage(req, o);
+    staged = true;
+  };
+  const unstage = h.client.nodeUnstageVolume.bind(h.client);
+  h.client.nodeUnstageVolume = async (req, o) => {
+    await unstage(req, o);
+    staged = false;
+  };
+  h.client.failNext("NodePublishVolume", "ERR_CSI_INVALID_ARGUMENT");
+  h.client.failNext(
+    "NodeUnpublishVolume",
+    ...Array<"ERR_CSI_UNAVAILABLE">(100_000).fill("ERR_CSI_UNAVAILABLE"),
+  );
+  const run = h.runner.run();
+  while (h.client.callsOf("NodeUnpublishVolume").length < 3) await new Promise((r) => setTimeout(r, 2));
+
+  // The plugin goes away past the plugin wait while its staging is still mounted.
+  h.registry.deregister("csi-node", "fake", "plugin-alloc");
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal(h.client.callsOf("rpc:CSIVolume.Unpublish").length, 0, "the claim is not freed");
+
+  h.client.stopFailing("NodeUnpublishVolume");
+  h.registry.register(plugin({ hostDir: h.hostDir }));
+  await run;
+  await h.runner.released();
+  assert.equal(staged, false, "unstaged");
+  assert.deepEqual(releaseOrder(h.client).slice(-3), [
+    "NodeUnpublish",
+    "NodeUnstage",
+    "rpc:CSIVolume.Unpublish",
+  ]);
+  assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+});
