@@ -98,8 +98,9 @@ export class PluginConnection {
 }
 
 /**
- * A CsiClient whose every call runs on `current(opts)`'s connection, looked up per call. `close()`
- * is a no-op: the csimanager owns the connections.
+ * A CsiClient whose every call runs on `current(opts)`'s connection, looked up per call. Time spent
+ * waiting there counts against the call's `timeoutMs`. `close()` is a no-op: the csimanager owns
+ * the connections.
  */
 export function followingClient(
   endpoint: string,
@@ -108,7 +109,16 @@ export function followingClient(
   const client: Record<string, unknown> = { endpoint, close: () => undefined };
   for (const method of Object.keys(OPTIONS_AT) as CsiMethod[]) {
     client[method] = async (...args: unknown[]) => {
-      const conn = await current(args[OPTIONS_AT[method]] as CsiCallOptions | undefined);
+      const at = OPTIONS_AT[method];
+      const opts = args[at] as CsiCallOptions | undefined;
+      const started = Date.now();
+      const conn = await current(opts);
+      const waited = Date.now() - started;
+      if (opts?.timeoutMs !== undefined && waited > 0) {
+        const rest = [...args];
+        rest[at] = { ...opts, timeoutMs: Math.max(1, opts.timeoutMs - waited) };
+        return conn.call(method, rest);
+      }
       return conn.call(method, args);
     };
   }
