@@ -24,8 +24,11 @@ import { claimedVolume, plugin, tempDir } from "./fixtures.js";
  */
 class HangableClient extends FakeCsiClient {
   readonly hung = new Set<string>();
+  /** The deadline each NodeStageVolume was given. */
+  readonly stageTimeouts: (number | undefined)[] = [];
 
   override nodeStageVolume(req: unknown, o?: CsiCallOptions) {
+    this.stageTimeouts.push(o?.timeoutMs);
     return this.maybeHang("NodeStageVolume", o, () => super.nodeStageVolume(req, o));
   }
 
@@ -130,6 +133,8 @@ test(
     registry.register(plugin());
     await waiting;
     assert.equal(clients[1]!.callsOf("NodeStageVolume").length, 1);
+    const given = clients[1]!.stageTimeouts[0]!;
+    assert.ok(given < 3_600_000, `the wait counts against the call's deadline (${given} ms left)`);
 
     // The caller's abort still ends a wait, as an abort.
     registry.deregister("csi-node", "fake", "plugin-alloc");
