@@ -31,8 +31,13 @@ import type {
   WireVolumeCapability,
 } from "./wire.js";
 
-/** Default deadlines: Probe must answer fast; node/controller work may be slow storage. */
+/**
+ * Default deadlines: Probe must answer fast; the other cheap calls (plugin info, capabilities,
+ * NodeGetInfo) touch no storage, so a plugin that takes longer is hung; node/controller work may
+ * be slow storage.
+ */
 export const DEFAULT_PROBE_TIMEOUT_MS = 5_000;
+export const DEFAULT_CHEAP_CALL_TIMEOUT_MS = 10_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 
 type Service = CsiService;
@@ -124,7 +129,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         "GetPluginInfo",
         {},
         o,
-        DEFAULT_CALL_TIMEOUT_MS,
+        DEFAULT_CHEAP_CALL_TIMEOUT_MS,
       );
       return { name: r.name, vendorVersion: r.vendor_version, manifest: { ...r.manifest } };
     },
@@ -134,7 +139,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         "GetPluginCapabilities",
         {},
         o,
-        DEFAULT_CALL_TIMEOUT_MS,
+        DEFAULT_CHEAP_CALL_TIMEOUT_MS,
       );
       return pluginCapabilitiesFromWire(r.capabilities);
     },
@@ -155,7 +160,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         "ControllerGetCapabilities",
         {},
         o,
-        DEFAULT_CALL_TIMEOUT_MS,
+        DEFAULT_CHEAP_CALL_TIMEOUT_MS,
       );
       return controllerCapabilitiesFromWire(r.capabilities);
     },
@@ -257,7 +262,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         "NodeGetCapabilities",
         {},
         o,
-        DEFAULT_CALL_TIMEOUT_MS,
+        DEFAULT_CHEAP_CALL_TIMEOUT_MS,
       );
       return nodeCapabilitiesFromWire(r.capabilities);
     },
@@ -266,7 +271,7 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         node_id: string;
         max_volumes_per_node: number;
         accessible_topology: { segments: StringMap } | null;
-      }>("Node", "NodeGetInfo", {}, o, DEFAULT_CALL_TIMEOUT_MS);
+      }>("Node", "NodeGetInfo", {}, o, DEFAULT_CHEAP_CALL_TIMEOUT_MS);
       return {
         nodeId: r.node_id,
         maxVolumesPerNode: Number(r.max_volumes_per_node),

@@ -16,6 +16,12 @@ export interface BackoffOptions {
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
   /** Jitter fraction in [0,1); 0.2 by default. Tests pass 0 for determinism. */
   jitter?: number;
+  /**
+   * Ends a sleep early: called once per sleep with a signal that aborts when that sleep is over
+   * (to unsubscribe); the next attempt starts as soon as the returned promise resolves (e.g. "the
+   * plugin this waits on became healthy").
+   */
+  wake?: (sleepOver: AbortSignal) => Promise<void>;
 }
 
 export function backoffDelay(attempt: number, baseMs: number, maxMs: number, jitter = 0.2): number {
@@ -38,7 +44,23 @@ export async function retryWithBackoff<T>(
       const delay = backoffDelay(attempt, opts.baseMs, opts.maxMs, opts.jitter);
       if (Date.now() + delay - started > opts.deadlineMs) throw err;
       opts.onRetry?.(err, attempt, delay);
-      await sleep(delay, opts.signal);
+      await sleepOrWake(delay, opts.signal, opts.wake);
     }
+  }
+}
+
+async function sleepOrWake(
+  ms: number,
+  signal: AbortSignal | undefined,
+  wake: BackoffOptions["wake"],
+): Promise<void> {
+  if (!wake) return sleep(ms, signal);
+  const over = new AbortController();
+  try {
+    // The sleep ends with `over` too, so a woken retry leaves no timer behind.
+    const both = signal ? AbortSignal.any([signal, over.signal]) : over.signal;
+    await Promise.race([sleep(ms, both), wake(over.signal)]);
+  } finally {
+    over.abort();
   }
 }

@@ -46,6 +46,8 @@ import type { CsiVolumeStub, PendingRelease, VolumeUsage } from "../state/types.
 import type { AllocHookResources, CsiMount } from "./hook_resources.js";
 import type { PostrunHook, PrerunHook, ShutdownHook } from "./hooks.js";
 import { LostMountWatcher } from "./lost_mount_watcher.js";
+import { nodePluginRegistered } from "./plugin_wake.js";
+import { volumePaths } from "../csimanager/paths.js";
 import { formatMs } from "./taskrunner/restart_tracker.js";
 
 /** The server RPC as the client calls it (the agent's connection satisfies it). */
@@ -128,7 +130,12 @@ interface Claimed {
 interface Acquired {
   alias: string;
   stub: CsiVolumeStub;
-  mounted: boolean;
+  /**
+   * Set once the mount step started: from then on a failure may have left the volume staged or
+   * published (a NodeStage that timed out, a publish whose cleanup could not reach the plugin), so
+   * the release must go through the node plugin before the claim is freed.
+   */
+  mountStarted: boolean;
 }
 
 export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
@@ -306,7 +313,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     this.claimed.set(alias, { volume: vol, publishContext: claim.PublishContext });
     const entry: Acquired = {
       alias,
-      mounted: false,
+      mountStarted: false,
       stub: {
         volumeId: vol.ID,
         namespace: vol.Namespace,
@@ -320,6 +327,15 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     acquired.push(entry);
     // Only a volume re-registered under another plugin since the lookup gets here with another ID.
     if (vol.PluginID !== plugin.pluginId) plugin = await this.waitForNodePlugin(vol.PluginID, signal);
+    // Where the mount step stages and publishes: what a release without the plugin must find
+    // unmounted before it may skip the node step.
+    const paths = volumePaths(
+      plugin,
+      { namespace: vol.Namespace, volumeId: vol.ID, allocId: alloc.ID },
+      usage,
+    );
+    entry.stub = { ...entry.stub, stagingPath: paths.hostStagingPath, targetPath: paths.hostTargetPath };
+    entry.mountStarted = true;
     const mounted = await this.cfg.volumeManager.mountVolume(
       {
         plugin,
@@ -331,7 +347,6 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       signal,
     );
     entry.stub = mounted.stub;
-    entry.mounted = true;
     this.cfg.store.putVolumeStubs(alloc.ID, { [alias]: mounted.stub });
     this.log.info("volume mounted", { alias, volume: vol.ID, source: mounted.source });
     return { source: mounted.source, readOnly: req.ReadOnly, volumeId: vol.ID };
@@ -414,7 +429,10 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   /** Releases what a failed prerun acquired, newest first; leftovers stay pending for postrun. */
   private async unwind(allocId: string, acquired: Acquired[]): Promise<void> {
     for (const a of [...acquired].reverse()) {
-      const rel: PendingRelease = { stub: a.stub, unmounted: !a.mounted };
+      // Unmounted only if no CSI call was made: NodeUnpublish/NodeUnstage are idempotent, so a
+      // volume that may be half-mounted is unmounted (retried until the plugin answers) before
+      // CSIVolume.Unpublish frees the claim on the server.
+      const rel: PendingRelease = { stub: a.stub, unmounted: !a.mountStarted };
       this.cfg.store.putPendingRelease(allocId, a.alias, rel);
       try {
         await this.release(
@@ -503,6 +521,8 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           deadlineMs,
           signal,
           shouldRetry: (err) => !isAbortError(err) && !signal.aborted,
+          // A plugin that became healthy again is retried at once, not after the backoff.
+          wake: (over) => nodePluginRegistered(this.cfg.registry, stub.pluginId, over),
           onRetry: (err, attempt, delayMs) =>
             log.warn("unmount failed, retrying", {
               error: asBerthError(err).message,

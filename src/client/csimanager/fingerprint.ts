@@ -12,12 +12,15 @@ import type {
 } from "../../csi/types.js";
 import type { CSIControllerInfo, CSIInfo, CSINodeInfo } from "../../structs/plugin.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
+import { isBerthError, type ErrorCode } from "../../structs/errors.js";
 
 export interface Fingerprint {
   info: CSIInfo;
   /** Set when the last fingerprint of a node instance succeeded. */
   nodeCapabilities: CsiNodeCapabilities | null;
   controllerCapabilities: CsiControllerCapabilities | null;
+  /** Why the last fingerprint failed (its error's code), when it did. */
+  failureCode?: ErrorCode;
 }
 
 export async function fingerprintPlugin(
@@ -72,6 +75,7 @@ export async function fingerprintPlugin(
       info: { ...base, HealthDescription: `fingerprint failed: ${message}` },
       nodeCapabilities: null,
       controllerCapabilities: null,
+      ...(isBerthError(err) ? { failureCode: err.code } : {}),
     };
   }
 }

@@ -2,12 +2,24 @@
  * One registered plugin role with its CSI connection, fingerprinted at start and then every
  * `intervalMs` until stopped. `onChange` fires whenever the fingerprint differs from the last one
  * (UpdateTime aside).
+ *
+ * The connection follows the plugin (connection.ts): a fingerprint that times out or finds the
+ * plugin unreachable drops the connection (its calls in flight fail at once, retryably) and opens a
+ * fresh one for what follows; stopping the instance drops it too.
  */
 import { abortError, sleep, isAbortError } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiClient } from "../../csi/types.js";
+import type { ErrorCode } from "../../structs/errors.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
+import { PluginConnection } from "./connection.js";
 import { fingerprintPlugin, sameInfo, type Fingerprint } from "./fingerprint.js";
+
+/** Fingerprint failures that mean "the plugin does not answer on this connection". */
+const CONNECTION_FAILURES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "ERR_CSI_DEADLINE_EXCEEDED",
+  "ERR_CSI_UNAVAILABLE",
+]);
 
 export interface InstanceOptions {
   intervalMs: number;
@@ -22,14 +34,44 @@ export class PluginInstance {
   private loop: Promise<void> | undefined;
   private readonly first: Promise<void>;
   private markFirst!: () => void;
+  private conn: PluginConnection;
 
+  /** `connect` opens a new connection to the plugin's socket (called again on each reconnect). */
   constructor(
     readonly plugin: RegisteredPlugin,
-    readonly client: CsiClient,
+    private readonly connect: () => CsiClient,
     private readonly opts: InstanceOptions,
   ) {
+    this.conn = new PluginConnection(connect());
     this.first = new Promise((resolve) => {
       this.markFirst = resolve;
+    });
+  }
+
+  /** The current connection: replaced by `reconnect`, so look it up for every call. */
+  get connection(): PluginConnection {
+    return this.conn;
+  }
+
+  get client(): CsiClient {
+    return this.conn.client;
+  }
+
+  /**
+   * Opens a fresh connection for the calls that follow, unless the instance is stopped. The old one
+   * is dropped (its calls in flight fail with ERR_CSI_UNAVAILABLE) when `cancelInFlight`, else
+   * closed once they end (grpc-js lets calls in flight finish after close).
+   */
+  reconnect(reason: string, cancelInFlight: boolean): void {
+    const old = this.conn;
+    if (this.stopper.signal.aborted) return;
+    this.conn = new PluginConnection(this.connect());
+    if (cancelInFlight) old.drop(reason);
+    else old.client.close();
+    this.opts.log.info("plugin connection replaced", {
+      plugin: this.plugin.pluginId,
+      role: this.plugin.role,
+      reason,
     });
   }
 
@@ -49,13 +91,20 @@ export class PluginInstance {
 
   /** Fingerprints now; the loop's schedule is unaffected. */
   async refresh(): Promise<Fingerprint> {
+    const conn = this.conn;
     const fp = await fingerprintPlugin(
-      this.client,
+      conn.client,
       this.plugin,
       { signal: this.stopper.signal, timeoutMs: this.opts.callTimeoutMs },
       this.current,
     );
     if (this.stopper.signal.aborted) return fp;
+    // A plugin that stopped answering (hung, or its process replaced on the same socket): calls
+    // waiting on this connection would wait out their deadlines; they fail now and are retried on
+    // a fresh connection.
+    if (fp.failureCode && CONNECTION_FAILURES.has(fp.failureCode) && this.conn === conn) {
+      this.reconnect(`fingerprint failed: ${fp.failureCode}`, true);
+    }
     const changed = !sameInfo(this.current?.info, fp.info);
     if (changed && this.current?.info.Healthy !== fp.info.Healthy) {
       this.opts.log.info("plugin health changed", {
@@ -71,11 +120,12 @@ export class PluginInstance {
     return fp;
   }
 
-  async stop(): Promise<void> {
+  /** Stops fingerprinting and drops the connection: calls still waiting on it fail retryably. */
+  async stop(reason = "plugin instance stopped"): Promise<void> {
     this.stopper.abort();
     this.markFirst();
     await this.loop;
-    this.client.close();
+    this.conn.drop(reason);
   }
 
   private async runLoop(): Promise<void> {

@@ -3,6 +3,11 @@
  * (role, plugin) and reports their fingerprints as the node's CSIControllerPlugins /
  * CSINodePlugins through `onFingerprint` whenever they change. It is also where the volume manager
  * and the ClientCSI handlers get a plugin's connection.
+ *
+ * Connections follow the plugin (connection.ts): the clients handed out route every call to the
+ * instance registered for the plugin at that moment. A plugin that deregisters (its supervisor's
+ * probes failed, or its task stopped) has its connection dropped, so calls waiting on a hung plugin
+ * fail at once and retry; one that registers again gets a new instance with a fresh connection.
  */
 import { BerthError } from "../../structs/errors.js";
 import type { CSIInfo } from "../../structs/plugin.js";
@@ -11,6 +16,10 @@ import type { CsiClient, CsiControllerCapabilities, CsiNodeCapabilities } from "
 import type { PluginRole, RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { RegistryListener } from "../dynamicplugins/registry.js";
 import { PluginInstance } from "./instance.js";
+import { followingClient, type PluginConnection } from "./connection.js";
+import { DEFAULT_CALL_TIMEOUT_MS } from "../../csi/client.js";
+import type { CsiCallOptions } from "../../csi/types.js";
+import { throwIfAborted } from "../../internal/abort.js";
 
 /** The registry as the manager reads it. */
 export interface PluginSource {
@@ -47,6 +56,9 @@ export class CsiManager implements NodePluginSource {
   private readonly stopping = new Set<Promise<void>>();
   private unsubscribe: (() => void) | undefined;
   private lastReported = "";
+  /** Calls waiting for an instance of a plugin that is not registered, by instance key. */
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private stopped = false;
 
   constructor(private readonly cfg: CsiManagerConfig) {}
 
@@ -65,6 +77,8 @@ export class CsiManager implements NodePluginSource {
   async stop(): Promise<void> {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    this.stopped = true;
+    this.wake();
     const all = [...this.instances.values()];
     this.instances.clear();
     await Promise.all([...all.map((i) => i.stop()), ...this.stopping]);
@@ -88,10 +102,10 @@ export class CsiManager implements NodePluginSource {
     await Promise.all([...this.instances.values()].map((i) => i.refresh()));
   }
 
-  /** The connection of a healthy controller instance of the plugin, if there is one. */
+  /** A client of a healthy controller instance of the plugin, if there is one (it follows the plugin). */
   controllerClient(pluginId: string): CsiClient | undefined {
     const inst = this.instances.get(key("csi-controller", pluginId));
-    return inst?.fingerprint?.info.Healthy ? inst.client : undefined;
+    return inst?.fingerprint?.info.Healthy ? this.following("csi-controller", pluginId, inst) : undefined;
   }
 
   controllerCapabilities(pluginId: string): CsiControllerCapabilities | undefined {
@@ -120,7 +134,62 @@ export class CsiManager implements NodePluginSource {
         `CSI node plugin ${JSON.stringify(pluginId)} could not be fingerprinted: ${fp?.info.HealthDescription ?? "stopped"}`,
       );
     }
-    return { client: inst.client, capabilities: fp.nodeCapabilities };
+    return { client: this.following("csi-node", pluginId, inst), capabilities: fp.nodeCapabilities };
+  }
+
+  /**
+   * A client whose calls go to the connection of whichever instance of the plugin is registered
+   * when each call starts. With none registered, a call waits for one within its own deadline.
+   */
+  private following(role: PluginRole, pluginId: string, inst: PluginInstance): CsiClient {
+    return followingClient(inst.client.endpoint, (opts) => this.connectionOf(role, pluginId, opts));
+  }
+
+  private async connectionOf(
+    role: PluginRole,
+    pluginId: string,
+    opts: CsiCallOptions | undefined,
+  ): Promise<PluginConnection> {
+    const k = key(role, pluginId);
+    const deadline = Date.now() + (opts?.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS);
+    for (;;) {
+      const inst = this.instances.get(k);
+      if (inst) return inst.connection;
+      throwIfAborted(opts?.signal);
+      const left = deadline - Date.now();
+      if (this.stopped || left <= 0) {
+        throw new BerthError(
+          "ERR_CSI_PLUGIN_UNAVAILABLE",
+          `CSI ${role === "csi-node" ? "node" : "controller"} plugin ${JSON.stringify(pluginId)} is not running on this node`,
+        );
+      }
+      await this.untilAdded(k, left, opts?.signal);
+    }
+  }
+
+  /** Resolves when an instance is added under `k`, after `ms`, or when `signal` aborts. */
+  private untilAdded(k: string, ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      let set = this.waiters.get(k);
+      if (!set) this.waiters.set(k, (set = new Set()));
+      const waiters = set;
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(k) === waiters) this.waiters.delete(k);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+      waiters.add(done);
+    });
+  }
+
+  /** Wakes the calls waiting for an instance under `k` (every key when omitted). */
+  private wake(k?: string): void {
+    const sets = k === undefined ? [...this.waiters.values()] : [this.waiters.get(k)];
+    for (const set of sets) for (const done of [...(set ?? [])]) done();
   }
 
   private add(plugin: RegisteredPlugin): void {
@@ -129,9 +198,14 @@ export class CsiManager implements NodePluginSource {
     // The same plugin task registering again (its supervisor re-registers a plugin restored after
     // an agent restart, or one that recovered): the instance already talks to it. Replacing it
     // would close the connection under calls in flight (a NodePublish of a restored alloc).
-    if (old && sameEndpoint(old.plugin, plugin)) return;
-    if (old) this.track(old.stop());
-    const inst = new PluginInstance(plugin, this.cfg.clientFactory(plugin.socketPath), {
+    // It gets a fresh connection all the same (the plugin may have been restarted on the same
+    // socket), while calls in flight on the old one finish there.
+    if (old && sameEndpoint(old.plugin, plugin)) {
+      old.reconnect("plugin registered again", false);
+      return;
+    }
+    if (old) this.track(old.stop("plugin replaced by a new instance"));
+    const inst = new PluginInstance(plugin, () => this.cfg.clientFactory(plugin.socketPath), {
       intervalMs: this.cfg.fingerprintIntervalMs ?? 30_000,
       callTimeoutMs: this.cfg.callTimeoutMs ?? 10_000,
       log: this.cfg.log.child(plugin.pluginId),
@@ -141,6 +215,7 @@ export class CsiManager implements NodePluginSource {
     });
     this.instances.set(k, inst);
     inst.start();
+    this.wake(k);
   }
 
   private remove(plugin: RegisteredPlugin): void {
@@ -148,7 +223,12 @@ export class CsiManager implements NodePluginSource {
     const inst = this.instances.get(k);
     if (!inst || inst.plugin.allocId !== plugin.allocId) return;
     this.instances.delete(k);
-    this.track(inst.stop());
+    // A normal stop (the plugin task stopped, or its supervisor found it unhealthy), not an error.
+    this.cfg.log.info("plugin deregistered; connection dropped", {
+      plugin: plugin.pluginId,
+      role: plugin.role,
+    });
+    this.track(inst.stop("plugin deregistered"));
     this.report();
   }
 

@@ -90,6 +90,9 @@ export interface VolumeManagerConfig {
   isMountPoint?: (hostPath: string) => Promise<boolean>;
 }
 
+/** Deadline of each call of the one-shot cleanup after a failed publish. */
+const CLEANUP_CALL_TIMEOUT_MS = 30_000;
+
 export class VolumeManager {
   private readonly mutex = new KeyedMutex();
   /** Staging key → allocs using that staging. */
@@ -215,11 +218,13 @@ export class VolumeManager {
       );
     } catch (err) {
       // A failed (or timed-out) publish may have half-happened: release what this call may own.
+      // One short attempt: a plugin that is away or hung is not waited for here (under the
+      // volume's lock); the csi_hook's release of the claim unmounts again until it answers.
       await this.releaseLocked(
         node,
         req.plugin,
         unmountOf(req),
-        { timeoutMs: this.callTimeoutMs },
+        { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
         false,
       ).catch((cleanupErr: unknown) =>
         log.warn("cleanup after failed publish failed", { error: cleanupErr }),

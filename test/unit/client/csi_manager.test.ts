@@ -110,7 +110,10 @@ test("manager: follows the registry and reports fingerprints when they change", 
   await waiting;
   assert.equal(reports.at(-1)!.nodes.fake?.NodeInfo?.ID, "ext-node-1");
   const node = await manager.nodePlugin("fake");
-  assert.equal(node.client, clients.get("/n.sock"));
+  // The handle's client follows the plugin: its calls reach the instance's current connection.
+  const infoCalls = clients.get("/n.sock")!.callsOf("NodeGetInfo").length;
+  await node.client.nodeGetInfo();
+  assert.equal(clients.get("/n.sock")!.callsOf("NodeGetInfo").length, infoCalls + 1);
   assert.equal(node.capabilities.stageUnstageVolume, true);
 
   // Re-fingerprints keep running, but an unchanged fingerprint is not reported again.

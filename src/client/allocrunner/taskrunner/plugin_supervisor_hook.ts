@@ -167,8 +167,13 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
         }
       }
     } catch (err) {
-      if (!isAbortError(err))
-        this.d.log.error("plugin health loop failed", { plugin: this.d.plugin.ID, err });
+      // The task stopping ends the loop (its signal's reason is a BerthError, not an AbortError):
+      // a normal plugin stop, not a failure.
+      if (isAbortError(err) || signal.aborted) {
+        this.d.log.debug("plugin health loop stopped", { plugin: this.d.plugin.ID });
+        return;
+      }
+      this.d.log.error("plugin health loop failed", { plugin: this.d.plugin.ID, err });
     }
   }
 
