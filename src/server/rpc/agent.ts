@@ -13,6 +13,7 @@ import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
 import type { ClaimEndpoint } from "./claim.js";
 import type { NodeEndpoint } from "./node.js";
+import { reportReleaseProgress } from "./release_progress.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
 
@@ -105,6 +106,10 @@ export class AgentRpcServer {
     peer.handle("CSIVolume.Unpublish", async (req, signal) => {
       bound(req.NodeID);
       return claim.unpublish(req, signal);
+    });
+    peer.handle("CSIVolume.ReleaseProgress", async (req) => {
+      bound(req.NodeID);
+      return claim.reportReleaseProgress(req);
     });
     peer.onClosed(() => {
       this.peers.delete(peer);
