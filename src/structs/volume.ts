@@ -89,7 +89,11 @@ export const RELEASE_STATUS_STEPS = [
 ] as const;
 export type ReleaseStatusStep = (typeof RELEASE_STATUS_STEPS)[number];
 /** The steps only the node agent runs, while the claim is still `taken`. */
-export const NODE_RELEASE_STEPS: readonly ReleaseStatusStep[] = ["node-unpublish", "node-unstage", "wait-plugin"];
+export const NODE_RELEASE_STEPS: readonly ReleaseStatusStep[] = [
+  "node-unpublish",
+  "node-unstage",
+  "wait-plugin",
+];
 
 export interface ClaimReleaseStatus {
   Step: ReleaseStatusStep;

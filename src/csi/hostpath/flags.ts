@@ -80,7 +80,8 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "call-log") callLog = value();
     else if (name === "faults") faults = value();
     else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
-    else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg); else if (name === "mode") {
+    else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
+    else if (name === "mode") {
       const v = value();
       if (!(HOSTPATH_MODES as readonly string[]).includes(v))
         throw new Error(`--mode: expected one of ${HOSTPATH_MODES.join(", ")}, got ${JSON.stringify(v)}`);

@@ -13,7 +13,6 @@ import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
 import type { ClaimEndpoint } from "./claim.js";
 import type { NodeEndpoint } from "./node.js";
-import { reportReleaseProgress } from "./release_progress.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
 

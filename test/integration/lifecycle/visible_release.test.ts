@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { after, test } from "node:test";
+import { after } from "node:test";
 import { mountsUnder } from "../../helpers/mounts.js";
 import { AgentProcess, eventually, freePort, runCli } from "../../helpers/agent_process.js";
 import {
@@ -198,7 +198,10 @@ steps.step("a release stuck in NodeUnpublish is visible, then clears when the pl
     const retry = evs.filter((e) => e.Type === "Volume Release Retry");
     return retry.length > 0 ? retry : undefined;
   });
-  assert.match(events[0]!.DisplayMessage, /release of volume "data" \(vol\): node-unpublish failed \(CSI NodeUnpublishVolume failed: INTERNAL: injected fault.*\); retry 1 in \d/);
+  assert.match(
+    events[0]!.DisplayMessage,
+    /release of volume "data" \(vol\): node-unpublish failed \(CSI NodeUnpublishVolume failed: INTERNAL: injected fault.*\); retry 1 in \d/,
+  );
 
   // The plugin recovers: the release finishes, the claim and its status are gone.
   setFaults({});

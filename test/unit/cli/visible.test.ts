@@ -46,7 +46,9 @@ before(async () => {
         ...fx.volume,
         ID: "zero",
         Capacity: 0,
-        PastClaims: { other: { ...stuck, AllocationID: "other", State: "node-detached", ReleaseStatus: null } },
+        PastClaims: {
+          other: { ...stuck, AllocationID: "other", State: "node-detached", ReleaseStatus: null },
+        },
       },
     },
     "GET /v1/volume/csi/idle": { json: { ...fx.volume, ID: "idle" } },

@@ -208,6 +208,14 @@ test("an operator's detach during a retried release: one unmount in all, none af
   assert.equal(after.at(-1), "rpc:CSIVolume.Unpublish");
   assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+  // Each failed NodeUnpublish was reported to the server and is a task event (issue 8).
+  assert.ok(h.rpc.progress.length >= 2, "one report per failed attempt");
+  for (const [i, p] of h.rpc.progress.entries()) {
+    assert.deepEqual([p.Step, p.Attempts, p.AllocationID], ["node-unpublish", i + 1, "alloc-1"]);
+  }
+  const retries = t.state().Events.filter((e) => e.Type === "Volume Release Retry");
+  assert.equal(retries.length, h.rpc.progress.length);
+  assert.match(retries[0]!.DisplayMessage, /node-unpublish failed \(.*NodeUnpublishVolume.*\); retry 1 in/);
 });
 
 test("a node plugin that never registers fails the alloc with its name, before any claim", async () => {

@@ -129,61 +129,72 @@ test("release status: a long error is capped; advancing or freeing the claim dro
   s.close();
 });
 
-test("volumewatcher: a failing controller unpublish is recorded on the claim with its next attempt", { timeout: 10_000 }, async () => {
-  const s = new SqliteStateStore(null);
-  await s.txn((tx) => {
-    tx.putNode(
-      makeNode("n1", {
-        CSIControllerPlugins: { p: controllerInfo("p") },
-        CSINodePlugins: { p: nodePluginInfo("p") },
-      }),
-    );
-    tx.putVolume(makeVolume("v", { PluginID: "p", PastClaims: { a1: claim("a1", "n1", "node-detached") } }));
-  });
-  assert.equal(s.getPlugin("p")!.ControllerRequired, true);
-  let fail = true;
-  const releaser = {
-    releaseClaim: async () => {
-      if (fail) throw new BerthError("ERR_CSI_INTERNAL", "CSI ControllerUnpublishVolume failed: INTERNAL: boom");
-      await s.txn((tx) => tx.putVolume(freeClaim(tx.getVolume("default", "v")!, "a1")));
-      return true;
-    },
-  };
-  const w = new VolumeWatcher(s, releaser, nullLogger, {
-    scanIntervalMs: 1,
-    minIntervalMs: 1,
-    backoffBaseMs: 20,
-    backoffMaxMs: 40,
-  });
-  w.start();
-  try {
-    const before = Date.now();
-    let st;
-    while (!(st = s.getVolume("default", "v")!.PastClaims.a1?.ReleaseStatus)) await tick(5);
-    assert.equal(st.Step, "controller-unpublish");
-    assert.match(st.LastError, /ControllerUnpublishVolume failed: INTERNAL: boom/);
-    assert.ok(st.Attempts >= 1);
-    assert.ok(st.NextAttempt >= before * 1e6, "the next attempt, in Unix ns");
-    fail = false;
-    while (s.getVolume("default", "v")!.PastClaims.a1) await tick(5);
-  } finally {
-    await w.stop();
-    s.close();
-  }
-});
+test(
+  "volumewatcher: a failing controller unpublish is recorded on the claim with its next attempt",
+  { timeout: 10_000 },
+  async () => {
+    const s = new SqliteStateStore(null);
+    await s.txn((tx) => {
+      tx.putNode(
+        makeNode("n1", {
+          CSIControllerPlugins: { p: controllerInfo("p") },
+          CSINodePlugins: { p: nodePluginInfo("p") },
+        }),
+      );
+      tx.putVolume(
+        makeVolume("v", { PluginID: "p", PastClaims: { a1: claim("a1", "n1", "node-detached") } }),
+      );
+    });
+    assert.equal(s.getPlugin("p")!.ControllerRequired, true);
+    let fail = true;
+    const releaser = {
+      releaseClaim: async () => {
+        if (fail)
+          throw new BerthError("ERR_CSI_INTERNAL", "CSI ControllerUnpublishVolume failed: INTERNAL: boom");
+        await s.txn((tx) => tx.putVolume(freeClaim(tx.getVolume("default", "v")!, "a1")));
+        return true;
+      },
+    };
+    const w = new VolumeWatcher(s, releaser, nullLogger, {
+      scanIntervalMs: 1,
+      minIntervalMs: 1,
+      backoffBaseMs: 20,
+      backoffMaxMs: 40,
+    });
+    w.start();
+    try {
+      const before = Date.now();
+      let st;
+      while (!(st = s.getVolume("default", "v")!.PastClaims.a1?.ReleaseStatus)) await tick(5);
+      assert.equal(st.Step, "controller-unpublish");
+      assert.match(st.LastError, /ControllerUnpublishVolume failed: INTERNAL: boom/);
+      assert.ok(st.Attempts >= 1);
+      assert.ok(st.NextAttempt >= before * 1e6, "the next attempt, in Unix ns");
+      fail = false;
+      while (s.getVolume("default", "v")!.PastClaims.a1) await tick(5);
+    } finally {
+      await w.stop();
+      s.close();
+    }
+  },
+);
 
-test("plugin gc: an empty plugin goes as soon as it is empty, not at the next periodic pass", { timeout: 10_000 }, async () => {
-  const s = new SqliteStateStore(null);
-  const gc = new GarbageCollector(s, nullLogger, { intervalMs: 60 * 60_000 });
-  await s.txn((tx) => tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } })));
-  gc.start();
-  try {
-    await tick(20);
-    assert.ok(s.getPlugin("p1"), "a plugin with an instance stays");
-    await s.txn((tx) => tx.putNode({ ...tx.getNode("n1")!, CSINodePlugins: {} }));
-    while (s.getPlugin("p1")) await tick(5);
-  } finally {
-    await gc.stop();
-    s.close();
-  }
-});
+test(
+  "plugin gc: an empty plugin goes as soon as it is empty, not at the next periodic pass",
+  { timeout: 10_000 },
+  async () => {
+    const s = new SqliteStateStore(null);
+    const gc = new GarbageCollector(s, nullLogger, { intervalMs: 60 * 60_000 });
+    await s.txn((tx) => tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } })));
+    gc.start();
+    try {
+      await tick(20);
+      assert.ok(s.getPlugin("p1"), "a plugin with an instance stays");
+      await s.txn((tx) => tx.putNode({ ...tx.getNode("n1")!, CSINodePlugins: {} }));
+      while (s.getPlugin("p1")) await tick(5);
+    } finally {
+      await gc.stop();
+      s.close();
+    }
+  },
+);
