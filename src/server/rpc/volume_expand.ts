@@ -60,7 +60,8 @@ export async function expandIfRequested(
     if (!cur) throw new BerthError("ERR_NOT_FOUND", `volume ${JSON.stringify(existing.ID)} was deregistered`);
     tx.putVolume({
       ...cur,
-      Capacity: Math.max(resp.CapacityBytes, cur.Capacity),
+      // 0 from the plugin is "unknown": the old figure is below what was just granted, so it goes.
+      Capacity: resp.CapacityBytes > 0 ? Math.max(resp.CapacityBytes, cur.Capacity) : 0,
       // Recorded even when the plugin answers 0 (unknown): it is what a repeat is compared with.
       RequestedCapacityMin: min,
       RequestedCapacityMax: max,

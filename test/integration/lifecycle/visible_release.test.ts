@@ -139,6 +139,16 @@ capability {
   const vol = (await cli.get<Volume>("/v1/volume/csi/vol"))!;
   assert.deepEqual([vol.Capacity, vol.RequestedCapacityMin], [0, 10 * 1024 * 1024]);
   assert.match(await cli.run(["volume", "status", "vol"]), /^Capacity\s+= unknown$/m);
+
+  // A larger capacity_min still expands; the answer (0) keeps the capacity unknown, and the
+  // larger spec applied again is a no-op in turn.
+  fs.writeFileSync(spec, fs.readFileSync(spec, "utf8").replace('"10MiB"', '"20MiB"'));
+  await cli.run(["volume", "create", spec]);
+  await cli.run(["volume", "create", spec]);
+  const expands = callLog(dataDir, pluginAllocId).filter((c) => c.method === "ControllerExpandVolume");
+  assert.equal(expands.length, 1, "one expansion for two applies of the larger spec");
+  const grown = (await cli.get<Volume>("/v1/volume/csi/vol"))!;
+  assert.deepEqual([grown.Capacity, grown.RequestedCapacityMin], [0, 20 * 1024 * 1024]);
 });
 
 steps.step("a release stuck in NodeUnpublish is visible, then clears when the plugin recovers", async () => {
