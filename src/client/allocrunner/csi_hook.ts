@@ -560,7 +560,10 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       );
     } catch (err) {
       // The server no longer knows the volume or claim: nothing is left to release there.
-      if (!(isBerthError(err) && err.code === "ERR_NOT_FOUND")) throw err;
+      if (!(isBerthError(err) && err.code === "ERR_NOT_FOUND")) {
+        if (!signal.aborted && !isAbortError(err)) this.reporter.serverTakesOver(ref, err);
+        throw err;
+      }
     }
     this.cfg.store.completeRelease(allocId, alias);
     log.info("volume released", { volume: stub.volumeId });

@@ -90,6 +90,21 @@ export class ReleaseReporter {
     this.report(ref, "wait-plugin", message, 0, this.now() + waitMs);
   }
 
+  /**
+   * The server's unpublish failed in a way this node does not retry (e.g. ControllerUnpublishVolume
+   * answered INTERNAL): the claim is already node-detached, and the server's volumewatcher retries
+   * the rest (and records its own next attempt on the claim).
+   */
+  serverTakesOver(ref: ReleaseRef, err: unknown): void {
+    const message = asBerthError(err).message;
+    this.cfg.emitEvent?.(
+      "Volume Release Retry",
+      `release of volume "${ref.alias}" (${ref.volumeId}): server-unpublish failed (${message}); the server retries it`,
+      { volume: ref.volumeId, step: "server-unpublish", error_code: asBerthError(err).code },
+    );
+    this.report(ref, "server-unpublish", message, 1, 0);
+  }
+
   /** Resolves once every report of `ref` sent so far has been answered or given up. */
   settled(ref: ReleaseRef): Promise<void> {
     return this.chains.get(key(ref)) ?? Promise.resolve();
