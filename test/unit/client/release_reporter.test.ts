@@ -17,7 +17,10 @@ class SlowRpc {
   readonly reports: Report[] = [];
   private waiting: (() => void)[] = [];
   fail = false;
-  async call<M extends keyof ServerMethods>(method: M, req: ServerMethods[M][0]): Promise<ServerMethods[M][1]> {
+  async call<M extends keyof ServerMethods>(
+    method: M,
+    req: ServerMethods[M][0],
+  ): Promise<ServerMethods[M][1]> {
     assert.equal(method, "CSIVolume.ReleaseProgress");
     await new Promise<void>((r) => this.waiting.push(r));
     this.reports.push(req as Report);
@@ -44,7 +47,10 @@ test("release reporter: an event and a report per failed attempt, in order, then
     emitEvent: (type, message, details) => events.push({ type, message, ...(details ? { details } : {}) }),
     now: () => 1_000_000,
   });
-  const unpublishErr = new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnpublishVolume failed: INTERNAL: lsblk: not found");
+  const unpublishErr = new BerthError(
+    "ERR_CSI_INTERNAL",
+    "CSI NodeUnpublishVolume failed: INTERNAL: lsblk: not found",
+  );
   r.retrying(ref, nodeStepOf(unpublishErr), unpublishErr, 0, 1000);
   r.retrying(ref, "server-unpublish", new BerthError("ERR_RPC_TIMEOUT", "timed out"), 1, 2000);
   assert.deepEqual(
@@ -98,8 +104,14 @@ test("release reporter: waiting for the plugin is reported; a failing server is 
 });
 
 test("release reporter: the step a node failure is in", () => {
-  assert.equal(nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnstageVolume failed: INTERNAL: x")), "node-unstage");
-  assert.equal(nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnpublishVolume failed: INTERNAL: x")), "node-unpublish");
+  assert.equal(
+    nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnstageVolume failed: INTERNAL: x")),
+    "node-unstage",
+  );
+  assert.equal(
+    nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnpublishVolume failed: INTERNAL: x")),
+    "node-unpublish",
+  );
   assert.equal(
     nodeStepOf(new BerthError("ERR_CSI_PLUGIN_UNAVAILABLE", "plugin is not running, volume still mounted")),
     "wait-plugin",
