@@ -261,7 +261,10 @@ export class ApiClient {
       throw new ConnectionError(this.address, err);
     }
     const text = await res.text();
-    if (!res.ok) throw new ApiError(res.status, text.trim() || res.statusText || `HTTP ${res.status}`);
+    if (!res.ok) {
+      const message = text.trim() || res.statusText || `HTTP ${res.status}`;
+      throw new ApiError(res.status, message, res.headers.get("x-berth-error-code") ?? undefined);
+    }
     if (text.trim() === "") return undefined as T;
     try {
       return JSON.parse(text) as T;

@@ -6,6 +6,8 @@ export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The server's stable error code (its X-Berth-Error-Code header), e.g. ERR_CSI_NOT_SUPPORTED. */
+    readonly code?: string,
   ) {
     super(message);
   }

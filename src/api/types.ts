@@ -418,6 +418,19 @@ export interface CSIVolumeClaim {
   AttachmentMode: string;
   /** "taken" | "node-detached" | "controller-detached" | "ready-to-free" */
   State: string;
+  /** berth's addition: why the claim's release is not done yet; absent or null when nothing is pending. */
+  ReleaseStatus?: CSIClaimReleaseStatus | null;
+}
+
+export interface CSIClaimReleaseStatus {
+  /** node-unpublish, node-unstage, wait-plugin, server-unpublish, controller-unpublish, server-release */
+  Step: string;
+  LastError: string;
+  Attempts: number;
+  /** Unix nanoseconds; 0 when not known. */
+  NextAttempt: number;
+  /** Unix nanoseconds. */
+  UpdateTime: number;
 }
 
 export interface CSIVolume {

@@ -28,3 +28,25 @@ export function processIO(api: ApiClient): CommandIO {
     now: () => Date.now(),
   };
 }
+
+/** 128 + SIGPIPE (13): the status of a Unix tool whose reader went away (`berth ... | head`). */
+export const BROKEN_PIPE_EXIT_CODE = 141;
+
+/**
+ * A reader that closes its end early (`head`, `grep -q`) makes the next write fail with EPIPE, which
+ * Node raises as an 'error' event: unhandled, a stack trace. A Unix tool dies of SIGPIPE quietly
+ * instead; Node ignores SIGPIPE, so the CLI exits with SIGPIPE's status at once, printing nothing
+ * (stderr may be the broken pipe too). Other stream errors are not ours to hide: they are rethrown.
+ * For the CLI commands only: an agent must not skip its shutdown because its log reader went away.
+ */
+export function exitQuietlyOnBrokenPipe(
+  streams: NodeJS.WritableStream[] = [process.stdout, process.stderr],
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
+  for (const stream of streams) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") return exit(BROKEN_PIPE_EXIT_CODE);
+      throw err;
+    });
+  }
+}

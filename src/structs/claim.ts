@@ -149,7 +149,9 @@ export function setClaimState(vol: CSIVolume, allocId: string, state: ClaimState
   const PastClaims = { ...vol.PastClaims };
   delete ReadClaims[allocId];
   delete WriteClaims[allocId];
-  PastClaims[allocId] = { ...claim, State: state };
+  // The step it was waiting in is done: its release status goes with it (withReleaseStatus).
+  const { ReleaseStatus: _done, ...rest } = claim;
+  PastClaims[allocId] = { ...rest, State: state };
   return resetModeIfIdle({ ...vol, ReadClaims, WriteClaims, PastClaims });
 }
 

@@ -12,6 +12,7 @@ import type {
   ClaimMode,
   ClaimState,
   MountOptions,
+  ReleaseStatusStep,
   Topology,
   TopologyRequest,
   VolumeCapability,
@@ -101,6 +102,30 @@ export interface VolumeUnpublishRequest {
   State: ClaimState;
 }
 export interface VolumeUnpublishResponse {
+  Index: number;
+}
+
+/**
+ * A node's report that a release step of one of its claims failed and will be retried (or waits):
+ * recorded on the claim as its ReleaseStatus, shown by the API and `volume status`. Accepted only
+ * for a claim held by the calling node; a node step only while the claim is still taken. One report
+ * per failed attempt, so the backoff bounds the writes.
+ */
+export interface VolumeReleaseProgressRequest {
+  VolumeID: string;
+  Namespace: string;
+  AllocationID: string;
+  NodeID: string;
+  Step: ReleaseStatusStep;
+  /** Redacted like every CSI error; capped in length by the server. */
+  LastError: string;
+  Attempts: number;
+  /** Unix nanoseconds; 0 when not known. */
+  NextAttempt: number;
+}
+export interface VolumeReleaseProgressResponse {
+  /** False when there was nothing to record on (claim gone, or past that step). */
+  Recorded: boolean;
   Index: number;
 }
 
@@ -277,6 +302,7 @@ export interface ServerMethods {
   "CSIVolume.GetForNode": [VolumeGetForNodeRequest, VolumeGetForNodeResponse];
   "CSIVolume.Claim": [VolumeClaimRequest, VolumeClaimResponse];
   "CSIVolume.Unpublish": [VolumeUnpublishRequest, VolumeUnpublishResponse];
+  "CSIVolume.ReleaseProgress": [VolumeReleaseProgressRequest, VolumeReleaseProgressResponse];
 }
 
 export interface ClientMethods {

@@ -66,6 +66,63 @@ export interface VolumeClaim {
   AccessMode: AccessMode;
   AttachmentMode: AttachmentMode;
   State: ClaimState;
+  /**
+   * berth's addition to Nomad's claim: why the claim's release is not done yet — which step is
+   * failing or waiting, its last error and its next attempt. Absent (or null) while nothing is
+   * pending; dropped when the claim's state advances (the step succeeded) or the claim is freed.
+   */
+  ReleaseStatus?: ClaimReleaseStatus | null;
+}
+
+/**
+ * The release steps a claim can be stuck or waiting in. On the node: NodeUnpublishVolume,
+ * NodeUnstageVolume, waiting for the node plugin to register, asking the server to unpublish. On
+ * the server (the volumewatcher): ControllerUnpublishVolume, or the rest of the walk.
+ */
+export const RELEASE_STATUS_STEPS = [
+  "node-unpublish",
+  "node-unstage",
+  "wait-plugin",
+  "server-unpublish",
+  "controller-unpublish",
+  "server-release",
+] as const;
+export type ReleaseStatusStep = (typeof RELEASE_STATUS_STEPS)[number];
+/** The steps only the node agent runs, while the claim is still `taken`. */
+export const NODE_RELEASE_STEPS: readonly ReleaseStatusStep[] = [
+  "node-unpublish",
+  "node-unstage",
+  "wait-plugin",
+];
+
+export interface ClaimReleaseStatus {
+  Step: ReleaseStatusStep;
+  /** The last failure, secrets redacted (as every CSI error is); "" while only waiting. */
+  LastError: string;
+  /** Failed attempts of this step so far. */
+  Attempts: number;
+  /** When the next attempt starts, Unix nanoseconds (Nomad's time fields); 0 when not known. */
+  NextAttempt: number;
+  /** When this status was recorded, Unix nanoseconds. */
+  UpdateTime: number;
+}
+
+/**
+ * `vol` with the release status of `allocId`'s claim set (or cleared with null), wherever the claim
+ * is (live or past). Unknown allocs leave the volume unchanged. Pure.
+ */
+export function withReleaseStatus(
+  vol: CSIVolume,
+  allocId: string,
+  status: ClaimReleaseStatus | null,
+): CSIVolume {
+  for (const key of ["ReadClaims", "WriteClaims", "PastClaims"] as const) {
+    const claim = vol[key][allocId];
+    if (!claim) continue;
+    const { ReleaseStatus: _old, ...rest } = claim;
+    return { ...vol, [key]: { ...vol[key], [allocId]: status ? { ...rest, ReleaseStatus: status } : rest } };
+  }
+  return vol;
 }
 
 export interface CSIVolume {

@@ -1,5 +1,11 @@
 /** Volume details shared by `volume status` and `alloc status`. */
 import type { MountOptions } from "../../api/index.js";
+import { bytes } from "../format.js";
+
+/** A volume's capacity; 0 is "unknown" in CSI (the plugin did not say), never "0 B". */
+export function formatCapacity(n: number | null | undefined): string {
+  return n ? bytes(n) : "unknown";
+}
 
 /**
  * Nomad's rendering of mount options. Flags can carry credentials, so they are never printed, even

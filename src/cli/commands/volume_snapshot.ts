@@ -67,18 +67,55 @@ async function allSnapshots(
   return out;
 }
 
-/** Without -plugin: every plugin with a healthy controller; one that cannot list snapshots (400) is skipped. */
-async function listAcrossPlugins(io: CommandIO, secrets: Record<string, string>): Promise<CSISnapshot[]> {
-  const out: CSISnapshot[] = [];
+/**
+ * Error codes (the server's X-Berth-Error-Code) that mean "this plugin cannot list snapshots now":
+ * it does not advertise LIST_SNAPSHOTS, its plugin answers UNIMPLEMENTED, or no healthy controller
+ * instance of it is connected. Anything else is a real failure and ends the command.
+ */
+const CANNOT_LIST = new Set([
+  "ERR_CSI_NOT_SUPPORTED",
+  "ERR_CSI_UNIMPLEMENTED",
+  "ERR_CSI_PLUGIN_UNAVAILABLE",
+  "ERR_NODE_NOT_CONNECTED",
+]);
+
+/** What listing across plugins found: the snapshots, and why each plugin that could not list did not. */
+export interface AcrossPlugins {
+  snapshots: CSISnapshot[];
+  /** How many plugins answered a list (even an empty one). */
+  listed: number;
+  /** `plugin "x": why`, one per plugin that could not list. */
+  skipped: string[];
+}
+
+/** Without -plugin: every plugin with a healthy controller; one that cannot list is skipped, with its reason. */
+export async function listAcrossPlugins(
+  io: CommandIO,
+  secrets: Record<string, string>,
+): Promise<AcrossPlugins> {
+  const found: AcrossPlugins = { snapshots: [], listed: 0, skipped: [] };
   for (const p of await io.api.listPlugins()) {
-    if (p.ControllersHealthy === 0) continue;
+    if (p.ControllersHealthy === 0) {
+      found.skipped.push(`plugin ${JSON.stringify(p.ID)}: no healthy controller`);
+      continue;
+    }
     try {
-      out.push(...(await allSnapshots(io, p.ID, secrets)));
+      found.snapshots.push(...(await allSnapshots(io, p.ID, secrets)));
+      found.listed++;
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 400)) throw err;
+      if (!(err instanceof ApiError && err.code !== undefined && CANNOT_LIST.has(err.code))) throw err;
+      found.skipped.push(`plugin ${JSON.stringify(p.ID)}: ${err.message}`);
     }
   }
-  return out;
+  return found;
+}
+
+/** Why an empty answer is not "no snapshots": no plugin could be asked at all. */
+function noPluginCanList(found: AcrossPlugins): Error {
+  const why = found.skipped.length > 0 ? ` (${found.skipped.join("; ")})` : " (no CSI plugins)";
+  return new Error(
+    `no CSI plugin can list snapshots: none with a healthy controller advertises LIST_SNAPSHOTS${why}`,
+  );
 }
 
 export const volumeSnapshot: Command<SnapshotArgs> = {
@@ -125,9 +162,13 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
       });
     }
     return attempt(io, "listing snapshots", async () => {
-      const snaps = p.plugin
-        ? await allSnapshots(io, p.plugin, p.secrets)
-        : await listAcrossPlugins(io, p.secrets);
+      let snaps: CSISnapshot[];
+      if (p.plugin) snaps = await allSnapshots(io, p.plugin, p.secrets);
+      else {
+        const found = await listAcrossPlugins(io, p.secrets);
+        if (found.listed === 0) throw noPluginCanList(found);
+        snaps = found.snapshots;
+      }
       if (p.json) return io.stdout(json(snaps));
       if (snaps.length === 0) return io.stdout("No snapshots found");
       snapshotTable(snaps).forEach((l) => io.stdout(l));

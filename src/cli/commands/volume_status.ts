@@ -1,9 +1,10 @@
 /** `berth volume status [<volume>]`: all CSI volumes, or one with its health, modes and allocations. */
 import type { CSIVolume } from "../../api/index.js";
-import { bytes, kv, orNone, table } from "../format.js";
+import { kv, orNone, table } from "../format.js";
 import { allocationsSection } from "../allocs.js";
 import { statusCommand, type StatusArgs } from "../status.js";
-import { formatMountOptions } from "./volume_format.js";
+import { formatCapacity, formatMountOptions } from "./volume_format.js";
+import { releasesSection } from "./volume_releases.js";
 
 export type VolumeStatusArgs = StatusArgs;
 
@@ -26,6 +27,7 @@ export const volumeStatus = statusCommand({
     render: (vol, p, io) => [
       ...details(vol),
       ...topologiesSection(vol),
+      ...releasesSection(vol, p.verbose, io.now()),
       "",
       ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()),
     ],
@@ -41,7 +43,7 @@ function details(vol: CSIVolume): string[] {
     ["Plugin ID", vol.PluginID],
     ["Provider", orNone(vol.Provider)],
     ["Version", orNone(vol.ProviderVersion)],
-    ["Capacity", bytes(vol.Capacity ?? 0)],
+    ["Capacity", formatCapacity(vol.Capacity)],
     ["Schedulable", String(vol.Schedulable)],
     ["Controllers Healthy", String(vol.ControllersHealthy)],
     ["Controllers Expected", String(vol.ControllersExpected)],

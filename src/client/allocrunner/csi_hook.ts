@@ -19,7 +19,8 @@
  * postrun: every stub becomes a persisted pending release; each is driven in the background, in
  * parallel: unmount (retried until success), checkpoint, CSIVolume.Unpublish node-detached
  * (transient errors retried), then the stub and the pending record go. Shutdown aborts the
- * background work; a restarted agent's postrun resumes from the pending records.
+ * background work; a restarted agent's postrun resumes from the pending records. Every failed or
+ * waiting release step is a task event and a report to the server (release_reporter.ts).
  */
 import { retryWithBackoff } from "../../internal/backoff.js";
 import { anySignal, isAbortError } from "../../internal/abort.js";
@@ -48,6 +49,7 @@ import type { PostrunHook, PrerunHook, ShutdownHook } from "./hooks.js";
 import { LostMountWatcher } from "./lost_mount_watcher.js";
 import { nodePluginRegistered } from "./plugin_wake.js";
 import { volumePaths } from "../csimanager/paths.js";
+import { ReleaseReporter, nodeStepOf, type ReleaseRef } from "./release_reporter.js";
 import { formatMs } from "./taskrunner/restart_tracker.js";
 
 /** The server RPC as the client calls it (the agent's connection satisfies it). */
@@ -146,10 +148,17 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   /** Claims made by this agent, by alias; a restored mount has none until a remount needs one. */
   private readonly claimed = new Map<string, Claimed>();
   private watcher: LostMountWatcher | null = null;
+  private readonly reporter: ReleaseReporter;
 
   constructor(private readonly cfg: CsiHookConfig) {
     this.backoff = cfg.backoff ?? { baseMs: 1000, maxMs: 60_000 };
     this.log = cfg.log.child("csi_hook");
+    this.reporter = new ReleaseReporter({
+      rpc: cfg.rpc,
+      nodeId: cfg.nodeId,
+      log: this.log,
+      ...(cfg.emitEvent ? { emitEvent: cfg.emitEvent } : {}),
+    });
   }
 
   async prerun(signal: AbortSignal): Promise<void> {
@@ -478,6 +487,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   ): Promise<void> {
     const { stub } = rel;
     const log = this.log.child(alias);
+    const ref: ReleaseRef = { allocId, alias, volumeId: stub.volumeId, namespace: stub.namespace };
     const guard: UnmountGuard = {
       // An operator's `volume detach` may have unmounted it meanwhile (and marked this record).
       stillMounted: () => this.cfg.store.getPendingReleases(allocId)[alias]?.unmounted === false,
@@ -486,6 +496,9 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     if (!rel.unmounted) {
       await retryWithBackoff(
         async () => {
+          if (!this.cfg.registry.get("csi-node", stub.pluginId)) {
+            this.reporter.waitingForPlugin(ref, stub.pluginId, this.pluginWaitMs());
+          }
           const plugin = await this.nodePluginForRelease(stub.pluginId, signal);
           if (!plugin) {
             await this.cfg.volumeManager.releaseWithoutPlugin(allocId, stub, guard);
@@ -523,15 +536,19 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           shouldRetry: (err) => !isAbortError(err) && !signal.aborted,
           // A plugin that became healthy again is retried at once, not after the backoff.
           wake: (over) => nodePluginRegistered(this.cfg.registry, stub.pluginId, over),
-          onRetry: (err, attempt, delayMs) =>
+          onRetry: (err, attempt, delayMs) => {
             log.warn("unmount failed, retrying", {
               error: asBerthError(err).message,
               attempt: attempt + 1,
               delayMs,
-            }),
+            });
+            this.reporter.retrying(ref, nodeStepOf(err), err, attempt, delayMs);
+          },
         },
       );
     }
+    // A late report of the node step must not land after the claim advanced past it.
+    await this.reporter.settled(ref);
     try {
       await retryWithBackoff(
         () =>
@@ -551,17 +568,22 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
           deadlineMs,
           signal,
           shouldRetry: (err) => isBerthError(err) && isRetryable(err.code),
-          onRetry: (err, attempt, delayMs) =>
+          onRetry: (err, attempt, delayMs) => {
             log.warn("unpublish request failed, retrying", {
               error: asBerthError(err).message,
               attempt: attempt + 1,
               delayMs,
-            }),
+            });
+            this.reporter.retrying(ref, "server-unpublish", err, attempt, delayMs);
+          },
         },
       );
     } catch (err) {
       // The server no longer knows the volume or claim: nothing is left to release there.
-      if (!(isBerthError(err) && err.code === "ERR_NOT_FOUND")) throw err;
+      if (!(isBerthError(err) && err.code === "ERR_NOT_FOUND")) {
+        if (!signal.aborted && !isAbortError(err)) this.reporter.serverTakesOver(ref, err);
+        throw err;
+      }
     }
     this.cfg.store.completeRelease(allocId, alias);
     log.info("volume released", { volume: stub.volumeId });

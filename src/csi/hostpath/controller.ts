@@ -22,11 +22,16 @@ export function checkCapabilities(caps: WireVolumeCapability[]): void {
   }
 }
 
+/** The capacity a volume answers with: 0 ("unknown" in CSI) under --report-capacity-zero. */
+export function reportedCapacity(ctx: HostpathContext, bytes: number): number {
+  return ctx.config.reportCapacityZero ? 0 : bytes;
+}
+
 export function volumeAnswer(ctx: HostpathContext, v: HostpathVolume): object {
   return {
     volume: {
       volume_id: v.id,
-      capacity_bytes: v.capacityBytes,
+      capacity_bytes: reportedCapacity(ctx, v.capacityBytes),
       volume_context: {},
       content_source: contentSourceToWire(v.contentSource ?? null),
       accessible_topology: accessibleTopology(v.accessibleTopology, ctx.config.topology),

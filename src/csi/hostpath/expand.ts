@@ -8,6 +8,7 @@ import { status } from "@grpc/grpc-js";
 import type { WireCapacityRange } from "../wire.js";
 import { mountAt } from "../mountinfo.js";
 import { rpcError, type HostpathContext } from "./context.js";
+import { reportedCapacity } from "./controller.js";
 
 export async function controllerExpandVolume(
   ctx: HostpathContext,
@@ -36,7 +37,10 @@ export async function controllerExpandVolume(
     await ctx.volumes.create({ ...vol, capacityBytes: wanted });
     ctx.log.info("volume expanded", { volume_id: vol.id, capacity_bytes: wanted });
   }
-  return { capacity_bytes: Math.max(wanted, vol.capacityBytes), node_expansion_required: true };
+  return {
+    capacity_bytes: reportedCapacity(ctx, Math.max(wanted, vol.capacityBytes)),
+    node_expansion_required: true,
+  };
 }
 
 export async function nodeExpandVolume(
@@ -52,5 +56,5 @@ export async function nodeExpandVolume(
     throw rpcError(status.NOT_FOUND, `volume ${vol.id} is not published at ${req.volume_path}`);
   }
   ctx.log.info("node expansion: nothing to grow for a directory", { volume_id: vol.id });
-  return { capacity_bytes: vol.capacityBytes };
+  return { capacity_bytes: reportedCapacity(ctx, vol.capacityBytes) };
 }

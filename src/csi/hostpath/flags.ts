@@ -27,11 +27,17 @@ export interface HostpathConfig {
    * under the state dir and NodeStage requires the publish_context it returned.
    */
   attachRequired: boolean;
+  /**
+   * Answer capacity_bytes 0 ("unknown", which CSI allows) from CreateVolume, ListVolumes and
+   * Controller/NodeExpandVolume, as plugins for storage without a size do. The recorded size is kept.
+   */
+  reportCapacityZero?: boolean;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
+       [--report-capacity-zero]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -41,7 +47,9 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
   --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)
   --faults        a JSON file of method → {code|hangMs, times}: injected failures and hangs, re-read
-                  whenever it changes (for fault-injection tests)`;
+                  whenever it changes (for fault-injection tests)
+  --report-capacity-zero  answer capacity_bytes 0 (unknown) for every volume, as storage without a
+                  size does`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -54,6 +62,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let faults: string | null = null;
   let mode: HostpathMode = "monolith";
   let attachRequired = false;
+  let reportCapacityZero = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -70,13 +79,9 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "state-dir") stateDir = value();
     else if (name === "call-log") callLog = value();
     else if (name === "faults") faults = value();
-    else if (name === "attach-required") {
-      // A boolean flag: bare, or =true/=false (never consumes the next argument).
-      const v = eq === -1 ? "true" : arg.slice(eq + 1);
-      if (v !== "true" && v !== "false")
-        throw new Error(`--attach-required: expected true or false, got ${v}`);
-      attachRequired = v === "true";
-    } else if (name === "mode") {
+    else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
+    else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
+    else if (name === "mode") {
       const v = value();
       if (!(HOSTPATH_MODES as readonly string[]).includes(v))
         throw new Error(`--mode: expected one of ${HOSTPATH_MODES.join(", ")}, got ${JSON.stringify(v)}`);
@@ -105,5 +110,13 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     faults,
     mode,
     attachRequired,
+    reportCapacityZero,
   };
+}
+
+/** A boolean flag: bare, or =true/=false (never consumes the next argument). */
+function boolFlag(name: string, eq: number, arg: string): boolean {
+  const v = eq === -1 ? "true" : arg.slice(eq + 1);
+  if (v !== "true" && v !== "false") throw new Error(`--${name}: expected true or false, got ${v}`);
+  return v === "true";
 }

@@ -3,6 +3,14 @@
  * and evaluations (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
  * periodic background work, never per request. Nodes go before plugins, so a plugin whose last
  * instance was on a collected node is stamped empty in this pass and removed a threshold later.
+ *
+ * Plugins are also collected as soon as they become empty: a second loop wakes on every change of
+ * the plugins table and removes the plugins that have had no instance and no job for
+ * `pluginThresholdMs` — 0 by default, as Nomad deletes an empty plugin in the same write that
+ * empties it (its state store's updateOrGCPlugin). A plugin whose job only restarts its tasks is
+ * never empty (the job still declares it), so a purged plugin job's record goes once its last
+ * instance is gone, instead of staying listed as 0/0 until the next periodic pass. The wake reads
+ * the plugins only; it writes only when there is something to remove.
  */
 import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.js";
 import { findClaim } from "../../structs/claim.js";
@@ -18,7 +26,7 @@ export interface GcOptions {
   allocThresholdMs: number;
   /** How long a node stays down before it is removed. */
   nodeThresholdMs: number;
-  /** How long a plugin stays with no instance and no job before it is removed. */
+  /** How long a plugin stays with no instance and no job before it is removed (0: at once). */
   pluginThresholdMs: number;
   /** How long the evaluations of a job that is gone stay after they last changed. */
   evalThresholdMs: number;
@@ -28,7 +36,7 @@ export const DEFAULT_GC_OPTIONS: GcOptions = {
   intervalMs: 5 * 60_000,
   allocThresholdMs: 60 * 60_000,
   nodeThresholdMs: 24 * 60 * 60_000,
-  pluginThresholdMs: 60 * 60_000,
+  pluginThresholdMs: 0,
   evalThresholdMs: 60 * 60_000,
 };
 
@@ -42,6 +50,7 @@ export class GarbageCollector {
   private readonly opts: GcOptions;
   private ctl = new AbortController();
   private loop: Promise<void> | undefined;
+  private pluginLoop: Promise<void> | undefined;
 
   constructor(
     private readonly store: StateStore,
@@ -55,12 +64,44 @@ export class GarbageCollector {
     if (this.loop) return;
     this.ctl = new AbortController();
     this.loop = this.run(this.ctl.signal);
+    this.pluginLoop = this.watchPlugins(this.ctl.signal);
   }
 
   async stop(): Promise<void> {
     this.ctl.abort();
     await this.loop;
+    await this.pluginLoop;
     this.loop = undefined;
+    this.pluginLoop = undefined;
+  }
+
+  /** Removes the plugins that are collectable now; reads only when there are none. */
+  async collectPlugins(nowMs = Date.now()): Promise<string[]> {
+    const due = (p: Parameters<typeof pluginCollectable>[0]) =>
+      pluginCollectable(p, nowMs, this.opts.pluginThresholdMs);
+    if (!this.store.listPlugins().some(due)) return [];
+    const removed = await this.store.txn((tx) =>
+      tx
+        .listPlugins()
+        .filter((p) => due(p) && tx.deletePlugin(p.ID))
+        .map((p) => p.ID),
+    );
+    if (removed.length > 0) this.log.info("garbage collected empty plugins", { plugins: removed });
+    return removed;
+  }
+
+  private async watchPlugins(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        const seen = this.store.tableIndex("plugins");
+        await this.collectPlugins();
+        await this.store.waitFor(["plugins"], seen, signal, this.opts.intervalMs);
+      } catch (err) {
+        if (isAbortError(err)) return;
+        this.log.error("plugin garbage collection failed", { error: err });
+        await sleep(this.opts.intervalMs, signal).catch(() => undefined);
+      }
+    }
   }
 
   /** One pass; `nowMs` is injectable for tests. */

@@ -9,9 +9,10 @@
  * - A node goes once it has been down longer than the threshold and runs nothing unfinished. Its
  *   plugin instances go with it (the store rebuilds the plugins), and the volumewatcher releases
  *   any claim left on it as it does for a down node.
- * - A plugin goes once it has had no instance on any node and no job declaring it for longer than
- *   the threshold (its EmptySince, stamped by the store): a plugin whose job is only restarting
- *   its tasks keeps its record, and so do the volumes' Schedulable and the counts people watch.
+ * - A plugin goes once it has had no instance on any node and no job declaring it for at least
+ *   the threshold (its EmptySince, stamped by the store; 0 by default, as in Nomad): a plugin whose
+ *   job is only restarting its tasks is never empty (the job declares it), so it keeps its record,
+ *   and so do the volumes' Schedulable and the counts people watch.
  * - An evaluation goes once its job is gone (purged) and it has not changed for longer than the
  *   threshold (its ModifyTime): what it explains no longer exists. A live job keeps its last few
  *   (the scheduler prunes older ones).

@@ -37,8 +37,12 @@ export function statusOf(code: ErrorCode): number {
   return STATUS[code] ?? 500;
 }
 
+/** The header that carries an error's stable code, so clients branch on it, never on the text. */
+export const ERROR_CODE_HEADER = "X-Berth-Error-Code";
+
 export function sendError(res: ServerResponse, err: unknown): void {
   const e = asBerthError(err);
+  if (!res.headersSent) res.setHeader(ERROR_CODE_HEADER, e.code);
   sendText(res, statusOf(e.code), e.message);
 }
 

@@ -106,6 +106,10 @@ export class AgentRpcServer {
       bound(req.NodeID);
       return claim.unpublish(req, signal);
     });
+    peer.handle("CSIVolume.ReleaseProgress", async (req) => {
+      bound(req.NodeID);
+      return claim.reportReleaseProgress(req);
+    });
     peer.onClosed(() => {
       this.peers.delete(peer);
       if (nodeId !== undefined) this.conns.remove(nodeId, peer);

@@ -18,12 +18,15 @@ import type {
   VolumeClaimResponse,
   VolumeGetForNodeRequest,
   VolumeGetForNodeResponse,
+  VolumeReleaseProgressRequest,
+  VolumeReleaseProgressResponse,
   VolumeUnpublishRequest,
   VolumeUnpublishResponse,
 } from "../../structs/rpc.js";
 import { ACCESS_MODES, ATTACHMENT_MODES, type CSIVolume, type ClaimState } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeView } from "../state/views.js";
+import { reportReleaseProgress } from "./release_progress.js";
 
 const CLAIM_STATES: readonly ClaimState[] = [
   "taken",
@@ -124,6 +127,11 @@ export class ClaimEndpoint {
       },
       signal,
     );
+  }
+
+  /** A node's failed or waiting release step, recorded on its claim (release_progress.ts). */
+  reportReleaseProgress(req: VolumeReleaseProgressRequest): Promise<VolumeReleaseProgressResponse> {
+    return reportReleaseProgress(this.deps.store, req);
   }
 
   /**

@@ -5,6 +5,10 @@
  * capacity is recorded only once every node step succeeded. So a failure on a node leaves the old
  * capacity on record and repeating the same create redoes both steps (ControllerExpandVolume to a
  * size the volume already has is a no-op for a conforming plugin). Volumes never shrink.
+ *
+ * Capacity 0 means "unknown" (CSI: a plugin may answer capacity_bytes 0; Nomad skips its capacity
+ * checks for Capacity 0). For such a volume the capacity already granted is the recorded
+ * RequestedCapacityMin, so an unchanged spec applied again is a no-op, not an expansion request.
  */
 import { BerthError, asBerthError, validationError } from "../../structs/errors.js";
 import { liveClaimsOf } from "./volume_claims.js";
@@ -34,7 +38,7 @@ export async function expandIfRequested(
       `${max} is below the volume's current capacity ${existing.Capacity}: volumes cannot shrink`,
     );
   }
-  if (min <= existing.Capacity) return existing;
+  if (min <= knownCapacity(existing)) return existing;
   const claim = liveClaimsOf(existing)[0];
   const resp = await deps.controllers.call(
     existing.PluginID,
@@ -56,7 +60,9 @@ export async function expandIfRequested(
     if (!cur) throw new BerthError("ERR_NOT_FOUND", `volume ${JSON.stringify(existing.ID)} was deregistered`);
     tx.putVolume({
       ...cur,
-      Capacity: Math.max(resp.CapacityBytes, cur.Capacity),
+      // 0 from the plugin is "unknown": the old figure is below what was just granted, so it goes.
+      Capacity: resp.CapacityBytes > 0 ? Math.max(resp.CapacityBytes, cur.Capacity) : 0,
+      // Recorded even when the plugin answers 0 (unknown): it is what a repeat is compared with.
       RequestedCapacityMin: min,
       RequestedCapacityMax: max,
     });
@@ -64,6 +70,11 @@ export async function expandIfRequested(
   });
   deps.log.info("volume expanded", { volume: existing.ID, capacity: expanded.Capacity });
   return expanded;
+}
+
+/** The capacity a request is compared with: the plugin's answer, or what was asked when unknown (0). */
+export function knownCapacity(vol: Pick<CSIVolume, "Capacity" | "RequestedCapacityMin">): number {
+  return vol.Capacity > 0 ? vol.Capacity : vol.RequestedCapacityMin;
 }
 
 /** NodeExpandVolume for every live claim; all are tried, the failures are reported together. */

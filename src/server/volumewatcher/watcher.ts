@@ -13,16 +13,21 @@
  *   different volumes proceed in parallel.
  * - Never a tight error loop: a failed run is retried after a capped exponential backoff, from a
  *   timer, so it retries even when nothing in the store changes.
+ * - Visible: a failed run records on the claim it was releasing which step failed (the controller
+ *   unpublish, or the rest of the walk), the error and the next attempt (release_status.ts), one
+ *   write per failed run; the walk clears it when the step succeeds.
  */
 import { setMaxListeners } from "node:events";
 import { backoffDelay } from "../../internal/backoff.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import { asBerthError } from "../../structs/errors.js";
+import { findClaim } from "../../structs/claim.js";
 import { isUnclaimed, type ClaimState, type VolumeClaim } from "../../structs/volume.js";
 import { volumeKey } from "../deps.js";
 import type { StateStore, Table } from "../state/store.js";
-import { volumeWork } from "./decide.js";
+import { nodeIsGone, volumeWork } from "./decide.js";
+import { recordReleaseStatus } from "./release_status.js";
 
 /** The release walk, as the watcher needs it (ClaimEndpoint.releaseClaim). */
 export interface ClaimReleaser {
@@ -182,6 +187,38 @@ export class VolumeWatcher {
     }
   }
 
+  /**
+   * Records on the claim which server step failed: ControllerUnpublishVolume when the volume needs
+   * it and the claim is before it, otherwise the rest of the walk. Best effort: a failed write is
+   * logged, and the next failed run writes again.
+   */
+  private async recordFailure(
+    v: VolumeState,
+    claim: VolumeClaim,
+    error: string,
+    nextAttemptMs: number,
+  ): Promise<void> {
+    const vol = this.store.getVolume(v.namespace, v.id);
+    const now = vol && findClaim(vol, claim.AllocationID);
+    if (!vol || !now) return;
+    const beforeController =
+      now.State === "node-detached" || (now.State === "taken" && nodeIsGone(this.store.getNode(now.NodeID)));
+    const controller = this.store.getPlugin(vol.PluginID)?.ControllerRequired ?? false;
+    try {
+      await recordReleaseStatus(this.store, {
+        namespace: v.namespace,
+        volumeId: v.id,
+        allocId: claim.AllocationID,
+        step: controller && beforeController ? "controller-unpublish" : "server-release",
+        lastError: error,
+        attempts: v.failures,
+        nextAttemptMs,
+      });
+    } catch (err) {
+      this.log.warn("could not record a claim's release status", { volume: v.id, error: err });
+    }
+  }
+
   private schedule(namespace: string, id: string): void {
     if (this.ctl.signal.aborted) return;
     const key = volumeKey(namespace, id);
@@ -216,6 +253,8 @@ export class VolumeWatcher {
     v.running = true;
     v.again = false;
     let failed = false;
+    /** The claim being released when a failure comes: the one whose status records it. */
+    let current: VolumeClaim | undefined;
     try {
       const vol = this.store.getVolume(v.namespace, v.id);
       const work = vol
@@ -227,6 +266,7 @@ export class VolumeWatcher {
         : { release: [], waiting: [] };
       for (const claim of work.release) {
         if (signal.aborted) return;
+        current = claim;
         const freed = await this.releaser.releaseClaim(
           v.namespace,
           { VolumeID: v.id, AllocationID: claim.AllocationID, NodeID: claim.NodeID },
@@ -257,6 +297,7 @@ export class VolumeWatcher {
         retry_in_ms: delay,
         failures: v.failures,
       });
+      if (current) await this.recordFailure(v, current, e.message, v.notBefore);
     } finally {
       v.running = false;
       if (!failed) v.notBefore = Date.now() + this.opts.minIntervalMs;

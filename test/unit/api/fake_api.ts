@@ -18,6 +18,8 @@ export interface Reply {
   status?: number;
   json?: unknown;
   text?: string;
+  /** Extra response headers, e.g. the server's X-Berth-Error-Code. */
+  headers?: Record<string, string>;
 }
 
 export interface FakeApi {
@@ -46,10 +48,10 @@ export async function startFakeApi(
       const reply: Reply =
         typeof route === "function" ? route(rec) : (route ?? { status: 404, text: "not found" });
       if (reply.json !== undefined) {
-        res.writeHead(reply.status ?? 200, { "Content-Type": "application/json" });
+        res.writeHead(reply.status ?? 200, { ...reply.headers, "Content-Type": "application/json" });
         res.end(JSON.stringify(reply.json));
       } else {
-        res.writeHead(reply.status ?? 200, { "Content-Type": "text/plain" });
+        res.writeHead(reply.status ?? 200, { ...reply.headers, "Content-Type": "text/plain" });
         res.end(reply.text ?? "");
       }
     });

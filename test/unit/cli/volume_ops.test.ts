@@ -35,7 +35,12 @@ before(async () => {
     "GET /v1/volumes/snapshot": (req) => {
       const q = new URL(req.url, "http://x").searchParams;
       if (q.get("plugin_id") === "nosnaps")
-        return { status: 400, text: 'plugin "nosnaps" does not support ListSnapshots' };
+        return {
+          status: 400,
+          text: 'plugin "nosnaps" does not support ListSnapshots',
+          headers: { "X-Berth-Error-Code": "ERR_CSI_NOT_SUPPORTED" },
+        };
+      if (q.get("plugin_id") === "broken") return { status: 400, text: "bad request" };
       return q.get("next_token") === "2"
         ? { json: { Snapshots: [snap("snap-3", "hp-2")], NextToken: "" } }
         : { json: { Snapshots: [snap("snap-1", "hp-1")], NextToken: "2" } };

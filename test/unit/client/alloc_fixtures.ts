@@ -87,6 +87,8 @@ export class FakeRpc implements ServerRpc {
   readonly claims: VolumeClaimRequest[] = [];
   /** Volume IDs whose plugin the hook looked up (CSIVolume.GetForNode). */
   readonly lookups: string[] = [];
+  /** Every CSIVolume.ReleaseProgress report, in order. */
+  readonly progress: ServerMethods["CSIVolume.ReleaseProgress"][0][] = [];
 
   constructor(readonly log: RecordedCall[]) {}
 
@@ -106,6 +108,11 @@ export class FakeRpc implements ServerRpc {
         PluginID: "fake",
       };
       return res;
+    }
+    if (method === "CSIVolume.ReleaseProgress") {
+      // Not logged either: release reports are asserted on through `progress`.
+      this.progress.push(structuredClone(req as ServerMethods["CSIVolume.ReleaseProgress"][0]));
+      return { Recorded: true, Index: 3 } as ServerMethods[M][1];
     }
     this.log.push({ method: `rpc:${method}`, req: structuredClone(req), start: Date.now(), end: Date.now() });
     if (method === "CSIVolume.Claim") {

@@ -167,6 +167,25 @@ test("a mid-way failure unwinds exactly what was claimed and mounted, and fails 
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
 });
 
+test("a server unpublish failing for good is an event and a report: the server retries it", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  h.rpc.unpublishFailures = ["ERR_CSI_INTERNAL"];
+  t.finish();
+  await done;
+  await h.runner.released();
+  assert.deepEqual(
+    h.rpc.progress.map((p) => [p.Step, p.NextAttempt, p.LastError]),
+    [["server-unpublish", 0, "unpublish failed: ERR_CSI_INTERNAL"]],
+  );
+  const ev = t.state().Events.find((e) => e.Type === "Volume Release Retry");
+  assert.match(
+    ev?.DisplayMessage ?? "",
+    /server-unpublish failed \(unpublish failed: ERR_CSI_INTERNAL\); the server retries it/,
+  );
+});
+
 test("an operator's detach during a retried release: one unmount in all, none after it", async () => {
   const h = harness(allocWith({ data: volumeRequest() }));
   const done = h.runner.run();
@@ -208,6 +227,14 @@ test("an operator's detach during a retried release: one unmount in all, none af
   assert.equal(after.at(-1), "rpc:CSIVolume.Unpublish");
   assert.deepEqual(h.stateDb.getVolumeStubs("alloc-1"), {});
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
+  // Each failed NodeUnpublish was reported to the server and is a task event (issue 8).
+  assert.ok(h.rpc.progress.length >= 2, "one report per failed attempt");
+  for (const [i, p] of h.rpc.progress.entries()) {
+    assert.deepEqual([p.Step, p.Attempts, p.AllocationID], ["node-unpublish", i + 1, "alloc-1"]);
+  }
+  const retries = t.state().Events.filter((e) => e.Type === "Volume Release Retry");
+  assert.equal(retries.length, h.rpc.progress.length);
+  assert.match(retries[0]!.DisplayMessage, /node-unpublish failed \(.*NodeUnpublishVolume.*\); retry 1 in/);
 });
 
 test("a node plugin that never registers fails the alloc with its name, before any claim", async () => {
@@ -266,6 +293,7 @@ test("shutdown cancels waiting and releases without unmounting; a restart resume
   assert.ok(t2.killedWith);
   while (h2.client.callsOf("rpc:CSIVolume.Unpublish").length < 2) await new Promise((r) => setTimeout(r, 2));
   assert.equal(h2.client.callsOf("NodeUnpublishVolume").length, 1);
+  assert.equal(h2.rpc.progress[0]?.Step, "server-unpublish", "the retried server call is reported");
   // …and the agent exits: shutdown cancels the background release, which stays pending.
   await h2.runner.shutdown();
   await h2.runner.released();
