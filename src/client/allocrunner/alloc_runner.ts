@@ -40,6 +40,7 @@ import {
   type CsiHookStore,
   type CsiHookVolumeManager,
   type ServerRpc,
+  type CsiHookPluginDirs,
 } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
@@ -93,6 +94,8 @@ export interface AllocRunnerConfig {
   pluginWaitTimeoutMs?: number;
   /** Backoff of claims and releases (1 s → 1 min by default); tests shorten it. */
   csiBackoff?: CsiBackoff;
+  /** Told when a volume's release completed, to tear down a plugin dir nothing uses any more. */
+  pluginDirs?: CsiHookPluginDirs;
 }
 
 /** Events kept per task before its runner exists (the task runner caps its own list likewise). */
@@ -141,6 +144,7 @@ export class AllocRunner {
         ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
         ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
         ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
+        ...(cfg.pluginDirs === undefined ? {} : { pluginDirs: cfg.pluginDirs }),
         emitEvent: (type, message, details) => this.emitTaskEvent(type, message, details),
         refreshTaskMounts: (hostPath) => this.refreshTaskMounts(hostPath),
       }),

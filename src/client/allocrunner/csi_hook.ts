@@ -116,6 +116,13 @@ export interface CsiHookConfig {
    * the alloc's running tasks re-bind it. Reports per-task failures itself.
    */
   refreshTaskMounts?: (hostPath: string) => Promise<void>;
+  /** The node's owner of plugin dirs: a completed release may leave a plugin dir unused. */
+  pluginDirs?: CsiHookPluginDirs;
+}
+
+/** See PluginDirs.volumeReleased (taskrunner/plugin_dirs.ts). */
+export interface CsiHookPluginDirs {
+  volumeReleased(stub: CsiVolumeStub): Promise<void>;
 }
 
 /** What this agent got from its claim of a volume: enough to publish it again. */
@@ -327,6 +334,12 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
         allocId: alloc.ID,
         usage: { ...usage, mountOptions: req.MountOptions ?? vol.MountOptions },
         publishContext: claim.PublishContext,
+        onNotMounted: (err) =>
+          this.cfg.emitEvent?.(
+            "Volume Mount Retry",
+            `volume "${alias}" (${vol.ID}): ${err.message}; the task waits and the mount is retried`,
+            { volume: vol.ID, plugin: vol.PluginID, error_code: err.code },
+          ),
       },
       signal,
     );
@@ -545,6 +558,9 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     }
     this.cfg.store.completeRelease(allocId, alias);
     log.info("volume released", { volume: stub.volumeId });
+    await this.cfg.pluginDirs
+      ?.volumeReleased(stub)
+      .catch((err: unknown) => log.warn("tearing down an unused plugin dir failed", { error: err }));
   }
 }
 

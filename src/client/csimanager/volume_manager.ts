@@ -12,10 +12,13 @@
  *   released" and counts as success.
  * - volume_context and publish_context reach both NodeStage and NodePublish; secrets are passed to
  *   the plugin and never logged.
+ * - A stage or publish counts only once the host path holds the volume (mount_check.ts): a plugin
+ *   that answers success without mounting is asked again until the deadline, each time reported
+ *   through the request's `onNotMounted`; then what the call created is cleaned up and it fails.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { BerthError } from "../../structs/errors.js";
+import { BerthError, isBerthError } from "../../structs/errors.js";
 import type { ClaimedVolume } from "../../structs/rpc.js";
 import type { MountOptions } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
@@ -30,6 +33,7 @@ import { KeyedMutex } from "./keyed_mutex.js";
 import type { NodePluginHandle, NodePluginSource } from "./manager.js";
 import { usageKey, volumePaths } from "./paths.js";
 import { removeReleasedPath } from "./dir_cleanup.js";
+import { holdsVolume, requireMounted, type CheckedCall, type MountProbe } from "./mount_check.js";
 
 export interface MountUsage extends VolumeUsage {
   /** Already resolved by the caller: the request's options replace the volume's. */
@@ -42,6 +46,8 @@ export interface MountVolumeRequest {
   allocId: string;
   usage: MountUsage;
   publishContext: Record<string, string>;
+  /** Told each time the plugin reported success but the host path holds no volume (retried). */
+  onNotMounted?: (err: BerthError) => void;
 }
 
 export interface MountVolumeResult {
@@ -88,6 +94,8 @@ export interface VolumeManagerConfig {
   callTimeoutMs?: number;
   /** Whether a host path is a mount point; reads /proc/self/mountinfo by default. */
   isMountPoint?: (hostPath: string) => Promise<boolean>;
+  /** Whether a host path is a device node (block volumes); lstat by default. */
+  isDeviceNode?: (hostPath: string) => Promise<boolean>;
 }
 
 export class VolumeManager {
@@ -125,9 +133,32 @@ export class VolumeManager {
     return [...(this.stagings.get(stagingKey(pluginId, namespace, volumeId, usage)) ?? [])];
   }
 
-  /** True when a stub's publish target is still mounted (an agent restart found it in place). */
+  /**
+   * True when a stub's publish target still holds the volume (an agent restart found it in place):
+   * a mount point, or for a block volume a device node; an empty directory is not "published".
+   */
   isPublished(stub: CsiVolumeStub): Promise<boolean> {
-    return this.isMountPoint(stub.targetPath);
+    return holdsVolume(this.probe, "NodePublishVolume", stub.usage.attachmentMode, stub.targetPath);
+  }
+
+  private get probe(): MountProbe {
+    return {
+      isMountPoint: (p) => this.isMountPoint(p),
+      ...(this.cfg.isDeviceNode ? { isDeviceNode: this.cfg.isDeviceNode } : {}),
+    };
+  }
+
+  /** The check after a stage or publish: throws ERR_CSI_NOT_MOUNTED, reported to the request. */
+  private async checkMounted(req: MountVolumeRequest, call: CheckedCall, hostPath: string): Promise<void> {
+    try {
+      await requireMounted(this.probe, req.plugin.pluginId, call, req.usage.attachmentMode, hostPath);
+    } catch (err) {
+      if (isBerthError(err)) {
+        this.log.warn("plugin reported success but nothing is mounted", { call, path: hostPath });
+        req.onNotMounted?.(err);
+      }
+      throw err;
+    }
   }
 
   /** Whether a host path is a mount point (the configured check, /proc/self/mountinfo by default). */
@@ -168,24 +199,32 @@ export class VolumeManager {
       (forceStage || users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))
     ) {
       await fs.mkdir(paths.hostStagingPath, { recursive: true });
-      await retryCsiCall(
-        "NodeStageVolume",
-        () =>
-          node.client.nodeStageVolume(
-            {
-              volumeId: vol.ExternalID,
-              publishContext: { ...req.publishContext },
-              stagingTargetPath: paths.stagingPath,
-              volumeCapability: capability,
-              secrets: { ...vol.Secrets },
-              volumeContext: { ...vol.Context },
-            },
-            call,
-          ),
-        this.retry,
-        log,
-        signal,
-      );
+      try {
+        await retryCsiCall(
+          "NodeStageVolume",
+          async () => {
+            await node.client.nodeStageVolume(
+              {
+                volumeId: vol.ExternalID,
+                publishContext: { ...req.publishContext },
+                stagingTargetPath: paths.stagingPath,
+                volumeCapability: capability,
+                secrets: { ...vol.Secrets },
+                volumeContext: { ...vol.Context },
+              },
+              call,
+            );
+            await this.checkMounted(req, "NodeStageVolume", paths.hostStagingPath);
+          },
+          this.retry,
+          log,
+          signal,
+        );
+      } catch (err) {
+        // Nobody else uses this staging: undo what the failed stage may have left.
+        if (users.size === 0) await this.unstageAfterFailure(node, req, paths, log);
+        throw err;
+      }
       log.info("volume staged", { usage: usageKey(req.usage) });
     }
     this.unverified.delete(skey);
@@ -195,8 +234,8 @@ export class VolumeManager {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
       await retryCsiCall(
         "NodePublishVolume",
-        () =>
-          node.client.nodePublishVolume(
+        async () => {
+          await node.client.nodePublishVolume(
             {
               volumeId: vol.ExternalID,
               publishContext: { ...req.publishContext },
@@ -208,7 +247,9 @@ export class VolumeManager {
               volumeContext: { ...vol.Context },
             },
             call,
-          ),
+          );
+          await this.checkMounted(req, "NodePublishVolume", paths.hostTargetPath);
+        },
         this.retry,
         log,
         signal,
@@ -258,7 +299,8 @@ export class VolumeManager {
         { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
         req.usage,
       );
-      if (await this.isMountPoint(paths.hostTargetPath)) return false;
+      if (await holdsVolume(this.probe, "NodePublishVolume", req.usage.attachmentMode, paths.hostTargetPath))
+        return false;
       const log = this.log.child("volume").child(vol.ID);
       log.warn("published volume is no longer mounted; mounting it again", { alloc: req.allocId });
       const node = await this.nodePlugin(vol.PluginID, signal);
@@ -411,6 +453,26 @@ export class VolumeManager {
     }
     this.stagings.delete(skey);
     this.unverified.delete(skey);
+  }
+
+  /** Best effort, under the lock, after a stage that failed: NodeUnstage, then the empty dirs. */
+  private async unstageAfterFailure(
+    node: NodePluginHandle,
+    req: MountVolumeRequest,
+    paths: { stagingPath: string; hostStagingPath: string },
+    log: Logger,
+  ): Promise<void> {
+    try {
+      await ignoreCsiNotFound(
+        node.client.nodeUnstageVolume(
+          { volumeId: req.volume.ExternalID, stagingTargetPath: paths.stagingPath },
+          { timeoutMs: this.callTimeoutMs },
+        ),
+      );
+      await removeReleasedPath(paths.hostStagingPath, path.join(req.plugin.hostDir, "staging"), log);
+    } catch (err) {
+      log.warn("cleanup after failed stage failed", { error: err });
+    }
   }
 
   /** True when a staging restored from stubs is in use but its mount went away (e.g. a reboot). */

@@ -10,7 +10,7 @@ import type { Allocation } from "../../../src/structs/alloc.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
 import { FakeCsiClient } from "./fake_csi_client.js";
 import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
-import { plugin, tempDir } from "./fixtures.js";
+import { plugin, tempDir, toHostView } from "./fixtures.js";
 
 const BACKOFF = { baseMs: 1, maxMs: 5, jitter: 0 };
 
@@ -25,6 +25,13 @@ function harness(
   const hostDir = tempDir("berth-plugin-");
   if (opts.registerPlugin !== false) registry.register(plugin({ hostDir }));
   const mounted = new Set<string>();
+  // The fake plugin's mounts, in the host's view (under the dir of the plugin registered now):
+  // what the volume manager's mount check sees.
+  client.onMountChange = (pluginPath, on) => {
+    const view = registry.get("csi-node", "fake") ?? plugin({ hostDir });
+    if (on) mounted.add(toHostView(view, pluginPath));
+    else mounted.delete(toHostView(view, pluginPath));
+  };
   const volumeManager = new VolumeManager({
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,

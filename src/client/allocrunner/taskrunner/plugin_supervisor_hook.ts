@@ -4,8 +4,13 @@
  * CSI_ENDPOINT set. poststart: Probe until healthy (a stale socket file may exist, so only a
  * successful Probe counts), restart the task if that takes longer than `health_timeout`, register
  * the plugin's roles, then probe lightly and report health changes as task events (an unhealthy
- * plugin is deregistered until it recovers). exited: deregister. stop (final): unmount the plugin
- * dir so nothing stays mounted.
+ * plugin is deregistered until it recovers). exited: deregister. stop (final): let go of the plugin
+ * dir, which PluginDirs tears down only when no other plugin task (a successor after a job update)
+ * and no volume staged or published through it still uses it (plugin_dirs.ts).
+ *
+ * When `stage_publish_base_dir` differs from `mount_dir`, the host dir is bound (bidirectionally)
+ * at both, as Nomad's csi_plugin_supervisor_hook does: the plugin is handed staging and publish
+ * paths under stage_publish_base_dir, and they must land in the host dir to reach the host.
  *
  * A driver without mount support (raw_exec) runs the plugin in the host's own mount namespace: the
  * plugin's view IS the host's view, so there is nothing to bind. The hook then creates the
@@ -19,7 +24,6 @@ import { anySignal, isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
 import type { Allocation } from "../../../structs/alloc.js";
 import { NS_PER_MS, type Task, type TaskCSIPluginConfig } from "../../../structs/job.js";
-import { safeJoin } from "../../../structs/ids.js";
 import type { ExitResult, TaskHandle } from "../../drivers/driver.js";
 import type { PluginRegistrar, PluginRole } from "../../dynamicplugins/types.js";
 import type {
@@ -30,7 +34,8 @@ import type {
   StopHook,
   TaskLifecycle,
 } from "./hooks.js";
-import { ensureSharedDir, hasMountsBelowUnshared, unmountTree } from "./plugin_dir.js";
+import { ensureSharedDir, hasMountsBelowUnshared } from "./plugin_dir.js";
+import { PluginDirs, pluginHostDir } from "./plugin_dirs.js";
 import { formatMs } from "./restart_tracker.js";
 
 /** One CSI Probe of the plugin at `socketPath`: true when it answers ready. */
@@ -59,6 +64,20 @@ export interface PluginSupervisorDeps {
   options: PluginSupervisorOptions;
   /** The task's driver can bind directories into it (DriverCapabilities.supportsMounts). */
   driverSupportsMounts: boolean;
+  /** The node's owner of plugin dirs; without one, only this process's plugin tasks count. */
+  pluginDirs?: PluginDirs;
+}
+
+/** Used when no owner is configured: one per process, so plugin tasks here still see each other. */
+const processPluginDirs = new Map<string, PluginDirs>();
+
+function defaultPluginDirs(dataDir: string, log: Logger): PluginDirs {
+  let dirs = processPluginDirs.get(dataDir);
+  if (!dirs) {
+    dirs = new PluginDirs({ dataDir, log });
+    processPluginDirs.set(dataDir, dirs);
+  }
+  return dirs;
 }
 
 export function rolesOf(type: TaskCSIPluginConfig["Type"]): PluginRole[] {
@@ -75,12 +94,27 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
   private loop: Promise<void> | null = null;
   private loopAbort: AbortController | null = null;
 
+  private readonly dirs: PluginDirs;
+  /** This task as a holder of the plugin dir. */
+  private readonly holder: string;
+
   constructor(private readonly d: PluginSupervisorDeps) {
-    this.hostDir = safeJoin(d.dataDir, "client", "csi", d.plugin.Type, d.plugin.ID);
+    this.hostDir = pluginHostDir(d.dataDir, d.plugin);
     this.socketPath = path.join(this.hostDir, "csi.sock");
+    this.holder = `${d.alloc.ID}/${d.task.Name}`;
+    this.dirs = d.pluginDirs ?? defaultPluginDirs(d.dataDir, d.log);
   }
 
   async prestart(signal: AbortSignal): Promise<PrestartResult> {
+    let result: PrestartResult | undefined;
+    await this.dirs.acquire(this.hostDir, this.holder, async () => {
+      result = await this.prepare(signal);
+    });
+    return result!;
+  }
+
+  /** Under the plugin dir's lock: the dir created and shared, and what the task gets of it. */
+  private async prepare(signal: AbortSignal): Promise<PrestartResult> {
     if (!this.d.driverSupportsMounts) {
       if (await hasMountsBelowUnshared(this.hostDir)) {
         // A plugin dir from before berth shared it, with volumes still mounted: a self-bind would
@@ -95,20 +129,25 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
       return { mounts: [], env: { CSI_ENDPOINT: `unix://${this.socketPath}` } };
     }
     await ensureSharedDir(this.hostDir, signal);
+    const base = this.d.plugin.StagePublishBaseDir;
+    const taskPaths = [this.d.plugin.MountDir];
+    if (base && path.posix.normalize(base) !== path.posix.normalize(this.d.plugin.MountDir)) {
+      taskPaths.push(base);
+    }
     return {
-      mounts: [
-        {
-          hostPath: this.hostDir,
-          taskPath: this.d.plugin.MountDir,
-          readOnly: false,
-          propagation: "bidirectional",
-        },
-      ],
+      mounts: taskPaths.map((taskPath) => ({
+        hostPath: this.hostDir,
+        taskPath,
+        readOnly: false,
+        propagation: "bidirectional" as const,
+      })),
       env: { CSI_ENDPOINT: `unix://${path.posix.join(this.d.plugin.MountDir, "csi.sock")}` },
     };
   }
 
   async poststart(_handle: TaskHandle, signal: AbortSignal): Promise<void> {
+    // A task re-attached after an agent restart skipped prestart: it holds the dir all the same.
+    this.dirs.hold(this.hostDir, this.holder);
     const timeoutMs =
       this.d.plugin.HealthTimeout > 0
         ? this.d.plugin.HealthTimeout / NS_PER_MS
@@ -146,7 +185,13 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
     // entry still belongs to this alloc).
     this.registered = true;
     this.deregister();
-    await unmountTree(this.hostDir);
+    const decision = await this.dirs.leave(this.hostDir, this.holder);
+    if (!decision.tearDown) {
+      this.d.log.info("plugin stopped; its dir stays for its other users", {
+        plugin: this.d.plugin.ID,
+        reason: decision.reason,
+      });
+    }
   }
 
   /** Light health loop: events on changes; the plugin is registered only while healthy. */

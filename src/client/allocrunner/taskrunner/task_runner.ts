@@ -25,6 +25,7 @@ import type { ExitResult, TaskDriver, TaskHandle, TaskMount, TaskStartConfig } f
 import type { PluginRegistrar } from "../../dynamicplugins/types.js";
 import type { CsiMount } from "../hook_resources.js";
 import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
+import type { PluginDirs } from "./plugin_dirs.js";
 import { type PluginSupervisorOptions, PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { RestartTracker, formatMs } from "./restart_tracker.js";
 import { TaskDirHook } from "./task_dir_hook.js";
@@ -44,6 +45,8 @@ export interface TaskRunnerConfig {
   onStateChange(state: TaskState): void;
   /** Required for tasks with a csi_plugin block: how to Probe the plugin, and how often. */
   csiPlugin?: PluginSupervisorOptions;
+  /** The node's owner of CSI plugin dirs (plugin_dirs.ts), shared by all plugin tasks. */
+  pluginDirs?: PluginDirs;
   /** Where the running task's handle is persisted for an agent restart; none: nothing persists. */
   handles?: TaskHandleStore;
   /** The task's state as last persisted, when its alloc is restored after an agent restart. */
@@ -133,6 +136,7 @@ export class TaskRunner {
           log: this.log,
           options: cfg.csiPlugin,
           driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
+          ...(cfg.pluginDirs ? { pluginDirs: cfg.pluginDirs } : {}),
         }),
       );
     }
