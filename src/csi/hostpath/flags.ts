@@ -40,7 +40,7 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --max-volumes   volumes per node (default 1024)
   --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
   --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)
-  --faults        a JSON file of method → {code|hangMs, times}: injected failures and hangs, re-read
+  --faults        a JSON file of method → {code|hangMs|noop, times}: injected failures, hangs and no-ops, re-read
                   whenever it changes (for fault-injection tests)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */

@@ -173,6 +173,10 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const fault = faults.take(method);
     if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
     if (fault?.error) throw fault.error;
+    if (fault?.noop) {
+      log.warn("injected fault: answering success without doing anything", { method });
+      return {};
+    }
     return run();
   }
 
@@ -185,6 +189,9 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
       err ? reject(err) : resolve(),
     ),
   );
+  // Another instance may take the same socket path later (a plugin job update: the successor
+  // starts while this one stops): stop removes the socket file only while it is still this one's.
+  const ownSocket = (await fs.stat(config.socketPath)).ino;
   log.info("listening", {
     endpoint,
     node_id: config.nodeId,
@@ -208,7 +215,8 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
             resolve();
           });
         });
-        await fs.rm(config.socketPath, { force: true });
+        const now = await fs.stat(config.socketPath).catch(() => null);
+        if (now?.ino === ownSocket) await fs.rm(config.socketPath, { force: true });
       })();
       return stopped;
     },
