@@ -402,6 +402,24 @@ test("a node plugin registering again gets the alloc's lost mounts staged and pu
   );
 });
 
+test("a remount a running task could not take gets one outcome: its Refresh Failed, no contradicting Remounted", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const stub = h.stateDb.getVolumeStubs("alloc-1").data!;
+  t.refreshFails = "the new mount did not reach the task";
+  h.mounted.delete(stub.targetPath);
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(t.refreshes.length, 1, "the remount was tried in the task");
+  const types = t.state().Events.map((e) => e.Type);
+  assert.equal(types.filter((x) => x === "Volume Refresh Failed").length, 1);
+  assert.equal(types.filter((x) => x === "Volume Remounted").length, 0, "nothing claims it worked");
+  t.finish();
+  await done;
+  await h.runner.released();
+});
+
 test("each remounted volume is refreshed in the running tasks, once, with its target path, before the event", async () => {
   const h = harness(
     allocWith({ data: volumeRequest(), logs: volumeRequest({ Name: "logs", Source: "vol2" }) }),

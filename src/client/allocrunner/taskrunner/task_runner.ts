@@ -163,17 +163,19 @@ export class TaskRunner {
    * The host mount at `hostPath` was replaced (a CSI volume published again after its node plugin
    * lost it): re-binds it into the running task at every destination the task mounts it, without a
    * restart. Never throws: a failure becomes a "Volume Refresh Failed" event (the task keeps its
-   * old mount until it restarts). A task that is not running has nothing to refresh — its next
-   * start binds the current mount; a start in progress is waited for, as it may have bound the old.
+   * old mount until it restarts), and the answer is false, so the alloc announces no remount that
+   * did not reach this task. A task that is not running has nothing to refresh — its next start
+   * binds the current mount; a start in progress is waited for, as it may have bound the old.
    */
-  async refreshMounts(hostPath: string): Promise<void> {
+  async refreshMounts(hostPath: string): Promise<boolean> {
     // Not running yet: its start binds the mounts as they are now (a restored alloc asks its
     // re-attached tasks only once their run() began, see AllocRunner.runTasks).
-    if (!this.runPromise) return;
+    if (!this.runPromise) return true;
     await this.recoveryDecided;
     await this.starting?.catch(() => undefined);
     const handle = this.handle;
-    if (!handle) return;
+    if (!handle) return true;
+    let refreshed = true;
     for (const m of this.mounts.filter((x) => x.hostPath === hostPath)) {
       try {
         if (!this.cfg.driver.refreshMount) {
@@ -186,7 +188,8 @@ export class TaskRunner {
         this.log.info("volume mount refreshed in the running task", { taskPath: m.taskPath });
       } catch (err) {
         // The task exited or is being stopped meanwhile: a next start binds the new mount anyway.
-        if (this.handle !== handle || this.killReason !== null) return;
+        if (this.handle !== handle || this.killReason !== null) return true;
+        refreshed = false;
         const reason = asBerthError(err).message;
         this.log.warn("refreshing a volume mount in the running task failed", {
           taskPath: m.taskPath,
@@ -199,6 +202,7 @@ export class TaskRunner {
         );
       }
     }
+    return refreshed;
   }
 
   /** Resolves when the task is dead for good. Idempotent. */
