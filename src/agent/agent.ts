@@ -11,6 +11,7 @@ import type { Logger } from "../internal/log.js";
 import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
+import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
 import type { AgentOptions } from "./options.js";
 
 export class Agent {
@@ -29,6 +30,8 @@ export class Agent {
   }
 
   async start(): Promise<void> {
+    // Config files first: a bad one stops the agent before anything is created.
+    const fileConfig = await readAgentConfigFiles(this.opts.configFiles);
     if (this.opts.dataDir) {
       this.dataDir = path.resolve(this.opts.dataDir);
       await fs.mkdir(this.dataDir, { recursive: true });
@@ -36,6 +39,11 @@ export class Agent {
       this.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "berth-dev-"));
       this.tempDataDir = true;
     }
+    // Checked before anything starts, so a bad path fails the agent at once. Flags after files, so
+    // a -host-volume of the same name wins.
+    const hostVolumes = this.opts.client
+      ? await resolveHostVolumes([...fileConfig.hostVolumes, ...this.opts.hostVolumes], this.dataDir)
+      : {};
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       await fs.mkdir(serverDir, { recursive: true });
@@ -49,10 +57,13 @@ export class Agent {
     }
     if (this.opts.client) {
       const servers = this.opts.servers.length > 0 ? this.opts.servers : [this.server!.httpAddress];
+
       this.client = new Client({
         dataDir: this.dataDir,
         servers,
         nodeName: this.opts.nodeName,
+        hostVolumes,
+        meta: { ...fileConfig.meta, ...this.opts.meta },
         log: this.log.child("client"),
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),

@@ -5,6 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { BerthError } from "../structs/errors.js";
+import { checkHostVolumeName, type HostVolumeSetting } from "./config_file.js";
 
 export interface AgentOptions {
   dev: boolean;
@@ -26,6 +27,12 @@ export interface AgentOptions {
   csiCallTimeoutMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
+  /** Agent config files or directories (-config, repeatable), read in order at start. */
+  configFiles: string[];
+  /** -host-volume flags; they win over the config files' host volumes of the same name. */
+  hostVolumes: HostVolumeSetting[];
+  /** -meta flags: node metadata (Node.Meta), over the config files' `client { meta }`. */
+  meta: Record<string, string>;
 }
 
 export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -servers=ADDR] [options]
@@ -41,7 +48,11 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-plugin-wait=DUR how long an alloc waits for its CSI node plugin (e.g. 30s; default 5m)
   -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
-  -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)`;
+  -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
+  -config=FILE|DIR     agent config (HCL or JSON, Nomad's syntax; repeatable): client { host_volume, meta }
+  -host-volume=NAME:PATH[:ro]
+                       a client host volume (repeatable); a relative PATH is made inside the data dir
+  -meta=KEY=VALUE      node metadata, as \${meta.KEY} and in node status (repeatable)`;
 
 /** `-flag` → `--flag` so util.parseArgs reads Nomad-style flags; a bare `-` or `--` stays. */
 export function normaliseFlags(argv: string[]): string[] {
@@ -66,6 +77,9 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
         "csi-claim-retry": { type: "string" },
         "csi-call-timeout": { type: "string" },
         "heartbeat-ttl": { type: "string" },
+        config: { type: "string", multiple: true },
+        "host-volume": { type: "string", multiple: true },
+        meta: { type: "string", multiple: true },
       },
       strict: true,
       allowPositionals: false,
@@ -114,7 +128,28 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
     csiClaimRetryMs: durationFlag("csi-claim-retry", values["csi-claim-retry"]),
     csiCallTimeoutMs: durationFlag("csi-call-timeout", values["csi-call-timeout"]),
     heartbeatTtlMs: durationFlag("heartbeat-ttl", values["heartbeat-ttl"]),
+    configFiles: values.config ?? [],
+    hostVolumes: (values["host-volume"] ?? []).map(hostVolumeFlag),
+    meta: Object.fromEntries((values.meta ?? []).map(metaFlag)),
   };
+}
+
+/** `NAME:PATH[:ro|:rw]`; PATH itself may not contain ':' (use a config file for such a path). */
+export function hostVolumeFlag(value: string): HostVolumeSetting {
+  const parts = value.split(":");
+  const bad = (why: string) =>
+    new BerthError("ERR_VALIDATION", `-host-volume: ${JSON.stringify(value)} ${why} (want NAME:PATH[:ro])`);
+  if (parts.length < 2 || parts.length > 3) throw bad("is not NAME:PATH[:ro]");
+  const [name, p, mode] = parts as [string, string, string | undefined];
+  if (p === "") throw bad("has an empty PATH");
+  if (mode !== undefined && mode !== "ro" && mode !== "rw") throw bad(`has mode ${JSON.stringify(mode)}`);
+  return { name: checkHostVolumeName("-host-volume", name), path: p, readOnly: mode === "ro" };
+}
+
+function metaFlag(value: string): [string, string] {
+  const eq = value.indexOf("=");
+  if (eq <= 0) throw new BerthError("ERR_VALIDATION", `-meta: ${JSON.stringify(value)} is not KEY=VALUE`);
+  return [value.slice(0, eq), value.slice(eq + 1)];
 }
 
 const FLAG_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };

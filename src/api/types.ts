@@ -320,6 +320,10 @@ export interface Node extends NodeListStub {
   /** Keyed by plugin ID. */
   CSIControllerPlugins: Record<string, CSIInfo>;
   CSINodePlugins: Record<string, CSIInfo>;
+  /** The client config's host volumes, keyed by name; absent on nodes registered before them. */
+  HostVolumes?: Record<string, { Name: string; Path: string; ReadOnly: boolean }>;
+  Attributes?: Record<string, string>;
+  Meta?: Record<string, string>;
   /** Set while the node drains. */
   DrainStrategy?: DrainStrategy | null;
 }

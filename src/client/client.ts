@@ -10,7 +10,7 @@ import { sleep } from "../internal/abort.js";
 import type { Logger } from "../internal/log.js";
 import type { Allocation } from "../structs/alloc.js";
 import { BerthError, isBerthError } from "../structs/errors.js";
-import type { DriverInfo } from "../structs/node.js";
+import type { ClientHostVolumeConfig, DriverInfo } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
 import { createCsiClient } from "../csi/client.js";
 import { waitForProbe } from "../csi/capabilities.js";
@@ -25,7 +25,7 @@ import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
-import { buildNode, loadOrCreateNodeId } from "./node_identity.js";
+import { buildNode, fingerprintAttributes, loadOrCreateNodeId } from "./node_identity.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
@@ -38,6 +38,10 @@ export interface ClientOptions {
   /** Server HTTP addresses; the agent dials the first (failover across servers is later work). */
   servers: string[];
   nodeName: string | null;
+  /** The client config's host volumes, paths already checked (agent/config_file.ts). */
+  hostVolumes?: Record<string, ClientHostVolumeConfig>;
+  /** Node metadata (Node.Meta). */
+  meta?: Record<string, string>;
   log: Logger;
   /** csimanager re-fingerprint period (ms). */
   fingerprintIntervalMs?: number;
@@ -68,6 +72,7 @@ export class Client {
   };
   private drivers = new Map<string, TaskDriver>();
   private driverInfo: Record<string, DriverInfo> = {};
+  private attributes: Record<string, string> = {};
   nodeId = "";
   /** The name registered with the server and seen by tasks as `node.unique.name`. */
   private get nodeName(): string {
@@ -87,6 +92,7 @@ export class Client {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
+    this.attributes = fingerprintAttributes(this.driverInfo);
 
     const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
     const csi = new CsiManager({
@@ -118,7 +124,15 @@ export class Client {
     this.conn = conn;
     this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"));
 
-    const node = { id: this.nodeId, name: this.nodeName };
+    const node = {
+      id: this.nodeId,
+      name: this.nodeName,
+      datacenter: "dc1",
+      nodeClass: "",
+      attributes: this.attributes,
+      meta: this.opts.meta ?? {},
+      hostVolumes: this.opts.hostVolumes ?? {},
+    };
     const newRunner = (alloc: Allocation) =>
       new AllocRunner({
         alloc,
@@ -232,6 +246,9 @@ export class Client {
           id: this.nodeId,
           name: this.nodeName,
           drivers: this.driverInfo,
+          hostVolumes: this.opts.hostVolumes ?? {},
+          attributes: this.attributes,
+          meta: this.opts.meta ?? {},
           controllers: this.fingerprint.controllers,
           nodes: this.fingerprint.nodes,
         }),

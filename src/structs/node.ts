@@ -25,6 +25,15 @@ export interface Node {
   CSIControllerPlugins: Record<string, CSIInfo>;
   CSINodePlugins: Record<string, CSIInfo>;
   /**
+   * Host volumes from the agent's client config (Nomad's Node.HostVolumes), keyed by name. Optional:
+   * records stored before host volumes existed do not carry it; absent means none.
+   */
+  HostVolumes?: Record<string, ClientHostVolumeConfig>;
+  /** Fingerprinted attributes (`${attr.kernel.name}`, …), as Nomad's Node.Attributes. */
+  Attributes?: Record<string, string>;
+  /** Operator metadata (`client { meta { … } }`, `-meta`), as Nomad's Node.Meta. */
+  Meta?: Record<string, string>;
+  /**
    * Set while the node drains (Nomad's DrainStrategy); null or absent otherwise. Only the server
    * writes it: a node agent's registration never sets or clears it. Optional because records
    * stored before drains existed, and the node agent's own Node, do not carry it.
@@ -36,6 +45,24 @@ export interface Node {
   StatusUpdatedAt: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+/** One `host_volume "name" { path, read_only }` of the client config (Nomad's ClientHostVolumeConfig). */
+export interface ClientHostVolumeConfig {
+  Name: string;
+  /** Absolute host path of an existing directory. */
+  Path: string;
+  ReadOnly: boolean;
+}
+
+/**
+ * Whether the node offers what a `volume { type = "host" }` request needs (Nomad's
+ * HostVolumeChecker): a host volume of that name, writable unless the request is read-only.
+ */
+export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, readOnly: boolean): boolean {
+  const vol = node.HostVolumes?.[source];
+  if (!vol) return false;
+  return readOnly || !vol.ReadOnly;
 }
 
 export type SchedulingEligibility = Node["SchedulingEligibility"];

@@ -1,8 +1,10 @@
 /**
- * The README's quick start, end to end, through the CLI against a real `berth agent -dev`:
- * plugin job → plugin healthy → volume created → writer job completes → hello.txt in the plugin's
- * storage → job stop -purge → no claims → volume delete removes the storage → agent stops cleanly →
- * nothing mounted under the data dir.
+ * The README's quick start, end to end, through the CLI against a real
+ * `berth agent -dev -config examples/hostpath/agent.hcl`: plugin job → plugin healthy → volume
+ * created → writer job completes → hello.txt in the plugin's storage, which is the node's
+ * "hostpath-data" host volume → job stop -purge → no claims → the plugin job is purged and run
+ * again → a reader job reads hello.txt through the new plugin → volume delete removes the storage
+ * → agent stops cleanly → nothing mounted under the data dir.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -49,7 +51,18 @@ before(async () => {
   logFile = path.join(os.tmpdir(), `berth-e2e-agent-${process.pid}.log`);
   const port = await freePort();
   env = { BERTH_ADDR: `http://127.0.0.1:${port}` };
-  agent = new AgentProcess(["-dev", "-data-dir", dataDir, "-http-addr", `127.0.0.1:${port}`], logFile);
+  agent = new AgentProcess(
+    [
+      "-dev",
+      "-config",
+      "examples/hostpath/agent.hcl",
+      "-data-dir",
+      dataDir,
+      "-http-addr",
+      `127.0.0.1:${port}`,
+    ],
+    logFile,
+  );
   await eventually(
     "the dev node to be ready",
     async () => {
@@ -80,6 +93,23 @@ after(async () => {
   fs.rmSync(logFile, { force: true });
 });
 
+/** Pids of csi-hostpath processes this agent runs (their command line names the socket or state dir). */
+function pluginProcesses(): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid)) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8");
+      const root = fs.readlinkSync(`/proc/${pid}/root`);
+      if (cmd.includes("csi-hostpath") && root.startsWith(dataDir)) out.push(pid);
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
+}
+
 function describeAllocs(allocs: AllocStub[]): string {
   return JSON.stringify(
     allocs.map((a) => ({
@@ -89,6 +119,58 @@ function describeAllocs(allocs: AllocStub[]): string {
         t.Events.map((e) => `${e.Type}: ${e.DisplayMessage}`),
       ),
     })),
+  );
+}
+
+interface PluginView {
+  NodesHealthy: number;
+  ControllersHealthy: number;
+}
+
+async function waitPluginHealthy(): Promise<void> {
+  await eventually(
+    "plugin hostpath to be healthy",
+    async () => {
+      const p = await cliJson<PluginView>(["plugin", "status", "hostpath"]).catch(() => undefined);
+      return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
+    },
+    90_000,
+  );
+}
+
+/** Waits for the job's only alloc to complete; throws with its events when it fails. */
+async function waitComplete(job: string): Promise<AllocStub[]> {
+  return eventually(
+    `the ${job} alloc to finish`,
+    async () => {
+      const res = await fetch(`${env.BERTH_ADDR}/v1/job/${job}/allocations`);
+      if (!res.ok) return undefined;
+      const allocs = (await res.json()) as AllocStub[];
+      if (allocs.length === 0) return undefined;
+      if (allocs.some((a) => a.ClientStatus === "failed")) {
+        throw new Error(`${job} failed: ${describeAllocs(allocs)}`);
+      }
+      return allocs.every((a) => a.ClientStatus === "complete") ? allocs : undefined;
+    },
+    120_000,
+  );
+}
+
+async function waitReleased(): Promise<void> {
+  await eventually(
+    "the volume's claims to be released",
+    async () => {
+      const v = await cliJson<{
+        ReadAllocs: Record<string, unknown>;
+        WriteAllocs: Record<string, unknown>;
+        ReadClaims: Record<string, unknown>;
+        WriteClaims: Record<string, unknown>;
+        PastClaims: Record<string, unknown>;
+      }>(["volume", "status", "demo"]);
+      const claims = [v.ReadAllocs, v.WriteAllocs, v.ReadClaims, v.WriteClaims, v.PastClaims];
+      return claims.every((c) => Object.keys(c ?? {}).length === 0) ? v : undefined;
+    },
+    60_000,
   );
 }
 
@@ -133,18 +215,7 @@ test(
   { timeout: 240_000 },
   async () => {
     await cli(["job", "run", "examples/hostpath/plugin.hcl"]);
-    await eventually(
-      "plugin hostpath to be healthy",
-      async () => {
-        const p = await cliJson<{ NodesHealthy: number; ControllersHealthy: number }>([
-          "plugin",
-          "status",
-          "hostpath",
-        ]).catch(() => undefined);
-        return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
-      },
-      90_000,
-    );
+    await waitPluginHealthy();
 
     await cli(["volume", "create", "examples/hostpath/volume.hcl"]);
     const created = await cliJson<{ ID: string; ExternalID: string; Schedulable: boolean }>([
@@ -156,43 +227,41 @@ test(
     assert.ok(created.ExternalID, "the plugin gave the volume an external ID");
 
     await cli(["job", "run", "examples/hostpath/job.hcl"]);
-    const done = await eventually(
-      "the writer alloc to finish",
-      async () => {
-        const res = await fetch(`${env.BERTH_ADDR}/v1/job/writer/allocations`);
-        if (!res.ok) return undefined;
-        const allocs = (await res.json()) as AllocStub[];
-        if (allocs.length === 0) return undefined;
-        if (allocs.some((a) => a.ClientStatus === "failed")) {
-          throw new Error(`writer failed: ${describeAllocs(allocs)}`);
-        }
-        return allocs.every((a) => a.ClientStatus === "complete") ? allocs : undefined;
-      },
-      120_000,
-    );
-    assert.equal(done.length, 1);
+    assert.equal((await waitComplete("writer")).length, 1);
 
-    const hellos = findFiles(path.join(dataDir, "alloc"), "hello.txt").filter((f) => f.includes("hostpath"));
-    assert.ok(hellos.length >= 1, "hello.txt exists in the plugin's storage");
+    // The plugin's storage is the host volume, outside every alloc dir.
+    const storage = path.join(dataDir, "hostpath-data");
+    const hellos = findFiles(storage, "hello.txt");
+    assert.equal(hellos.length, 1, "hello.txt is in the hostpath-data host volume");
     assert.equal(fs.readFileSync(hellos[0]!, "utf8").trim(), "hello");
+    assert.deepEqual(findFiles(path.join(dataDir, "alloc"), "hello.txt"), [], "nothing in alloc dirs");
 
     await cli(["job", "stop", "-purge", "writer"]);
-    const released = await eventually(
-      "the writer's claim to be released",
-      async () => {
-        const v = await cliJson<{
-          ReadAllocs: Record<string, unknown>;
-          WriteAllocs: Record<string, unknown>;
-          ReadClaims: Record<string, unknown>;
-          WriteClaims: Record<string, unknown>;
-          PastClaims: Record<string, unknown>;
-        }>(["volume", "status", "demo"]);
-        const claims = [v.ReadAllocs, v.WriteAllocs, v.ReadClaims, v.WriteClaims, v.PastClaims];
-        return claims.every((c) => Object.keys(c ?? {}).length === 0) ? v : undefined;
-      },
-      60_000,
+    await waitReleased();
+
+    // The plugin job goes away entirely and comes back: the volume's data is still there.
+    await cli(["job", "stop", "-purge", "plugin"]);
+    await eventually("the plugin alloc to stop", async () => {
+      const res = await fetch(`${env.BERTH_ADDR}/v1/job/plugin/allocations`);
+      return res.status === 404 || ((await res.json()) as unknown[]).length === 0 ? true : undefined;
+    });
+    await eventually("the plugin's processes to be gone", async () =>
+      pluginProcesses().length === 0 ? true : undefined,
     );
-    assert.ok(released);
+    await cli(["job", "run", "examples/hostpath/plugin.hcl"]);
+    await waitPluginHealthy();
+    const readerFile = path.join(dataDir, "reader.hcl");
+    fs.writeFileSync(
+      readerFile,
+      fs
+        .readFileSync("examples/hostpath/job.hcl", "utf8")
+        .replaceAll('"writer"', '"reader"')
+        .replace("echo hello > /data/hello.txt", "grep -qx hello /data/hello.txt"),
+    );
+    await cli(["job", "run", readerFile]);
+    assert.equal((await waitComplete("reader")).length, 1, "the reader found hello.txt in volume demo");
+    await cli(["job", "stop", "-purge", "reader"]);
+    await waitReleased();
 
     const storageDirs = hellos.map((f) => path.dirname(f));
     await cli(["volume", "delete", "demo"]);

@@ -8,7 +8,7 @@ export type NodeStatusArgs = StatusArgs;
 
 export const nodeStatus = statusCommand({
   usage: "Usage: berth node status [options] [<node>]",
-  help: "Lists client nodes, or shows one node (by ID or unique ID prefix) with its task drivers and CSI plugins. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists client nodes, or shows one node (by ID or unique ID prefix) with its task drivers, CSI plugins and host volumes. -json prints the API's JSON; -verbose shows full IDs, attributes and meta.",
   what: "[<node>]",
   list: {
     doing: "querying node status",
@@ -70,7 +70,28 @@ function nodeLines(node: Node, verbose: boolean): string[] {
     lines.push("", "Drivers", ...table(rows));
   }
   lines.push("", ...pluginsSection(node));
+  // As Nomad: always with -verbose, otherwise only when the node has host volumes.
+  if (verbose || Object.keys(node.HostVolumes ?? {}).length > 0) lines.push("", ...hostVolumesSection(node));
+  if (verbose) {
+    for (const [title, map] of [
+      ["Attributes", node.Attributes],
+      ["Meta", node.Meta],
+    ] as const) {
+      const entries = Object.entries(map ?? {}).sort(([a], [b]) => a.localeCompare(b));
+      lines.push("", title, ...(entries.length > 0 ? kv(entries) : [`No ${title.toLowerCase()}`]));
+    }
+  }
   return lines;
+}
+
+/** Nomad's "Host Volumes" table: name, read-only, host path. */
+function hostVolumesSection(node: Node): string[] {
+  const vols = Object.values(node.HostVolumes ?? {}).sort((a, b) => a.Name.localeCompare(b.Name));
+  if (vols.length === 0) return ["Host Volumes", "No host volumes"];
+  return [
+    "Host Volumes",
+    ...table([["Name", "ReadOnly", "Source"], ...vols.map((v) => [v.Name, String(v.ReadOnly), v.Path])]),
+  ];
 }
 
 /** Nomad's Drain field: `false`, or `true` with the deadline (`no deadline`, `force`, or when). */

@@ -11,7 +11,7 @@ import { checkClaim } from "../../structs/claim.js";
 import { constraintMet, formatConstraint } from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
 import type { BerthError } from "../../structs/errors.js";
-import type { Node } from "../../structs/node.js";
+import { hostVolumeFits, type Node } from "../../structs/node.js";
 import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
 import { findClaim } from "../../structs/claim.js";
 import type { StateReader } from "../state/store.js";
@@ -74,6 +74,10 @@ export function nodeFeasible(
     if (task.VolumeMounts.length > 0 && !d.SupportsMounts)
       return `driver ${task.Driver} does not support volume mounts`;
   }
+  // Nomad's HostVolumeChecker: every host volume the group asks for, writable unless read-only.
+  const hostVolumes = Object.values(group.Volumes).filter((r) => r.Type === "host");
+  if (!hostVolumes.every((r) => hostVolumeFits(node, r.Source, r.ReadOnly)))
+    return "missing compatible host volumes";
   for (const req of Object.values(group.Volumes)) {
     if (req.Type !== "csi") continue;
     const reason = csiFeasible(ctx, node, job, volumeSourceForAlloc(req, index), {

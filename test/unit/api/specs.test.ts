@@ -30,7 +30,18 @@ describe("example specs", () => {
         {
           Name: "plugin",
           Count: 1,
-          Volumes: {},
+          Volumes: {
+            storage: {
+              Name: "storage",
+              Type: "host",
+              Source: "hostpath-data",
+              ReadOnly: false,
+              AccessMode: "",
+              AttachmentMode: "",
+              MountOptions: null,
+              PerAlloc: false,
+            },
+          },
           Tasks: [
             {
               Name: "plugin",
@@ -39,12 +50,20 @@ describe("example specs", () => {
                 command: "berth",
                 args: [
                   "csi-hostpath",
+                  "--endpoint=${CSI_ENDPOINT}",
                   "--node-id=${node.unique.id}",
-                  "--state-dir=${NOMAD_TASK_DIR}/hostpath",
+                  "--state-dir=/srv/hostpath",
                 ],
               },
               Env: {},
-              VolumeMounts: [],
+              VolumeMounts: [
+                {
+                  Volume: "storage",
+                  Destination: "/srv/hostpath",
+                  ReadOnly: false,
+                  PropagationMode: "private",
+                },
+              ],
               CSIPluginConfig: {
                 ID: "hostpath",
                 Type: "monolith",

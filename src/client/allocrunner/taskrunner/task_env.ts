@@ -1,19 +1,49 @@
 /**
- * The task's environment and `${...}` interpolation. Paths are in the task's view for drivers
- * that chroot (exec: /local, /alloc, /secrets) and host paths otherwise (raw_exec). Unknown
- * `${...}` references are left as written, as Nomad does.
+ * The task's environment and `${...}` interpolation, as Nomad's taskenv does it. Paths are in the
+ * task's view for drivers that chroot (exec: /local, /alloc, /secrets) and host paths otherwise
+ * (raw_exec).
+ *
+ * What `${...}` may name:
+ * - any variable of the task's environment: `${NOMAD_ALLOC_ID}`, the task's own `env`, and what
+ *   hooks set, e.g. `${CSI_ENDPOINT}`; also written `${env["NAME"]}` or `${env.NAME}`;
+ * - the node: `${node.unique.id}`, `${node.unique.name}`, `${node.datacenter}`, `${node.class}`,
+ *   `${node.region}`;
+ * - `${attr.NAME}` (fingerprinted attributes, e.g. `${attr.kernel.name}`) and `${meta.NAME}`.
+ * Unknown references are left as written, as Nomad does.
+ *
+ * The task's own `env` values are expanded against everything but the task's env itself (Nomad
+ * builds them from node and NOMAD_* values); config.command, config.args and volume_mount
+ * destinations against all of it, the final env included.
  */
 import type { AllocDir } from "../../allocdir/alloc_dir.js";
 import { allocIndex, type Allocation } from "../../../structs/alloc.js";
 import type { Task } from "../../../structs/job.js";
+import type { ClientHostVolumeConfig } from "../../../structs/node.js";
+
+/** What the task runner knows of its node. */
+export interface TaskNode {
+  id: string;
+  name: string;
+  datacenter?: string;
+  nodeClass?: string;
+  attributes?: Record<string, string>;
+  meta?: Record<string, string>;
+  hostVolumes?: Record<string, ClientHostVolumeConfig>;
+}
 
 export interface TaskEnvInput {
   alloc: Allocation;
   task: Task;
   allocDir: AllocDir;
-  node: { id: string; name: string };
+  node: TaskNode;
   /** The driver chroots into the task dir, so paths are given in the task's view. */
   taskView: boolean;
+}
+
+/** Names `${...}` resolves: `vars` by their full name, `env` also through `env["NAME"]`. */
+export interface InterpolationScope {
+  vars: Record<string, string>;
+  env: Record<string, string>;
 }
 
 /** The NOMAD_* variables set in every task's environment. */
@@ -24,6 +54,7 @@ export function nomadEnv(i: TaskEnvInput): Record<string, string> {
     NOMAD_ALLOC_DIR: i.taskView ? "/alloc" : i.allocDir.sharedDir,
     NOMAD_SECRETS_DIR: i.taskView ? "/secrets" : i.allocDir.taskSecretsDir(name),
     NOMAD_ALLOC_ID: i.alloc.ID,
+    NOMAD_SHORT_ALLOC_ID: i.alloc.ID.slice(0, 8),
     NOMAD_ALLOC_NAME: i.alloc.Name,
     NOMAD_ALLOC_INDEX: String(allocIndex(i.alloc)),
     NOMAD_JOB_ID: i.alloc.JobID,
@@ -31,21 +62,50 @@ export function nomadEnv(i: TaskEnvInput): Record<string, string> {
     NOMAD_NAMESPACE: i.alloc.Namespace,
     NOMAD_TASK_NAME: name,
     NOMAD_GROUP_NAME: i.alloc.TaskGroup,
+    NOMAD_DC: i.node.datacenter ?? "dc1",
+    NOMAD_REGION: "global",
   };
 }
 
-/** Every name `${...}` may reference. */
-export function interpolationVars(i: TaskEnvInput): Record<string, string> {
-  return { ...nomadEnv(i), "node.unique.id": i.node.id, "node.unique.name": i.node.name };
+/** The node's names: node.*, attr.*, meta.*. */
+export function nodeVars(node: TaskNode): Record<string, string> {
+  const out: Record<string, string> = {
+    "node.unique.id": node.id,
+    "node.unique.name": node.name,
+    "node.datacenter": node.datacenter ?? "dc1",
+    "node.class": node.nodeClass ?? "",
+    "node.region": "global",
+  };
+  for (const [k, v] of Object.entries(node.attributes ?? {})) out[`attr.${k}`] = v;
+  for (const [k, v] of Object.entries(node.meta ?? {})) out[`meta.${k}`] = v;
+  return out;
 }
 
-export function interpolate(text: string, vars: Record<string, string>): string {
-  return text.replace(/\$\{([^}]+)\}/g, (whole, key: string) => vars[key.trim()] ?? whole);
+const ENV_INDEX = /^env\[\s*(?:"([^"]*)"|'([^']*)')\s*\]$/;
+const ENV_ATTR = /^env\.([A-Za-z_][A-Za-z0-9_]*)$/;
+
+/** Expands every known `${...}` in `text`; unknown ones stay as written. */
+export function interpolate(text: string, scope: InterpolationScope): string {
+  return text.replace(/\$\{([^}]+)\}/g, (whole, raw: string) => {
+    const key = raw.trim();
+    const m = ENV_INDEX.exec(key) ?? ENV_ATTR.exec(key);
+    if (m) return scope.env[m[1] ?? m[2] ?? ""] ?? whole;
+    return scope.vars[key] ?? scope.env[key] ?? whole;
+  });
 }
 
-/** The task's env: its own (interpolated), then NOMAD_*, then what hooks add (e.g. CSI_ENDPOINT). */
-export function buildTaskEnv(i: TaskEnvInput, hookEnv: Record<string, string>): Record<string, string> {
-  const vars = interpolationVars(i);
-  const own = Object.fromEntries(Object.entries(i.task.Env).map(([k, v]) => [k, interpolate(v, vars)]));
-  return { ...own, ...nomadEnv(i), ...hookEnv };
+/**
+ * The task's env: its own (interpolated), then NOMAD_*, then what hooks add (e.g. CSI_ENDPOINT),
+ * later ones winning; and the scope to interpolate the rest of the task's config with.
+ */
+export function buildTaskEnv(
+  i: TaskEnvInput,
+  hookEnv: Record<string, string>,
+): { env: Record<string, string>; scope: InterpolationScope } {
+  const vars = nodeVars(i.node);
+  const base = { ...nomadEnv(i), ...hookEnv };
+  const ownScope: InterpolationScope = { vars, env: base };
+  const own = Object.fromEntries(Object.entries(i.task.Env).map(([k, v]) => [k, interpolate(v, ownScope)]));
+  const env = { ...own, ...base };
+  return { env, scope: { vars, env } };
 }

@@ -29,7 +29,7 @@ import type { PluginDirs } from "./plugin_dirs.js";
 import { type PluginSupervisorOptions, PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { RestartTracker, formatMs } from "./restart_tracker.js";
 import { TaskDirHook } from "./task_dir_hook.js";
-import { buildTaskEnv, interpolate, interpolationVars, type TaskEnvInput } from "./task_env.js";
+import { buildTaskEnv, interpolate, type TaskEnvInput, type TaskNode } from "./task_env.js";
 import { VolumeHook } from "./volume_hook.js";
 
 export interface TaskRunnerConfig {
@@ -39,7 +39,8 @@ export interface TaskRunnerConfig {
   driver: TaskDriver;
   hookResources: { getCsiMounts(): Map<string, CsiMount> };
   pluginRegistrar: PluginRegistrar;
-  node: { id: string; name: string };
+  /** The node as tasks see it: identity, attributes and meta for `${...}`, its host volumes. */
+  node: TaskNode;
   dataDir: string;
   log: Logger;
   onStateChange(state: TaskState): void;
@@ -119,7 +120,15 @@ export class TaskRunner {
       emitEvent: (type, message, details) => this.emit(type, message, details),
       restart: (reason) => this.restartFromHook(reason),
     };
-    this.volumeHook = new VolumeHook(cfg.task, group, cfg.driver, cfg.hookResources);
+    this.volumeHook = new VolumeHook(
+      cfg.task,
+      group,
+      cfg.driver,
+      cfg.hookResources,
+      cfg.node.hostVolumes ?? {},
+      // Destinations see the task's env as it is before hooks add theirs (Nomad's volume hook too).
+      (text) => interpolate(text, buildTaskEnv(this.envInput(), {}).scope),
+    );
     this.hooks = [new TaskDirHook(cfg.allocDir, cfg.task.Name, this.lifecycle), this.volumeHook];
     const plugin = cfg.task.CSIPluginConfig;
     if (plugin) {
@@ -467,16 +476,19 @@ export class TaskRunner {
     }
   }
 
-  private startConfig(mounts: TaskMount[], hookEnv: Record<string, string>): TaskStartConfig {
-    const { task, allocDir } = this.cfg;
-    const envInput: TaskEnvInput = {
+  private envInput(): TaskEnvInput {
+    return {
       alloc: this.cfg.alloc,
-      task,
-      allocDir,
+      task: this.cfg.task,
+      allocDir: this.cfg.allocDir,
       node: this.cfg.node,
       taskView: CHROOTING_DRIVERS.has(this.cfg.driver.name),
     };
-    const vars = interpolationVars(envInput);
+  }
+
+  private startConfig(mounts: TaskMount[], hookEnv: Record<string, string>): TaskStartConfig {
+    const { task, allocDir } = this.cfg;
+    const { env, scope } = buildTaskEnv(this.envInput(), hookEnv);
     const { command, args } = parseConfig(task);
     const logs = allocDir.taskLogsDir(task.Name);
     return {
@@ -484,9 +496,9 @@ export class TaskRunner {
       taskName: task.Name,
       taskDir: allocDir.taskDir(task.Name),
       allocSharedDir: allocDir.sharedDir,
-      command: interpolate(command, vars),
-      args: args.map((a) => interpolate(a, vars)),
-      env: buildTaskEnv(envInput, hookEnv),
+      command: interpolate(command, scope),
+      args: args.map((a) => interpolate(a, scope)),
+      env,
       mounts,
       stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
       stderrPath: path.join(logs, `${task.Name}.stderr.0`),

@@ -1,6 +1,9 @@
 /**
  * volume_hook (DESIGN.md "The flow of one volume", step 6): turns the CSI mounts that the alloc's
- * csi_hook published into driver mounts at each `volume_mount.destination`. Problems are the
+ * csi_hook published, and the node's host volumes (`volume { type = "host" }`, the client config's
+ * `host_volume` blocks), into driver mounts at each `volume_mount.destination` (interpolated, as
+ * Nomad does). A host volume is read-only in the task when the volume_mount, the volume request or
+ * the client config says so. Problems are the
  * operator's to fix, so they fail the task at once with a message naming task, driver and volume.
  * When the csi_hook publishes a lost volume again, the task runner re-binds these mounts into the
  * running task (TaskRunner.refreshMounts); the TaskMount's hostPath is the published target.
@@ -8,6 +11,7 @@
 import type { TaskGroup, Task } from "../../../structs/job.js";
 import type { CsiMount } from "../hook_resources.js";
 import type { TaskDriver, TaskMount } from "../../drivers/driver.js";
+import type { ClientHostVolumeConfig } from "../../../structs/node.js";
 import { NonRecoverableError, type PrestartHook, type PrestartResult } from "./hooks.js";
 
 export class VolumeHook implements PrestartHook {
@@ -18,6 +22,9 @@ export class VolumeHook implements PrestartHook {
     private readonly group: TaskGroup,
     private readonly driver: TaskDriver,
     private readonly hookResources: { getCsiMounts(): Map<string, CsiMount> },
+    private readonly hostVolumes: Record<string, ClientHostVolumeConfig> = {},
+    /** Expands `${...}` in a destination (task_env.ts); identity when not given. */
+    private readonly interpolate: (text: string) => string = (t) => t,
   ) {}
 
   async prestart(): Promise<PrestartResult | undefined> {
@@ -49,10 +56,34 @@ export class VolumeHook implements PrestartHook {
           `task ${task} uses driver ${JSON.stringify(this.driver.name)}, which does not support volume mounts, so volume ${volume} cannot be mounted; use a driver that supports mounts (e.g. exec)`,
         );
       }
+      const destination = this.interpolate(vm.Destination);
+      if (req.Type === "host") {
+        const hv = this.hostVolumes[req.Source];
+        if (!hv) {
+          // The scheduler placed the alloc here only if the node had it: the agent's config changed.
+          throw new NonRecoverableError(
+            "ERR_NOT_FOUND",
+            `task ${task}: host volume ${JSON.stringify(req.Source)} (volume ${volume}) is not configured on this node`,
+          );
+        }
+        if (hv.ReadOnly && !req.ReadOnly) {
+          throw new NonRecoverableError(
+            "ERR_VALIDATION",
+            `task ${task}: host volume ${JSON.stringify(req.Source)} is read-only on this node, but volume ${volume} asks for read-write; set read_only = true`,
+          );
+        }
+        mounts.push({
+          hostPath: hv.Path,
+          taskPath: destination,
+          readOnly: vm.ReadOnly || req.ReadOnly || hv.ReadOnly,
+          propagation: vm.PropagationMode || "private",
+        });
+        continue;
+      }
       if (req.Type !== "csi") {
         throw new NonRecoverableError(
           "ERR_VALIDATION",
-          `task ${task}: volume ${volume} has type ${JSON.stringify(req.Type)}; only csi volumes are supported`,
+          `task ${task}: volume ${volume} has type ${JSON.stringify(req.Type)}; only csi and host volumes are supported`,
         );
       }
       const m = published.get(vm.Volume);
@@ -64,7 +95,7 @@ export class VolumeHook implements PrestartHook {
       }
       mounts.push({
         hostPath: m.source,
-        taskPath: vm.Destination,
+        taskPath: destination,
         readOnly: vm.ReadOnly || req.ReadOnly || m.readOnly,
         propagation: vm.PropagationMode || "private",
       });

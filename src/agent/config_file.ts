@@ -1,0 +1,149 @@
+/**
+ * The agent's config file(s) (`berth agent -config FILE`), in Nomad's agent config syntax, HCL or
+ * JSON. berth reads the client's host volumes and meta from it:
+ *
+ *   client {
+ *     host_volume "hostpath-data" {
+ *       path      = "/srv/hostpath"
+ *       read_only = false
+ *     }
+ *     meta {
+ *       rack = "r1"
+ *     }
+ *   }
+ *
+ * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
+ * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
+ * Later files and the command-line flags win over earlier settings of the same name.
+ */
+import fs from "node:fs/promises";
+import path from "node:path";
+import { Body, SpecError } from "../api/specs/body.js";
+import { decodeHcl } from "../api/specs/hcl.js";
+import { BerthError } from "../structs/errors.js";
+import type { ClientHostVolumeConfig } from "../structs/node.js";
+
+/** A host volume as configured, before its path is checked (see resolveHostVolumes). */
+export interface HostVolumeSetting {
+  name: string;
+  path: string;
+  readOnly: boolean;
+}
+
+export interface AgentFileConfig {
+  hostVolumes: HostVolumeSetting[];
+  meta: Record<string, string>;
+}
+
+/** Host volume names: what a jobspec's `source` can name safely (no path separators). */
+const HOST_VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+export function checkHostVolumeName(where: string, name: string): string {
+  if (!HOST_VOLUME_NAME.test(name)) {
+    throw new BerthError(
+      "ERR_VALIDATION",
+      `${where}: host volume name ${JSON.stringify(name)} may only contain letters, digits, '_', '.' and '-'`,
+    );
+  }
+  return name;
+}
+
+/** Reads and merges the config files (or directories) in order. */
+export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileConfig> {
+  const out: AgentFileConfig = { hostVolumes: [], meta: {} };
+  for (const p of paths) {
+    for (const file of await configFilesAt(p)) {
+      const cfg = await parseAgentConfig(file, await fs.readFile(file, "utf8"));
+      out.hostVolumes.push(...cfg.hostVolumes);
+      Object.assign(out.meta, cfg.meta);
+    }
+  }
+  return out;
+}
+
+async function configFilesAt(p: string): Promise<string[]> {
+  const st = await fs.stat(p).catch((err: NodeJS.ErrnoException) => {
+    throw new BerthError(
+      "ERR_VALIDATION",
+      `-config: cannot read ${JSON.stringify(p)}: ${err.code ?? err.message}`,
+    );
+  });
+  if (!st.isDirectory()) return [p];
+  const names = (await fs.readdir(p)).filter((n) => n.endsWith(".hcl") || n.endsWith(".json")).sort();
+  return names.map((n) => path.join(p, n));
+}
+
+/** One file's settings. JSON is told by content, as jobspecs are (HCL is never valid JSON). */
+export async function parseAgentConfig(file: string, text: string): Promise<AgentFileConfig> {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(text) as unknown;
+  } catch {
+    decoded = undefined;
+  }
+  try {
+    if (decoded === undefined) decoded = await decodeHcl(file, text);
+    return fromBody(Body.of(file, "", decoded));
+  } catch (err) {
+    if (err instanceof SpecError) throw new BerthError("ERR_VALIDATION", `-config: ${err.message}`);
+    throw err;
+  }
+}
+
+function fromBody(top: Body): AgentFileConfig {
+  const out: AgentFileConfig = { hostVolumes: [], meta: {} };
+  const client = top.block("client");
+  top.finish();
+  if (!client) return out;
+  for (const [name, b] of client.labelled("host_volume")) {
+    const where = `${b.file}: client host_volume ${JSON.stringify(name)}`;
+    checkHostVolumeName(where, name);
+    const p = b.string("path");
+    if (p === undefined || p === "") throw new BerthError("ERR_VALIDATION", `${where}: path is required`);
+    out.hostVolumes.push({ name, path: p, readOnly: b.bool("read_only") ?? false });
+    b.finish();
+  }
+  Object.assign(out.meta, client.stringMap("meta") ?? {});
+  client.finish();
+  return out;
+}
+
+/**
+ * The node's host volumes (Node.HostVolumes) from the settings, the last setting of a name winning.
+ * An absolute path must be an existing directory, as Nomad requires; a relative path lies in the
+ * agent's data dir, which belongs to berth, so it is created there (this is how `-dev`, whose data
+ * dir is a fresh temp dir, gets a host volume with no setup).
+ */
+export async function resolveHostVolumes(
+  settings: HostVolumeSetting[],
+  dataDir: string,
+): Promise<Record<string, ClientHostVolumeConfig>> {
+  const out: Record<string, ClientHostVolumeConfig> = {};
+  for (const s of settings) {
+    const where = `host volume ${JSON.stringify(s.name)}`;
+    let p = s.path;
+    if (!path.isAbsolute(p)) {
+      const resolved = path.resolve(dataDir, p);
+      if (resolved === dataDir || !resolved.startsWith(dataDir + path.sep)) {
+        throw new BerthError(
+          "ERR_VALIDATION",
+          `${where}: relative path ${JSON.stringify(p)} must stay inside the data dir`,
+        );
+      }
+      await fs.mkdir(resolved, { recursive: true });
+      p = resolved;
+    }
+    if (/[\t\n\r\0]/.test(p)) {
+      throw new BerthError(
+        "ERR_VALIDATION",
+        `${where}: path ${JSON.stringify(p)} contains a tab, newline or NUL`,
+      );
+    }
+    const st = await fs.stat(p).catch(() => null);
+    if (!st) throw new BerthError("ERR_VALIDATION", `${where}: path ${JSON.stringify(p)} does not exist`);
+    if (!st.isDirectory())
+      throw new BerthError("ERR_VALIDATION", `${where}: path ${JSON.stringify(p)} is not a directory`);
+    out[s.name] = { Name: s.name, Path: path.normalize(p), ReadOnly: s.readOnly };
+  }
+  return out;
+}
