@@ -13,6 +13,11 @@ import { AgentProcess, BERTH_BIN, eventually, freePort, logTail } from "../../he
 import { Cli, cleanUp, type AllocView, type VolumeView } from "../restart/restart_fixtures.js";
 
 export type PluginDriver = "raw_exec" | "exec";
+
+export interface PluginOptions {
+  faults?: string;
+  stagePublishBaseDir?: string;
+}
 export const VOLUME = "shared";
 
 export class UpdateRig {
@@ -62,14 +67,18 @@ export class UpdateRig {
 
   /**
    * The plugin job; `generation` changes one argument (--max-volumes), so each new generation is a
-   * plugin job update. `faults`: a csi-hostpath faults file.
+   * plugin job update. `faults`: a csi-hostpath faults file; `stagePublishBaseDir`: the csi_plugin
+   * block's stage_publish_base_dir.
    */
-  pluginJob(generation: number, faults?: string): string {
+  pluginJob(generation: number, opts: PluginOptions = {}): string {
     const common = [
       "--node-id=${node.unique.id}",
       `--max-volumes=${1000 + generation}`,
-      ...(faults ? [`--faults=${faults}`] : []),
+      ...(opts.faults ? [`--faults=${opts.faults}`] : []),
     ];
+    const base = opts.stagePublishBaseDir
+      ? `\n        stage_publish_base_dir = ${JSON.stringify(opts.stagePublishBaseDir)}`
+      : "";
     if (this.driver === "raw_exec") {
       const args = [BERTH_BIN, "csi-hostpath", `--state-dir=${this.storage}`, ...common];
       return `job "plugin" {
@@ -84,7 +93,7 @@ export class UpdateRig {
       csi_plugin {
         id        = "hostpath"
         type      = "monolith"
-        mount_dir = "/csi"
+        mount_dir = "/csi"${base}
       }
     }
   }
@@ -112,7 +121,7 @@ export class UpdateRig {
       csi_plugin {
         id        = "hostpath"
         type      = "monolith"
-        mount_dir = "/csi"
+        mount_dir = "/csi"${base}
       }
     }
   }
@@ -121,9 +130,9 @@ export class UpdateRig {
   }
 
   /** Runs plugin generation `g`; resolves once exactly one plugin alloc runs and is healthy. */
-  async runPlugin(g: number, faults?: string): Promise<AllocView> {
+  async runPlugin(g: number, opts: PluginOptions = {}): Promise<AllocView> {
     const before = new Set((await this.pluginAllocs()).map((a) => a.ID));
-    await this.cli.run(["job", "run", this.write(`plugin-${g}.hcl`, this.pluginJob(g, faults))]);
+    await this.cli.run(["job", "run", this.write(`plugin-${g}.hcl`, this.pluginJob(g, opts))]);
     const running = await eventually(
       `plugin generation ${g} to replace the old one`,
       async () => {

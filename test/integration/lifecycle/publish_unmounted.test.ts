@@ -25,7 +25,7 @@ test("a plugin that reports NodePublish success without mounting: the task never
       "faults.json",
       JSON.stringify({ NodePublishVolume: { noop: true, times: 1e6 } }),
     );
-    await rig.runPlugin(0, faults);
+    await rig.runPlugin(0, { faults });
     const vol = await rig.createVolume("single-node-writer");
     const script = "echo leaked > /data/leak.txt";
     await rig.cli.run(["job", "run", rig.userJob("victim", "batch", script, "single-node-writer")]);
