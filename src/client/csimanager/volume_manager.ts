@@ -19,72 +19,40 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { BerthError, isBerthError } from "../../structs/errors.js";
-import type { ClaimedVolume } from "../../structs/rpc.js";
-import type { MountOptions } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiVolumeCapability } from "../../csi/types.js";
 import { csiCapabilityOf } from "../../csi/capability_of.js";
-import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
-import { mountsUnder } from "../allocdir/alloc_dir.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import { KeyedMutex } from "./keyed_mutex.js";
 import type { NodePluginHandle, NodePluginSource } from "./manager.js";
-import { usageKey, volumePaths } from "./paths.js";
-import { removeReleasedPath } from "./dir_cleanup.js";
-import { holdsVolume, requireMounted, type CheckedCall, type MountProbe } from "./mount_check.js";
+import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
+import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";
+import {
+  holdsVolume,
+  isMountPointOnHost,
+  requireMounted,
+  type CheckedCall,
+  type MountProbe,
+} from "./mount_check.js";
+import type {
+  ExpandVolumeRequest,
+  MountUsage,
+  MountVolumeRequest,
+  MountVolumeResult,
+  UnmountGuard,
+  UnmountVolumeRequest,
+} from "./volume_requests.js";
 
-export interface MountUsage extends VolumeUsage {
-  /** Already resolved by the caller: the request's options replace the volume's. */
-  mountOptions: MountOptions | null;
-}
-
-export interface MountVolumeRequest {
-  plugin: RegisteredPlugin;
-  volume: ClaimedVolume;
-  allocId: string;
-  usage: MountUsage;
-  publishContext: Record<string, string>;
-  /** Told each time the plugin reported success but the host path holds no volume (retried). */
-  onNotMounted?: (err: BerthError) => void;
-}
-
-export interface MountVolumeResult {
-  /** Host path of the published target: what the task mounts. */
-  source: string;
-  stub: CsiVolumeStub;
-}
-
-export interface UnmountVolumeRequest {
-  plugin: RegisteredPlugin;
-  allocId: string;
-  volumeId: string;
-  namespace: string;
-  externalId: string;
-  usage: VolumeUsage;
-}
-
-/**
- * Consulted under the volume's lock, so that two parties releasing one alloc's use of a volume (its
- * own csi_hook and an operator's `volume detach`) never both unmount it: the second one sees the
- * first one's durable record and makes no CSI call.
- */
-export interface UnmountGuard {
-  /** False when this alloc's use of the volume was already unmounted by someone else. */
-  stillMounted(): boolean;
-  /** Runs under the lock right after a successful unmount, to record it durably. */
-  unmounted(): void;
-}
-
-export interface ExpandVolumeRequest {
-  plugin: RegisteredPlugin;
-  allocId: string;
-  stub: CsiVolumeStub;
-  capacityMin: number;
-  capacityMax: number;
-  secrets: Record<string, string>;
-}
+export type {
+  ExpandVolumeRequest,
+  MountUsage,
+  MountVolumeRequest,
+  MountVolumeResult,
+  UnmountGuard,
+  UnmountVolumeRequest,
+} from "./volume_requests.js";
 
 export interface VolumeManagerConfig {
   plugins: NodePluginSource;
@@ -163,7 +131,7 @@ export class VolumeManager {
 
   /** Whether a host path is a mount point (the configured check, /proc/self/mountinfo by default). */
   private isMountPoint(hostPath: string): Promise<boolean> {
-    return (this.cfg.isMountPoint ?? defaultIsMountPoint)(hostPath);
+    return (this.cfg.isMountPoint ?? isMountPointOnHost)(hostPath);
   }
 
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult> {
@@ -222,7 +190,17 @@ export class VolumeManager {
         );
       } catch (err) {
         // Nobody else uses this staging: undo what the failed stage may have left.
-        if (users.size === 0) await this.unstageAfterFailure(node, req, paths, log);
+        if (users.size === 0) {
+          await unstageAfterFailedStage({
+            node,
+            plugin: req.plugin,
+            externalId: vol.ExternalID,
+            paths,
+            call: { timeoutMs: this.callTimeoutMs },
+            policy: this.retry,
+            log,
+          });
+        }
         throw err;
       }
       log.info("volume staged", { usage: usageKey(req.usage) });
@@ -410,69 +388,31 @@ export class VolumeManager {
     call: { timeoutMs: number; signal?: AbortSignal },
     retry: boolean,
   ): Promise<void> {
-    const log = this.log.child("volume").child(req.volumeId);
-    const paths = volumePaths(
+    const steps = {
+      node,
       plugin,
-      { namespace: req.namespace, volumeId: req.volumeId, allocId: req.allocId },
-      req.usage,
-    );
-    const policy = retry ? this.retry : { ...this.retry, deadlineMs: 0 };
-    await ignoreCsiNotFound(
-      retryCsiCall(
-        "NodeUnpublishVolume",
-        () =>
-          node.client.nodeUnpublishVolume({ volumeId: req.externalId, targetPath: paths.targetPath }, call),
-        policy,
-        log,
-        call.signal,
+      externalId: req.externalId,
+      paths: volumePaths(
+        plugin,
+        { namespace: req.namespace, volumeId: req.volumeId, allocId: req.allocId },
+        req.usage,
       ),
-    );
-    await removeReleasedPath(paths.hostTargetPath, path.join(plugin.hostDir, "per-alloc"), log);
-    log.info("volume unpublished", { alloc: req.allocId });
-
+      call,
+      policy: retry ? this.retry : { ...this.retry, deadlineMs: 0 },
+      log: this.log.child("volume").child(req.volumeId),
+    };
+    await unpublishOnNode(steps);
+    steps.log.info("volume unpublished", { alloc: req.allocId });
     const skey = stagingKey(plugin.pluginId, req.namespace, req.volumeId, req.usage);
     const users = this.users(skey);
     users.delete(req.allocId);
     if (users.size > 0) return;
     if (node.capabilities.stageUnstageVolume) {
-      await ignoreCsiNotFound(
-        retryCsiCall(
-          "NodeUnstageVolume",
-          () =>
-            node.client.nodeUnstageVolume(
-              { volumeId: req.externalId, stagingTargetPath: paths.stagingPath },
-              call,
-            ),
-          policy,
-          log,
-          call.signal,
-        ),
-      );
-      await removeReleasedPath(paths.hostStagingPath, path.join(plugin.hostDir, "staging"), log);
-      log.info("volume unstaged");
+      await unstageOnNode(steps);
+      steps.log.info("volume unstaged");
     }
     this.stagings.delete(skey);
     this.unverified.delete(skey);
-  }
-
-  /** Best effort, under the lock, after a stage that failed: NodeUnstage, then the empty dirs. */
-  private async unstageAfterFailure(
-    node: NodePluginHandle,
-    req: MountVolumeRequest,
-    paths: { stagingPath: string; hostStagingPath: string },
-    log: Logger,
-  ): Promise<void> {
-    try {
-      await ignoreCsiNotFound(
-        node.client.nodeUnstageVolume(
-          { volumeId: req.volume.ExternalID, stagingTargetPath: paths.stagingPath },
-          { timeoutMs: this.callTimeoutMs },
-        ),
-      );
-      await removeReleasedPath(paths.hostStagingPath, path.join(req.plugin.hostDir, "staging"), log);
-    } catch (err) {
-      log.warn("cleanup after failed stage failed", { error: err });
-    }
   }
 
   /** True when a staging restored from stubs is in use but its mount went away (e.g. a reboot). */
@@ -517,17 +457,4 @@ function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
     externalId: req.volume.ExternalID,
     usage: req.usage,
   };
-}
-
-async function defaultIsMountPoint(hostPath: string): Promise<boolean> {
-  const resolved = path.resolve(hostPath);
-  return (await mountsUnder(resolved)).includes(resolved);
-}
-
-function volumeKey(namespace: string, volumeId: string): string {
-  return `${namespace}/${volumeId}`;
-}
-
-function stagingKey(pluginId: string, namespace: string, volumeId: string, usage: VolumeUsage): string {
-  return `${pluginId}\u0000${namespace}\u0000${volumeId}\u0000${usageKey(usage)}`;
 }
