@@ -189,9 +189,6 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
       err ? reject(err) : resolve(),
     ),
   );
-  // Another instance may take the same socket path later (a plugin job update: the successor
-  // starts while this one stops): stop removes the socket file only while it is still this one's.
-  const ownSocket = (await fs.stat(config.socketPath)).ino;
   log.info("listening", {
     endpoint,
     node_id: config.nodeId,
@@ -215,8 +212,7 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
             resolve();
           });
         });
-        const now = await fs.stat(config.socketPath).catch(() => null);
-        if (now?.ino === ownSocket) await fs.rm(config.socketPath, { force: true });
+        await fs.rm(config.socketPath, { force: true });
       })();
       return stopped;
     },

@@ -147,7 +147,9 @@ export class PluginDirs {
   private async decideAndApply(dir: string, leaving: string | null): Promise<TeardownDecision> {
     const decision = teardownDecision(leaving, this.facts(dir));
     if (!decision.tearDown) {
-      this.cfg.log?.info("plugin dir kept", { dir, reason: decision.reason });
+      // A plugin stopping while others still use its dir is news; a release while it runs is not.
+      if (leaving === null) this.cfg.log?.debug("plugin dir kept", { dir, reason: decision.reason });
+      else this.cfg.log?.info("plugin dir kept", { dir, reason: decision.reason });
       return decision;
     }
     await (this.cfg.tearDown ?? unmountTree)(dir);
