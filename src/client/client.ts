@@ -30,6 +30,7 @@ import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
 import { StateDB } from "./state/state_db.js";
+import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
 
 export interface ClientOptions {
   /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
@@ -111,6 +112,7 @@ export class Client {
       ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
     });
     volumeManager.restore(stateDb.listAllVolumeStubs().map(({ allocId, stub }) => ({ allocId, stub })));
+    const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
 
     const conn = new ServerConnection({
       serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
@@ -140,6 +142,7 @@ export class Client {
         registry,
         volumeManager,
         stateDb,
+        pluginDirs,
         log: log.child("alloc"),
         onUpdate: (u) => this.updates?.push(u),
         ...(this.opts.pluginWaitTimeoutMs === undefined
@@ -162,6 +165,7 @@ export class Client {
             onStateChange,
             csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
             handles: stateDb,
+            pluginDirs,
             ...(restoredState ? { restoredState } : {}),
             ...(initialEvents ? { initialEvents } : {}),
           }),

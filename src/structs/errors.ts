@@ -29,6 +29,8 @@ export type ErrorCode =
   | "ERR_CSI_UNKNOWN"
   // A capability the plugin does not advertise; berth refuses before calling.
   | "ERR_CSI_NOT_SUPPORTED"
+  // A plugin answered NodeStage/NodePublish with success but nothing is mounted at the host path.
+  | "ERR_CSI_NOT_MOUNTED"
   // Transport and lifecycle.
   | "ERR_RPC_UNAVAILABLE"
   | "ERR_RPC_TIMEOUT"
@@ -103,6 +105,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "ERR_RPC_TIMEOUT",
   "ERR_NODE_NOT_CONNECTED",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
+  "ERR_CSI_NOT_MOUNTED",
 ]);
 
 export function isRetryable(code: ErrorCode): boolean {

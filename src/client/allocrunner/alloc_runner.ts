@@ -40,6 +40,7 @@ import {
   type CsiHookStore,
   type CsiHookVolumeManager,
   type ServerRpc,
+  type CsiHookPluginDirs,
 } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
@@ -54,9 +55,10 @@ export interface TaskRunnerLike {
   emitEvent(type: string, message: string, details?: Record<string, string>): void;
   /**
    * The host mount at `hostPath` (a volume's publish target) was replaced: the running task gets
-   * the new one wherever it mounts it. Reports its own failures (as task events); never throws.
+   * the new one wherever it mounts it. Reports its own failures (as task events) and answers false
+   * then; never throws.
    */
-  refreshMounts(hostPath: string): Promise<void>;
+  refreshMounts(hostPath: string): Promise<boolean>;
 }
 
 export type NewTaskRunner = (args: {
@@ -93,6 +95,8 @@ export interface AllocRunnerConfig {
   pluginWaitTimeoutMs?: number;
   /** Backoff of claims and releases (1 s → 1 min by default); tests shorten it. */
   csiBackoff?: CsiBackoff;
+  /** Told when a volume's release completed, to tear down a plugin dir nothing uses any more. */
+  pluginDirs?: CsiHookPluginDirs;
 }
 
 /** Events kept per task before its runner exists (the task runner caps its own list likewise). */
@@ -141,6 +145,7 @@ export class AllocRunner {
         ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
         ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
         ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
+        ...(cfg.pluginDirs === undefined ? {} : { pluginDirs: cfg.pluginDirs }),
         emitEvent: (type, message, details) => this.emitTaskEvent(type, message, details),
         refreshTaskMounts: (hostPath) => this.refreshTaskMounts(hostPath),
       }),
@@ -219,22 +224,23 @@ export class AllocRunner {
   /**
    * A volume remounted at `hostPath` on the host: every task runner re-binds it where it is used.
    * During a restored alloc's prerun its task runners do not exist yet: the path is kept and the
-   * re-attached tasks get it as soon as they are recovered (runTasks).
+   * re-attached tasks get it as soon as they are recovered (runTasks). Answers whether every task
+   * that mounts it has the new mount now (a task that failed reported it as its own event).
    */
-  async refreshTaskMounts(hostPath: string): Promise<void> {
+  async refreshTaskMounts(hostPath: string): Promise<boolean> {
     if (this.taskRunners.size === 0) {
       if (this.restoredTasks) this.remountedBeforeTasks.add(hostPath);
-      return;
+      return true;
     }
-    await Promise.all(
+    const outcomes = await Promise.all(
       [...this.taskRunners].map(([name, tr]) =>
-        tr
-          .refreshMounts(hostPath)
-          .catch((err: unknown) =>
-            this.log.error("refreshing a remounted volume in a task failed", { task: name, error: err }),
-          ),
+        tr.refreshMounts(hostPath).catch((err: unknown) => {
+          this.log.error("refreshing a remounted volume in a task failed", { task: name, error: err });
+          return false;
+        }),
       ),
     );
+    return outcomes.every(Boolean);
   }
 
   private stop(reason: string): void {
@@ -376,7 +382,8 @@ export class AllocRunner {
       );
     }
     // Volumes a restored prerun had to publish again: the recovered tasks still hold stale copies.
-    for (const hostPath of this.remountedBeforeTasks) this.track(this.refreshTaskMounts(hostPath));
+    for (const hostPath of this.remountedBeforeTasks)
+      this.track(this.refreshTaskMounts(hostPath).then(() => undefined));
     this.remountedBeforeTasks.clear();
     const shutdown = new Promise<void>((resolve) => {
       if (this.shutdownCtl.signal.aborted) resolve();

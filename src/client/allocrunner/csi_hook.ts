@@ -117,9 +117,17 @@ export interface CsiHookConfig {
   emitEvent?: (type: string, message: string, details?: Record<string, string>) => void;
   /**
    * A lost volume was published again at `hostPath` (the stub's target path, which tasks mount):
-   * the alloc's running tasks re-bind it. Reports per-task failures itself.
+   * the alloc's running tasks re-bind it. Reports per-task failures itself (as task events) and
+   * answers false then.
    */
-  refreshTaskMounts?: (hostPath: string) => Promise<void>;
+  refreshTaskMounts?: (hostPath: string) => Promise<boolean>;
+  /** The node's owner of plugin dirs: a completed release may leave a plugin dir unused. */
+  pluginDirs?: CsiHookPluginDirs;
+}
+
+/** See PluginDirs.volumeReleased (taskrunner/plugin_dirs.ts). */
+export interface CsiHookPluginDirs {
+  volumeReleased(stub: CsiVolumeStub): Promise<void>;
 }
 
 /** What this agent got from its claim of a volume: enough to publish it again. */
@@ -265,7 +273,15 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       );
       if (!redone) continue;
       this.log.info("lost volume mount restored", { alias, volume: stub.volumeId, plugin: pluginId });
-      await this.refreshTaskMounts(alias, stub.targetPath);
+      // One outcome per remount: a task that could not get the new mount has said so in its own
+      // "Volume Refresh Failed" event, so no "Volume Remounted" claims the opposite.
+      if (!(await this.refreshTaskMounts(alias, stub.targetPath))) {
+        this.log.warn("volume mounted again on the host, but not every running task has the new mount", {
+          alias,
+          volume: stub.volumeId,
+        });
+        continue;
+      }
       this.cfg.emitEvent?.(
         "Volume Remounted",
         `volume "${alias}" (${stub.volumeId}) was no longer mounted after plugin ${JSON.stringify(pluginId)} registered again; mounted it again and bound the new mount into the running tasks that use it`,
@@ -275,11 +291,12 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
   }
 
   /** The running tasks' copies of a remounted volume are stale: they get the new mount. */
-  private async refreshTaskMounts(alias: string, hostPath: string): Promise<void> {
+  private async refreshTaskMounts(alias: string, hostPath: string): Promise<boolean> {
     try {
-      await this.cfg.refreshTaskMounts?.(hostPath);
+      return (await this.cfg.refreshTaskMounts?.(hostPath)) ?? true;
     } catch (err) {
       this.log.error("refreshing a remounted volume in the tasks failed", { alias, error: err });
+      return false;
     }
   }
 
@@ -352,6 +369,12 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
         allocId: alloc.ID,
         usage: { ...usage, mountOptions: req.MountOptions ?? vol.MountOptions },
         publishContext: claim.PublishContext,
+        onNotMounted: (err) =>
+          this.cfg.emitEvent?.(
+            "Volume Mount Retry",
+            `volume "${alias}" (${vol.ID}): ${err.message}; the task waits and the mount is retried`,
+            { volume: vol.ID, plugin: vol.PluginID, error_code: err.code },
+          ),
       },
       signal,
     );
@@ -587,6 +610,9 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
     }
     this.cfg.store.completeRelease(allocId, alias);
     log.info("volume released", { volume: stub.volumeId });
+    await this.cfg.pluginDirs
+      ?.volumeReleased(stub)
+      .catch((err: unknown) => log.warn("tearing down an unused plugin dir failed", { error: err }));
   }
 }
 

@@ -44,3 +44,18 @@ export function volumePaths(
     hostTargetPath,
   };
 }
+
+/** The key of the per-volume lock: one CSI call per volume in flight on this node. */
+export function volumeKey(namespace: string, volumeId: string): string {
+  return `${namespace}/${volumeId}`;
+}
+
+/** The key of one staging: a volume of a plugin, used one way. */
+export function stagingKey(
+  pluginId: string,
+  namespace: string,
+  volumeId: string,
+  usage: VolumeUsage,
+): string {
+  return `${pluginId}\u0000${namespace}\u0000${volumeId}\u0000${usageKey(usage)}`;
+}

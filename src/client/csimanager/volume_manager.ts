@@ -12,73 +12,47 @@
  *   released" and counts as success.
  * - volume_context and publish_context reach both NodeStage and NodePublish; secrets are passed to
  *   the plugin and never logged.
+ * - A stage or publish counts only once the host path holds the volume (mount_check.ts): a plugin
+ *   that answers success without mounting is asked again until the deadline, each time reported
+ *   through the request's `onNotMounted`; then what the call created is cleaned up and it fails.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { BerthError } from "../../structs/errors.js";
-import type { ClaimedVolume } from "../../structs/rpc.js";
-import type { MountOptions } from "../../structs/volume.js";
+import { BerthError, isBerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiVolumeCapability } from "../../csi/types.js";
 import { csiCapabilityOf } from "../../csi/capability_of.js";
-import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
-import { mountsUnder } from "../allocdir/alloc_dir.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import { KeyedMutex } from "./keyed_mutex.js";
 import type { NodePluginHandle, NodePluginSource } from "./manager.js";
-import { usageKey, volumePaths } from "./paths.js";
-import { removeReleasedPath } from "./dir_cleanup.js";
+import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
+import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";
+import {
+  holdsVolume,
+  isMountPointOnHost,
+  requireMounted,
+  type CheckedCall,
+  type MountProbe,
+} from "./mount_check.js";
+import type {
+  ExpandVolumeRequest,
+  MountUsage,
+  MountVolumeRequest,
+  MountVolumeResult,
+  UnmountGuard,
+  UnmountVolumeRequest,
+} from "./volume_requests.js";
 
-export interface MountUsage extends VolumeUsage {
-  /** Already resolved by the caller: the request's options replace the volume's. */
-  mountOptions: MountOptions | null;
-}
-
-export interface MountVolumeRequest {
-  plugin: RegisteredPlugin;
-  volume: ClaimedVolume;
-  allocId: string;
-  usage: MountUsage;
-  publishContext: Record<string, string>;
-}
-
-export interface MountVolumeResult {
-  /** Host path of the published target: what the task mounts. */
-  source: string;
-  stub: CsiVolumeStub;
-}
-
-export interface UnmountVolumeRequest {
-  plugin: RegisteredPlugin;
-  allocId: string;
-  volumeId: string;
-  namespace: string;
-  externalId: string;
-  usage: VolumeUsage;
-}
-
-/**
- * Consulted under the volume's lock, so that two parties releasing one alloc's use of a volume (its
- * own csi_hook and an operator's `volume detach`) never both unmount it: the second one sees the
- * first one's durable record and makes no CSI call.
- */
-export interface UnmountGuard {
-  /** False when this alloc's use of the volume was already unmounted by someone else. */
-  stillMounted(): boolean;
-  /** Runs under the lock right after a successful unmount, to record it durably. */
-  unmounted(): void;
-}
-
-export interface ExpandVolumeRequest {
-  plugin: RegisteredPlugin;
-  allocId: string;
-  stub: CsiVolumeStub;
-  capacityMin: number;
-  capacityMax: number;
-  secrets: Record<string, string>;
-}
+export type {
+  ExpandVolumeRequest,
+  MountUsage,
+  MountVolumeRequest,
+  MountVolumeResult,
+  UnmountGuard,
+  UnmountVolumeRequest,
+} from "./volume_requests.js";
 
 export interface VolumeManagerConfig {
   plugins: NodePluginSource;
@@ -88,6 +62,8 @@ export interface VolumeManagerConfig {
   callTimeoutMs?: number;
   /** Whether a host path is a mount point; reads /proc/self/mountinfo by default. */
   isMountPoint?: (hostPath: string) => Promise<boolean>;
+  /** Whether a host path is a device node (block volumes); lstat by default. */
+  isDeviceNode?: (hostPath: string) => Promise<boolean>;
 }
 
 /** Deadline of each call of the one-shot cleanup after a failed publish. */
@@ -128,14 +104,37 @@ export class VolumeManager {
     return [...(this.stagings.get(stagingKey(pluginId, namespace, volumeId, usage)) ?? [])];
   }
 
-  /** True when a stub's publish target is still mounted (an agent restart found it in place). */
+  /**
+   * True when a stub's publish target still holds the volume (an agent restart found it in place):
+   * a mount point, or for a block volume a device node; an empty directory is not "published".
+   */
   isPublished(stub: CsiVolumeStub): Promise<boolean> {
-    return this.isMountPoint(stub.targetPath);
+    return holdsVolume(this.probe, "NodePublishVolume", stub.usage.attachmentMode, stub.targetPath);
+  }
+
+  private get probe(): MountProbe {
+    return {
+      isMountPoint: (p) => this.isMountPoint(p),
+      ...(this.cfg.isDeviceNode ? { isDeviceNode: this.cfg.isDeviceNode } : {}),
+    };
+  }
+
+  /** The check after a stage or publish: throws ERR_CSI_NOT_MOUNTED, reported to the request. */
+  private async checkMounted(req: MountVolumeRequest, call: CheckedCall, hostPath: string): Promise<void> {
+    try {
+      await requireMounted(this.probe, req.plugin.pluginId, call, req.usage.attachmentMode, hostPath);
+    } catch (err) {
+      if (isBerthError(err)) {
+        this.log.warn("plugin reported success but nothing is mounted", { call, path: hostPath });
+        req.onNotMounted?.(err);
+      }
+      throw err;
+    }
   }
 
   /** Whether a host path is a mount point (the configured check, /proc/self/mountinfo by default). */
   private isMountPoint(hostPath: string): Promise<boolean> {
-    return (this.cfg.isMountPoint ?? defaultIsMountPoint)(hostPath);
+    return (this.cfg.isMountPoint ?? isMountPointOnHost)(hostPath);
   }
 
   mountVolume(req: MountVolumeRequest, signal?: AbortSignal): Promise<MountVolumeResult> {
@@ -171,24 +170,42 @@ export class VolumeManager {
       (forceStage || users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))
     ) {
       await fs.mkdir(paths.hostStagingPath, { recursive: true });
-      await retryCsiCall(
-        "NodeStageVolume",
-        () =>
-          node.client.nodeStageVolume(
-            {
-              volumeId: vol.ExternalID,
-              publishContext: { ...req.publishContext },
-              stagingTargetPath: paths.stagingPath,
-              volumeCapability: capability,
-              secrets: { ...vol.Secrets },
-              volumeContext: { ...vol.Context },
-            },
-            call,
-          ),
-        this.retry,
-        log,
-        signal,
-      );
+      try {
+        await retryCsiCall(
+          "NodeStageVolume",
+          async () => {
+            await node.client.nodeStageVolume(
+              {
+                volumeId: vol.ExternalID,
+                publishContext: { ...req.publishContext },
+                stagingTargetPath: paths.stagingPath,
+                volumeCapability: capability,
+                secrets: { ...vol.Secrets },
+                volumeContext: { ...vol.Context },
+              },
+              call,
+            );
+            await this.checkMounted(req, "NodeStageVolume", paths.hostStagingPath);
+          },
+          this.retry,
+          log,
+          signal,
+        );
+      } catch (err) {
+        // Nobody else uses this staging: undo what the failed stage may have left.
+        if (users.size === 0) {
+          await unstageAfterFailedStage({
+            node,
+            plugin: req.plugin,
+            externalId: vol.ExternalID,
+            paths,
+            call: { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
+            policy: this.retry,
+            log,
+          });
+        }
+        throw err;
+      }
       log.info("volume staged", { usage: usageKey(req.usage) });
     }
     this.unverified.delete(skey);
@@ -198,8 +215,8 @@ export class VolumeManager {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
       await retryCsiCall(
         "NodePublishVolume",
-        () =>
-          node.client.nodePublishVolume(
+        async () => {
+          await node.client.nodePublishVolume(
             {
               volumeId: vol.ExternalID,
               publishContext: { ...req.publishContext },
@@ -211,7 +228,9 @@ export class VolumeManager {
               volumeContext: { ...vol.Context },
             },
             call,
-          ),
+          );
+          await this.checkMounted(req, "NodePublishVolume", paths.hostTargetPath);
+        },
         this.retry,
         log,
         signal,
@@ -263,7 +282,8 @@ export class VolumeManager {
         { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
         req.usage,
       );
-      if (await this.isMountPoint(paths.hostTargetPath)) return false;
+      if (await holdsVolume(this.probe, "NodePublishVolume", req.usage.attachmentMode, paths.hostTargetPath))
+        return false;
       const log = this.log.child("volume").child(vol.ID);
       log.warn("published volume is no longer mounted; mounting it again", { alloc: req.allocId });
       const node = await this.nodePlugin(vol.PluginID, signal);
@@ -373,46 +393,28 @@ export class VolumeManager {
     call: { timeoutMs: number; signal?: AbortSignal },
     retry: boolean,
   ): Promise<void> {
-    const log = this.log.child("volume").child(req.volumeId);
-    const paths = volumePaths(
+    const steps = {
+      node,
       plugin,
-      { namespace: req.namespace, volumeId: req.volumeId, allocId: req.allocId },
-      req.usage,
-    );
-    const policy = retry ? this.retry : { ...this.retry, deadlineMs: 0 };
-    await ignoreCsiNotFound(
-      retryCsiCall(
-        "NodeUnpublishVolume",
-        () =>
-          node.client.nodeUnpublishVolume({ volumeId: req.externalId, targetPath: paths.targetPath }, call),
-        policy,
-        log,
-        call.signal,
+      externalId: req.externalId,
+      paths: volumePaths(
+        plugin,
+        { namespace: req.namespace, volumeId: req.volumeId, allocId: req.allocId },
+        req.usage,
       ),
-    );
-    await removeReleasedPath(paths.hostTargetPath, path.join(plugin.hostDir, "per-alloc"), log);
-    log.info("volume unpublished", { alloc: req.allocId });
-
+      call,
+      policy: retry ? this.retry : { ...this.retry, deadlineMs: 0 },
+      log: this.log.child("volume").child(req.volumeId),
+    };
+    await unpublishOnNode(steps);
+    steps.log.info("volume unpublished", { alloc: req.allocId });
     const skey = stagingKey(plugin.pluginId, req.namespace, req.volumeId, req.usage);
     const users = this.users(skey);
     users.delete(req.allocId);
     if (users.size > 0) return;
     if (node.capabilities.stageUnstageVolume) {
-      await ignoreCsiNotFound(
-        retryCsiCall(
-          "NodeUnstageVolume",
-          () =>
-            node.client.nodeUnstageVolume(
-              { volumeId: req.externalId, stagingTargetPath: paths.stagingPath },
-              call,
-            ),
-          policy,
-          log,
-          call.signal,
-        ),
-      );
-      await removeReleasedPath(paths.hostStagingPath, path.join(plugin.hostDir, "staging"), log);
-      log.info("volume unstaged");
+      await unstageOnNode(steps);
+      steps.log.info("volume unstaged");
     }
     this.stagings.delete(skey);
     this.unverified.delete(skey);
@@ -460,17 +462,4 @@ function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
     externalId: req.volume.ExternalID,
     usage: req.usage,
   };
-}
-
-async function defaultIsMountPoint(hostPath: string): Promise<boolean> {
-  const resolved = path.resolve(hostPath);
-  return (await mountsUnder(resolved)).includes(resolved);
-}
-
-function volumeKey(namespace: string, volumeId: string): string {
-  return `${namespace}/${volumeId}`;
-}
-
-function stagingKey(pluginId: string, namespace: string, volumeId: string, usage: VolumeUsage): string {
-  return `${pluginId}\u0000${namespace}\u0000${volumeId}\u0000${usageKey(usage)}`;
 }

@@ -4,10 +4,13 @@
  *
  *   { "NodeStageVolume": { "code": "UNAVAILABLE", "times": 2 },
  *     "NodePublishVolume": { "hangMs": 3000, "times": 1 } }
+ *   { "NodePublishVolume": { "noop": true, "times": 1000 } }
  *
  * - `code`: the call fails with that gRPC status (by name) instead of running.
  * - `hangMs`: the call waits that long first (holding the volume's in-flight slot, as a slow
  *   storage operation would), then runs normally — or fails with `code` when both are given.
+ * - `noop`: the call answers success without doing anything — a plugin that reports NodePublish
+ *   success without mounting (its mounts stayed in another mount namespace, or it is simply buggy).
  * - `times`: how many calls of that method the fault applies to (default 1).
  *
  * Contracts: the file is re-read whenever its mtime, size or inode changes (a stat per call, so it
@@ -22,13 +25,16 @@ import { RpcError } from "./context.js";
 export interface FaultSpec {
   code?: string;
   hangMs?: number;
+  noop?: boolean;
   times?: number;
 }
 
-/** What one call must do: wait `hangMs`, then fail with `error` when set. */
+/** What one call must do: wait `hangMs`, then fail with `error` when set, or answer success at once. */
 export interface FaultAction {
   hangMs: number;
   error: InjectedFault | null;
+  /** Answer success without running the call (ignored when `error` is set). */
+  noop: boolean;
 }
 
 /** The error of an injected failure; the call log marks such calls. */
@@ -66,7 +72,7 @@ class FileFaults implements FaultSource {
       spec.code === undefined
         ? null
         : new InjectedFault(statusCode(spec.code)!, `injected fault: ${method} answers ${spec.code}`);
-    return { hangMs: spec.hangMs ?? 0, error };
+    return { hangMs: spec.hangMs ?? 0, error, noop: spec.noop === true };
   }
 
   private refresh(): void {
@@ -104,7 +110,7 @@ export function parseFaults(text: string): Map<string, FaultSpec> {
   const out = new Map<string, FaultSpec>();
   for (const [method, v] of Object.entries(raw as Record<string, unknown>)) {
     if (typeof v !== "object" || v === null) throw new Error(`${method}: a fault is an object`);
-    const { code, hangMs, times } = v as Record<string, unknown>;
+    const { code, hangMs, times, noop } = v as Record<string, unknown>;
     if (code !== undefined && (typeof code !== "string" || statusCode(code) === null)) {
       throw new Error(`${method}: unknown gRPC status ${JSON.stringify(code)}`);
     }
@@ -116,11 +122,16 @@ export function parseFaults(text: string): Map<string, FaultSpec> {
         throw new Error(`${method}: ${name} must be a non-negative integer`);
       }
     }
-    if (code === undefined && hangMs === undefined) throw new Error(`${method}: needs code or hangMs`);
+    if (noop !== undefined && typeof noop !== "boolean") throw new Error(`${method}: noop must be a boolean`);
+    if (noop === true && code !== undefined) throw new Error(`${method}: noop and code exclude each other`);
+    if (code === undefined && hangMs === undefined && noop !== true) {
+      throw new Error(`${method}: needs code, hangMs or noop`);
+    }
     out.set(method, {
       ...(code === undefined ? {} : { code: code }),
       ...(hangMs === undefined ? {} : { hangMs: hangMs as number }),
       ...(times === undefined ? {} : { times: times as number }),
+      ...(noop === true ? { noop: true } : {}),
     });
   }
   return out;

@@ -173,6 +173,10 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const fault = faults.take(method);
     if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
     if (fault?.error) throw fault.error;
+    if (fault?.noop) {
+      log.warn("injected fault: answering success without doing anything", { method });
+      return {};
+    }
     return run();
   }
 

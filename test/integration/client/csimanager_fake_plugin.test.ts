@@ -90,10 +90,13 @@ test("fingerprint, stage/publish refcount and controller calls through a real gR
   assert.ok(created.ExternalVolumeID);
 
   // Node side: two allocs share one staging.
+  // The fake plugin records calls and mounts nothing; this test is about the calls, so every
+  // staged or published path counts as mounted (the mount check has its own tests).
   const vm = new VolumeManager({
     plugins: manager,
     log: nullLogger,
     retry: { baseMs: 5, maxMs: 20, deadlineMs: 2000, jitter: 0 },
+    isMountPoint: async () => true,
   });
   const volume = {
     ID: "db",

@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
+import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
+import { pluginLayout } from "../../../src/client/allocrunner/taskrunner/plugin_layout.js";
 import type { TaskCSIPluginConfig } from "../../../src/structs/job.js";
 import { FakeDriver } from "../../unit/client/fake_driver.js";
 import {
@@ -70,23 +72,34 @@ describe("csi_plugin_supervisor hook", () => {
       }),
     );
     const hostDir = path.join(dataDir, "client", "csi", "monolith", "hostpath");
+    const socketDir = pluginLayout(
+      dataDir,
+      { allocId: "alloc-1", taskName: task.Name },
+      plugin(),
+      true,
+    ).socketDir;
+    assert.match(socketDir, /\/client\/csi\/plugins\/[0-9a-f]{16}$/);
     const running = tr.run();
     try {
       await until(() => driver.starts.length === 1 && probes.length >= 2, "probing");
       const s = driver.starts[0]!;
       assert.equal(s.env.CSI_ENDPOINT, "unix:///csi/csi.sock");
+      // Nomad's layout: this alloc's socket dir at mount_dir, the shared plugin dir at
+      // stage_publish_base_dir (/local/csi when unset).
       assert.deepEqual(s.mounts, [
-        { hostPath: hostDir, taskPath: "/csi", readOnly: false, propagation: "bidirectional" },
+        { hostPath: socketDir, taskPath: "/csi", readOnly: false, propagation: "private" },
+        { hostPath: hostDir, taskPath: "/local/csi", readOnly: false, propagation: "bidirectional" },
       ]);
       assert.equal(await isSharedMount(hostDir), true);
       assert.equal(registrar.live.size, 0, "not registered before a successful Probe");
-      assert.equal(probes[0], path.join(hostDir, "csi.sock"));
+      assert.equal(probes[0], path.join(socketDir, "csi.sock"));
 
       healthy = true;
       await until(() => registrar.live.size === 2, "registered");
       const reg = registrar.live.get("csi-node/hostpath")!;
       assert.equal(reg.allocId, "alloc-1");
-      assert.equal(reg.stagePublishBaseDir, "/csi");
+      assert.equal(reg.stagePublishBaseDir, "/local/csi");
+      assert.equal(reg.socketPath, path.join(socketDir, "csi.sock"));
       assert.equal(reg.hostDir, hostDir);
       assert.ok(registrar.live.has("csi-controller/hostpath"));
 
@@ -101,6 +114,7 @@ describe("csi_plugin_supervisor hook", () => {
     }
     assert.equal(registrar.live.size, 0, "deregistered on stop");
     assert.deepEqual(await mountsUnder(hostDir), [], "plugin dir unmounted at the end");
+    assert.equal(fsSync.existsSync(socketDir), false, "the task's socket dir is gone");
     const types = eventTypes(tr.state()).filter((t) => t.startsWith("Plugin"));
     assert.deepEqual(types, ["Plugin became healthy", "Plugin became unhealthy", "Plugin became healthy"]);
   });
@@ -128,13 +142,19 @@ describe("csi_plugin_supervisor hook", () => {
       }),
     );
     const hostDir = path.join(dataDir, "client", "csi", "node", "raw");
+    const socket = pluginLayout(
+      dataDir,
+      { allocId: "alloc-1", taskName: task.Name },
+      task.CSIPluginConfig!,
+      false,
+    ).socketPath;
     const running = tr.run();
     try {
       await until(() => registrar.live.size === 1, "registered");
       const s = driver.starts[0]!;
       assert.deepEqual(s.mounts, [], "no bidirectional mount for a driver that cannot mount");
-      assert.equal(s.env.CSI_ENDPOINT, `unix://${path.join(hostDir, "csi.sock")}`);
-      assert.equal(probes[0], path.join(hostDir, "csi.sock"));
+      assert.equal(s.env.CSI_ENDPOINT, `unix://${socket}`);
+      assert.equal(probes[0], socket);
       const reg = registrar.live.get("csi-node/raw")!;
       assert.equal(reg.mountDir, hostDir);
       assert.equal(reg.stagePublishBaseDir, hostDir);

@@ -186,10 +186,16 @@ export class FakeTask {
     this.set({ Events: [...this.st.Events, ev] });
   }
 
-  async refreshMounts(hostPath: string): Promise<void> {
+  async refreshMounts(hostPath: string): Promise<boolean> {
     const remountEventsBefore = this.st.Events.filter((e) => e.Type === "Volume Remounted").length;
     this.refreshes.push({ hostPath, remountEventsBefore });
+    if (this.refreshFails === null) return true;
+    this.emitEvent("Volume Refresh Failed", this.refreshFails);
+    return false;
   }
+
+  /** Set: every refresh fails with this reason (reported as the task runner does). */
+  refreshFails: string | null = null;
 
   finish(failed = false): void {
     this.finishWith(failed);

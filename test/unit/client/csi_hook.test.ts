@@ -10,7 +10,7 @@ import type { Allocation } from "../../../src/structs/alloc.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
 import { FakeCsiClient } from "./fake_csi_client.js";
 import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
-import { plugin, tempDir } from "./fixtures.js";
+import { plugin, tempDir, toHostView } from "./fixtures.js";
 
 const BACKOFF = { baseMs: 1, maxMs: 5, jitter: 0 };
 
@@ -25,6 +25,13 @@ function harness(
   const hostDir = tempDir("berth-plugin-");
   if (opts.registerPlugin !== false) registry.register(plugin({ hostDir }));
   const mounted = new Set<string>();
+  // The fake plugin's mounts, in the host's view (under the dir of the plugin registered now):
+  // what the volume manager's mount check sees.
+  client.onMountChange = (pluginPath, on) => {
+    const view = registry.get("csi-node", "fake") ?? plugin({ hostDir });
+    if (on) mounted.add(toHostView(view, pluginPath));
+    else mounted.delete(toHostView(view, pluginPath));
+  };
   const volumeManager = new VolumeManager({
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,
@@ -421,6 +428,24 @@ test("a node plugin registering again gets the alloc's lost mounts staged and pu
     ["NodeUnpublishVolume", "NodeUnstageVolume", "rpc:CSIVolume.Unpublish"],
     "after postrun a registration remounts nothing",
   );
+});
+
+test("a remount a running task could not take gets one outcome: its Refresh Failed, no contradicting Remounted", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  const stub = h.stateDb.getVolumeStubs("alloc-1").data!;
+  t.refreshFails = "the new mount did not reach the task";
+  h.mounted.delete(stub.targetPath);
+  h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(t.refreshes.length, 1, "the remount was tried in the task");
+  const types = t.state().Events.map((e) => e.Type);
+  assert.equal(types.filter((x) => x === "Volume Refresh Failed").length, 1);
+  assert.equal(types.filter((x) => x === "Volume Remounted").length, 0, "nothing claims it worked");
+  t.finish();
+  await done;
+  await h.runner.released();
 });
 
 test("each remounted volume is refreshed in the running tasks, once, with its target path, before the event", async () => {

@@ -55,6 +55,12 @@ export const CONTROLLER_CAPS: CsiControllerCapabilities = {
 
 export class FakeCsiClient implements CsiClient {
   readonly calls: RecordedCall[] = [];
+  /** Plugin-view paths a stage or publish "mounted" and nothing unmounted since. */
+  readonly mounts = new Set<string>();
+  /** Stage and publish answer success without mounting (a broken plugin). */
+  mountsNothing = false;
+  /** Told of every mount change, e.g. to mirror it into a test's host-view set. */
+  onMountChange: ((pluginPath: string, mounted: boolean) => void) | null = null;
   closed = false;
   ready = true;
   delayMs = 0;
@@ -164,17 +170,29 @@ export class FakeCsiClient implements CsiClient {
   nodeGetInfo(o?: CsiCallOptions) {
     return this.record("NodeGetInfo", null, o, () => structuredClone(this.nodeInfo));
   }
-  nodeStageVolume(req: unknown, o?: CsiCallOptions) {
-    return this.record("NodeStageVolume", req, o, () => undefined);
+  nodeStageVolume(req: { volumeId?: string; stagingTargetPath: string }, o?: CsiCallOptions) {
+    return this.record("NodeStageVolume", req, o, () => this.mount(req.stagingTargetPath, true));
   }
-  nodeUnstageVolume(req: unknown, o?: CsiCallOptions) {
-    return this.record("NodeUnstageVolume", req, o, () => undefined);
+  nodeUnstageVolume(req: { stagingTargetPath: string }, o?: CsiCallOptions) {
+    return this.record("NodeUnstageVolume", req, o, () => this.mount(req.stagingTargetPath, false));
   }
-  nodePublishVolume(req: unknown, o?: CsiCallOptions) {
-    return this.record("NodePublishVolume", req, o, () => undefined);
+  nodePublishVolume(req: { volumeId?: string; targetPath: string }, o?: CsiCallOptions) {
+    return this.record("NodePublishVolume", req, o, () => this.mount(req.targetPath, true));
   }
-  nodeUnpublishVolume(req: unknown, o?: CsiCallOptions) {
-    return this.record("NodeUnpublishVolume", req, o, () => undefined);
+  nodeUnpublishVolume(req: { targetPath: string }, o?: CsiCallOptions) {
+    return this.record("NodeUnpublishVolume", req, o, () => this.mount(req.targetPath, false));
+  }
+
+  /**
+   * What a successful stage/publish (unstage/unpublish) does to the fake's mounts, in the plugin's
+   * view; with `mountsNothing` a stage or publish answers success and mounts nothing.
+   */
+  private mount(pluginPath: string, on: boolean): undefined {
+    if (on && this.mountsNothing) return undefined;
+    if (on) this.mounts.add(pluginPath);
+    else this.mounts.delete(pluginPath);
+    this.onMountChange?.(pluginPath, on);
+    return undefined;
   }
   nodeExpandVolume(req: NodeExpandVolumeRequest, o?: CsiCallOptions) {
     return this.record("NodeExpandVolume", req, o, () => ({

@@ -51,10 +51,20 @@ void describe("csi-hostpath fault injection", () => {
       NodeUnpublishVolume: { hangMs: 10, code: "DEADLINE_EXCEEDED" },
     });
     const faults = faultSource(file, nullLogger);
-    assert.deepEqual(faults.take("NodePublishVolume"), { hangMs: 1500, error: null });
+    assert.deepEqual(faults.take("NodePublishVolume"), { hangMs: 1500, error: null, noop: false });
     const f = faults.take("NodeUnpublishVolume");
     assert.equal(f?.hangMs, 10);
     assert.equal(f?.error?.code, status.DEADLINE_EXCEEDED);
+  });
+
+  void it("a noop answers success without running the call, `times` times", () => {
+    const file = path.join(dir, "e.json");
+    write(file, { NodePublishVolume: { noop: true, times: 2 } });
+    const faults = faultSource(file, nullLogger);
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(faults.take("NodePublishVolume"), { hangMs: 0, error: null, noop: true });
+    }
+    assert.equal(faults.take("NodePublishVolume"), null, "used up: the call runs again");
   });
 
   void it("a file that does not parse injects nothing until it is fixed", () => {
@@ -75,7 +85,9 @@ void describe("csi-hostpath fault injection", () => {
     assert.throws(() => parseFaults('{"X":{"code":"OK"}}'), /unknown gRPC status/);
     assert.throws(() => parseFaults('{"X":{"hangMs":-1}}'), /hangMs/);
     assert.throws(() => parseFaults('{"X":{"code":"ABORTED","times":1.5}}'), /times/);
-    assert.throws(() => parseFaults('{"X":{"times":3}}'), /code or hangMs/);
+    assert.throws(() => parseFaults('{"X":{"times":3}}'), /code, hangMs or noop/);
+    assert.throws(() => parseFaults('{"X":{"noop":"yes"}}'), /noop must be a boolean/);
+    assert.throws(() => parseFaults('{"X":{"noop":true,"code":"ABORTED"}}'), /exclude each other/);
     assert.throws(() => parseFaults("[]"), /JSON object/);
   });
 

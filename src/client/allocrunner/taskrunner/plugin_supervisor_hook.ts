@@ -1,11 +1,14 @@
 /**
  * csi_plugin_supervisor (DESIGN.md "The flow of one volume", step 1), for tasks with a csi_plugin
- * block. prestart: the plugin's host dir, shared and bound bidirectionally at `mount_dir`, with
- * CSI_ENDPOINT set. poststart: Probe until healthy (a stale socket file may exist, so only a
+ * block. prestart: the plugin's host dir, shared and bound bidirectionally at
+ * `stage_publish_base_dir`, and this task's socket dir bound at `mount_dir` (plugin_layout.ts),
+ * with CSI_ENDPOINT set. poststart: Probe until healthy (a stale socket file may exist, so only a
  * successful Probe counts), restart the task if that takes longer than `health_timeout`, register
  * the plugin's roles, then probe lightly and report health changes as task events (an unhealthy
- * plugin is deregistered until it recovers). exited: deregister. stop (final): unmount the plugin
- * dir so nothing stays mounted.
+ * plugin is deregistered until it recovers). exited: deregister. stop (final): let go of the plugin
+ * dir, which PluginDirs tears down only when no other plugin task (a successor after a job update)
+ * and no volume staged or published through it still uses it (plugin_dirs.ts).
+ *
  *
  * A driver without mount support (raw_exec) runs the plugin in the host's own mount namespace: the
  * plugin's view IS the host's view, so there is nothing to bind. The hook then creates the
@@ -14,12 +17,13 @@
  * registers the plugin with mount_dir and stage_publish_base_dir both set to the host dir (the
  * job's mount_dir is ignored).
  */
+import fs from "node:fs/promises";
 import path from "node:path";
 import { anySignal, isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
 import type { Allocation } from "../../../structs/alloc.js";
+import { BerthError } from "../../../structs/errors.js";
 import { NS_PER_MS, type Task, type TaskCSIPluginConfig } from "../../../structs/job.js";
-import { safeJoin } from "../../../structs/ids.js";
 import type { ExitResult, TaskHandle } from "../../drivers/driver.js";
 import type { PluginRegistrar, PluginRole } from "../../dynamicplugins/types.js";
 import type {
@@ -30,7 +34,9 @@ import type {
   StopHook,
   TaskLifecycle,
 } from "./hooks.js";
-import { ensureSharedDir, hasMountsBelowUnshared, unmountTree } from "./plugin_dir.js";
+import { ensureSharedDir, hasMountsBelowUnshared } from "./plugin_dir.js";
+import { PluginDirs } from "./plugin_dirs.js";
+import { pluginLayout, socketPathProblem, type PluginLayout } from "./plugin_layout.js";
 import { formatMs } from "./restart_tracker.js";
 
 /** One CSI Probe of the plugin at `socketPath`: true when it answers ready. */
@@ -59,6 +65,20 @@ export interface PluginSupervisorDeps {
   options: PluginSupervisorOptions;
   /** The task's driver can bind directories into it (DriverCapabilities.supportsMounts). */
   driverSupportsMounts: boolean;
+  /** The node's owner of plugin dirs; without one, only this process's plugin tasks count. */
+  pluginDirs?: PluginDirs;
+}
+
+/** Used when no owner is configured: one per process, so plugin tasks here still see each other. */
+const processPluginDirs = new Map<string, PluginDirs>();
+
+function defaultPluginDirs(dataDir: string, log: Logger): PluginDirs {
+  let dirs = processPluginDirs.get(dataDir);
+  if (!dirs) {
+    dirs = new PluginDirs({ dataDir, log });
+    processPluginDirs.set(dataDir, dirs);
+  }
+  return dirs;
 }
 
 export function rolesOf(type: TaskCSIPluginConfig["Type"]): PluginRole[] {
@@ -68,19 +88,45 @@ export function rolesOf(type: TaskCSIPluginConfig["Type"]): PluginRole[] {
 
 export class PluginSupervisorHook implements PrestartHook, PoststartHook, ExitedHook, StopHook {
   readonly name = "csi_plugin_supervisor";
-  /** Host path of the plugin's directory (socket, staging, per-alloc publish targets). */
+  /** Host path of the plugin's directory (staging, per-alloc publish targets). */
   readonly hostDir: string;
   readonly socketPath: string;
+  private readonly layout: PluginLayout;
   private registered = false;
   private loop: Promise<void> | null = null;
   private loopAbort: AbortController | null = null;
 
+  private readonly dirs: PluginDirs;
+  /** This task as a holder of the plugin dir. */
+  private readonly holder: string;
+
   constructor(private readonly d: PluginSupervisorDeps) {
-    this.hostDir = safeJoin(d.dataDir, "client", "csi", d.plugin.Type, d.plugin.ID);
-    this.socketPath = path.join(this.hostDir, "csi.sock");
+    this.layout = pluginLayout(
+      d.dataDir,
+      { allocId: d.alloc.ID, taskName: d.task.Name },
+      d.plugin,
+      d.driverSupportsMounts,
+    );
+    this.hostDir = this.layout.hostDir;
+    this.socketPath = this.layout.socketPath;
+    this.holder = `${d.alloc.ID}/${d.task.Name}`;
+    this.dirs = d.pluginDirs ?? defaultPluginDirs(d.dataDir, d.log);
   }
 
   async prestart(signal: AbortSignal): Promise<PrestartResult> {
+    let result: PrestartResult | undefined;
+    await this.dirs.acquire(this.hostDir, this.holder, async () => {
+      result = await this.prepare(signal);
+    });
+    return result!;
+  }
+
+  /** Under the plugin dir's lock: the dir created and shared, and what the task gets of it. */
+  private async prepare(signal: AbortSignal): Promise<PrestartResult> {
+    const tooLong = socketPathProblem(this.socketPath);
+    if (tooLong) throw new BerthError("ERR_VALIDATION", tooLong);
+    await fs.mkdir(this.layout.socketDir, { recursive: true, mode: 0o700 });
+    const env = { CSI_ENDPOINT: this.layout.endpoint };
     if (!this.d.driverSupportsMounts) {
       if (await hasMountsBelowUnshared(this.hostDir)) {
         // A plugin dir from before berth shared it, with volumes still mounted: a self-bind would
@@ -92,23 +138,15 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
       } else {
         await ensureSharedDir(this.hostDir, signal);
       }
-      return { mounts: [], env: { CSI_ENDPOINT: `unix://${this.socketPath}` } };
+      return { mounts: [], env };
     }
     await ensureSharedDir(this.hostDir, signal);
-    return {
-      mounts: [
-        {
-          hostPath: this.hostDir,
-          taskPath: this.d.plugin.MountDir,
-          readOnly: false,
-          propagation: "bidirectional",
-        },
-      ],
-      env: { CSI_ENDPOINT: `unix://${path.posix.join(this.d.plugin.MountDir, "csi.sock")}` },
-    };
+    return { mounts: this.layout.mounts, env };
   }
 
   async poststart(_handle: TaskHandle, signal: AbortSignal): Promise<void> {
+    // A task re-attached after an agent restart skipped prestart: it holds the dir all the same.
+    this.dirs.hold(this.hostDir, this.holder);
     const timeoutMs =
       this.d.plugin.HealthTimeout > 0
         ? this.d.plugin.HealthTimeout / NS_PER_MS
@@ -146,7 +184,9 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
     // entry still belongs to this alloc).
     this.registered = true;
     this.deregister();
-    await unmountTree(this.hostDir);
+    // Torn down only when nothing else uses it; PluginDirs logs why it stays otherwise.
+    await this.dirs.leave(this.hostDir, this.holder);
+    if (this.layout.socketDir !== this.hostDir) await removeSocketDir(this.layout.socketDir);
   }
 
   /** Light health loop: events on changes; the plugin is registered only while healthy. */
@@ -200,10 +240,7 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
   }
 
   private register(): void {
-    const mountDir = this.d.driverSupportsMounts ? this.d.plugin.MountDir : this.hostDir;
-    const base = this.d.driverSupportsMounts
-      ? this.d.plugin.StagePublishBaseDir || this.d.plugin.MountDir
-      : this.hostDir;
+    const { mountDir, stagePublishBaseDir: base } = this.layout;
     for (const role of rolesOf(this.d.plugin.Type)) {
       this.d.registrar.register({
         role,
@@ -226,5 +263,20 @@ export class PluginSupervisorHook implements PrestartHook, PoststartHook, Exited
       this.d.registrar.deregister(role, this.d.plugin.ID, this.d.alloc.ID);
     }
     this.registered = false;
+  }
+}
+
+/**
+ * This task's socket dir once it stopped for good: the socket file (if the plugin left it), then
+ * the dir when empty. Nothing is ever mounted there; no recursive delete.
+ */
+async function removeSocketDir(dir: string): Promise<void> {
+  await fs.rm(path.join(dir, "csi.sock"), { force: true });
+  for (const d of [dir, path.dirname(dir)]) {
+    try {
+      await fs.rmdir(d);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return; // not empty: left alone
+    }
   }
 }

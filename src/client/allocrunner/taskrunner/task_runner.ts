@@ -25,6 +25,7 @@ import type { ExitResult, TaskDriver, TaskHandle, TaskMount, TaskStartConfig } f
 import type { PluginRegistrar } from "../../dynamicplugins/types.js";
 import type { CsiMount } from "../hook_resources.js";
 import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
+import type { PluginDirs } from "./plugin_dirs.js";
 import { type PluginSupervisorOptions, PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { RestartTracker, formatMs } from "./restart_tracker.js";
 import { TaskDirHook } from "./task_dir_hook.js";
@@ -45,6 +46,8 @@ export interface TaskRunnerConfig {
   onStateChange(state: TaskState): void;
   /** Required for tasks with a csi_plugin block: how to Probe the plugin, and how often. */
   csiPlugin?: PluginSupervisorOptions;
+  /** The node's owner of CSI plugin dirs (plugin_dirs.ts), shared by all plugin tasks. */
+  pluginDirs?: PluginDirs;
   /** Where the running task's handle is persisted for an agent restart; none: nothing persists. */
   handles?: TaskHandleStore;
   /** The task's state as last persisted, when its alloc is restored after an agent restart. */
@@ -142,6 +145,7 @@ export class TaskRunner {
           log: this.log,
           options: cfg.csiPlugin,
           driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
+          ...(cfg.pluginDirs ? { pluginDirs: cfg.pluginDirs } : {}),
         }),
       );
     }
@@ -168,17 +172,19 @@ export class TaskRunner {
    * The host mount at `hostPath` was replaced (a CSI volume published again after its node plugin
    * lost it): re-binds it into the running task at every destination the task mounts it, without a
    * restart. Never throws: a failure becomes a "Volume Refresh Failed" event (the task keeps its
-   * old mount until it restarts). A task that is not running has nothing to refresh — its next
-   * start binds the current mount; a start in progress is waited for, as it may have bound the old.
+   * old mount until it restarts), and the answer is false, so the alloc announces no remount that
+   * did not reach this task. A task that is not running has nothing to refresh — its next start
+   * binds the current mount; a start in progress is waited for, as it may have bound the old.
    */
-  async refreshMounts(hostPath: string): Promise<void> {
+  async refreshMounts(hostPath: string): Promise<boolean> {
     // Not running yet: its start binds the mounts as they are now (a restored alloc asks its
     // re-attached tasks only once their run() began, see AllocRunner.runTasks).
-    if (!this.runPromise) return;
+    if (!this.runPromise) return true;
     await this.recoveryDecided;
     await this.starting?.catch(() => undefined);
     const handle = this.handle;
-    if (!handle) return;
+    if (!handle) return true;
+    let refreshed = true;
     for (const m of this.mounts.filter((x) => x.hostPath === hostPath)) {
       try {
         if (!this.cfg.driver.refreshMount) {
@@ -191,7 +197,8 @@ export class TaskRunner {
         this.log.info("volume mount refreshed in the running task", { taskPath: m.taskPath });
       } catch (err) {
         // The task exited or is being stopped meanwhile: a next start binds the new mount anyway.
-        if (this.handle !== handle || this.killReason !== null) return;
+        if (this.handle !== handle || this.killReason !== null) return true;
+        refreshed = false;
         const reason = asBerthError(err).message;
         this.log.warn("refreshing a volume mount in the running task failed", {
           taskPath: m.taskPath,
@@ -204,6 +211,7 @@ export class TaskRunner {
         );
       }
     }
+    return refreshed;
   }
 
   /** Resolves when the task is dead for good. Idempotent. */

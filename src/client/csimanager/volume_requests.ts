@@ -1,0 +1,57 @@
+/** What callers hand the VolumeManager (volume_manager.ts) and what it answers. */
+import type { BerthError } from "../../structs/errors.js";
+import type { ClaimedVolume } from "../../structs/rpc.js";
+import type { MountOptions } from "../../structs/volume.js";
+import type { RegisteredPlugin } from "../dynamicplugins/types.js";
+import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
+
+export interface MountUsage extends VolumeUsage {
+  /** Already resolved by the caller: the request's options replace the volume's. */
+  mountOptions: MountOptions | null;
+}
+
+export interface MountVolumeRequest {
+  plugin: RegisteredPlugin;
+  volume: ClaimedVolume;
+  allocId: string;
+  usage: MountUsage;
+  publishContext: Record<string, string>;
+  /** Told each time the plugin reported success but the host path holds no volume (retried). */
+  onNotMounted?: (err: BerthError) => void;
+}
+
+export interface MountVolumeResult {
+  /** Host path of the published target: what the task mounts. */
+  source: string;
+  stub: CsiVolumeStub;
+}
+
+export interface UnmountVolumeRequest {
+  plugin: RegisteredPlugin;
+  allocId: string;
+  volumeId: string;
+  namespace: string;
+  externalId: string;
+  usage: VolumeUsage;
+}
+
+/**
+ * Consulted under the volume's lock, so that two parties releasing one alloc's use of a volume (its
+ * own csi_hook and an operator's `volume detach`) never both unmount it: the second one sees the
+ * first one's durable record and makes no CSI call.
+ */
+export interface UnmountGuard {
+  /** False when this alloc's use of the volume was already unmounted by someone else. */
+  stillMounted(): boolean;
+  /** Runs under the lock right after a successful unmount, to record it durably. */
+  unmounted(): void;
+}
+
+export interface ExpandVolumeRequest {
+  plugin: RegisteredPlugin;
+  allocId: string;
+  stub: CsiVolumeStub;
+  capacityMin: number;
+  capacityMax: number;
+  secrets: Record<string, string>;
+}
