@@ -66,7 +66,7 @@ export interface VolumeManagerConfig {
   isDeviceNode?: (hostPath: string) => Promise<boolean>;
 }
 
-/** Deadline of each call of the one-shot cleanup after a failed publish. */
+/** Deadline of each call of the one-shot cleanup after a failed stage or publish. */
 const CLEANUP_CALL_TIMEOUT_MS = 30_000;
 
 export class VolumeManager {

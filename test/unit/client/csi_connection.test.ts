@@ -27,7 +27,7 @@ class HangableClient extends FakeCsiClient {
   /** The deadline each NodeStageVolume was given. */
   readonly stageTimeouts: (number | undefined)[] = [];
 
-  override nodeStageVolume(req: unknown, o?: CsiCallOptions) {
+  override nodeStageVolume(req: { volumeId?: string; stagingTargetPath: string }, o?: CsiCallOptions) {
     this.stageTimeouts.push(o?.timeoutMs);
     return this.maybeHang("NodeStageVolume", o, () => super.nodeStageVolume(req, o));
   }
