@@ -6,7 +6,8 @@
  *   publish target stays the same mount, and the counter in the storage keeps growing;
  * - a writer started after the updates writes into the volume;
  * - nothing is ever written under berth's per-alloc dirs.
- * Run with the plugin under raw_exec and under exec (its storage in a host volume). Each run ends
+ * Run with the plugin under raw_exec and under exec (its storage in a host volume), and under
+ * raw_exec once more with the agent killed (-9) and restarted before the updates. Each run ends
  * with every job stopped, no claim, nothing mounted and no process left.
  */
 import assert from "node:assert/strict";
@@ -50,8 +51,11 @@ function counterGrows(file: string, from: number): Promise<number> {
   );
 }
 
-async function pluginUpdateKeepsData(driver: PluginDriver): Promise<void> {
-  const rig = new UpdateRig(`plugin-update-${driver.replace("_", "")}`, driver);
+async function pluginUpdateKeepsData(driver: PluginDriver, crashBeforeUpdates = false): Promise<void> {
+  const rig = new UpdateRig(
+    `plugin-update-${driver.replace("_", "")}${crashBeforeUpdates ? "-r" : ""}`,
+    driver,
+  );
   let passed = false;
   try {
     await rig.start();
@@ -72,6 +76,8 @@ async function pluginUpdateKeepsData(driver: PluginDriver): Promise<void> {
     let last = await counterGrows(counter, 0);
     const pid = await eventually("the consumer process", async () => consumerPid(marker));
     const inVolume = fs.statSync(counter);
+    // The node's view of who uses the plugin dir comes back from its state DB.
+    if (crashBeforeUpdates) await rig.crashAndRestart();
 
     for (const generation of [1, 2]) {
       await rig.runPlugin(generation);
@@ -112,3 +118,6 @@ test("plugin job updated twice under raw_exec: the consumer keeps writing into i
 
 test("plugin job updated twice under exec (storage in a host volume): the consumer keeps writing into its volume", () =>
   pluginUpdateKeepsData("exec"));
+
+test("plugin job updated twice under raw_exec after an agent crash and restart: the consumer keeps writing into its volume", () =>
+  pluginUpdateKeepsData("raw_exec", true));

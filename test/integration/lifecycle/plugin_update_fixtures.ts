@@ -9,7 +9,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { mountsUnder } from "../../../src/csi/mountinfo.js";
-import { AgentProcess, BERTH_BIN, eventually, freePort, logTail } from "../../helpers/agent_process.js";
+import {
+  AgentProcess,
+  BERTH_BIN,
+  crashAgent,
+  eventually,
+  freePort,
+  logTail,
+} from "../../helpers/agent_process.js";
 import { Cli, cleanUp, type AllocView, type VolumeView } from "../restart/restart_fixtures.js";
 
 export type PluginDriver = "raw_exec" | "exec";
@@ -40,12 +47,25 @@ export class UpdateRig {
     fs.mkdirSync(this.storage);
   }
 
+  private args: string[] = [];
+
   async start(): Promise<void> {
     const port = await freePort();
     this.cli = new Cli(`http://127.0.0.1:${port}`);
-    const args = ["-server", "-client", "-data-dir", this.dataDir, "-http-addr", `127.0.0.1:${port}`];
-    if (this.driver === "exec") args.push(`-host-volume=hostpath-data:${this.storage}`);
-    this.agent = new AgentProcess(args, this.logFile);
+    this.args = ["-server", "-client", "-data-dir", this.dataDir, "-http-addr", `127.0.0.1:${port}`];
+    if (this.driver === "exec") this.args.push(`-host-volume=hostpath-data:${this.storage}`);
+    this.agent = new AgentProcess(this.args, this.logFile);
+    await this.nodeReady();
+  }
+
+  /** kill -9 of the agent, then a new one on the same data dir (tasks and mounts stay). */
+  async crashAndRestart(): Promise<void> {
+    await crashAgent(this.agent!);
+    this.agent = new AgentProcess(this.args, this.logFile);
+    await this.nodeReady();
+  }
+
+  private async nodeReady(): Promise<void> {
     await eventually("the node to be ready", async () => {
       const nodes = await this.cli.get<{ Status: string }[]>("/v1/nodes");
       return nodes?.some((n) => n.Status === "ready") ? true : undefined;
