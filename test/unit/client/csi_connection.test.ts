@@ -205,7 +205,8 @@ test(
       log: nullLogger,
       retry: { baseMs: 1, maxMs: 5, deadlineMs: 3_600_000, jitter: 0 },
       callTimeoutMs: 3_600_000,
-      isMountPoint: async () => false,
+      // The fake plugin mounts nothing on the host: every stage and publish counts as mounted.
+      isMountPoint: async () => true,
     });
     const mounting = vm.mountVolume({
       plugin: plugin({ hostDir }),
