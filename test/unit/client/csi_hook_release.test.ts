@@ -15,11 +15,12 @@ import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import { FakeCsiClient } from "./fake_csi_client.js";
 import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
-import { plugin, tempDir } from "./fixtures.js";
+import { fakeMountCheck, plugin, tempDir } from "./fixtures.js";
 
 const FAST: CsiBackoff = { baseMs: 1, maxMs: 5, jitter: 0 };
 
-function harness(alloc: Allocation, backoff: CsiBackoff, isMountPoint: (p: string) => boolean = () => false) {
+/** `isMountPoint` defaults to the fake plugin's own mounts (what its stages and publishes mounted). */
+function harness(alloc: Allocation, backoff: CsiBackoff, isMountPoint?: (p: string) => boolean) {
   const stateDb = StateDB.open(":memory:");
   const client = new FakeCsiClient();
   const registry = new PluginRegistry(stateDb, nullLogger);
@@ -29,7 +30,7 @@ function harness(alloc: Allocation, backoff: CsiBackoff, isMountPoint: (p: strin
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,
     retry: { baseMs: 1, maxMs: 5, deadlineMs: 200, jitter: 0 },
-    isMountPoint: async (p) => isMountPoint(p),
+    isMountPoint: isMountPoint ? async (p) => isMountPoint(p) : fakeMountCheck(client, plugin({ hostDir })),
   });
   const rpc = new FakeRpc(client.calls);
   const tasks: FakeTask[] = [];
@@ -100,7 +101,8 @@ test("a NodeStage that keeps timing out (maybe staged): the claim gives up only 
 
   assert.equal(h.runner.clientStatus, "failed");
   const order = releaseOrder(h.client).filter((m) => m !== "NodeStage");
-  assert.deepEqual(order, ["NodeUnpublish", "NodeUnstage", "rpc:CSIVolume.Unpublish"]);
+  // The volume manager's one-shot NodeUnstage after the failed stage, then the claim's release.
+  assert.deepEqual(order, ["NodeUnstage", "NodeUnpublish", "NodeUnstage", "rpc:CSIVolume.Unpublish"]);
   assert.deepEqual(h.stateDb.getPendingReleases("alloc-1"), {});
 });
 
