@@ -30,7 +30,11 @@ async function main(): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const logFile = `${dir}.log`;
-  const agent = new AgentProcess(["-dev", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`], logFile);
+  // examples/hostpath/plugin.hcl keeps its volumes in the host volume agent.hcl declares.
+  const agent = new AgentProcess(
+    ["-dev", "-config", "examples/hostpath/agent.hcl", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`],
+    logFile,
+  );
   try {
     await eventually(
       "agent",

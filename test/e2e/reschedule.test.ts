@@ -60,7 +60,19 @@ before(async () => {
   logFile = path.join(os.tmpdir(), `berth-e2e-resched-${process.pid}.log`);
   const port = await freePort();
   env = { BERTH_ADDR: `http://127.0.0.1:${port}` };
-  agent = new AgentProcess(["-dev", "-data-dir", dataDir, "-http-addr", `127.0.0.1:${port}`], logFile);
+  // examples/hostpath/plugin.hcl keeps its volumes in the host volume agent.hcl declares.
+  agent = new AgentProcess(
+    [
+      "-dev",
+      "-config",
+      "examples/hostpath/agent.hcl",
+      "-data-dir",
+      dataDir,
+      "-http-addr",
+      `127.0.0.1:${port}`,
+    ],
+    logFile,
+  );
   await eventually(
     "the dev node to be ready",
     async () => {

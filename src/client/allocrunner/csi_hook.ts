@@ -547,6 +547,9 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
               namespace: stub.namespace,
               externalId: stub.externalId,
               usage: stub.usage,
+              // Transient failures retried inside the call are visible too, as they happen.
+              onRetry: (err, attempt, delayMs) =>
+                this.reporter.retrying(ref, nodeStepOf(err), err, attempt, delayMs),
             },
             signal,
             guard,

@@ -21,12 +21,16 @@ export function isTransientCsiError(err: unknown): boolean {
   return isBerthError(err) && isRetryable(err.code);
 }
 
+/** Told of each transient failure that will be retried (attempt is 0-based). */
+export type CsiRetryObserver = (err: unknown, attempt: number, delayMs: number) => void;
+
 export function retryCsiCall<T>(
   what: string,
   fn: () => Promise<T>,
   policy: CsiRetryPolicy,
   log: Logger,
   signal?: AbortSignal,
+  onRetry?: CsiRetryObserver,
 ): Promise<T> {
   return retryWithBackoff(() => fn(), {
     baseMs: policy.baseMs,
@@ -35,7 +39,9 @@ export function retryCsiCall<T>(
     ...(policy.jitter === undefined ? {} : { jitter: policy.jitter }),
     ...(signal ? { signal } : {}),
     shouldRetry: isTransientCsiError,
-    onRetry: (err, attempt, delayMs) =>
-      log.warn(`${what} failed, retrying`, { error: err, attempt: attempt + 1, delayMs }),
+    onRetry: (err, attempt, delayMs) => {
+      log.warn(`${what} failed, retrying`, { error: err, attempt: attempt + 1, delayMs });
+      onRetry?.(err, attempt, delayMs);
+    },
   });
 }

@@ -8,7 +8,7 @@ import path from "node:path";
 import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
-import { retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
+import { retryCsiCall, type CsiRetryObserver, type CsiRetryPolicy } from "./csi_retry.js";
 import { removeReleasedPath } from "./dir_cleanup.js";
 import type { NodePluginHandle } from "./manager.js";
 import type { VolumePaths } from "./paths.js";
@@ -22,6 +22,8 @@ export interface NodeReleaseStep {
   call: { timeoutMs: number; signal?: AbortSignal };
   policy: CsiRetryPolicy;
   log: Logger;
+  /** Told of each retried NodeUnpublish/NodeUnstage failure (a release made visible). */
+  onRetry?: CsiRetryObserver;
 }
 
 /** NodeUnpublishVolume (retried per `policy`), then the target dir and its empty parents. */
@@ -34,6 +36,7 @@ export async function unpublishOnNode(s: NodeReleaseStep): Promise<void> {
       s.policy,
       s.log,
       s.call.signal,
+      s.onRetry,
     ),
   );
   await removeReleasedPath(s.paths.hostTargetPath, path.join(s.plugin.hostDir, "per-alloc"), s.log);
@@ -52,6 +55,7 @@ export async function unstageOnNode(s: NodeReleaseStep): Promise<void> {
       s.policy,
       s.log,
       s.call.signal,
+      s.onRetry,
     ),
   );
   await removeReleasedPath(s.paths.hostStagingPath, path.join(s.plugin.hostDir, "staging"), s.log);

@@ -405,6 +405,7 @@ export class VolumeManager {
       call,
       policy: retry ? this.retry : { ...this.retry, deadlineMs: 0 },
       log: this.log.child("volume").child(req.volumeId),
+      ...(req.onRetry ? { onRetry: req.onRetry } : {}),
     };
     await unpublishOnNode(steps);
     steps.log.info("volume unpublished", { alloc: req.allocId });

@@ -4,6 +4,7 @@ import type { ClaimedVolume } from "../../structs/rpc.js";
 import type { MountOptions } from "../../structs/volume.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
+import type { CsiRetryObserver } from "./csi_retry.js";
 
 export interface MountUsage extends VolumeUsage {
   /** Already resolved by the caller: the request's options replace the volume's. */
@@ -33,6 +34,11 @@ export interface UnmountVolumeRequest {
   namespace: string;
   externalId: string;
   usage: VolumeUsage;
+  /**
+   * Told of each NodeUnpublish/NodeUnstage failure that is retried inside the call, so a release
+   * that keeps failing transiently is visible while it retries (not only once the call gives up).
+   */
+  onRetry?: CsiRetryObserver;
 }
 
 /**

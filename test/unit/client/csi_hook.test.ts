@@ -193,6 +193,27 @@ test("a server unpublish failing for good is an event and a report: the server r
   );
 });
 
+test("a transient NodeUnstage failure retried inside the call is an event and a report as it happens", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  h.client.failNext("NodeUnstageVolume", "ERR_CSI_UNAVAILABLE", "ERR_CSI_UNAVAILABLE");
+  t.finish();
+  await done;
+  await h.runner.released();
+  assert.equal(h.client.callsOf("NodeUnstageVolume").length, 3, "retried inside the one unmount call");
+  assert.deepEqual(
+    h.rpc.progress.map((p) => [p.Step, p.Attempts]),
+    [
+      ["node-unstage", 1],
+      ["node-unstage", 2],
+    ],
+  );
+  const retries = t.state().Events.filter((e) => e.Type === "Volume Release Retry");
+  assert.equal(retries.length, 2);
+  assert.match(retries[0]!.DisplayMessage, /node-unstage failed \(.*NodeUnstageVolume.*\); retry 1 in/);
+});
+
 test("an operator's detach during a retried release: one unmount in all, none after it", async () => {
   const h = harness(allocWith({ data: volumeRequest() }));
   const done = h.runner.run();
