@@ -1,7 +1,7 @@
 /**
  * `berth <noun> <verb> [flags] [args]`: finds the command, parses, runs, and turns every failure
- * into one line on stderr and an exit code. The agent and the hostpath plugin are loaded only when
- * asked for, so the CLI's start-up never pays for the server, client or gRPC code.
+ * into one line on stderr and an exit code. `berth agent` and `berth csi-hostpath` never get here:
+ * the program router (../main.ts) sends them to their own entry points, so the CLI imports api/ only.
  */
 import { resolveAddress } from "../api/index.js";
 import { COMMANDS } from "./commands/index.js";
@@ -26,8 +26,6 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     mainHelp().forEach((l) => deps.stdout(l));
     return noun === undefined ? 1 : 0;
   }
-  if (noun === "agent") return (await import("../agent/main.js")).runAgent(argv.slice(1));
-  if (noun === "csi-hostpath") return (await import("../csi/hostpath/main.js")).hostpathMain(argv.slice(1));
 
   const verbs = COMMANDS[noun];
   if (!verbs) {

@@ -1,24 +1,23 @@
-/** The `berth` executable (bin/berth imports this module). */
+/** The CLI as a program: `berth <noun> <verb> …` on the process's real streams (see ../main.ts). */
 import { ApiClient } from "../api/index.js";
 import { runCli } from "./dispatch.js";
 import { describeError } from "./format.js";
 import { exitQuietlyOnBrokenPipe, processIO } from "./io.js";
 
-const out = (line: string) => process.stdout.write(line + "\n");
-const err = (line: string) => process.stderr.write(line + "\n");
-
-const argv = process.argv.slice(2);
-// The agent and the plugin run long and shut down cleanly on their own; the commands are tools.
-if (argv[0] !== "agent" && argv[0] !== "csi-hostpath") exitQuietlyOnBrokenPipe();
-
-try {
-  process.exitCode = await runCli(argv, {
-    stdout: out,
-    stderr: err,
-    io: (address) => processIO(new ApiClient({ address })),
-    env: process.env,
-  });
-} catch (e) {
-  err(`Error: ${describeError(e)}`);
-  process.exitCode = 1;
+/** `argv` is everything after `berth`. Resolves with the process exit code. */
+export async function cliMain(argv: string[]): Promise<number> {
+  const err = (line: string) => process.stderr.write(line + "\n");
+  // The commands are tools: `berth … | head` ends them quietly.
+  exitQuietlyOnBrokenPipe();
+  try {
+    return await runCli(argv, {
+      stdout: (line) => process.stdout.write(line + "\n"),
+      stderr: err,
+      io: (address) => processIO(new ApiClient({ address })),
+      env: process.env,
+    });
+  } catch (e) {
+    err(`Error: ${describeError(e)}`);
+    return 1;
+  }
 }
