@@ -1,6 +1,6 @@
 /** Allocations: one placement of a task group on a node, in Nomad's JSON shape. */
 import type { Job } from "./job.js";
-import type { RescheduleTracker } from "./reschedule.js";
+import type { RescheduleTracker } from "./reschedule_policy.js";
 
 export type DesiredStatus = "run" | "stop" | "evict";
 export type ClientStatus = "pending" | "running" | "complete" | "failed" | "lost";

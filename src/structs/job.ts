@@ -2,10 +2,9 @@
  * Jobs, task groups and tasks in Nomad's JSON shape (PascalCase, durations in nanoseconds), so a
  * Nomad operator's JSON jobspec registers as-is. Validation lives in job_validate.ts.
  */
-import type { AccessMode, AttachmentMode, MountOptions } from "./volume.js";
-import type { CSIPluginType } from "./plugin.js";
+import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./csi_terms.js";
 import type { Constraint } from "./constraint.js";
-import type { ReschedulePolicy } from "./reschedule.js";
+import type { ReschedulePolicy } from "./reschedule_policy.js";
 
 export type { Constraint } from "./constraint.js";
 

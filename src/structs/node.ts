@@ -1,6 +1,6 @@
 /** Client nodes as registered with the server, and the drain rules that live on them (pure). */
 import { validationError } from "./errors.js";
-import type { CSIInfo } from "./plugin.js";
+import type { CSIInfo } from "./csi_terms.js";
 
 export type NodeStatus = "initializing" | "ready" | "down";
 

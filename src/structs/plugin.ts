@@ -5,6 +5,7 @@
  * so they cannot drift.
  */
 import type { NodeStatus } from "./node.js";
+import { PLUGIN_TYPES, type CSIInfo, type CSIPluginType } from "./csi_terms.js";
 import {
   jobDescriptions,
   totalExpected,
@@ -12,52 +13,13 @@ import {
   type PluginJobExpected,
 } from "./plugin_jobs.js";
 
-export const PLUGIN_TYPES = ["node", "controller", "monolith"] as const;
-export type CSIPluginType = (typeof PLUGIN_TYPES)[number];
-
-export interface CSINodeInfo {
-  /** The storage provider's ID for this node (NodeGetInfo.node_id). */
-  ID: string;
-  MaxVolumes: number;
-  AccessibleTopology: { Segments: Record<string, string> } | null;
-  RequiresNodeStageVolume: boolean;
-  SupportsStats: boolean;
-  SupportsExpand: boolean;
-  SupportsCondition: boolean;
-}
-
-export interface CSIControllerInfo {
-  SupportsCreateDelete: boolean;
-  SupportsAttachDetach: boolean;
-  SupportsListVolumes: boolean;
-  SupportsGetCapacity: boolean;
-  SupportsCreateDeleteSnapshot: boolean;
-  SupportsListSnapshots: boolean;
-  SupportsClone: boolean;
-  SupportsReadOnlyAttach: boolean;
-  SupportsExpand: boolean;
-  SupportsListVolumesAttachedNodes: boolean;
-  SupportsCondition: boolean;
-  SupportsGet: boolean;
-}
-
-/** One plugin instance on one node, as fingerprinted by that node's csimanager. */
-export interface CSIInfo {
-  PluginID: string;
-  AllocID: string;
-  Healthy: boolean;
-  HealthDescription: string;
-  /** Unix milliseconds. */
-  UpdateTime: number;
-  Provider: string;
-  ProviderVersion: string;
-  /** The plugin advertises the CONTROLLER_SERVICE capability. */
-  RequiresControllerPlugin: boolean;
-  /** The plugin advertises VOLUME_ACCESSIBILITY_CONSTRAINTS. */
-  RequiresTopologies: boolean;
-  ControllerInfo: CSIControllerInfo | null;
-  NodeInfo: CSINodeInfo | null;
-}
+export {
+  PLUGIN_TYPES,
+  type CSIControllerInfo,
+  type CSIInfo,
+  type CSINodeInfo,
+  type CSIPluginType,
+} from "./csi_terms.js";
 
 export interface CSIPlugin {
   ID: string;

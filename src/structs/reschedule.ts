@@ -16,33 +16,15 @@
  */
 import type { Allocation } from "./alloc.js";
 import { NS_PER_S, type JobType } from "./job.js";
+import type { RescheduleEvent, ReschedulePolicy, RescheduleTracker } from "./reschedule_policy.js";
 
-export type DelayFunction = "constant" | "exponential" | "fibonacci";
-export const DELAY_FUNCTIONS: readonly DelayFunction[] = ["constant", "exponential", "fibonacci"];
-
-export interface ReschedulePolicy {
-  Attempts: number;
-  /** Nanoseconds. */
-  Interval: number;
-  Delay: number;
-  DelayFunction: DelayFunction;
-  MaxDelay: number;
-  Unlimited: boolean;
-}
-
-/** One reschedule, recorded on the replacement alloc. */
-export interface RescheduleEvent {
-  /** Unix nanoseconds of the reschedule. */
-  RescheduleTime: number;
-  PrevAllocID: string;
-  PrevNodeID: string;
-  /** Nanoseconds the replacement waited. */
-  Delay: number;
-}
-
-export interface RescheduleTracker {
-  Events: RescheduleEvent[];
-}
+export {
+  DELAY_FUNCTIONS,
+  type DelayFunction,
+  type RescheduleEvent,
+  type ReschedulePolicy,
+  type RescheduleTracker,
+} from "./reschedule_policy.js";
 
 const HOUR_NS = 3600 * NS_PER_S;
 /** Nomad's ReschedulePolicyMinDelay and ReschedulePolicyMinInterval. */

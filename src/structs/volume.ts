@@ -3,18 +3,21 @@
  * is also its API shape once secrets are redacted (see redact.ts); no mapping layer in between.
  */
 import type { CSIPlugin } from "./plugin.js";
+import {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  type AccessMode,
+  type AttachmentMode,
+  type MountOptions,
+} from "./csi_terms.js";
 
-export const ACCESS_MODES = [
-  "single-node-reader-only",
-  "single-node-writer",
-  "multi-node-reader-only",
-  "multi-node-single-writer",
-  "multi-node-multi-writer",
-] as const;
-export type AccessMode = (typeof ACCESS_MODES)[number];
-
-export const ATTACHMENT_MODES = ["file-system", "block-device"] as const;
-export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
+export {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  type AccessMode,
+  type AttachmentMode,
+  type MountOptions,
+} from "./csi_terms.js";
 
 export function isAccessMode(v: unknown): v is AccessMode {
   return typeof v === "string" && (ACCESS_MODES as readonly string[]).includes(v);
@@ -32,12 +35,6 @@ export function isSingleNodeAccessMode(m: AccessMode): boolean {
 export interface VolumeCapability {
   AccessMode: AccessMode;
   AttachmentMode: AttachmentMode;
-}
-
-export interface MountOptions {
-  FsType: string;
-  /** May carry credentials (some plugins take them as mount flags): redacted in every API answer. */
-  MountFlags: string[];
 }
 
 export interface Topology {

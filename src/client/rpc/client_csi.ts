@@ -22,14 +22,9 @@ import type {
 } from "../../csi/types.js";
 import { registerNodeVolumeHandlers, type NodeVolumeAccess } from "./client_csi_node.js";
 import { registerStorageHandlers } from "./client_csi_storage.js";
+import type { ClientCsiPeer } from "./client_csi_peer.js";
 
-/** The peer as the handlers need it (RpcPeer satisfies it). */
-export interface ClientCsiPeer {
-  handle<M extends keyof ClientMethods>(
-    method: M,
-    fn: (req: ClientMethods[M][0], signal: AbortSignal) => Promise<ClientMethods[M][1]>,
-  ): void;
-}
+export type { ClientCsiPeer } from "./client_csi_peer.js";
 
 export interface ClientCsiDeps {
   /** A healthy controller instance's connection for the plugin, if this node runs one. */

@@ -20,7 +20,7 @@ import type {
 } from "../csimanager/volume_manager.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, PendingRelease } from "../state/types.js";
-import type { ClientCsiPeer } from "./client_csi.js";
+import type { ClientCsiPeer } from "./client_csi_peer.js";
 
 /** What the node-side handlers read and call; the node agent builds it from its parts. */
 export interface NodeVolumeAccess {

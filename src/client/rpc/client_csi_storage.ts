@@ -8,7 +8,7 @@ import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { SnapshotInfo } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import { csiCapabilityOf } from "../../csi/capability_of.js";
-import type { ClientCsiPeer } from "./client_csi.js";
+import type { ClientCsiPeer } from "./client_csi_peer.js";
 
 export type ControllerOf = (
   pluginId: string,
