@@ -3,6 +3,37 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
+// DESIGN.md's layering arrows (structs ← csi ← client; structs ← server; api ← cli; server ✗ client),
+// one block per layer in src/: each names the layers that layer must not import. Plain regexes over
+// the import string (no resolver, no type-aware pass, so they cost nothing): every cross-layer import
+// climbs out of its folder, `(../)+LAYER/`, and no folder inside a layer bears a layer's name.
+// Import cycles (type-only included) are not an ESLint rule: dependency-cruiser checks them in the
+// `lint` script (.dependency-cruiser.json).
+const LAYERS = ["structs", "internal", "csi", "server", "client", "api", "cli", "agent"];
+const GRPC = {
+  regex: "^@grpc/",
+  message: "Only src/csi/ knows gRPC and protobuf (DESIGN.md): go through csi/'s client.",
+};
+
+/** The rule block for the files of `layer` (src/LAYER/**), which may import only `allowed` layers. */
+function layer(layer, allowed, why, { grpc = false } = {}) {
+  const forbidden = LAYERS.filter((l) => l !== layer && !allowed.includes(l));
+  const regex = `^(\\.\\./)+(${[...forbidden, "test", "bench"].join("|")})/`;
+  const message = `src/${layer}/ may import only ${[layer, ...allowed].join(", ")}: ${why} (DESIGN.md's arrows).`;
+  return {
+    files: [`src/${layer}/**/*.ts`],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex, message }, ...(grpc ? [] : [GRPC])] }],
+      // no-restricted-imports does not see `import()`; a lazy import crosses a layer all the same.
+      "no-restricted-syntax": [
+        "error",
+        { selector: `ImportExpression[source.value=/${regex.replaceAll("/", "\\/")}/]`, message },
+        ...(grpc ? [] : [{ selector: "ImportExpression[source.value=/^@grpc\\//]", message: GRPC.message }]),
+      ],
+    },
+  };
+}
+
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "eslint.config.js", "bin/"] },
   js.configs.recommended,
@@ -42,5 +73,22 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-argument": "off",
       "@typescript-eslint/no-non-null-assertion": "off",
     },
+  },
+  layer("structs", [], "domain types and rules are pure and sit at the bottom"),
+  layer("internal", ["structs"], "helpers usable by every layer (rpc/peer.ts carries structs' errors)"),
+  layer("csi", ["structs", "internal"], "structs ← csi", { grpc: true }),
+  layer("client", ["csi", "structs", "internal"], "structs ← csi ← client; server ✗ client"),
+  layer("server", ["structs", "internal"], "structs ← server; server ✗ client, they meet in structs/"),
+  layer("api", [], "the HTTP client keeps its own DTOs"),
+  layer("cli", ["api"], "api ← cli: the CLI is a client of the HTTP API only"),
+  layer(
+    "agent",
+    ["structs", "internal", "csi", "server", "client", "api"],
+    "the agent wires server and client",
+  ),
+  {
+    // The program router (src/main.ts) may load any layer; still no gRPC outside src/csi/.
+    files: ["src/*.ts"],
+    rules: { "no-restricted-imports": ["error", { patterns: [GRPC] }] },
   },
 );
