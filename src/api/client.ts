@@ -3,7 +3,7 @@
  * resolves with the decoded JSON answer or rejects with ApiError (the server said no) or
  * ConnectionError (nothing answered).
  */
-import { ApiError, ConnectionError } from "./errors.js";
+import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
 import { resolveAddress } from "./address.js";
 import type {
   Allocation,
@@ -263,7 +263,7 @@ export class ApiClient {
     const text = await res.text();
     if (!res.ok) {
       const message = text.trim() || res.statusText || `HTTP ${res.status}`;
-      throw new ApiError(res.status, message, res.headers.get("x-berth-error-code") ?? undefined);
+      throw new ApiError(res.status, message, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
     }
     if (text.trim() === "") return undefined as T;
     try {

@@ -1,9 +1,9 @@
 /**
  * Nomad lets a UUID be given by a unique prefix, and the tables print only 8 characters. A lookup
- * that the server answers 404 is retried as a prefix search over the list (filtered here too, in
- * case the server ignores `?prefix=`).
+ * the server answers with ERR_NOT_FOUND is retried as a prefix search over the list (filtered here
+ * too, in case the server ignores `?prefix=`).
  */
-import { ApiError } from "../api/index.js";
+import { hasErrorCode } from "../api/index.js";
 
 export async function getByIdOrPrefix<T>(
   id: string,
@@ -14,7 +14,7 @@ export async function getByIdOrPrefix<T>(
   try {
     return await get(id);
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 404)) throw err;
+    if (!hasErrorCode(err, "ERR_NOT_FOUND")) throw err;
     const matches = (await list(id)).filter((x) => x.ID.startsWith(id));
     if (matches.length === 1) return get(matches[0]!.ID);
     if (matches.length > 1) {

@@ -2,42 +2,50 @@
  * Coded errors. The code is the contract: it crosses the agent↔server RPC and the HTTP API as data,
  * so retry logic and status mapping never match on message text.
  */
-export type ErrorCode =
-  // Bad input from an operator or a peer: never retried, HTTP 400.
-  | "ERR_VALIDATION"
-  | "ERR_NOT_FOUND"
-  | "ERR_CONFLICT"
-  | "ERR_PERMISSION_DENIED"
+
+/**
+ * Every code, in catalogue order (docs/errors.md). `ErrorCode` is derived from this list, so the type
+ * and the runtime list cannot differ; the HTTP status of each is in server/http/status_map.ts.
+ */
+export const ERROR_CODES = [
+  // The request itself is refused (bad input, missing object, conflict, no permission): never retried.
+  "ERR_VALIDATION",
+  "ERR_NOT_FOUND",
+  "ERR_CONFLICT",
+  "ERR_PERMISSION_DENIED",
   // Claim outcomes the client retries with backoff (another alloc may still be releasing).
-  | "ERR_CSI_MAX_CLAIMS"
-  | "ERR_CSI_IN_USE"
-  | "ERR_CSI_VOLUME_UNSCHEDULABLE"
+  "ERR_CSI_MAX_CLAIMS",
+  "ERR_CSI_IN_USE",
+  "ERR_CSI_VOLUME_UNSCHEDULABLE",
   // No healthy plugin instance (or no connected node running it) could take the call.
-  | "ERR_CSI_PLUGIN_UNAVAILABLE"
+  "ERR_CSI_PLUGIN_UNAVAILABLE",
   // A plugin answered with a gRPC status; one code per status the CSI spec gives meaning to.
-  | "ERR_CSI_INVALID_ARGUMENT"
-  | "ERR_CSI_NOT_FOUND"
-  | "ERR_CSI_ALREADY_EXISTS"
-  | "ERR_CSI_UNIMPLEMENTED"
-  | "ERR_CSI_FAILED_PRECONDITION"
-  | "ERR_CSI_ABORTED"
-  | "ERR_CSI_UNAVAILABLE"
-  | "ERR_CSI_DEADLINE_EXCEEDED"
-  | "ERR_CSI_RESOURCE_EXHAUSTED"
-  | "ERR_CSI_OUT_OF_RANGE"
-  | "ERR_CSI_INTERNAL"
-  | "ERR_CSI_UNKNOWN"
+  "ERR_CSI_INVALID_ARGUMENT",
+  "ERR_CSI_NOT_FOUND",
+  "ERR_CSI_ALREADY_EXISTS",
+  "ERR_CSI_UNIMPLEMENTED",
+  "ERR_CSI_FAILED_PRECONDITION",
+  "ERR_CSI_ABORTED",
+  "ERR_CSI_UNAVAILABLE",
+  "ERR_CSI_DEADLINE_EXCEEDED",
+  "ERR_CSI_RESOURCE_EXHAUSTED",
+  "ERR_CSI_OUT_OF_RANGE",
+  "ERR_CSI_INTERNAL",
+  "ERR_CSI_UNKNOWN",
   // A capability the plugin does not advertise; berth refuses before calling.
-  | "ERR_CSI_NOT_SUPPORTED"
+  "ERR_CSI_NOT_SUPPORTED",
   // A plugin answered NodeStage/NodePublish with success but nothing is mounted at the host path.
-  | "ERR_CSI_NOT_MOUNTED"
+  "ERR_CSI_NOT_MOUNTED",
   // Transport and lifecycle.
-  | "ERR_RPC_UNAVAILABLE"
-  | "ERR_RPC_TIMEOUT"
-  | "ERR_NODE_NOT_CONNECTED"
-  | "ERR_ABORTED"
-  | "ERR_DRIVER"
-  | "ERR_INTERNAL";
+  "ERR_RPC_UNAVAILABLE",
+  "ERR_RPC_TIMEOUT",
+  "ERR_NODE_NOT_CONNECTED",
+  "ERR_ABORTED",
+  "ERR_DRIVER",
+  "ERR_INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class BerthError extends Error {
   readonly code: ErrorCode;

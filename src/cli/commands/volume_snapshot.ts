@@ -5,7 +5,7 @@
  *   list [-plugin <plugin>]        lists snapshots, of one plugin or of every plugin that lists them
  * `-secret key=value` (repeatable) passes secrets to the plugin; `-json` prints the API's JSON.
  */
-import { ApiError, type CSISnapshot } from "../../api/index.js";
+import { hasErrorCode, type ApiErrorCode, type CSISnapshot } from "../../api/index.js";
 import { attempt, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { bytes, json, table } from "../format.js";
@@ -72,12 +72,12 @@ async function allSnapshots(
  * it does not advertise LIST_SNAPSHOTS, its plugin answers UNIMPLEMENTED, or no healthy controller
  * instance of it is connected. Anything else is a real failure and ends the command.
  */
-const CANNOT_LIST = new Set([
+const CANNOT_LIST: readonly ApiErrorCode[] = [
   "ERR_CSI_NOT_SUPPORTED",
   "ERR_CSI_UNIMPLEMENTED",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
   "ERR_NODE_NOT_CONNECTED",
-]);
+];
 
 /** What listing across plugins found: the snapshots, and why each plugin that could not list did not. */
 export interface AcrossPlugins {
@@ -103,7 +103,7 @@ export async function listAcrossPlugins(
       found.snapshots.push(...(await allSnapshots(io, p.ID, secrets)));
       found.listed++;
     } catch (err) {
-      if (!(err instanceof ApiError && err.code !== undefined && CANNOT_LIST.has(err.code))) throw err;
+      if (!hasErrorCode(err, ...CANNOT_LIST)) throw err;
       found.skipped.push(`plugin ${JSON.stringify(p.ID)}: ${err.message}`);
     }
   }

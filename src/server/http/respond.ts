@@ -1,41 +1,12 @@
 /**
- * HTTP plumbing shared by the route files: coded errors → status codes, plain-text errors (never a
- * stack), JSON answers with `X-Nomad-Index`, body reading with a size cap, and Nomad's blocking
- * queries (`?index=N&wait=5s`).
+ * HTTP plumbing shared by the route files: coded errors → status codes (status_map.ts) with the
+ * code in X-Berth-Error-Code, plain-text errors (never a stack), JSON answers with `X-Nomad-Index`,
+ * body reading with a size cap, and Nomad's blocking queries (`?index=N&wait=5s`).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { asBerthError, BerthError, validationError, type ErrorCode } from "../../structs/errors.js";
+import { asBerthError, BerthError, validationError } from "../../structs/errors.js";
+import { statusOf } from "./status_map.js";
 import type { StateStore, Table } from "../state/store.js";
-
-const STATUS: Partial<Record<ErrorCode, number>> = {
-  ERR_VALIDATION: 400,
-  ERR_NOT_FOUND: 404,
-  ERR_CONFLICT: 409,
-  ERR_PERMISSION_DENIED: 403,
-  ERR_CSI_MAX_CLAIMS: 409,
-  ERR_CSI_IN_USE: 409,
-  ERR_CSI_VOLUME_UNSCHEDULABLE: 409,
-  ERR_CSI_PLUGIN_UNAVAILABLE: 503,
-  ERR_CSI_INVALID_ARGUMENT: 400,
-  ERR_CSI_NOT_FOUND: 404,
-  ERR_CSI_ALREADY_EXISTS: 409,
-  ERR_CSI_UNIMPLEMENTED: 501,
-  ERR_CSI_NOT_SUPPORTED: 400,
-  ERR_CSI_FAILED_PRECONDITION: 409,
-  ERR_CSI_ABORTED: 409,
-  ERR_CSI_UNAVAILABLE: 503,
-  ERR_CSI_DEADLINE_EXCEEDED: 504,
-  ERR_CSI_RESOURCE_EXHAUSTED: 503,
-  ERR_CSI_OUT_OF_RANGE: 400,
-  ERR_RPC_UNAVAILABLE: 503,
-  ERR_RPC_TIMEOUT: 504,
-  ERR_NODE_NOT_CONNECTED: 503,
-  ERR_ABORTED: 503,
-};
-
-export function statusOf(code: ErrorCode): number {
-  return STATUS[code] ?? 500;
-}
 
 /** The header that carries an error's stable code, so clients branch on it, never on the text. */
 export const ERROR_CODE_HEADER = "X-Berth-Error-Code";

@@ -1,6 +1,7 @@
 /**
  * A tiny real HTTP server on 127.0.0.1:0 that answers canned responses by "METHOD /path" (query
- * ignored) and records every request, standing in for a berth agent in API and CLI tests.
+ * ignored) and records every request; an unknown route answers like the server does for a missing
+ * object (404, ERR_NOT_FOUND), standing in for a berth agent in API and CLI tests.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -21,6 +22,13 @@ export interface Reply {
   /** Extra response headers, e.g. the server's X-Berth-Error-Code. */
   headers?: Record<string, string>;
 }
+
+/** What the real server answers for a missing object: 404 with its code. */
+export const NOT_FOUND: Reply = {
+  status: 404,
+  text: "not found",
+  headers: { "X-Berth-Error-Code": "ERR_NOT_FOUND" },
+};
 
 export interface FakeApi {
   address: string;
@@ -45,8 +53,7 @@ export async function startFakeApi(
       requests.push(rec);
       const key = `${rec.method} ${rec.url.split("?")[0]}`;
       const route = routes[key];
-      const reply: Reply =
-        typeof route === "function" ? route(rec) : (route ?? { status: 404, text: "not found" });
+      const reply: Reply = typeof route === "function" ? route(rec) : (route ?? NOT_FOUND);
       if (reply.json !== undefined) {
         res.writeHead(reply.status ?? 200, { ...reply.headers, "Content-Type": "application/json" });
         res.end(JSON.stringify(reply.json));

@@ -52,7 +52,11 @@ before(async () => {
         { ID: "nodeonly", ControllersHealthy: 0 },
       ],
     },
-    "GET /v1/node/f00d": { status: 404, text: "node not found" },
+    "GET /v1/node/f00d": {
+      status: 404,
+      text: "node not found",
+      headers: { "X-Berth-Error-Code": "ERR_NOT_FOUND" },
+    },
     "GET /v1/nodes": { json: [{ ID: NODE_ID }] },
     [`GET /v1/node/${NODE_ID}`]: { json: { ID: NODE_ID } },
     "DELETE /v1/volume/csi/demo/detach": { json: { Index: 5 } },
