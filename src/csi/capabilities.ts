@@ -1,7 +1,9 @@
 /**
- * The capability guard: berth calls only what a plugin advertises. Some plugins answer INTERNAL (not
- * UNIMPLEMENTED) for an RPC they do not implement, so berth never probes by calling and reading the
- * answer: it checks the fingerprinted capabilities first and refuses with ERR_CSI_NOT_SUPPORTED.
+ * A plugin's advertised capabilities and which CSI methods they allow. berth calls only what a
+ * plugin advertises (some plugins answer INTERNAL, not UNIMPLEMENTED, for an RPC they do not
+ * implement, so berth never probes by calling): the gates in use are the ClientCSI handlers'
+ * controller check (client/rpc/client_csi.ts) and the volume manager's node capability checks;
+ * the fake plugin uses this set to refuse what it does not advertise.
  */
 import { BerthError } from "../structs/errors.js";
 import { sleep, throwIfAborted } from "../internal/abort.js";
@@ -84,49 +86,6 @@ export class PluginCapabilitySet {
     if (needs === undefined) throw new BerthError("ERR_CSI_NOT_SUPPORTED", `CSI ${method}: unknown method`);
     for (const c of needs) this.require(c, method);
   }
-}
-
-/**
- * A CsiClient that refuses (ERR_CSI_NOT_SUPPORTED, without any RPC) every controller/node call the
- * capability set does not allow. Identity calls always pass.
- */
-export function guardCsiClient(client: CsiClient, caps: PluginCapabilitySet): CsiClient {
-  const g =
-    <A extends unknown[], R>(method: string, fn: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      caps.requireMethod(method);
-      return fn(...a);
-    };
-  return {
-    endpoint: client.endpoint,
-    close: () => client.close(),
-    getPluginInfo: (o) => client.getPluginInfo(o),
-    getPluginCapabilities: (o) => client.getPluginCapabilities(o),
-    probe: (o) => client.probe(o),
-    controllerGetCapabilities: g("ControllerGetCapabilities", (o) => client.controllerGetCapabilities(o)),
-    createVolume: g("CreateVolume", (r, o) => client.createVolume(r, o)),
-    deleteVolume: g("DeleteVolume", (r, o) => client.deleteVolume(r, o)),
-    controllerPublishVolume: g("ControllerPublishVolume", (r, o) => client.controllerPublishVolume(r, o)),
-    controllerUnpublishVolume: g("ControllerUnpublishVolume", (r, o) =>
-      client.controllerUnpublishVolume(r, o),
-    ),
-    validateVolumeCapabilities: g("ValidateVolumeCapabilities", (r, o) =>
-      client.validateVolumeCapabilities(r, o),
-    ),
-    nodeGetCapabilities: g("NodeGetCapabilities", (o) => client.nodeGetCapabilities(o)),
-    nodeGetInfo: g("NodeGetInfo", (o) => client.nodeGetInfo(o)),
-    nodeStageVolume: g("NodeStageVolume", (r, o) => client.nodeStageVolume(r, o)),
-    nodeUnstageVolume: g("NodeUnstageVolume", (r, o) => client.nodeUnstageVolume(r, o)),
-    nodePublishVolume: g("NodePublishVolume", (r, o) => client.nodePublishVolume(r, o)),
-    nodeUnpublishVolume: g("NodeUnpublishVolume", (r, o) => client.nodeUnpublishVolume(r, o)),
-    nodeExpandVolume: g("NodeExpandVolume", (r, o) => client.nodeExpandVolume(r, o)),
-    createSnapshot: g("CreateSnapshot", (r, o) => client.createSnapshot(r, o)),
-    deleteSnapshot: g("DeleteSnapshot", (r, o) => client.deleteSnapshot(r, o)),
-    listSnapshots: g("ListSnapshots", (r, o) => client.listSnapshots(r, o)),
-    controllerExpandVolume: g("ControllerExpandVolume", (r, o) => client.controllerExpandVolume(r, o)),
-    listVolumes: g("ListVolumes", (r, o) => client.listVolumes(r, o)),
-    getCapacity: g("GetCapacity", (r, o) => client.getCapacity(r, o)),
-  };
 }
 
 /**

@@ -4,9 +4,8 @@
  * the plugin's own message, with every secret value the request carried cut out of it first.
  */
 import { status, type ServiceError } from "@grpc/grpc-js";
-import { BerthError, isBerthError, isRetryable, type ErrorCode } from "../structs/errors.js";
+import { BerthError, isBerthError, type ErrorCode } from "../structs/errors.js";
 import { isAbortError } from "../internal/abort.js";
-import { retryWithBackoff } from "../internal/backoff.js";
 
 /**
  * One code per gRPC status. Statuses the CSI spec gives no CSI-specific meaning, and for which
@@ -84,37 +83,6 @@ export function isMaybeApplied(err: unknown): boolean {
   return (
     err.code === "ERR_CSI_DEADLINE_EXCEEDED" || err.code === "ERR_RPC_TIMEOUT" || err.code === "ERR_ABORTED"
   );
-}
-
-/** Whether a CSI failure is worth retrying (structs/errors.ts `isRetryable` on the mapped code). */
-export function isCsiRetryable(err: unknown): boolean {
-  return isBerthError(err) && isRetryable(err.code);
-}
-
-export interface CsiRetryOptions {
-  signal?: AbortSignal;
-  /** Total budget from the first attempt; Infinity retries until `signal` aborts. */
-  deadlineMs: number;
-  onRetry?: (err: BerthError, attempt: number, delayMs: number) => void;
-  baseMs?: number;
-  maxMs?: number;
-  jitter?: number;
-}
-
-/**
- * Runs `fn` and retries it with capped exponential backoff while it fails with a retryable code.
- * UNIMPLEMENTED, INVALID_ARGUMENT and the other permanent codes are thrown at once.
- */
-export function withCsiRetry<T>(fn: (attempt: number) => Promise<T>, opts: CsiRetryOptions): Promise<T> {
-  return retryWithBackoff(fn, {
-    baseMs: opts.baseMs ?? 250,
-    maxMs: opts.maxMs ?? 15_000,
-    deadlineMs: opts.deadlineMs,
-    signal: opts.signal,
-    jitter: opts.jitter,
-    shouldRetry: isCsiRetryable,
-    onRetry: (err, attempt, delay) => opts.onRetry?.(err as BerthError, attempt, delay),
-  });
 }
 
 /**

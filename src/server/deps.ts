@@ -2,7 +2,7 @@
 import type { Logger } from "../internal/log.js";
 import type { ControllerClient } from "./clientconn/controller.js";
 import type { NodeConnections } from "./clientconn/connections.js";
-import type { KeyedMutex } from "./clientconn/keyed_mutex.js";
+import type { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
 import type { StateStore } from "./state/store.js";
 

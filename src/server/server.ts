@@ -9,7 +9,7 @@ import { BerthError } from "../structs/errors.js";
 import type { Logger } from "../internal/log.js";
 import { ControllerClient } from "./clientconn/controller.js";
 import { NodeConnections } from "./clientconn/connections.js";
-import { KeyedMutex } from "./clientconn/keyed_mutex.js";
+import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { ServerDeps } from "./deps.js";
 import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "./gc/collector.js";

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../src/internal/mountinfo.js";
 import { AgentProcess, eventually, freePort, killProcessesUnder, runCli } from "../helpers/agent_process.js";
 
 let dataDir: string;

@@ -16,7 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../src/internal/mountinfo.js";
 import { readCallLog, type CallRecord } from "../../src/csi/hostpath/call_log.js";
 import {
   AgentProcess,

@@ -1,2 +1,2 @@
 /** Test helpers for asserting that nothing is left mounted under a test's temp dir. */
-export { mountsUnder } from "../../src/csi/mountinfo.js";
+export { mountsUnder } from "../../src/internal/mountinfo.js";

@@ -9,6 +9,7 @@
  * Every path is built with safeJoin, so alloc IDs and task names cannot escape the data dir.
  */
 import fs from "node:fs/promises";
+import { mountsUnder } from "../../internal/mountinfo.js";
 import { safeJoin } from "../../structs/ids.js";
 
 export class AllocDir {
@@ -65,20 +66,6 @@ export class AllocDir {
   async destroy(): Promise<void> {
     await removeTreeNoMounts(this.root);
   }
-}
-
-/** Mount points below `dir`, deepest first, read from /proc/self/mountinfo. */
-export async function mountsUnder(dir: string): Promise<string[]> {
-  const info = await fs.readFile("/proc/self/mountinfo", "utf8");
-  const prefix = dir.endsWith("/") ? dir : dir + "/";
-  const found: string[] = [];
-  for (const line of info.split("\n")) {
-    const target = line.split(" ")[4];
-    if (!target) continue;
-    const decoded = target.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-    if (decoded === dir || decoded.startsWith(prefix)) found.push(decoded);
-  }
-  return found.sort((a, b) => b.length - a.length);
 }
 
 /** rm -rf that refuses to run while anything is mounted below `dir`. */

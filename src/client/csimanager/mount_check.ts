@@ -14,10 +14,9 @@
  * idempotent), and the caller cleans up what it created when it finally gives up.
  */
 import fs from "node:fs/promises";
-import path from "node:path";
 import { BerthError } from "../../structs/errors.js";
 import type { AttachmentMode } from "../../structs/volume.js";
-import { mountsUnder } from "../allocdir/alloc_dir.js";
+import { isMountPoint } from "../../internal/mountinfo.js";
 
 export interface MountProbe {
   isMountPoint(hostPath: string): Promise<boolean>;
@@ -67,6 +66,5 @@ async function isDeviceNode(hostPath: string): Promise<boolean> {
 
 /** Whether a host path is a mount point, from /proc/self/mountinfo. */
 export async function isMountPointOnHost(hostPath: string): Promise<boolean> {
-  const resolved = path.resolve(hostPath);
-  return (await mountsUnder(resolved)).includes(resolved);
+  return isMountPoint(hostPath);
 }

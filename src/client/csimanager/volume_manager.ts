@@ -25,7 +25,7 @@ import { csiCapabilityOf } from "../../csi/capability_of.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
-import { KeyedMutex } from "./keyed_mutex.js";
+import { KeyedMutex } from "../../internal/keyed_mutex.js";
 import type { NodePluginHandle, NodePluginSource } from "./manager.js";
 import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
 import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";

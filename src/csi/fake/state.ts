@@ -5,7 +5,7 @@
  */
 import fs from "node:fs/promises";
 import { status } from "@grpc/grpc-js";
-import { mountsUnder } from "../mountinfo.js";
+import { mountsUnder } from "../../internal/mountinfo.js";
 import { FakeRpcError } from "./behaviour.js";
 import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
 

@@ -1,6 +1,6 @@
 /** Controller service of csi-hostpath: volumes are directories (volumes.ts). */
 import { status } from "@grpc/grpc-js";
-import { readMounts } from "../mountinfo.js";
+import { readMounts } from "../../internal/mountinfo.js";
 import type { WireCreateVolumeRequest, WireVolumeCapability } from "../wire.js";
 import { contentSourceToWire } from "../convert.js";
 import { volumeIdFor, type HostpathVolume, type VolumeStore } from "./volumes.js";

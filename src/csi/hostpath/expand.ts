@@ -6,7 +6,7 @@
  */
 import { status } from "@grpc/grpc-js";
 import type { WireCapacityRange } from "../wire.js";
-import { mountAt } from "../mountinfo.js";
+import { mountAt } from "../../internal/mountinfo.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { reportedCapacity } from "./controller.js";
 

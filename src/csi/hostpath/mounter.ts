@@ -3,7 +3,7 @@
  * chrooted inside a task), so nothing here knows about host paths.
  */
 import { execFile } from "node:child_process";
-import { mountAt, type MountEntry } from "../mountinfo.js";
+import { mountAt, type MountEntry } from "../../internal/mountinfo.js";
 
 function run(cmd: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {

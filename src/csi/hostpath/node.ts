@@ -11,7 +11,7 @@ import { checkCapabilities } from "./controller.js";
 import { requirePublished } from "./controller_publish.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
-import { mountsUnder } from "../mountinfo.js";
+import { mountsUnder } from "../../internal/mountinfo.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {

@@ -4,7 +4,8 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { AllocDir, mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { AllocDir } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import type { ExitResult, TaskMount, TaskStartConfig } from "../../../src/client/drivers/driver.js";
 import { sleep } from "../../../src/internal/abort.js";
 

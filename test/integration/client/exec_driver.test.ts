@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import type { TaskHandle } from "../../../src/client/drivers/driver.js";
 import { ExecDriver } from "../../../src/client/drivers/exec/exec_driver.js";
 import { berthRoot } from "../../../src/client/drivers/shared/launch.js";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { ExecDriver } from "../../../src/client/drivers/exec/exec_driver.js";
 import { type DriverFixture, makeFixture, withTimeout } from "./driver_fixtures.js";
 

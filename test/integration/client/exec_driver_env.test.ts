@@ -9,7 +9,7 @@ import fs from "node:fs/promises";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import type { TaskHandle, TaskStartConfig } from "../../../src/client/drivers/driver.js";
 import { ExecDriver } from "../../../src/client/drivers/exec/exec_driver.js";
 import { type DriverFixture, makeFixture, withTimeout } from "./driver_fixtures.js";

@@ -3,7 +3,7 @@ import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
 import { pluginLayout } from "../../../src/client/allocrunner/taskrunner/plugin_layout.js";
 import type { TaskCSIPluginConfig } from "../../../src/structs/job.js";

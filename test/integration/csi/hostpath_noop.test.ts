@@ -10,7 +10,7 @@ import path from "node:path";
 import { nullLogger } from "../../../src/internal/log.js";
 import { createCsiClient } from "../../../src/csi/client.js";
 import { startHostpathServer, type HostpathConfig } from "../../../src/csi/hostpath/index.js";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { csiCapabilityOf } from "../../../src/csi/capability_of.js";
 import type { NodePublishRequest } from "../../../src/csi/types.js";
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
 import { eventually, getJson, killProcessesUnder } from "../../helpers/agent_process.js";
 import { HostpathCluster, claimCount, line, userJob as csiJob, volumeHcl } from "./hostpath_cluster.js";

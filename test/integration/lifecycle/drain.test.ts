@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
 import { eventually, getJson, killProcessesUnder, runCli } from "../../helpers/agent_process.js";
 import {

@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import type { CallRecord } from "../../../src/csi/hostpath/call_log.js";
 import {
   BERTH_BIN,

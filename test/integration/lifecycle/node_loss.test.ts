@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
 import {
   crashAgent,

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { eventually, getJson, killProcessesUnder } from "../../helpers/agent_process.js";
 import { HostpathCluster, claimCount, userJob as csiJob, volumeHcl } from "./hostpath_cluster.js";
 

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { claimCount, mountIdAt, type VolumeView } from "../restart/restart_fixtures.js";
 import { readCounter, UpdateRig, VOLUME, type PluginDriver } from "./plugin_update_fixtures.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { mountsUnder } from "../../../src/csi/mountinfo.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import {
   AgentProcess,
   BERTH_BIN,

@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { after, before } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { AgentProcess, crashAgent, eventually, freePort } from "../../helpers/agent_process.js";
 import {
   allocOf,

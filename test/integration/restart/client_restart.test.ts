@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { crashAgent, eventually } from "../../helpers/agent_process.js";
 import {
   allocOf,

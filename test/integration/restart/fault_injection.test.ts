@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { mountsUnder } from "../../../src/client/allocdir/alloc_dir.js";
+import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { AgentProcess, crashAgent, eventually, freePort, logTail } from "../../helpers/agent_process.js";
 import { batchJob, orderingViolations, prng, roundFaults, volumeSpec } from "./fault_fixtures.js";
 import {

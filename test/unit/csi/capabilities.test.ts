@@ -1,13 +1,15 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { BerthError } from "../../../src/structs/errors.js";
-import { PluginCapabilitySet, guardCsiClient } from "../../../src/csi/capabilities.js";
+import { PluginCapabilitySet } from "../../../src/csi/capabilities.js";
+import { registerClientCsiHandlers, type ClientCsiPeer } from "../../../src/client/rpc/client_csi.js";
+import { nullLogger } from "../../../src/internal/log.js";
+import { FakeCsiClient } from "../client/fake_csi_client.js";
 import {
   DEFAULT_FAKE_PLUGIN_CAPABILITIES,
   NO_CONTROLLER_CAPABILITIES,
   NO_NODE_CAPABILITIES,
 } from "../../../src/csi/fake/plugin.js";
-import type { CsiClient } from "../../../src/csi/types.js";
 
 const set = (o: { controller?: boolean; publish?: boolean; stage?: boolean }) =>
   new PluginCapabilitySet({
@@ -47,24 +49,51 @@ void describe("PluginCapabilitySet", () => {
   });
 });
 
-void describe("guardCsiClient", () => {
+// guardCsiClient (a whole-client wrapper used only by this test) is gone; the gate in use for
+// controller calls is the ClientCSI handlers' capability check (src/client/rpc/client_csi.ts). On
+// the node side the volume manager never calls NodeStage without STAGE_UNSTAGE_VOLUME (it skips
+// staging rather than refusing; see volume_manager.test.ts "a plugin without STAGE_UNSTAGE_VOLUME
+// is never staged").
+void describe("ClientCSI capability gate", () => {
   void it("refuses unadvertised calls without calling the plugin", async () => {
-    const called: string[] = [];
-    const inner = new Proxy({} as CsiClient, {
-      get: (_t, prop) => (prop === "endpoint" ? "unix:///x" : async () => void called.push(String(prop))),
+    const handlers = new Map<string, (req: unknown, signal: AbortSignal) => Promise<unknown>>();
+    const peer: ClientCsiPeer = {
+      handle: (method, fn) =>
+        handlers.set(method, fn as (req: unknown, signal: AbortSignal) => Promise<unknown>),
+    };
+    const client = new FakeCsiClient();
+    client.controllerCaps.publishUnpublishVolume = false;
+    registerClientCsiHandlers(peer, { controllerClient: () => client, log: nullLogger });
+    const call = (method: string, req: unknown) => handlers.get(method)!(req, new AbortController().signal);
+    const called = () => client.methods().filter((m) => m !== "ControllerGetCapabilities");
+    await assert.rejects(
+      call("ClientCSI.ControllerPublishVolume", {
+        PluginID: "fake",
+        ExternalVolumeID: "ext-1",
+        ExternalNodeID: "node-ext",
+        Capability: { AccessMode: "single-node-writer", AttachmentMode: "file-system" },
+        MountOptions: null,
+        ReadOnly: false,
+        Secrets: {},
+        VolumeContext: {},
+      }),
+      (e: BerthError) => e.code === "ERR_CSI_NOT_SUPPORTED",
+    );
+    await assert.rejects(
+      call("ClientCSI.ControllerUnpublishVolume", {
+        PluginID: "fake",
+        ExternalVolumeID: "ext-1",
+        ExternalNodeID: "node-ext",
+        Secrets: {},
+      }),
+      (e: BerthError) => e.code === "ERR_CSI_NOT_SUPPORTED",
+    );
+    assert.deepEqual(called(), []);
+    await call("ClientCSI.ControllerDeleteVolume", {
+      PluginID: "fake",
+      ExternalVolumeID: "ext-1",
+      Secrets: {},
     });
-    const guarded = guardCsiClient(inner, set({ publish: false, stage: false }));
-    await assert.rejects(
-      guarded.nodeStageVolume({} as never),
-      (e: BerthError) => e.code === "ERR_CSI_NOT_SUPPORTED",
-    );
-    await assert.rejects(
-      guarded.controllerPublishVolume({} as never),
-      (e: BerthError) => e.code === "ERR_CSI_NOT_SUPPORTED",
-    );
-    assert.deepEqual(called, []);
-    await guarded.nodePublishVolume({} as never);
-    await guarded.probe();
-    assert.deepEqual(called, ["nodePublishVolume", "probe"]);
+    assert.deepEqual(called(), ["DeleteVolume"]);
   });
 });

@@ -1,6 +1,5 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { KeyedMutex } from "../../../src/server/clientconn/keyed_mutex.js";
 import { NodeConnections, type NodeConn } from "../../../src/server/clientconn/connections.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
@@ -10,21 +9,6 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { controllerInfo, makeNode } from "./fixtures.js";
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-test("keyed mutex: one key runs in order, different keys in parallel", async () => {
-  const m = new KeyedMutex();
-  const log: string[] = [];
-  const job = (key: string, name: string, ms: number) =>
-    m.run(key, async () => {
-      log.push(`start ${name}`);
-      await tick(ms);
-      log.push(`end ${name}`);
-    });
-  await Promise.all([job("v1", "a", 30), job("v1", "b", 1), job("v2", "c", 1)]);
-  assert.ok(log.indexOf("end a") < log.indexOf("start b"), "same key serialised");
-  assert.ok(log.indexOf("end c") < log.indexOf("end a"), "other key not blocked");
-  assert.equal(m.size, 0);
-});
 
 function fakeConn(answer: () => Promise<unknown>): NodeConn & { calls: number } {
   const c = {

@@ -8,7 +8,7 @@ import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
 import { NodeConnections } from "../../../src/server/clientconn/connections.js";
-import { KeyedMutex } from "../../../src/server/clientconn/keyed_mutex.js";
+import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { allocCollectable, nodeCollectable } from "../../../src/server/gc/decide.js";
 import { DEFAULT_GC_OPTIONS, GarbageCollector } from "../../../src/server/gc/collector.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";

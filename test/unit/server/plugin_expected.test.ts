@@ -12,7 +12,7 @@ import path from "node:path";
 import { nullLogger } from "../../../src/internal/log.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
 import { NodeConnections } from "../../../src/server/clientconn/connections.js";
-import { KeyedMutex } from "../../../src/server/clientconn/keyed_mutex.js";
+import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { VolumeEndpoint } from "../../../src/server/rpc/volume.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";

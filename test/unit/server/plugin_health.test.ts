@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
 import { NodeConnections, type NodeConn } from "../../../src/server/clientconn/connections.js";
-import { KeyedMutex } from "../../../src/server/clientconn/keyed_mutex.js";
+import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { markNodeDown } from "../../../src/server/node_loss.js";
 import { NodeEndpoint } from "../../../src/server/rpc/node.js";

@@ -8,13 +8,9 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import { promisify } from "node:util";
-import { mountsUnder } from "../../allocdir/alloc_dir.js";
+import { canonicalPath, isMountPoint, mountsUnder } from "../../../internal/mountinfo.js";
 
 const run = promisify(execFile);
-
-export async function isMountPoint(dir: string): Promise<boolean> {
-  return (await mountsUnder(dir)).includes(dir);
-}
 
 /**
  * True when `dir` is not a mount point itself but something is mounted below it: binding it onto
@@ -23,7 +19,7 @@ export async function isMountPoint(dir: string): Promise<boolean> {
  */
 export async function hasMountsBelowUnshared(dir: string): Promise<boolean> {
   const mounts = await mountsUnder(dir);
-  return mounts.length > 0 && !mounts.includes(dir);
+  return mounts.length > 0 && !mounts.includes(await canonicalPath(dir));
 }
 
 /** Creates `dir`, binds it onto itself unless it already is a mount point, and makes it shared. */

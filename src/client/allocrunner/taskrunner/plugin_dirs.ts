@@ -18,7 +18,7 @@ import type { Allocation } from "../../../structs/alloc.js";
 import { safeJoin } from "../../../structs/ids.js";
 import type { TaskCSIPluginConfig } from "../../../structs/job.js";
 import type { CsiVolumeStub, PendingRelease } from "../../state/types.js";
-import { KeyedMutex } from "../../csimanager/keyed_mutex.js";
+import { KeyedMutex } from "../../../internal/keyed_mutex.js";
 import { unmountTree } from "./plugin_dir.js";
 
 /** The host directory of a plugin: keyed by plugin type and ID, the same for every alloc. */

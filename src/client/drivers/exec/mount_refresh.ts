@@ -23,6 +23,7 @@ import type { TaskMount } from "../driver.js";
 import { findTool } from "../shared/proc.js";
 import { MOUNT_ENTRY_SH } from "./init_script.js";
 import { kindFor } from "./mount_plan.js";
+import { readMounts, type MountEntry } from "../../../internal/mountinfo.js";
 
 const run = promisify(execFile);
 
@@ -71,32 +72,8 @@ done
 ${MOUNT_ENTRY_SH}
 printf 'ok\\n'`;
 
-/** One line of /proc/<pid>/mountinfo: what the refresh needs of it. */
-export interface MountInfoEntry {
-  id: string;
-  /** Mount point, unescaped, in the reader's view. */
-  mountPoint: string;
-  /** Optional fields, e.g. `shared:3`, `master:2`. */
-  optional: string[];
-}
-
-export function parseMountInfo(text: string): MountInfoEntry[] {
-  const out: MountInfoEntry[] = [];
-  for (const line of text.split("\n")) {
-    const f = line.split(" ");
-    const sep = f.indexOf("-", 6);
-    if (f.length < 7 || sep < 0) continue;
-    out.push({ id: f[0]!, mountPoint: unescapeMountInfo(f[4]!), optional: f.slice(6, sep) });
-  }
-  return out;
-}
-
-function unescapeMountInfo(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
 /** The peer group (`shared:N`) of the topmost mount at `p`; null when none is there or it is not shared. */
-export function peerGroupAt(entries: MountInfoEntry[], p: string): string | null {
+export function peerGroupAt(entries: MountEntry[], p: string): string | null {
   const top = entries.filter((e) => e.mountPoint === p).at(-1);
   return top?.optional.find((o) => o.startsWith("shared:")) ?? null;
 }
@@ -125,7 +102,7 @@ export async function refreshInTaskNamespace(opts: {
   if (theirs === null) throw fail(`task process ${pid} is gone`);
   // Binding "into" the agent's own namespace would put the volume on the host.
   if (theirs === own) throw fail(`task process ${pid} shares the agent's mount namespace`);
-  const peer = peerGroupAt(parseMountInfo(await fs.readFile("/proc/self/mountinfo", "utf8")), mount.hostPath);
+  const peer = peerGroupAt(await readMounts(), mount.hostPath);
   if (peer === null) {
     throw fail(
       `${mount.hostPath} is not a shared mount on the host (is its plugin directory a shared mount?), so it cannot reach the task`,

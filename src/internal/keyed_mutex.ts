@@ -1,8 +1,10 @@
 /**
  * An async mutex per key: work for one key runs one at a time in arrival order, different keys run
  * in parallel. Idle keys are dropped, so the map only holds keys with work queued or running.
+ * Used to keep at most one CSI call in flight per volume (client and server), and to serialise
+ * work on one plugin directory.
  */
-import { abortError } from "../../internal/abort.js";
+import { abortError } from "./abort.js";
 
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
@@ -26,6 +28,11 @@ export class KeyedMutex {
   /** Number of keys with work queued or running (for tests and metrics). */
   get size(): number {
     return this.tails.size;
+  }
+
+  /** Keys with a holder or waiters; for tests and diagnostics. */
+  get busyKeys(): string[] {
+    return [...this.tails.keys()];
   }
 }
 
