@@ -76,6 +76,31 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         assert.equal(a.AllocModifyIndex, 3);
       }));
 
+    test("each delete commits at a new index and moves only the table it touched", () =>
+      withStore(async (s) => {
+        const job = volumeJob("j");
+        await s.txn((tx) => {
+          tx.putNode(node("n1"));
+          tx.putJob(job);
+          tx.putAlloc(alloc("a1", job, "n1"));
+          tx.putVolume(volume("v1"));
+          tx.putEval(evaluation("e1", job));
+        });
+        const deletes: [Table, (tx: Parameters<Parameters<StateStore["txn"]>[0]>[0]) => void][] = [
+          ["nodes", (tx) => tx.deleteNode("n1")],
+          ["jobs", (tx) => tx.deleteJob("default", "j")],
+          ["allocs", (tx) => tx.deleteAlloc("a1")],
+          ["volumes", (tx) => tx.deleteVolume("default", "v1")],
+          ["evals", (tx) => tx.deleteEval("e1")],
+        ];
+        for (const [i, [table, del]] of deletes.entries()) {
+          const before = indexes(s);
+          await s.txn(del);
+          assert.equal(s.index(), i + 2, table);
+          assert.deepEqual(indexes(s), { ...before, [table]: i + 2 }, `only ${table} moves`);
+        }
+      }));
+
     test("a no-op put and a txn that writes nothing change no index", () =>
       withStore(async (s) => {
         const job = volumeJob("j");
