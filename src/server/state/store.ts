@@ -11,8 +11,9 @@
  * - The write index is monotonic. A txn that writes anything commits at exactly one new index,
  *   which becomes the ModifyIndex of every record it put (CreateIndex too for new ones) and the
  *   index of every table it touched. A txn that writes nothing changes no index.
- * - Plugins are derived: putting a node rebuilds the plugins its old and new fingerprints name,
- *   and putting or deleting a job the plugins its `csi_plugin` blocks name (buildPlugin,
+ * - Plugins are derived, as deltas every implementation computes with derive_plugins.ts (pure):
+ *   putting or deleting a node updates the plugins whose instances on it, as counted, change, and
+ *   putting or deleting a job the plugins whose use by its `csi_plugin` blocks changes (buildPlugin,
  *   jobPluginUses). An instance on a down node counts as unhealthy (instanceOnNode), so a node's
  *   status change moves its plugins' counts. Expected counts are the declaring jobs' (expectedOf):
  *   a system job's are its live allocs, so an alloc of one becoming live or terminal (or deleted)

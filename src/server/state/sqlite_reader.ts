@@ -1,0 +1,95 @@
+/** The SQLite store's reads (StateReader), shared by the store and its transactions' writers. */
+import type Database from "better-sqlite3";
+import type { Allocation } from "../../structs/alloc.js";
+import type { Evaluation } from "../../structs/eval.js";
+import type { Job } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIVolume } from "../../structs/volume.js";
+import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
+import type { StateReader, Table } from "./store.js";
+
+export class SqliteReader implements StateReader {
+  protected currentIndex = 0;
+  protected readonly tableIndexes = new Map<Table, number>();
+  /** @internal used by SqliteWriter */
+  readonly statements: Statements;
+  /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
+  readonly now: () => number;
+
+  constructor(db: Database.Database, now: () => number) {
+    this.now = now;
+    this.statements = prepareStatements(db);
+    this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
+    for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
+      this.tableIndexes.set(r.name, r.idx);
+    }
+  }
+
+  index(): number {
+    return this.currentIndex;
+  }
+  tableIndex(table: Table): number {
+    return this.tableIndexes.get(table) ?? 0;
+  }
+
+  getNode(id: string): Node | undefined {
+    return parseRow<Node>(this.statements.getNode.get(id));
+  }
+  listNodes(): Node[] {
+    return parseRows<Node>(this.statements.listNodes.all());
+  }
+  getJob(namespace: string, id: string): Job | undefined {
+    return parseRow<Job>(this.statements.getJob.get(namespace, id));
+  }
+  listJobs(namespace?: string): Job[] {
+    const s = this.statements;
+    return parseRows<Job>(namespace === undefined ? s.listJobs.all() : s.listJobsNs.all(namespace));
+  }
+  getAlloc(id: string): Allocation | undefined {
+    return parseRow<Allocation>(this.statements.getAlloc.get(id));
+  }
+  listAllocs(namespace?: string): Allocation[] {
+    const s = this.statements;
+    return parseRows<Allocation>(
+      namespace === undefined ? s.listAllocs.all() : s.listAllocsNs.all(namespace),
+    );
+  }
+  allocsByNode(nodeId: string): Allocation[] {
+    return parseRows<Allocation>(this.statements.allocsByNode.all(nodeId));
+  }
+  allocsByJob(namespace: string, jobId: string): Allocation[] {
+    return parseRows<Allocation>(this.statements.allocsByJob.all(namespace, jobId));
+  }
+  allocsByVolume(namespace: string, volumeId: string): Allocation[] {
+    return parseRows<Allocation>(this.statements.allocsByVolume.all(namespace, volumeId));
+  }
+  getVolume(namespace: string, id: string): CSIVolume | undefined {
+    return parseRow<CSIVolume>(this.statements.getVolume.get(namespace, id));
+  }
+  listVolumes(filter: { namespace?: string; pluginId?: string } = {}): CSIVolume[] {
+    const s = this.statements;
+    if (filter.pluginId !== undefined) {
+      const vols = parseRows<CSIVolume>(s.volumesByPlugin.all(filter.pluginId));
+      return filter.namespace === undefined ? vols : vols.filter((v) => v.Namespace === filter.namespace);
+    }
+    if (filter.namespace !== undefined) return parseRows<CSIVolume>(s.listVolumesNs.all(filter.namespace));
+    return parseRows<CSIVolume>(s.listVolumes.all());
+  }
+  getPlugin(id: string): CSIPlugin | undefined {
+    return parseRow<CSIPlugin>(this.statements.getPlugin.get(id));
+  }
+  listPlugins(): CSIPlugin[] {
+    return parseRows<CSIPlugin>(this.statements.listPlugins.all());
+  }
+  getEval(id: string): Evaluation | undefined {
+    return parseRow<Evaluation>(this.statements.getEval.get(id));
+  }
+  listEvals(namespace?: string): Evaluation[] {
+    const s = this.statements;
+    return parseRows<Evaluation>(namespace === undefined ? s.listEvals.all() : s.listEvalsNs.all(namespace));
+  }
+  evalsByJob(namespace: string, jobId: string): Evaluation[] {
+    return parseRows<Evaluation>(this.statements.evalsByJob.all(namespace, jobId));
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * One SQLite transaction's writes (StateWriter). Records are stamped as store.ts's index contract
+ * says; plugin records follow from node, job and alloc writes as deltas computed by
+ * derive_plugins.ts, written here inside the same transaction.
+ */
+import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import type { Evaluation } from "../../structs/eval.js";
+import { volumeSourceForAlloc, type Job } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
+import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
+import type { CSIVolume } from "../../structs/volume.js";
+import {
+  allocLiveJobs,
+  applyPluginDelta,
+  jobPluginDeltas,
+  nodePluginDeltas,
+  type PluginDelta,
+} from "./derive_plugins.js";
+import { contentOf, stamp } from "./records.js";
+import type { SqliteReader } from "./sqlite_reader.js";
+import { liveAllocsByGroup } from "./sqlite_schema.js";
+import type { StateWriter, Table } from "./store.js";
+
+type AllocKeys = { namespace: string; job_id: string; live: number };
+
+export class SqliteWriter implements StateWriter {
+  /**
+   * System jobs whose live allocs an alloc write moved, so the expected counts of the plugins they
+   * declare, brought up to date once before the next plugin read of this txn or its commit: a
+   * scheduler pass that places an alloc on each of N nodes updates each plugin once, not N times.
+   */
+  private readonly staleJobs = new Map<string, { namespace: string; jobId: string }>();
+
+  constructor(
+    private readonly r: SqliteReader,
+    readonly writeIndex: number,
+    private readonly touched: Set<Table>,
+  ) {}
+
+  private get s() {
+    return this.r.statements;
+  }
+
+  index(): number {
+    return this.r.index();
+  }
+  tableIndex(t: Table): number {
+    return this.r.tableIndex(t);
+  }
+  getNode(id: string) {
+    return this.r.getNode(id);
+  }
+  listNodes() {
+    return this.r.listNodes();
+  }
+  getJob(ns: string, id: string) {
+    return this.r.getJob(ns, id);
+  }
+  listJobs(ns?: string) {
+    return this.r.listJobs(ns);
+  }
+  getAlloc(id: string) {
+    return this.r.getAlloc(id);
+  }
+  listAllocs(ns?: string) {
+    return this.r.listAllocs(ns);
+  }
+  allocsByNode(nodeId: string) {
+    return this.r.allocsByNode(nodeId);
+  }
+  allocsByJob(ns: string, jobId: string) {
+    return this.r.allocsByJob(ns, jobId);
+  }
+  allocsByVolume(ns: string, volumeId: string) {
+    return this.r.allocsByVolume(ns, volumeId);
+  }
+  getVolume(ns: string, id: string) {
+    return this.r.getVolume(ns, id);
+  }
+  listVolumes(filter?: { namespace?: string; pluginId?: string }) {
+    return this.r.listVolumes(filter);
+  }
+  getEval(id: string) {
+    return this.r.getEval(id);
+  }
+  listEvals(ns?: string) {
+    return this.r.listEvals(ns);
+  }
+  evalsByJob(ns: string, jobId: string) {
+    return this.r.evalsByJob(ns, jobId);
+  }
+  getPlugin(id: string): CSIPlugin | undefined {
+    this.flushPlugins();
+    return this.r.getPlugin(id);
+  }
+  listPlugins(): CSIPlugin[] {
+    this.flushPlugins();
+    return this.r.listPlugins();
+  }
+
+  /** Brings up to date the plugins of the system jobs alloc writes left stale (see staleJobs). */
+  flushPlugins(): void {
+    const jobs = [...this.staleJobs.values()];
+    this.staleJobs.clear();
+    for (const { namespace, jobId } of jobs) {
+      for (const use of this.usesOfJob(namespace, jobId)) {
+        if (use.system) this.updatePlugin(use.pluginId, { jobs: [this.expectation(use)] });
+      }
+    }
+  }
+
+  putNode(node: Node): Node {
+    const prev = this.getNode(node.ID);
+    if (prev && contentOf(prev) === contentOf(node)) return prev;
+    const rec = stamp(node, prev, this.writeIndex);
+    this.s.putNode.run(rec.ID, JSON.stringify(rec));
+    this.touched.add("nodes");
+    this.applyNodeDeltas(rec.ID, prev, rec);
+    return rec;
+  }
+
+  deleteNode(id: string): void {
+    const prev = this.getNode(id);
+    if (!prev) return;
+    this.s.delNode.run(id);
+    this.touched.add("nodes");
+    this.applyNodeDeltas(id, prev, undefined);
+  }
+
+  putJob(job: Job): Job {
+    const prev = this.getJob(job.Namespace, job.ID);
+    if (prev && contentOf(prev) === contentOf(job)) return prev;
+    const rec = stamp(job, prev, this.writeIndex);
+    this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
+    this.touched.add("jobs");
+    this.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
+    return rec;
+  }
+
+  deleteJob(namespace: string, id: string): void {
+    if (this.s.delJob.run(namespace, id).changes === 0) return;
+    this.touched.add("jobs");
+    this.syncPluginUses(namespace, id, []);
+  }
+
+  deletePlugin(id: string): boolean {
+    const cur = this.getPlugin(id);
+    if (!cur || !isPluginEmpty(cur)) return false;
+    this.s.delPlugin.run(id);
+    this.touched.add("plugins");
+    return true;
+  }
+
+  putAlloc(alloc: Allocation): Allocation {
+    const prev = this.getAlloc(alloc.ID);
+    if (prev && contentOf(prev) === contentOf(alloc)) return prev;
+    const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: this.writeIndex };
+    const live = isAllocTerminal(rec) ? 0 : 1;
+    this.s.putAlloc.run(
+      rec.ID,
+      rec.Namespace,
+      rec.NodeID,
+      rec.JobID,
+      rec.TaskGroup,
+      live,
+      JSON.stringify(rec),
+    );
+    this.markStale(allocLiveJobs(prev, rec));
+    this.s.delAllocVolumes.run(rec.ID);
+    const group = rec.Job.TaskGroups.find((g) => g.Name === rec.TaskGroup);
+    for (const req of Object.values(group?.Volumes ?? {})) {
+      if (req.Type !== "csi") continue;
+      this.s.putAllocVolume.run(rec.Namespace, volumeSourceForAlloc(req, allocIndex(rec)), rec.ID);
+    }
+    this.touched.add("allocs");
+    return rec;
+  }
+
+  deleteAlloc(id: string): void {
+    const keys = this.s.allocKeys.get(id) as AllocKeys | undefined;
+    if (!keys) return;
+    this.s.delAlloc.run(id);
+    if (keys.live === 1) this.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
+    this.s.delAllocVolumes.run(id);
+    this.touched.add("allocs");
+  }
+
+  putVolume(vol: CSIVolume): CSIVolume {
+    const prev = this.getVolume(vol.Namespace, vol.ID);
+    if (prev && contentOf(prev) === contentOf(vol)) return prev;
+    const rec = stamp(vol, prev, this.writeIndex);
+    this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, JSON.stringify(rec));
+    this.touched.add("volumes");
+    return rec;
+  }
+
+  deleteVolume(namespace: string, id: string): void {
+    if (this.s.delVolume.run(namespace, id).changes > 0) this.touched.add("volumes");
+  }
+
+  putEval(ev: Evaluation): Evaluation {
+    const prev = this.getEval(ev.ID);
+    if (prev && contentOf(prev) === contentOf(ev)) return prev;
+    const rec = stamp(ev, prev, this.writeIndex);
+    this.s.putEval.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, JSON.stringify(rec));
+    this.touched.add("evals");
+    return rec;
+  }
+
+  deleteEval(id: string): void {
+    if (this.s.delEval.run(id).changes > 0) this.touched.add("evals");
+  }
+
+  /** Records the node's changed plugin instances (plugin_instances) and updates those plugins. */
+  private applyNodeDeltas(nodeId: string, prev: Node | undefined, next: Node | undefined): void {
+    for (const [pluginId, inst] of nodePluginDeltas(nodeId, prev, next)) {
+      if (inst.controller || inst.node) {
+        const json = (i: unknown) => (i ? JSON.stringify(i) : null);
+        this.s.putInstance.run(pluginId, nodeId, json(inst.controller), json(inst.node));
+      } else {
+        this.s.delInstance.run(pluginId, nodeId);
+      }
+      this.updatePlugin(pluginId, { nodes: [inst] });
+    }
+  }
+
+  /** Replaces the job's plugin uses with `uses`, updating every plugin whose use changed. */
+  private syncPluginUses(namespace: string, jobId: string, uses: PluginJobUse[]): void {
+    for (const { pluginId, use } of jobPluginDeltas(this.usesOfJob(namespace, jobId), uses)) {
+      if (use) this.s.putUse.run(pluginId, namespace, jobId, JSON.stringify(use));
+      else this.s.delUse.run(pluginId, namespace, jobId);
+      const expected = use ? this.expectation(use) : { namespace, jobId, expected: undefined };
+      this.updatePlugin(pluginId, { jobs: [expected] });
+    }
+  }
+
+  private usesOfJob(namespace: string, jobId: string): PluginJobUse[] {
+    const rows = this.s.usesOfJob.all(namespace, jobId) as { json: string }[];
+    return rows.map((r) => JSON.parse(r.json) as PluginJobUse);
+  }
+
+  /** What `use`'s job expects of its plugin now (a system job: its live allocs per group). */
+  private expectation(use: PluginJobUse) {
+    const live = use.system ? liveAllocsByGroup(this.s.liveAllocsOfJob, use.namespace, use.jobId) : {};
+    return { namespace: use.namespace, jobId: use.jobId, expected: expectedOf(use, live) };
+  }
+
+  private markStale(jobs: { namespace: string; jobId: string }[]): void {
+    for (const j of jobs) this.staleJobs.set(JSON.stringify([j.namespace, j.jobId]), j);
+  }
+
+  private updatePlugin(id: string, delta: PluginDelta): void {
+    const next = applyPluginDelta(this.r.getPlugin(id), id, delta, {
+      writeIndex: this.writeIndex,
+      nowMs: this.r.now(),
+    });
+    if (!next) return;
+    this.s.putPlugin.run(id, JSON.stringify(next));
+    this.touched.add("plugins");
+  }
+}
