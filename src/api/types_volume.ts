@@ -1,0 +1,173 @@
+/**
+ * The HTTP API's CSI volume shapes: volumes, claims, capabilities, specs, snapshots and plugin-listed volumes.
+ * Part of the API's own DTOs (see types.ts); same conventions.
+ */
+
+import type { AllocationListStub } from "./types_alloc.js";
+import type { MountOptions } from "./types_job.js";
+import type { CSITopology } from "./types_node.js";
+
+export interface VolumeCapability {
+  /** "single-node-reader-only" | "single-node-writer" | "multi-node-reader-only" | "multi-node-single-writer" | "multi-node-multi-writer" */
+  AccessMode: string;
+  /** "file-system" | "block-device" */
+  AttachmentMode: string;
+}
+
+export interface CSITopologyRequest {
+  Required: CSITopology[] | null;
+  Preferred: CSITopology[] | null;
+}
+
+export interface CSIVolumeClaim {
+  AllocationID: string;
+  NodeID: string;
+  ExternalNodeID: string;
+  /** "read" | "write" */
+  Mode: string;
+  AccessMode: string;
+  AttachmentMode: string;
+  /** "taken" | "node-detached" | "controller-detached" | "ready-to-free" */
+  State: string;
+  /** berth's addition: why the claim's release is not done yet; absent or null when nothing is pending. */
+  ReleaseStatus?: CSIClaimReleaseStatus | null;
+}
+
+export interface CSIClaimReleaseStatus {
+  /** node-unpublish, node-unstage, wait-plugin, server-unpublish, controller-unpublish, server-release */
+  Step: string;
+  LastError: string;
+  Attempts: number;
+  /** Unix nanoseconds; 0 when not known. */
+  NextAttempt: number;
+  /** Unix nanoseconds. */
+  UpdateTime: number;
+}
+
+export interface CSIVolume {
+  ID: string;
+  Name: string;
+  Namespace: string;
+  ExternalID: string;
+  PluginID: string;
+  Provider: string;
+  ProviderVersion: string;
+  RequestedCapabilities: VolumeCapability[];
+  /** Mode of the current claims; "" when unclaimed. */
+  AccessMode: string;
+  AttachmentMode: string;
+  MountOptions: MountOptions | null;
+  /** Always null in answers: secrets never leave the server. */
+  Secrets: Record<string, string> | null;
+  Parameters: Record<string, string>;
+  Context: Record<string, string>;
+  /** Bytes. */
+  Capacity: number;
+  RequestedCapacityMin: number;
+  RequestedCapacityMax: number;
+  SnapshotID: string;
+  CloneID: string;
+  Topologies: CSITopology[];
+  RequestedTopologies: CSITopologyRequest | null;
+  ReadClaims: Record<string, CSIVolumeClaim>;
+  WriteClaims: Record<string, CSIVolumeClaim>;
+  PastClaims: Record<string, CSIVolumeClaim>;
+  /** Keyed by alloc ID; values are null in answers (Nomad's shape). */
+  ReadAllocs: Record<string, null>;
+  WriteAllocs: Record<string, null>;
+  Allocations: AllocationListStub[];
+  Schedulable: boolean;
+  ControllerRequired: boolean;
+  ControllersHealthy: number;
+  ControllersExpected: number;
+  NodesHealthy: number;
+  NodesExpected: number;
+  ResourceExhausted: number | null;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+export interface CSIVolumeListStub {
+  ID: string;
+  Namespace: string;
+  Name: string;
+  ExternalID: string;
+  Topologies: CSITopology[];
+  AccessMode: string;
+  AttachmentMode: string;
+  CurrentReaders: number;
+  CurrentWriters: number;
+  Schedulable: boolean;
+  PluginID: string;
+  Provider: string;
+  ControllerRequired: boolean;
+  ControllersHealthy: number;
+  ControllersExpected: number;
+  NodesHealthy: number;
+  NodesExpected: number;
+  ResourceExhausted: number | null;
+  CreateIndex: number;
+  ModifyIndex: number;
+}
+
+/**
+ * What a volume spec sets, as sent to register/create: only the keys the spec gave, so the server's
+ * defaults (e.g. Name = ID, Namespace = "default") apply to the rest.
+ */
+export type CSIVolumeSpec = Partial<
+  Pick<
+    CSIVolume,
+    | "ID"
+    | "Name"
+    | "Namespace"
+    | "ExternalID"
+    | "PluginID"
+    | "RequestedCapabilities"
+    | "MountOptions"
+    | "Secrets"
+    | "Parameters"
+    | "Context"
+    | "RequestedCapacityMin"
+    | "RequestedCapacityMax"
+    | "SnapshotID"
+    | "CloneID"
+    | "RequestedTopologies"
+  >
+>;
+
+/** A CSI snapshot (Nomad's CSISnapshot). `Secrets` are sent on create and always null in answers. */
+export interface CSISnapshot {
+  ID: string;
+  ExternalSourceVolumeID: string;
+  SizeBytes: number;
+  /** Unix seconds. */
+  CreateTime: number;
+  IsReady: boolean;
+  SourceVolumeID: string;
+  PluginID: string;
+  Name: string;
+  Secrets: Record<string, string> | null;
+  Parameters: Record<string, string> | null;
+}
+
+export interface CSISnapshotListResponse {
+  Snapshots: CSISnapshot[];
+  NextToken: string;
+}
+
+/** A volume as its plugin lists it (ListVolumes), registered in berth or not. */
+export interface CSIVolumeExternalStub {
+  ExternalID: string;
+  CapacityBytes: number;
+  VolumeContext: Record<string, string>;
+  CloneID: string;
+  SnapshotID: string;
+  PublishedExternalNodeIDs: string[];
+  IsAbnormal: boolean;
+  Status: string;
+}
+
+export interface CSIVolumeExternalListResponse {
+  Volumes: CSIVolumeExternalStub[];
+  NextToken: string;
+}
