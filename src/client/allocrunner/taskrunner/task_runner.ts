@@ -10,61 +10,26 @@
  * runner waits on it; when it is gone, its recorded exit is treated as a normal exit and the restart
  * policy decides. A restored state that is already dead is final: the task is not run again.
  *
- * Mount refresh: when the alloc's csi_hook publishes a lost volume again, `refreshMounts` asks the
- * driver to re-bind the new mount wherever the running task mounts that target (the mounts the task
- * was started with; for a recovered task, its volume mounts as published now), without a restart.
+ * Mount refresh (mount_refresh.ts): `refreshMounts` re-binds a volume published again into the
+ * running task (the mounts it was started with; for a recovered task, its volume mounts as now).
  */
-import path from "node:path";
 import { isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
-import { allocTaskGroup, type Allocation, type TaskEvent, type TaskState } from "../../../structs/alloc.js";
+import { allocTaskGroup, type TaskEvent, type TaskState } from "../../../structs/alloc.js";
 import { asBerthError, BerthError } from "../../../structs/errors.js";
-import { NS_PER_MS, type Task } from "../../../structs/job.js";
-import type { AllocDir } from "../../allocdir/alloc_dir.js";
-import type { ExitResult, TaskDriver, TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
-import type { PluginRegistrar } from "../../dynamicplugins/types.js";
-import type { CsiMount } from "../hook_resources.js";
+import { NS_PER_MS } from "../../../structs/job.js";
+import type { ExitResult, TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import { runExitedHooks, runPoststartHooks, runStopHooks, timedHook } from "./hook_phases.js";
+import { refreshTaskMounts } from "./mount_refresh.js";
 import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
-import type { PluginDirs } from "./plugin_dirs.js";
-import { type PluginSupervisorOptions, PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { RestartTracker, formatMs } from "./restart_tracker.js";
-import { TaskDirHook } from "./task_dir_hook.js";
-import { buildTaskEnv, interpolate, type TaskEnvInput, type TaskNode } from "./task_env.js";
+import type { TaskRunnerConfig } from "./task_runner_config.js";
+import { buildStartConfig } from "./task_start.js";
+import { taskHooks } from "./task_hooks.js";
 import { VolumeHook } from "./volume_hook.js";
 
-export interface TaskRunnerConfig {
-  alloc: Allocation;
-  task: Task;
-  allocDir: AllocDir;
-  driver: TaskDriver;
-  hookResources: { getCsiMounts(): Map<string, CsiMount> };
-  pluginRegistrar: PluginRegistrar;
-  /** The node as tasks see it: identity, attributes and meta for `${...}`, its host volumes. */
-  node: TaskNode;
-  dataDir: string;
-  log: Logger;
-  onStateChange(state: TaskState): void;
-  /** Required for tasks with a csi_plugin block: how to Probe the plugin, and how often. */
-  csiPlugin?: PluginSupervisorOptions;
-  /** The node's owner of CSI plugin dirs (plugin_dirs.ts), shared by all plugin tasks. */
-  pluginDirs?: PluginDirs;
-  /** Where the running task's handle is persisted for an agent restart; none: nothing persists. */
-  handles?: TaskHandleStore;
-  /** The task's state as last persisted, when its alloc is restored after an agent restart. */
-  restoredState?: TaskState;
-  /** Events the alloc runner recorded for this task before the runner existed (e.g. claim retries). */
-  initialEvents?: TaskEvent[];
-}
+export type { TaskHandleStore, TaskRunnerConfig } from "./task_runner_config.js";
 
-/** The part of the client state DB that keeps task handles; StateDB satisfies it. */
-export interface TaskHandleStore {
-  putTaskHandle(allocId: string, task: string, handle: TaskHandle): void;
-  getTaskHandle(allocId: string, task: string): TaskHandle | undefined;
-  deleteTaskHandle(allocId: string, task: string): void;
-}
-
-/** Drivers that chroot into the task dir, so paths are given in the task's view. */
-const CHROOTING_DRIVERS = new Set(["exec"]);
 const DEFAULT_KILL_TIMEOUT_MS = 5000;
 /** Nomad keeps the latest 10; a flapping plugin should not grow the state without bound either. */
 const MAX_EVENTS = 50;
@@ -120,35 +85,7 @@ export class TaskRunner {
       emitEvent: (type, message, details) => this.emit(type, message, details),
       restart: (reason) => this.restartFromHook(reason),
     };
-    this.volumeHook = new VolumeHook(
-      cfg.task,
-      group,
-      cfg.driver,
-      cfg.hookResources,
-      cfg.node.hostVolumes ?? {},
-      // Destinations see the task's env as it is before hooks add theirs (Nomad's volume hook too).
-      (text) => interpolate(text, buildTaskEnv(this.envInput(), {}).scope),
-    );
-    this.hooks = [new TaskDirHook(cfg.allocDir, cfg.task.Name, this.lifecycle), this.volumeHook];
-    const plugin = cfg.task.CSIPluginConfig;
-    if (plugin) {
-      if (!cfg.csiPlugin)
-        throw new BerthError("ERR_INTERNAL", `task ${cfg.task.Name}: csi_plugin needs a probe`);
-      this.hooks.push(
-        new PluginSupervisorHook({
-          alloc: cfg.alloc,
-          task: cfg.task,
-          plugin,
-          dataDir: cfg.dataDir,
-          registrar: cfg.pluginRegistrar,
-          lifecycle: this.lifecycle,
-          log: this.log,
-          options: cfg.csiPlugin,
-          driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
-          ...(cfg.pluginDirs ? { pluginDirs: cfg.pluginDirs } : {}),
-        }),
-      );
-    }
+    ({ hooks: this.hooks, volumeHook: this.volumeHook } = taskHooks(cfg, group, this.lifecycle, this.log));
     const restored = cfg.restoredState;
     if (restored) {
       Object.assign(this.st, structuredClone(restored));
@@ -184,34 +121,15 @@ export class TaskRunner {
     await this.starting?.catch(() => undefined);
     const handle = this.handle;
     if (!handle) return true;
-    let refreshed = true;
-    for (const m of this.mounts.filter((x) => x.hostPath === hostPath)) {
-      try {
-        if (!this.cfg.driver.refreshMount) {
-          throw new BerthError(
-            "ERR_DRIVER",
-            `driver ${JSON.stringify(this.cfg.driver.name)} cannot refresh the mounts of a running task`,
-          );
-        }
-        await this.cfg.driver.refreshMount(handle, m);
-        this.log.info("volume mount refreshed in the running task", { taskPath: m.taskPath });
-      } catch (err) {
-        // The task exited or is being stopped meanwhile: a next start binds the new mount anyway.
-        if (this.handle !== handle || this.killReason !== null) return true;
-        refreshed = false;
-        const reason = asBerthError(err).message;
-        this.log.warn("refreshing a volume mount in the running task failed", {
-          taskPath: m.taskPath,
-          reason,
-        });
-        this.emit(
-          "Volume Refresh Failed",
-          `the volume mounted at ${m.taskPath} was mounted again on the host, but the running task still has the old mount: ${reason}; restart the task to get the new one`,
-          { mount: m.taskPath, error: reason },
-        );
-      }
-    }
-    return refreshed;
+    return refreshTaskMounts({
+      driver: this.cfg.driver,
+      handle,
+      mounts: this.mounts.filter((x) => x.hostPath === hostPath),
+      log: this.log,
+      // The task exited or is being stopped meanwhile: a next start binds the new mount anyway.
+      gone: () => this.handle !== handle || this.killReason !== null,
+      emit: (type, message, details) => this.emit(type, message, details),
+    });
   }
 
   /** Resolves when the task is dead for good. Idempotent. */
@@ -294,7 +212,7 @@ export class TaskRunner {
       this.emit("Driver Failure", asBerthError(err).message);
     } finally {
       this.decideRecovery();
-      await this.runStopHooks();
+      await runStopHooks(this.hooks, this.log);
       this.cfg.handles?.deleteTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name);
       if (this.killReason !== null) this.emit("Killed", "Task successfully killed");
       this.st.State = "dead";
@@ -312,11 +230,11 @@ export class TaskRunner {
     try {
       for (const h of this.hooks) {
         if (!h.prestart) continue;
-        const res = await this.timed(h.name, "prestart", () => h.prestart!(this.killAc.signal));
+        const res = await timedHook(this.log, h.name, "prestart", () => h.prestart!(this.killAc.signal));
         if (res?.mounts) mounts.push(...res.mounts);
         if (res?.env) Object.assign(hookEnv, res.env);
       }
-      startConfig = this.startConfig(mounts, hookEnv);
+      startConfig = buildStartConfig(this.cfg, mounts, hookEnv);
     } catch (err) {
       if (this.killAc.signal.aborted) return { kind: "killed" };
       const e = asBerthError(err);
@@ -407,7 +325,9 @@ export class TaskRunner {
   private async supervise(handle: TaskHandle): Promise<RunOutcome> {
     const runAc = new AbortController();
     const runSignal = AbortSignal.any([runAc.signal, this.killAc.signal, this.shutdownAc.signal]);
-    const poststart = this.runPoststart(handle, runSignal);
+    const poststart = runPoststartHooks(this.hooks, handle, runSignal, this.log, (reason) =>
+      this.restartFromHook(reason),
+    );
     const result = await this.cfg.driver.wait(handle);
     runAc.abort();
     await poststart;
@@ -428,37 +348,8 @@ export class TaskRunner {
         ...(result.error ? { exit_message: result.error } : {}),
       },
     );
-    for (const h of this.hooks) {
-      if (!h.exited) continue;
-      await this.timed(h.name, "exited", () => h.exited!(result)).catch((err: unknown) =>
-        this.log.error("exited hook failed", { err }),
-      );
-    }
+    await runExitedHooks(this.hooks, result, this.log);
     return { kind: "exited", result, hookRestart: this.hookRestartReason };
-  }
-
-  private async runPoststart(handle: TaskHandle, signal: AbortSignal): Promise<void> {
-    for (const h of this.hooks) {
-      if (!h.poststart || signal.aborted) continue;
-      try {
-        await this.timed(h.name, "poststart", () => h.poststart!(handle, signal));
-      } catch (err) {
-        if (signal.aborted) return;
-        const msg = asBerthError(err).message;
-        this.log.error("poststart hook failed", { err });
-        await this.restartFromHook(msg);
-        return;
-      }
-    }
-  }
-
-  private async runStopHooks(): Promise<void> {
-    for (const h of this.hooks) {
-      if (!h.stop) continue;
-      await this.timed(h.name, "stop", () => h.stop!()).catch((err: unknown) =>
-        this.log.error("stop hook failed", { err }),
-      );
-    }
   }
 
   private async restartFromHook(reason: string): Promise<void> {
@@ -474,54 +365,6 @@ export class TaskRunner {
       await this.cfg.driver.stop(handle, this.killTimeoutMs());
     } catch (err) {
       this.log.error("stopping the task failed", { err });
-    }
-  }
-
-  private envInput(): TaskEnvInput {
-    return {
-      alloc: this.cfg.alloc,
-      task: this.cfg.task,
-      allocDir: this.cfg.allocDir,
-      node: this.cfg.node,
-      taskView: CHROOTING_DRIVERS.has(this.cfg.driver.name),
-    };
-  }
-
-  private startConfig(mounts: TaskMount[], hookEnv: Record<string, string>): TaskStartConfig {
-    const { task, allocDir } = this.cfg;
-    const { env, scope } = buildTaskEnv(this.envInput(), hookEnv);
-    const { command, args } = parseConfig(task);
-    const logs = allocDir.taskLogsDir(task.Name);
-    return {
-      allocId: this.cfg.alloc.ID,
-      taskName: task.Name,
-      taskDir: allocDir.taskDir(task.Name),
-      allocSharedDir: allocDir.sharedDir,
-      command: interpolate(command, scope),
-      args: args.map((a) => interpolate(a, scope)),
-      env,
-      mounts,
-      // Nomad runs CSI plugin tasks privileged: they need the host's devices.
-      privileged: task.CSIPluginConfig !== null,
-      stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
-      stderrPath: path.join(logs, `${task.Name}.stderr.0`),
-    };
-  }
-
-  /** Runs one hook phase, logs its duration, and names the hook in any error it throws. */
-  private async timed<T>(hook: string, phase: string, fn: () => Promise<T>): Promise<T> {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } catch (err) {
-      if (isAbortError(err)) throw err;
-      const e = asBerthError(err);
-      const message = `${phase} hook "${hook}" failed: ${e.message}`;
-      throw isRecoverable(err)
-        ? new BerthError(e.code, message, { cause: err })
-        : new NonRecoverableError(e.code, message);
-    } finally {
-      this.log.debug("hook finished", { hook, phase, ms: Math.round(performance.now() - t0) });
     }
   }
 
@@ -550,22 +393,4 @@ export class TaskRunner {
       this.log.error("onStateChange failed", { err });
     }
   }
-}
-
-/** `command` (required string) and `args` (optional string array) from the task's Config. */
-function parseConfig(task: Task): { command: string; args: string[] } {
-  const { command, args } = task.Config;
-  if (typeof command !== "string" || command === "") {
-    throw new NonRecoverableError(
-      "ERR_VALIDATION",
-      `task ${JSON.stringify(task.Name)}: config.command is required`,
-    );
-  }
-  if (args !== undefined && (!Array.isArray(args) || !args.every((a) => typeof a === "string"))) {
-    throw new NonRecoverableError(
-      "ERR_VALIDATION",
-      `task ${JSON.stringify(task.Name)}: config.args must be a list of strings`,
-    );
-  }
-  return { command, args: args ?? [] };
 }

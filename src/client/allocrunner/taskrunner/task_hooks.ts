@@ -1,0 +1,53 @@
+/**
+ * Which hooks a task runs, in order: its task dir, its volume mounts, and for a task with a
+ * csi_plugin block the plugin supervisor. The runner calls them phase by phase (hooks.ts).
+ */
+import type { Logger } from "../../../internal/log.js";
+import { BerthError } from "../../../structs/errors.js";
+import type { TaskGroup } from "../../../structs/job.js";
+import type { TaskHook, TaskLifecycle } from "./hooks.js";
+import { PluginSupervisorHook } from "./plugin_supervisor_hook.js";
+import { TaskDirHook } from "./task_dir_hook.js";
+import { buildTaskEnv, interpolate } from "./task_env.js";
+import type { TaskRunnerConfig } from "./task_runner_config.js";
+import { taskEnvInput } from "./task_start.js";
+import { VolumeHook } from "./volume_hook.js";
+
+/** The task's hooks; `volumeHook` is one of them, kept apart for a recovered task's mounts. */
+export function taskHooks(
+  cfg: TaskRunnerConfig,
+  group: TaskGroup,
+  lifecycle: TaskLifecycle,
+  log: Logger,
+): { hooks: TaskHook[]; volumeHook: VolumeHook } {
+  const volumeHook = new VolumeHook(
+    cfg.task,
+    group,
+    cfg.driver,
+    cfg.hookResources,
+    cfg.node.hostVolumes ?? {},
+    // Destinations see the task's env as it is before hooks add theirs (Nomad's volume hook too).
+    (text) => interpolate(text, buildTaskEnv(taskEnvInput(cfg), {}).scope),
+  );
+  const hooks: TaskHook[] = [new TaskDirHook(cfg.allocDir, cfg.task.Name, lifecycle), volumeHook];
+  const plugin = cfg.task.CSIPluginConfig;
+  if (plugin) {
+    if (!cfg.csiPlugin)
+      throw new BerthError("ERR_INTERNAL", `task ${cfg.task.Name}: csi_plugin needs a probe`);
+    hooks.push(
+      new PluginSupervisorHook({
+        alloc: cfg.alloc,
+        task: cfg.task,
+        plugin,
+        dataDir: cfg.dataDir,
+        registrar: cfg.pluginRegistrar,
+        lifecycle,
+        log,
+        options: cfg.csiPlugin,
+        driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
+        ...(cfg.pluginDirs ? { pluginDirs: cfg.pluginDirs } : {}),
+      }),
+    );
+  }
+  return { hooks, volumeHook };
+}

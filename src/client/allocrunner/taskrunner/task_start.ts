@@ -1,0 +1,69 @@
+/**
+ * How one start of a task is configured: the env input (task_env.ts) and the driver's start config
+ * built from the task's Config (`command`, `args`), the hooks' mounts and env, and the alloc dir.
+ * Functions of the runner's config only, no runner state.
+ */
+import path from "node:path";
+import type { Task } from "../../../structs/job.js";
+import type { TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import { NonRecoverableError } from "./hooks.js";
+import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
+import type { TaskRunnerConfig } from "./task_runner_config.js";
+
+/** Drivers that chroot into the task dir, so paths are given in the task's view. */
+const CHROOTING_DRIVERS = new Set(["exec"]);
+
+/** The inputs of the task's env (task_env.ts), paths in the task's view for chrooting drivers. */
+export function taskEnvInput(cfg: TaskRunnerConfig): TaskEnvInput {
+  return {
+    alloc: cfg.alloc,
+    task: cfg.task,
+    allocDir: cfg.allocDir,
+    node: cfg.node,
+    taskView: CHROOTING_DRIVERS.has(cfg.driver.name),
+  };
+}
+
+/** The driver's start config: command, args and env interpolated, the prestart hooks' mounts and env. */
+export function buildStartConfig(
+  cfg: TaskRunnerConfig,
+  mounts: TaskMount[],
+  hookEnv: Record<string, string>,
+): TaskStartConfig {
+  const { task, allocDir } = cfg;
+  const { env, scope } = buildTaskEnv(taskEnvInput(cfg), hookEnv);
+  const { command, args } = parseConfig(task);
+  const logs = allocDir.taskLogsDir(task.Name);
+  return {
+    allocId: cfg.alloc.ID,
+    taskName: task.Name,
+    taskDir: allocDir.taskDir(task.Name),
+    allocSharedDir: allocDir.sharedDir,
+    command: interpolate(command, scope),
+    args: args.map((a) => interpolate(a, scope)),
+    env,
+    mounts,
+    // Nomad runs CSI plugin tasks privileged: they need the host's devices.
+    privileged: task.CSIPluginConfig !== null,
+    stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
+    stderrPath: path.join(logs, `${task.Name}.stderr.0`),
+  };
+}
+
+/** `command` (required string) and `args` (optional string array) from the task's Config. */
+function parseConfig(task: Task): { command: string; args: string[] } {
+  const { command, args } = task.Config;
+  if (typeof command !== "string" || command === "") {
+    throw new NonRecoverableError(
+      "ERR_VALIDATION",
+      `task ${JSON.stringify(task.Name)}: config.command is required`,
+    );
+  }
+  if (args !== undefined && (!Array.isArray(args) || !args.every((a) => typeof a === "string"))) {
+    throw new NonRecoverableError(
+      "ERR_VALIDATION",
+      `task ${JSON.stringify(task.Name)}: config.args must be a list of strings`,
+    );
+  }
+  return { command, args: args ?? [] };
+}
