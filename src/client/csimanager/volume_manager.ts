@@ -15,6 +15,7 @@
  * - A stage or publish counts only once the host path holds the volume (mount_check.ts): a plugin
  *   that answers success without mounting is asked again until the deadline, each time reported
  *   through the request's `onNotMounted`; then what the call created is cleaned up and it fails.
+ * The node calls themselves are in node_mount.ts and node_release.ts; this file owns the sequence.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -26,8 +27,9 @@ import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import { KeyedMutex } from "../../internal/keyed_mutex.js";
-import type { NodePluginHandle, NodePluginSource } from "./manager.js";
+import type { NodePluginHandle } from "./manager.js";
 import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
+import { expandOnNode, publishOnNode, publishedStub, stageOnNode, type NodeMountStep } from "./node_mount.js";
 import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";
 import {
   holdsVolume,
@@ -43,6 +45,7 @@ import type {
   MountVolumeResult,
   UnmountGuard,
   UnmountVolumeRequest,
+  VolumeManagerConfig,
 } from "./volume_requests.js";
 
 export type {
@@ -52,19 +55,8 @@ export type {
   MountVolumeResult,
   UnmountGuard,
   UnmountVolumeRequest,
+  VolumeManagerConfig,
 } from "./volume_requests.js";
-
-export interface VolumeManagerConfig {
-  plugins: NodePluginSource;
-  log: Logger;
-  retry?: CsiRetryPolicy;
-  /** Deadline of each single CSI call; 5 min by default (staging a network volume can be slow). */
-  callTimeoutMs?: number;
-  /** Whether a host path is a mount point; reads /proc/self/mountinfo by default. */
-  isMountPoint?: (hostPath: string) => Promise<boolean>;
-  /** Whether a host path is a device node (block volumes); lstat by default. */
-  isDeviceNode?: (hostPath: string) => Promise<boolean>;
-}
 
 /** Deadline of each call of the one-shot cleanup after a failed stage or publish. */
 const CLEANUP_CALL_TIMEOUT_MS = 30_000;
@@ -164,6 +156,16 @@ export class VolumeManager {
     const users = this.users(skey);
     const stages = node.capabilities.stageUnstageVolume;
     const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+    const steps: NodeMountStep = {
+      node,
+      req,
+      paths,
+      call,
+      policy: this.retry,
+      log,
+      capability,
+      checkMounted: (checked, hostPath) => this.checkMounted(req, checked, hostPath),
+    };
 
     if (
       stages &&
@@ -171,26 +173,7 @@ export class VolumeManager {
     ) {
       await fs.mkdir(paths.hostStagingPath, { recursive: true });
       try {
-        await retryCsiCall(
-          "NodeStageVolume",
-          async () => {
-            await node.client.nodeStageVolume(
-              {
-                volumeId: vol.ExternalID,
-                publishContext: { ...req.publishContext },
-                stagingTargetPath: paths.stagingPath,
-                volumeCapability: capability,
-                secrets: { ...vol.Secrets },
-                volumeContext: { ...vol.Context },
-              },
-              call,
-            );
-            await this.checkMounted(req, "NodeStageVolume", paths.hostStagingPath);
-          },
-          this.retry,
-          log,
-          signal,
-        );
+        await stageOnNode(steps);
       } catch (err) {
         // Nobody else uses this staging: undo what the failed stage may have left.
         if (users.size === 0) {
@@ -213,28 +196,7 @@ export class VolumeManager {
 
     try {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
-      await retryCsiCall(
-        "NodePublishVolume",
-        async () => {
-          await node.client.nodePublishVolume(
-            {
-              volumeId: vol.ExternalID,
-              publishContext: { ...req.publishContext },
-              stagingTargetPath: stages ? paths.stagingPath : "",
-              targetPath: paths.targetPath,
-              volumeCapability: capability,
-              readonly: req.usage.readOnly,
-              secrets: { ...vol.Secrets },
-              volumeContext: { ...vol.Context },
-            },
-            call,
-          );
-          await this.checkMounted(req, "NodePublishVolume", paths.hostTargetPath);
-        },
-        this.retry,
-        log,
-        signal,
-      );
+      await publishOnNode(steps, stages);
     } catch (err) {
       // A failed (or timed-out) publish may have half-happened: release what this call may own.
       // One short attempt: a plugin that is away or hung is not waited for here (under the
@@ -251,20 +213,7 @@ export class VolumeManager {
       throw err;
     }
     log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
-    const stub: CsiVolumeStub = {
-      volumeId: vol.ID,
-      namespace: vol.Namespace,
-      pluginId: vol.PluginID,
-      externalId: vol.ExternalID,
-      usage: {
-        readOnly: req.usage.readOnly,
-        accessMode: req.usage.accessMode,
-        attachmentMode: req.usage.attachmentMode,
-      },
-      stagingPath: stages ? paths.hostStagingPath : "",
-      targetPath: paths.hostTargetPath,
-      publishContext: { ...req.publishContext },
-    };
+    const stub = publishedStub(req, paths, stages);
     return { source: paths.hostTargetPath, stub };
   }
 
@@ -363,24 +312,8 @@ export class VolumeManager {
         stub.usage,
       );
       const log = this.log.child("volume").child(stub.volumeId);
-      const res = await retryCsiCall(
-        "NodeExpandVolume",
-        () =>
-          node.client.nodeExpandVolume(
-            {
-              volumeId: stub.externalId,
-              volumePath: paths.targetPath,
-              stagingTargetPath: stub.stagingPath ? paths.stagingPath : "",
-              capacityRange: { requiredBytes: req.capacityMin, limitBytes: req.capacityMax },
-              volumeCapability: null,
-              secrets: { ...req.secrets },
-            },
-            { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
-          ),
-        this.retry,
-        log,
-        signal,
-      );
+      const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+      const res = await expandOnNode(node, req, paths, call, this.retry, log);
       log.info("volume expanded on node", { alloc: req.allocId, capacity: res.capacityBytes });
       return res.capacityBytes;
     });

@@ -4,7 +4,9 @@ import type { ClaimedVolume } from "../../structs/rpc.js";
 import type { MountOptions } from "../../structs/volume.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
-import type { CsiRetryObserver } from "./csi_retry.js";
+import type { Logger } from "../../internal/log.js";
+import type { CsiRetryObserver, CsiRetryPolicy } from "./csi_retry.js";
+import type { NodePluginSource } from "./manager.js";
 
 export interface MountUsage extends VolumeUsage {
   /** Already resolved by the caller: the request's options replace the volume's. */
@@ -60,4 +62,17 @@ export interface ExpandVolumeRequest {
   capacityMin: number;
   capacityMax: number;
   secrets: Record<string, string>;
+}
+
+/** How the VolumeManager is built: where node plugins come from, retries, deadlines, mount checks. */
+export interface VolumeManagerConfig {
+  plugins: NodePluginSource;
+  log: Logger;
+  retry?: CsiRetryPolicy;
+  /** Deadline of each single CSI call; 5 min by default (staging a network volume can be slow). */
+  callTimeoutMs?: number;
+  /** Whether a host path is a mount point; reads /proc/self/mountinfo by default. */
+  isMountPoint?: (hostPath: string) => Promise<boolean>;
+  /** Whether a host path is a device node (block volumes); lstat by default. */
+  isDeviceNode?: (hostPath: string) => Promise<boolean>;
 }
