@@ -24,83 +24,24 @@ import {
   isClientTerminal,
   type Allocation,
   type ClientStatus,
-  type TaskEvent,
   type TaskState,
 } from "../../structs/alloc.js";
 import { asBerthError } from "../../structs/errors.js";
-import { NS_PER_MS, type Task } from "../../structs/job.js";
 import type { AllocClientUpdate } from "../../structs/rpc.js";
 import { AllocDir } from "../allocdir/alloc_dir.js";
 import { AllocDirHook } from "./alloc_dir_hook.js";
-import { clientStatusOf, newTaskState } from "./alloc_status.js";
-import {
-  CsiHook,
-  type CsiBackoff,
-  type CsiHookRegistry,
-  type CsiHookStore,
-  type CsiHookVolumeManager,
-  type ServerRpc,
-  type CsiHookPluginDirs,
-} from "./csi_hook.js";
+import { clientStatusOf, newTaskState, withPrerunEvent } from "./alloc_status.js";
+import type { AllocRunnerConfig, TaskRunnerLike } from "./alloc_runner_config.js";
+import { CsiHook } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
 
-export interface TaskRunnerLike {
-  run(): Promise<void>;
-  kill(reason: string): Promise<void>;
-  state(): TaskState;
-  /** Agent exit: end background work, leave the task running (run() may then never settle). */
-  shutdown(): void;
-  /** Appends an event to the task's state (an alloc hook's news, e.g. a volume remounted). */
-  emitEvent(type: string, message: string, details?: Record<string, string>): void;
-  /**
-   * The host mount at `hostPath` (a volume's publish target) was replaced: the running task gets
-   * the new one wherever it mounts it. Reports its own failures (as task events) and answers false
-   * then; never throws.
-   */
-  refreshMounts(hostPath: string): Promise<boolean>;
-}
-
-export type NewTaskRunner = (args: {
-  task: Task;
-  allocDir: AllocDir;
-  hookResources: AllocHookResources;
-  onStateChange: (s: TaskState) => void;
-  /** The task's persisted state when the alloc is restored after an agent restart. */
-  restoredState?: TaskState;
-  /** Events recorded for the task before its runner existed (a new task only). */
-  initialEvents?: TaskEvent[];
-}) => TaskRunnerLike;
-
-/** What the runner persists; StateDB satisfies it. */
-export interface AllocRunnerStore extends CsiHookStore {
-  putAlloc(alloc: Allocation): void;
-  putAllocClientUpdate(update: AllocClientUpdate): void;
-  getAlloc(allocId: string): { clientUpdate: AllocClientUpdate | null } | undefined;
-  deleteAlloc(allocId: string): void;
-}
-
-export interface AllocRunnerConfig {
-  alloc: Allocation;
-  dataDir: string;
-  node: { id: string; name: string };
-  rpc: ServerRpc;
-  registry: CsiHookRegistry;
-  volumeManager: CsiHookVolumeManager;
-  stateDb: AllocRunnerStore;
-  newTaskRunner: NewTaskRunner;
-  log: Logger;
-  onUpdate: (u: AllocClientUpdate) => void;
-  claimRetryDeadlineMs?: number;
-  pluginWaitTimeoutMs?: number;
-  /** Backoff of claims and releases (1 s → 1 min by default); tests shorten it. */
-  csiBackoff?: CsiBackoff;
-  /** Told when a volume's release completed, to tear down a plugin dir nothing uses any more. */
-  pluginDirs?: CsiHookPluginDirs;
-}
-
-/** Events kept per task before its runner exists (the task runner caps its own list likewise). */
-const MAX_PRERUN_EVENTS = 50;
+export type {
+  AllocRunnerConfig,
+  AllocRunnerStore,
+  NewTaskRunner,
+  TaskRunnerLike,
+} from "./alloc_runner_config.js";
 
 export class AllocRunner {
   readonly allocDir: AllocDir;
@@ -209,14 +150,7 @@ export class AllocRunner {
         tr.emitEvent(type, message, details);
         continue;
       }
-      const ev: TaskEvent = {
-        Type: type,
-        Time: Date.now() * NS_PER_MS,
-        DisplayMessage: message,
-        Details: details,
-      };
-      const st = this.taskStates[name]!;
-      this.taskStates[name] = { ...st, Events: [...st.Events, ev].slice(-MAX_PRERUN_EVENTS) };
+      this.taskStates[name] = withPrerunEvent(this.taskStates[name]!, type, message, details);
     }
     this.emit();
   }

@@ -1,5 +1,12 @@
-/** The alloc's client status from its tasks' states, as Nomad derives it. */
-import type { ClientStatus, TaskState } from "../../structs/alloc.js";
+/**
+ * The alloc's client status from its tasks' states, as Nomad derives it; and the task states the
+ * alloc runner keeps itself before a task's runner exists.
+ */
+import type { ClientStatus, TaskEvent, TaskState } from "../../structs/alloc.js";
+import { NS_PER_MS } from "../../structs/job.js";
+
+/** Events kept per task before its runner exists (the task runner caps its own list likewise). */
+const MAX_PRERUN_EVENTS = 50;
 
 export function clientStatusOf(states: TaskState[]): { status: ClientStatus; description: string } {
   let running = false;
@@ -18,4 +25,20 @@ export function clientStatusOf(states: TaskState[]): { status: ClientStatus; des
 
 export function newTaskState(): TaskState {
   return { State: "pending", Failed: false, Restarts: 0, StartedAt: null, FinishedAt: null, Events: [] };
+}
+
+/** A task state with one more event, for a task whose runner does not exist yet. */
+export function withPrerunEvent(
+  st: TaskState,
+  type: string,
+  message: string,
+  details: Record<string, string>,
+): TaskState {
+  const ev: TaskEvent = {
+    Type: type,
+    Time: Date.now() * NS_PER_MS,
+    DisplayMessage: message,
+    Details: details,
+  };
+  return { ...st, Events: [...st.Events, ev].slice(-MAX_PRERUN_EVENTS) };
 }
