@@ -1,6 +1,6 @@
 /**
  * Which hooks a task runs, in order: its task dir, its volume mounts, and for a task with a
- * csi_plugin block the plugin supervisor. The runner calls them phase by phase (hooks.ts).
+ * csi_plugin block the plugin supervisor. The runner calls them phase by phase (hook_phases.ts).
  */
 import type { Logger } from "../../../internal/log.js";
 import { BerthError } from "../../../structs/errors.js";
