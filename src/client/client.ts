@@ -170,7 +170,15 @@ export class Client {
             ...(initialEvents ? { initialEvents } : {}),
           }),
       });
-    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"));
+    // A runner that throws is reported as a failed alloc, the error as its description.
+    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"), (alloc, err) =>
+      this.updates?.push({
+        ID: alloc.ID,
+        ClientStatus: "failed",
+        ClientDescription: `alloc runner failed: ${err.message}`,
+        TaskStates: alloc.TaskStates ?? {},
+      }),
+    );
 
     csi.start();
     // Restore before watching: tasks are re-attached and releases resumed even while the server
