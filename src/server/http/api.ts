@@ -53,10 +53,11 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
 ];
 
-export function createApiHandler(
-  api: HttpEndpoints,
-  log: Logger,
-): (req: IncomingMessage, res: ServerResponse) => void {
+/** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */
+export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { drain(): Promise<void> };
+
+export function createApiHandler(api: HttpEndpoints, log: Logger): ApiHandler {
+  const inFlight = new Set<Promise<void>>();
   const router = Router({
     ignoreTrailingSlash: true,
     maxParamLength: 512,
@@ -77,15 +78,23 @@ export function createApiHandler(
       const url = new URL(req.url ?? "/", "http://localhost");
       const ac = new AbortController();
       res.on("close", () => ac.abort());
-      route({ req, res, params, query: url.searchParams, signal: ac.signal }, api).catch((err: unknown) => {
-        const e = asBerthError(err);
-        if (e.code === "ERR_INTERNAL")
-          log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
-        sendError(res, e);
-      });
+      const p: Promise<void> = route({ req, res, params, query: url.searchParams, signal: ac.signal }, api)
+        .catch((err: unknown) => {
+          const e = asBerthError(err);
+          if (e.code === "ERR_INTERNAL")
+            log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
+          sendError(res, e);
+        })
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
     });
   }
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     router.lookup(req, res);
   };
+  return Object.assign(handler, {
+    async drain(): Promise<void> {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  });
 }
