@@ -75,11 +75,15 @@ export class Agent {
 
   /** Graceful stop. -dev: stop and clean up every alloc, then the parts, then the temp dir. */
   async stop(): Promise<void> {
-    if (this.client) {
-      if (this.opts.dev) await this.client.stopAllAllocs();
-      await this.client.shutdown();
+    try {
+      if (this.client) {
+        if (this.opts.dev) await this.client.stopAllAllocs();
+        await this.client.shutdown();
+      }
+    } finally {
+      // The server stops in order (intake, loops, store) even when the client's stop failed.
+      await this.server?.stop();
     }
-    await this.server?.stop();
     if (this.tempDataDir) {
       await removeTreeNoMounts(this.dataDir).catch((err: unknown) =>
         this.log.error("could not remove the dev data dir", { dir: this.dataDir, error: err }),

@@ -2,6 +2,7 @@
 import { createLogger } from "../internal/log.js";
 import { asBerthError } from "../structs/errors.js";
 import { Agent } from "./agent.js";
+import { installLastResortGuard } from "./last_resort.js";
 import { AGENT_USAGE, parseAgentArgs, type AgentOptions } from "./options.js";
 
 export async function runAgent(argv: string[]): Promise<number> {
@@ -19,6 +20,7 @@ export async function runAgent(argv: string[]): Promise<number> {
   const log = createLogger({
     level: (process.env.BERTH_LOG_LEVEL as AgentOptions["logLevel"] | undefined) ?? opts.logLevel,
   });
+  installLastResortGuard(log);
   const agent = new Agent(opts, log);
   // The first signal starts a graceful stop; repeats are noted, not fatal, so a supervisor that
   // signals the whole process group twice cannot cut the release of volumes short.

@@ -3,10 +3,16 @@
  * Node.GetAllocs wakes it on every change; new allocs get a runner, known ones an update, and
  * allocs the server no longer lists (purged/garbage-collected) are destroyed — their tasks killed,
  * volumes released and alloc dir removed.
+ *
+ * Every runner's run() and destroy() is a tracked background task (internal/background.ts): a
+ * runner that throws (a state DB error, a bug) is logged and reported — `onRunFailed` marks the
+ * alloc failed with the error as its ClientDescription — and never takes the agent down.
  */
 import { isAbortError, sleep } from "../internal/abort.js";
+import { BackgroundTasks } from "../internal/background.js";
 import type { Logger } from "../internal/log.js";
 import { isAllocTerminal, allocTaskGroup, type Allocation } from "../structs/alloc.js";
+import { asBerthError, type BerthError } from "../structs/errors.js";
 import type { ServerMethods } from "../structs/rpc.js";
 import type { AllocRunner } from "./allocrunner/alloc_runner.js";
 
@@ -20,18 +26,28 @@ export interface AllocSource {
 
 const BLOCKING_WAIT_MS = 30_000;
 
+/** What this class needs of an alloc runner (a fake in unit tests). */
+export type AllocRunnerLike = Pick<AllocRunner, "run" | "update" | "destroy" | "shutdown">;
+
 export class AllocSync {
-  private readonly runners = new Map<string, { runner: AllocRunner; alloc: Allocation }>();
+  private readonly runners = new Map<string, { runner: AllocRunnerLike; alloc: Allocation }>();
   private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
-  private readonly destroying = new Set<Promise<void>>();
+  private readonly tasks: BackgroundTasks;
 
+  /**
+   * `onRunFailed` surfaces a runner whose run() rejected (the client reports the alloc failed with
+   * the error as its ClientDescription); the failure is logged at error in any case.
+   */
   constructor(
     private readonly nodeId: string,
     private readonly source: AllocSource,
-    private readonly newRunner: (alloc: Allocation) => AllocRunner,
+    private readonly newRunner: (alloc: Allocation) => AllocRunnerLike,
     private readonly log: Logger,
-  ) {}
+    private readonly onRunFailed: (alloc: Allocation, err: BerthError) => void = () => undefined,
+  ) {
+    this.tasks = new BackgroundTasks(log);
+  }
 
   /**
    * Agent restart: runs a runner for every alloc the state DB kept, before the first watch, so
@@ -44,7 +60,7 @@ export class AllocSync {
       const r = this.newRunner(alloc);
       this.runners.set(alloc.ID, { runner: r, alloc });
       this.log.info("restoring alloc", { alloc: alloc.ID, name: alloc.Name });
-      void r.run();
+      this.startRunner(r, alloc);
     }
   }
 
@@ -59,9 +75,9 @@ export class AllocSync {
   }
 
   /** Every runner: the ones with no CSI plugin task first, so plugins outlive their users. */
-  runnersPluginsLast(): { users: [string, AllocRunner][]; plugins: [string, AllocRunner][] } {
-    const users: [string, AllocRunner][] = [];
-    const plugins: [string, AllocRunner][] = [];
+  runnersPluginsLast(): { users: [string, AllocRunnerLike][]; plugins: [string, AllocRunnerLike][] } {
+    const users: [string, AllocRunnerLike][] = [];
+    const plugins: [string, AllocRunnerLike][] = [];
     for (const [id, { runner, alloc }] of this.runners) {
       const tasks = allocTaskGroup(alloc)?.Tasks ?? [];
       (tasks.some((t) => t.CSIPluginConfig) ? plugins : users).push([id, runner]);
@@ -73,8 +89,22 @@ export class AllocSync {
     this.runners.delete(allocId);
   }
 
+  /** Resolves once every runner's run and every destroy this class started has settled. */
   async settled(): Promise<void> {
-    await Promise.allSettled([...this.destroying]);
+    await this.tasks.drain();
+  }
+
+  /** Runner tasks (runs and destroys) still in flight, for tests. */
+  get inFlight(): number {
+    return this.tasks.size;
+  }
+
+  private startRunner(r: AllocRunnerLike, alloc: Allocation): void {
+    this.tasks.run(
+      `alloc ${alloc.ID} runner`,
+      () => r.run(),
+      (err) => this.onRunFailed(alloc, asBerthError(err)),
+    );
   }
 
   private async watch(): Promise<void> {
@@ -113,17 +143,13 @@ export class AllocSync {
       const r = this.newRunner(alloc);
       this.runners.set(alloc.ID, { runner: r, alloc });
       this.log.info("starting alloc", { alloc: alloc.ID, name: alloc.Name });
-      void r.run();
+      this.startRunner(r, alloc);
     }
     for (const [id, { runner }] of this.runners) {
       if (listed.has(id)) continue;
       this.runners.delete(id);
       this.log.info("alloc removed by the server; destroying", { alloc: id });
-      const p = runner
-        .destroy()
-        .catch((err: unknown) => this.log.error("destroying alloc failed", { alloc: id, error: err }))
-        .finally(() => this.destroying.delete(p));
-      this.destroying.add(p);
+      this.tasks.run(`destroying alloc ${id}`, () => runner.destroy());
     }
   }
 }

@@ -170,7 +170,15 @@ export class Client {
             ...(initialEvents ? { initialEvents } : {}),
           }),
       });
-    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"));
+    // A runner that throws is reported as a failed alloc, the error as its description.
+    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"), (alloc, err) =>
+      this.updates?.push({
+        ID: alloc.ID,
+        ClientStatus: "failed",
+        ClientDescription: `alloc runner failed: ${err.message}`,
+        TaskStates: alloc.TaskStates ?? {},
+      }),
+    );
 
     csi.start();
     // Restore before watching: tasks are re-attached and releases resumed even while the server
@@ -213,12 +221,15 @@ export class Client {
     if (this.sync) {
       const { users, plugins } = this.sync.runnersPluginsLast();
       await Promise.all([...users, ...plugins].map(([, r]) => r.shutdown()));
+      // Runner runs and destroys are tracked by the sync: none may outlive the state DB.
+      await this.sync.settled();
     }
     // The tasks keep running for the next agent to recover; only our watch on them ends here.
     for (const d of this.drivers.values()) d.detach();
     await this.updates?.flush().catch(() => undefined);
     this.updates?.stop();
     await this.heartbeat;
+    await this.fingerprintSending;
     await this.conn?.stop();
     await this.csi?.stop();
     this.stateDb?.close();

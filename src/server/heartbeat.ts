@@ -17,6 +17,8 @@ export interface Reevaluator {
 
 export class HeartbeatMonitor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Expiries in flight (expire() never rejects), awaited by stop(). */
+  private readonly expiring = new Set<Promise<void>>();
   private stopped = false;
 
   constructor(
@@ -39,16 +41,19 @@ export class HeartbeatMonitor {
     clearTimeout(this.timers.get(nodeId));
     const t = setTimeout(() => {
       this.timers.delete(nodeId);
-      void this.expire(nodeId);
+      const p: Promise<void> = this.expire(nodeId).finally(() => this.expiring.delete(p));
+      this.expiring.add(p);
     }, this.ttlMs);
     t.unref();
     this.timers.set(nodeId, t);
   }
 
-  stop(): void {
+  /** Clears the timers and waits for the expiries in flight (server stop). */
+  async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    while (this.expiring.size > 0) await Promise.allSettled([...this.expiring]);
   }
 
   private async expire(nodeId: string): Promise<void> {

@@ -14,7 +14,7 @@ import type { ServerDeps } from "./deps.js";
 import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
-import { createApiHandler } from "./http/api.js";
+import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
@@ -49,6 +49,7 @@ export class Server {
   private readonly log: Logger;
   private store: StateStore | undefined;
   private http: http.Server | undefined;
+  private api: ApiHandler | undefined;
   private agentRpc: AgentRpcServer | undefined;
   private heartbeat: HeartbeatMonitor | undefined;
   private watcher: VolumeWatcher | undefined;
@@ -107,6 +108,7 @@ export class Server {
       },
       this.log.child("http"),
     );
+    this.api = handler;
     const server = http.createServer(handler);
     this.http = server;
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
@@ -129,12 +131,15 @@ export class Server {
     this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
   }
 
+  /**
+   * Orderly stop: first nothing new comes in (agent RPC, node connections, HTTP) and the HTTP routes
+   * in flight finish, then every loop
+   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC — and the
+   * scheduler last (the loops start passes), which waits for its passes in flight, retries of
+   * blocked jobs and follow-up timers; only then is the store closed, so no pass meets a closed
+   * database.
+   */
   async stop(): Promise<void> {
-    this.heartbeat?.stop();
-    this.scheduler?.stop();
-    await this.drainer?.stop();
-    await this.watcher?.stop();
-    await this.gc?.stop();
     this.agentRpc?.close();
     this.conns?.closeAll();
     const server = this.http;
@@ -142,6 +147,13 @@ export class Server {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+    // Requests already inside a route finish (their clients are gone; their writes are not).
+    await this.api?.drain();
+    await this.heartbeat?.stop();
+    await this.drainer?.stop();
+    await this.watcher?.stop();
+    await this.gc?.stop();
+    await this.scheduler?.stop();
     this.store?.close();
     this.http = undefined;
     this.store = undefined;

@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   "ERR_NOT_FOUND",
   "ERR_CONFLICT",
   "ERR_PERMISSION_DENIED",
+  "ERR_METHOD_NOT_ALLOWED",
   // Claim outcomes the client retries with backoff (another alloc may still be releasing).
   "ERR_CSI_MAX_CLAIMS",
   "ERR_CSI_IN_USE",

@@ -1,15 +1,16 @@
 /**
  * The HTTP API router (Nomad's /v1 routes). Each request gets an AbortSignal that fires when the
  * client disconnects, so blocking queries and plugin calls stop with it. Errors answer as plain
- * text with the status their code maps to; an unexpected error is logged and answers 500 with its
- * message only.
+ * text with the status their code maps to and the code in X-Berth-Error-Code — the router's own
+ * answers too (no route: ERR_NOT_FOUND 404 / ERR_METHOD_NOT_ALLOWED 405; malformed URL:
+ * ERR_VALIDATION 400); an unexpected error is logged and answers 500 with its message only.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "find-my-way";
-import { asBerthError } from "../../structs/errors.js";
+import { asBerthError, BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { HttpEndpoints, Route } from "./context.js";
-import { sendError, sendText } from "./respond.js";
+import { sendError } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
@@ -52,34 +53,48 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
 ];
 
-export function createApiHandler(
-  api: HttpEndpoints,
-  log: Logger,
-): (req: IncomingMessage, res: ServerResponse) => void {
+/** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */
+export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { drain(): Promise<void> };
+
+export function createApiHandler(api: HttpEndpoints, log: Logger): ApiHandler {
+  const inFlight = new Set<Promise<void>>();
   const router = Router({
     ignoreTrailingSlash: true,
     maxParamLength: 512,
     defaultRoute: (req, res) => {
       const path = (req.url ?? "/").split("?")[0] ?? "/";
       const known = (["GET", "PUT", "POST", "DELETE"] as const).some((m) => router.find(m, path) !== null);
-      sendText(res, known ? 405 : 404, `no route for ${req.method ?? "?"} ${path}`);
+      const text = `no route for ${req.method ?? "?"} ${path}`;
+      sendError(res, new BerthError(known ? "ERR_METHOD_NOT_ALLOWED" : "ERR_NOT_FOUND", text));
     },
-    onBadUrl: (path, _req, res) => sendText(res, 400, `malformed URL ${JSON.stringify(path)}`),
+    onBadUrl: (path, _req, res) =>
+      sendError(
+        res,
+        new BerthError("ERR_VALIDATION", `malformed URL ${JSON.stringify(path)}`, { field: "url" }),
+      ),
   });
   for (const [method, path, route] of ROUTES) {
     router.on(method, path, (req, res, params) => {
       const url = new URL(req.url ?? "/", "http://localhost");
       const ac = new AbortController();
       res.on("close", () => ac.abort());
-      route({ req, res, params, query: url.searchParams, signal: ac.signal }, api).catch((err: unknown) => {
-        const e = asBerthError(err);
-        if (e.code === "ERR_INTERNAL")
-          log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
-        sendError(res, e);
-      });
+      const p: Promise<void> = route({ req, res, params, query: url.searchParams, signal: ac.signal }, api)
+        .catch((err: unknown) => {
+          const e = asBerthError(err);
+          if (e.code === "ERR_INTERNAL")
+            log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
+          sendError(res, e);
+        })
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
     });
   }
-  return (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
     router.lookup(req, res);
   };
+  return Object.assign(handler, {
+    async drain(): Promise<void> {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  });
 }

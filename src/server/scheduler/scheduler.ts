@@ -14,6 +14,7 @@
 import { isEvalLive, type EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
+import { BerthError } from "../../structs/errors.js";
 import type { StateStore, StateWriter } from "../state/store.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
@@ -49,6 +50,9 @@ export class Scheduler {
   private retrying: Promise<void> | null = null;
   private retryAgain = false;
   private readonly timers: FollowupTimers;
+  /** Every pass in flight (from an RPC, a retry, a timer, a loop), so stop() can wait for them. */
+  private readonly passes = new Set<Promise<void>>();
+  private stopping = false;
 
   constructor(
     private readonly store: StateStore,
@@ -66,6 +70,23 @@ export class Scheduler {
     id: string,
     trigger: EvalTrigger = "job-register",
     opts: EvalOptions = {},
+  ): Promise<EvalResult> {
+    if (this.stopping) throw new BerthError("ERR_ABORTED", "the scheduler is stopping");
+    const pass = this.pass(namespace, id, trigger, opts);
+    const settled = pass.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.passes.add(settled);
+    void settled.finally(() => this.passes.delete(settled));
+    return pass;
+  }
+
+  private async pass(
+    namespace: string,
+    id: string,
+    trigger: EvalTrigger,
+    opts: EvalOptions,
   ): Promise<EvalResult> {
     const result = await this.store.txn((tx) => evaluateIn(tx, namespace, id, trigger, opts));
     for (const f of result.followups) {
@@ -91,6 +112,7 @@ export class Scheduler {
 
   /** Re-evaluates every blocked job; overlapping triggers coalesce into one more pass. */
   retryBlocked(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
     if (this.retrying) {
       this.retryAgain = true;
       return this.retrying;
@@ -99,6 +121,7 @@ export class Scheduler {
       do {
         this.retryAgain = false;
         for (const { namespace, id } of [...this.blocked.values()]) {
+          if (this.stopping) return;
           try {
             await this.evaluate(namespace, id, "queued-allocs");
           } catch (err) {
@@ -124,9 +147,16 @@ export class Scheduler {
     }
   }
 
-  /** Clears the follow-up timers (server stop); the evals stay stored and are re-armed at start. */
-  stop(): void {
+  /**
+   * Server stop: clears the follow-up timers (the evals stay stored and are re-armed at start),
+   * refuses new passes (ERR_ABORTED), ends the retry of blocked jobs after its current pass and
+   * resolves once every pass in flight has finished, so the store can be closed after it.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
     this.timers.stop();
+    await this.retrying;
+    while (this.passes.size > 0) await Promise.allSettled([...this.passes]);
   }
 
   /** Pending follow-up evals with a timer, for tests and metrics. */
@@ -135,6 +165,7 @@ export class Scheduler {
   }
 
   private async runFollowup(namespace: string, jobId: string, evalId: string): Promise<void> {
+    if (this.stopping) return;
     try {
       await this.evaluate(namespace, jobId, "alloc-failure", { followupEvalId: evalId });
     } catch (err) {

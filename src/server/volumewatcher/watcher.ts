@@ -242,9 +242,12 @@ export class VolumeWatcher {
     );
   }
 
-  private track(p: Promise<void>): void {
+  /** Keeps a release run until it settles (stop() awaits it); a failure is logged, never unhandled. */
+  private track(run: Promise<void>): void {
+    const p: Promise<void> = run
+      .catch((err: unknown) => this.log.error("volumewatcher run failed", { error: err }))
+      .finally(() => this.runs.delete(p));
     this.runs.add(p);
-    void p.finally(() => this.runs.delete(p));
   }
 
   /** Releases every claim of the volume the watcher should release, one after another. */

@@ -100,6 +100,6 @@ test("heartbeat: a node that misses its TTL is marked down", async () => {
   assert.equal(store.getNode("n1")!.Status, "ready", "a heartbeat within the TTL keeps it up");
   await tick(40);
   assert.equal(store.getNode("n1")!.Status, "down");
-  hb.stop();
+  await hb.stop();
   store.close();
 });

@@ -62,7 +62,7 @@ test("node loss: heartbeat expiry re-evaluates the job, whose replacement waits 
     hb.reset("n2");
   }
   await tick(5);
-  hb.stop();
+  await hb.stop();
   assert.equal(store.getNode("n1")!.Status, "down");
   assert.equal(store.getNode("n2")!.Status, "ready");
   assert.equal(store.getAlloc(alloc.ID)!.ClientStatus, "lost");
@@ -89,7 +89,7 @@ test("node loss: a node that comes back cannot make a lost alloc live again", as
   const hb = new HeartbeatMonitor(store, scheduler, 60_000, nullLogger);
   const ep = new NodeEndpoint(deps, hb);
   await ep.heartbeat({ NodeID: "n1" });
-  hb.stop();
+  await hb.stop();
   assert.equal(store.getNode("n1")!.Status, "ready", "the node is ready again");
   await ep.updateAllocs({
     NodeID: "n1",

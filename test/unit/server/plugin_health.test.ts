@@ -91,7 +91,7 @@ test("plugin health: a down node's instances are unhealthy; counts and Schedulab
   assert.deepEqual(c.counts(), [1, 1, 1, 2]);
   assert.equal(c.schedulable(), true);
   await c.nodes.heartbeat({ NodeID: "n2" });
-  c.hb.stop();
+  await c.hb.stop();
   assert.deepEqual(c.counts(), [1, 1, 2, 2]);
   assert.equal(c.store.getPlugin("p1")!.Nodes.n2!.HealthDescription, "healthy");
   c.store.close();
@@ -107,7 +107,7 @@ test("plugin health: the plugin's index moves with a node's status, not with a h
   const back = c.store.tableIndex("plugins");
   assert.ok(back > down);
   await c.nodes.heartbeat({ NodeID: "n2" });
-  c.hb.stop();
+  await c.hb.stop();
   assert.equal(c.store.tableIndex("plugins"), back, "a heartbeat of a ready node writes nothing");
   c.store.close();
 });
@@ -167,7 +167,7 @@ test("plugin health: placement waits while the volume's controller or node plugi
   );
 
   await c.nodes.heartbeat({ NodeID: "n1" });
-  c.hb.stop();
+  await c.hb.stop();
   await c.scheduler.retryBlocked();
   assert.equal(c.store.allocsByJob("default", "j").length, 1, "placed once the controller is back");
   assert.equal(c.scheduler.isBlocked("default", "j"), false);

@@ -19,8 +19,8 @@ function plainJob(id: string, type = "service") {
 async function setup(t: { after(fn: () => unknown): void }) {
   const store = new SqliteStateStore(null);
   const scheduler = new Scheduler(store, nullLogger);
-  t.after(() => {
-    scheduler.stop();
+  t.after(async () => {
+    await scheduler.stop();
     store.close();
   });
   await store.txn((tx) => tx.putNode(makeNode("n1")));
