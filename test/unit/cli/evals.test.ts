@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { evalList, evalStatus } from "../../../src/cli/commands/eval_status.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { formatAllocMetrics, latestFailedEval } from "../../../src/cli/evals.js";

@@ -4,7 +4,7 @@ import { UsageError } from "../../../src/cli/flags.js";
 import { nodeDrain } from "../../../src/cli/commands/node_drain.js";
 import { nodeEligibility } from "../../../src/cli/commands/node_eligibility.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import * as fx from "./fixtures.js";
 
 const usageError = (fn: () => unknown, pattern: RegExp) =>

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { jobRun } from "../../../src/cli/commands/job_run.js";
 import { jobStop } from "../../../src/cli/commands/job_stop.js";
 import { volumeCreate } from "../../../src/cli/commands/volume_create.js";

@@ -10,7 +10,7 @@ import { volumeSnapshot } from "../../../src/cli/commands/volume_snapshot.js";
 import { volumeStatus } from "../../../src/cli/commands/volume_status.js";
 import { BROKEN_PIPE_EXIT_CODE } from "../../../src/cli/io.js";
 import { BERTH_BIN, REPO_ROOT } from "../../helpers/agent_process.js";
-import { startFakeApi, type FakeApi, type Reply } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi, type Reply } from "../../fakes/api.js";
 import * as fx from "./fixtures.js";
 import { ALLOC_ID, NODE_ID, NOW, captureIO } from "./fixtures.js";
 

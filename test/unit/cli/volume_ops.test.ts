@@ -1,7 +1,7 @@
 /** `volume snapshot create|delete|list` and `volume detach`: parsing, requests sent, output. */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { UsageError } from "../../../src/cli/flags.js";
 import { volumeDetach } from "../../../src/cli/commands/volume_detach.js";
 import { volumeSnapshot } from "../../../src/cli/commands/volume_snapshot.js";

@@ -6,7 +6,7 @@ import type { ServerMethods, VolumeClaimRequest } from "../../../src/structs/rpc
 import type { AllocHookResources, CsiMount } from "../../../src/client/allocrunner/hook_resources.js";
 import type { ServerRpc } from "../../../src/client/allocrunner/csi_hook.js";
 import { claimedVolume } from "./fixtures.js";
-import type { RecordedCall } from "./fake_csi_client.js";
+import type { RecordedCall } from "../../fakes/csi_client.js";
 
 export function volumeRequest(over: Partial<VolumeRequest> = {}): VolumeRequest {
   return {

@@ -11,7 +11,7 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { Task } from "../../../src/structs/job.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { FakeRpc, FakeTask, allocWith, task } from "./alloc_fixtures.js";
 import { tempDir } from "./fixtures.js";
 

@@ -14,7 +14,7 @@ import { BerthError } from "../../../src/structs/errors.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { abortError } from "../../../src/internal/abort.js";
 import type { CsiCallOptions } from "../../../src/csi/types.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { claimedVolume, plugin, tempDir } from "./fixtures.js";
 
 /**

@@ -8,7 +8,7 @@ import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
 import { plugin, tempDir, toHostView } from "./fixtures.js";
 

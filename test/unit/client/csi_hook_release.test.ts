@@ -13,7 +13,7 @@ import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
 import { fakeMountCheck, plugin, tempDir } from "./fixtures.js";
 

@@ -6,7 +6,7 @@ import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { CSIInfo } from "../../../src/structs/plugin.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { plugin } from "./fixtures.js";
 
 test("fingerprint: a node instance becomes CSIInfo with NodeInfo from NodeGetInfo/capabilities", async () => {

@@ -12,7 +12,7 @@ import { holdsVolume } from "../../../src/client/csimanager/mount_check.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError, isBerthError, isRetryable } from "../../../src/structs/errors.js";
 import type { VolumeUsage } from "../../../src/client/state/types.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { claimedVolume, fakeMountCheck, plugin, tempDir } from "./fixtures.js";
 
 const RETRY = { baseMs: 1, maxMs: 2, deadlineMs: 60, jitter: 0 };

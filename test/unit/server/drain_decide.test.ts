@@ -4,7 +4,7 @@ import { decideDrain, drainTier } from "../../../src/server/drainer/decide.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import { ZERO_TIME, type DrainStrategy } from "../../../src/structs/node.js";
 import type { VolumeClaim } from "../../../src/structs/volume.js";
-import { csiJob } from "./fixtures.js";
+import { csiJob } from "../../builders/job.js";
 import { allocOf, claimOf, plainJob, pluginJob } from "./drain_fixtures.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
