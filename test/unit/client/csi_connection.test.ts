@@ -15,7 +15,8 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { abortError } from "../../../src/internal/abort.js";
 import type { CsiCallOptions } from "../../../src/csi/types.js";
 import { FakeCsiClient } from "../../fakes/csi_client.js";
-import { claimedVolume, plugin, tempDir } from "./fixtures.js";
+import { claimedVolume, plugin } from "../../builders/client_records.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 /**
  * A fake connection like grpc-js's to a SIGSTOPped plugin: the methods in `hung` answer only when
