@@ -10,7 +10,7 @@ import { ApiError } from "../../../src/api/index.js";
 import { getByIdOrPrefix } from "../../../src/cli/prefix.js";
 import { listAcrossPlugins } from "../../../src/cli/commands/volume_snapshot.js";
 import { startFakeApi, type FakeApi, type Reply } from "../../fakes/api.js";
-import { captureIO } from "./fixtures.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 describe("an ID that is not found is retried as a prefix", () => {
   const lookup = (err: ApiError) => {

@@ -5,7 +5,7 @@ import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
 import { pluginStatus } from "../../../src/cli/commands/plugin_status.js";
 import { volumeStatus } from "../../../src/cli/commands/volume_status.js";
-import { captureIO } from "./fixtures.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 

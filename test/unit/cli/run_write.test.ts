@@ -8,7 +8,7 @@ import { volumeCreate } from "../../../src/cli/commands/volume_create.js";
 import { volumeDelete } from "../../../src/cli/commands/volume_delete.js";
 import { volumeDeregister } from "../../../src/cli/commands/volume_deregister.js";
 import { volumeRegister } from "../../../src/cli/commands/volume_register.js";
-import { captureIO } from "./fixtures.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 const examples = new URL("../../../../examples/hostpath/", import.meta.url);

@@ -5,7 +5,8 @@ import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { UsageError } from "../../../src/cli/flags.js";
 import { volumeDetach } from "../../../src/cli/commands/volume_detach.js";
 import { volumeSnapshot } from "../../../src/cli/commands/volume_snapshot.js";
-import { captureIO, NODE_ID } from "./fixtures.js";
+import { NODE_ID } from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 const usageError = (fn: () => unknown, pattern: RegExp) =>
   assert.throws(fn, (err: unknown) => {
