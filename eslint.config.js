@@ -15,6 +15,13 @@ const GRPC = {
   message: "Only src/csi/ knows gRPC and protobuf (DESIGN.md): go through csi/'s client.",
 };
 
+// Outside test/unit/, an import that climbs into test/unit/ (`../../unit/`, `../test/unit/`).
+const TEST_UNIT = {
+  regex: "^(\\.\\./)+(test/)?unit/",
+  message:
+    "Only test/unit/ imports from test/unit/: take shared fakes from test/fakes/ and builders from test/builders/.",
+};
+
 /** The rule block for the files of `layer` (src/LAYER/**), which may import only `allowed` layers. */
 function layer(layer, allowed, why, { grpc = false } = {}) {
   const forbidden = LAYERS.filter((l) => l !== layer && !allowed.includes(l));
@@ -72,6 +79,26 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-member-access": "off",
       "@typescript-eslint/no-unsafe-argument": "off",
       "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+  {
+    // test/unit/ is private to the unit tests: shared fakes live in test/fakes/, record and job
+    // builders in test/builders/, and everything else (integration, e2e, conformance, bench) takes
+    // them from there, never from test/unit/.
+    files: ["test/**/*.ts", "bench/**/*.ts"],
+    ignores: ["test/unit/**"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        { patterns: [{ regex: TEST_UNIT.regex, message: TEST_UNIT.message }] },
+      ],
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: `ImportExpression[source.value=/${TEST_UNIT.regex.replaceAll("/", "\\/")}/]`,
+          message: TEST_UNIT.message,
+        },
+      ],
     },
   },
   layer("structs", [], "domain types and rules are pure and sit at the bottom"),

@@ -17,7 +17,8 @@ import { RpcPeer } from "../src/internal/rpc/peer.js";
 import { Server } from "../src/server/server.js";
 import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
 import type { ClientMethods, ServerMethods } from "../src/structs/rpc.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "../test/unit/server/fixtures.js";
+import { makeNode } from "../test/builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../test/builders/plugin_info.js";
 
 const VOLUMES = Number(process.argv[2] ?? 200);
 const CONCURRENCY = Number(process.argv[3] ?? 16);

@@ -18,9 +18,9 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../src/internal/mountinfo.js";
 import { readCallLog, type CallRecord } from "../../src/csi/hostpath/call_log.js";
+import { hostpathPluginJob } from "../builders/hostpath_plugin_job.js";
 import {
   AgentProcess,
-  BERTH_BIN,
   eventually,
   freePort,
   getJson,
@@ -247,8 +247,6 @@ test(
   { timeout: 120_000 },
   async () => {
     const args = [
-      BERTH_BIN,
-      "csi-hostpath",
       "--node-id=${node.unique.id}",
       "--attach-required",
       `--state-dir=${storage()}`,
@@ -257,26 +255,7 @@ test(
     await cli([
       "job",
       "run",
-      writeFile(
-        "plugin.hcl",
-        `job "hostpath" {
-  group "plugin" {
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"
-      }
-    }
-  }
-}
-`,
-      ),
+      writeFile("plugin.hcl", hostpathPluginJob({ job: "hostpath", driver: "raw_exec", args })),
     ]);
     await eventually("the plugin to be healthy", async () => {
       const p = await getJson<{ ControllersHealthy: number; NodesHealthy: number }>(

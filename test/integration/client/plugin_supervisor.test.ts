@@ -7,14 +7,9 @@ import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
 import { pluginLayout } from "../../../src/client/allocrunner/taskrunner/plugin_layout.js";
 import type { TaskCSIPluginConfig } from "../../../src/structs/job.js";
-import { FakeDriver } from "../../unit/client/fake_driver.js";
-import {
-  eventTypes,
-  makeTask,
-  RecordingRegistrar,
-  runnerConfig,
-  tempDataDir,
-} from "../../unit/client/task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { eventTypes, makeTask, runnerConfig, tempDataDir } from "../../builders/task_runner.js";
+import { RecordingRegistrar } from "../../fakes/plugin_registrar.js";
 import { run } from "./driver_fixtures.js";
 
 const plugin = (over: Partial<TaskCSIPluginConfig> = {}): TaskCSIPluginConfig => ({

@@ -10,8 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import type { CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import { hostpathJobOf, hostpathPluginGroup } from "../../builders/hostpath_plugin_job.js";
 import {
-  BERTH_BIN,
   getJson,
   killProcessesUnder,
   logTail,
@@ -160,8 +160,6 @@ export class HostpathCluster {
   /** A csi-hostpath group under raw_exec, constrained to `node`; node plugins report zone=`zone` if given. */
   pluginGroup(group: string, node: string, type: "controller" | "node", zone?: string): string {
     const args = [
-      BERTH_BIN,
-      "csi-hostpath",
       `--mode=${type}`,
       ...(this.opts.attachRequired ? ["--attach-required"] : []),
       `--state-dir=${this.storage}`,
@@ -169,30 +167,12 @@ export class HostpathCluster {
       ...(type === "node" ? ["--node-id=${node.unique.name}"] : []),
       ...(type === "node" && zone !== undefined ? [`--topology-zone=${zone}`] : []),
     ];
-    return `
-  group "${group}" {
-    constraint {
-      attribute = "\${node.unique.name}"
-      value     = "${node}"
-    }
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "${type}"
-        mount_dir = "/csi"
-      }
-    }
-  }`;
+    return hostpathPluginGroup(group, { driver: "raw_exec", type, args, node });
   }
 
   /** Runs job `job` made of `groups` (from `pluginGroup`), written to `file`. */
   async runPluginJob(file: string, job: string, groups: string[]): Promise<void> {
-    await this.cli(["job", "run", this.writeFile(file, `job "${job}" {\n${groups.join("\n")}\n}\n`)]);
+    await this.cli(["job", "run", this.writeFile(file, hostpathJobOf(job, groups))]);
   }
 
   getJson<T>(route: string): Promise<T> {

@@ -9,14 +9,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
-import {
-  AgentProcess,
-  BERTH_BIN,
-  crashAgent,
-  eventually,
-  freePort,
-  logTail,
-} from "../../helpers/agent_process.js";
+import { AgentProcess, crashAgent, eventually, freePort, logTail } from "../../helpers/agent_process.js";
+import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { Cli, cleanUp, type AllocView, type VolumeView } from "../restart/restart_fixtures.js";
 
 export type PluginDriver = "raw_exec" | "exec";
@@ -96,57 +90,22 @@ export class UpdateRig {
       `--max-volumes=${1000 + generation}`,
       ...(opts.faults ? [`--faults=${opts.faults}`] : []),
     ];
-    const base = opts.stagePublishBaseDir
-      ? `\n        stage_publish_base_dir = ${JSON.stringify(opts.stagePublishBaseDir)}`
-      : "";
+    const base = opts.stagePublishBaseDir ? { stagePublishBaseDir: opts.stagePublishBaseDir } : {};
     if (this.driver === "raw_exec") {
-      const args = [BERTH_BIN, "csi-hostpath", `--state-dir=${this.storage}`, ...common];
-      return `job "plugin" {
-  type = "service"
-  group "plugin" {
-    task "plugin" {
-      driver = "raw_exec"
-      config {
-        command = ${JSON.stringify(process.execPath)}
-        args    = ${JSON.stringify(args)}
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"${base}
-      }
+      return hostpathPluginJob({
+        jobType: "service",
+        driver: "raw_exec",
+        args: [`--state-dir=${this.storage}`, ...common],
+        ...base,
+      });
     }
-  }
-}
-`;
-    }
-    const args = ["csi-hostpath", "--state-dir=/srv/hostpath", ...common];
-    return `job "plugin" {
-  type = "service"
-  group "plugin" {
-    volume "storage" {
-      type   = "host"
-      source = "hostpath-data"
-    }
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = "berth"
-        args    = ${JSON.stringify(args)}
-      }
-      volume_mount {
-        volume      = "storage"
-        destination = "/srv/hostpath"
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"${base}
-      }
-    }
-  }
-}
-`;
+    return hostpathPluginJob({
+      jobType: "service",
+      driver: "exec",
+      args: ["--state-dir=/srv/hostpath", ...common],
+      hostVolume: { source: "hostpath-data", destination: "/srv/hostpath" },
+      ...base,
+    });
   }
 
   /** Runs plugin generation `g`; resolves once exactly one plugin alloc runs and is healthy. */

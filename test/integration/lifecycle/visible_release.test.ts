@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { after } from "node:test";
 import { mountsUnder } from "../../helpers/mounts.js";
+import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { AgentProcess, eventually, freePort, runCli } from "../../helpers/agent_process.js";
 import {
   Cli,
@@ -83,23 +84,15 @@ steps.step("an agent and the hostpath plugin reporting capacity 0", async () => 
   const plugin = path.join(dir, "plugin.hcl");
   fs.writeFileSync(
     plugin,
-    `job "plugin" {
-  group "plugin" {
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = "berth"
-        args    = ["csi-hostpath", "--node-id=n1", "--state-dir=/alloc/hostpath", "--faults=/alloc/faults.json", "--call-log=/alloc/calls.jsonl", "--report-capacity-zero"]
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"
-      }
-    }
-  }
-}
-`,
+    hostpathPluginJob({
+      args: [
+        "--node-id=n1",
+        "--state-dir=/alloc/hostpath",
+        "--faults=/alloc/faults.json",
+        "--call-log=/alloc/calls.jsonl",
+        "--report-capacity-zero",
+      ],
+    }),
   );
   await cli.run(["job", "run", plugin]);
   await eventually("plugin hostpath to be healthy", async () => {

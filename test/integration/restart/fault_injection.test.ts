@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
+import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { AgentProcess, crashAgent, eventually, freePort, logTail } from "../../helpers/agent_process.js";
 import { batchJob, orderingViolations, prng, roundFaults, volumeSpec } from "./fault_fixtures.js";
 import {
@@ -109,24 +110,15 @@ test(
       const plugin = path.join(dir, "plugin.hcl");
       fs.writeFileSync(
         plugin,
-        `job "plugin" {
-  type = "service"
-  group "plugin" {
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = "berth"
-        args    = ["csi-hostpath", "--node-id=\${node.unique.id}", "--state-dir=\${NOMAD_TASK_DIR}/hostpath", "--call-log=/alloc/calls.jsonl", "--faults=/alloc/faults.json"]
-      }
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"
-      }
-    }
-  }
-}
-`,
+        hostpathPluginJob({
+          jobType: "service",
+          args: [
+            "--node-id=${node.unique.id}",
+            "--state-dir=${NOMAD_TASK_DIR}/hostpath",
+            "--call-log=/alloc/calls.jsonl",
+            "--faults=/alloc/faults.json",
+          ],
+        }),
       );
       const vols = Array.from({ length: POOL }, (_, i) => `vols[${i}]`);
       const volFiles = vols.map((id, i) => {

@@ -12,6 +12,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { readCallLog, type CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import {
   AgentProcess,
   crashAgent,
@@ -37,25 +38,15 @@ export function writeSpecs(
   const plugin = path.join(dir, "plugin.hcl");
   fs.writeFileSync(
     plugin,
-    `job "plugin" {
-  type = "service"
-  group "plugin" {
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = "berth"
-        args    = ["csi-hostpath", "--node-id=\${node.unique.id}", "--state-dir=\${NOMAD_TASK_DIR}/hostpath", "--call-log=/alloc/calls.jsonl"]
-      }
-      ${opts.pluginRestart ?? ""}
-      csi_plugin {
-        id        = "hostpath"
-        type      = "monolith"
-        mount_dir = "/csi"
-      }
-    }
-  }
-}
-`,
+    hostpathPluginJob({
+      jobType: "service",
+      args: [
+        "--node-id=${node.unique.id}",
+        "--state-dir=${NOMAD_TASK_DIR}/hostpath",
+        "--call-log=/alloc/calls.jsonl",
+      ],
+      ...(opts.pluginRestart ? { taskExtra: opts.pluginRestart } : {}),
+    }),
   );
   const volume = path.join(dir, "volume.hcl");
   fs.writeFileSync(

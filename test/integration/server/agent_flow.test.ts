@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Server } from "../../../src/server/server.js";
 import { nullLogger } from "../../../src/internal/log.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, startServer, type Call } from "./fake_agent.js";
 
 /** A fake node agent whose controller records every call it gets. */

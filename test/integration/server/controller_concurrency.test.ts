@@ -7,7 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, startServer } from "./fake_agent.js";
 
 const VOLUMES = 50;

@@ -14,7 +14,8 @@ import { setTimeout as tick } from "node:timers/promises";
 import { Server } from "../../../src/server/server.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { freePort } from "../../helpers/agent_process.js";
-import { makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, type AgentPeer } from "./fake_agent.js";
 
 interface NodeView {

@@ -6,7 +6,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, startServer } from "./fake_agent.js";
 
 /** The IDs in a list answer, in order. */

@@ -21,7 +21,8 @@ import { setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { CSIInfo } from "../../../src/structs/plugin.js";
 import { freePort } from "../../helpers/agent_process.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, getJson, put, type AgentPeer } from "./fake_agent.js";
 
 type Behaviour = "ok" | "fail" | "hang";

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { Server } from "../../../src/server/server.js";
 import { nullLogger } from "../../../src/internal/log.js";
-import { makeNode } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
 import { connectAgent, http, startServer, type AgentPeer } from "./fake_agent.js";
 
 const S = 1_000_000_000;

@@ -9,7 +9,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { CSIControllerInfo } from "../../../src/structs/plugin.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, startServer, type AgentPeer, type Call } from "./fake_agent.js";
 
 async function fakeAgent(base: string) {

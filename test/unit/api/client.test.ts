@@ -7,7 +7,7 @@ import {
   DEFAULT_ADDRESS,
   resolveAddress,
 } from "../../../src/api/index.js";
-import { deadAddress, startFakeApi, type FakeApi } from "./fake_api.js";
+import { deadAddress, startFakeApi, type FakeApi } from "../../fakes/api.js";
 
 let api: FakeApi;
 let client: ApiClient;

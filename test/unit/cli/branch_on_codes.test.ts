@@ -9,8 +9,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { ApiError } from "../../../src/api/index.js";
 import { getByIdOrPrefix } from "../../../src/cli/prefix.js";
 import { listAcrossPlugins } from "../../../src/cli/commands/volume_snapshot.js";
-import { startFakeApi, type FakeApi, type Reply } from "../api/fake_api.js";
-import { captureIO } from "./fixtures.js";
+import { startFakeApi, type FakeApi, type Reply } from "../../fakes/api.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 describe("an ID that is not found is retried as a prefix", () => {
   const lookup = (err: ApiError) => {

@@ -2,10 +2,11 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { deadAddress, startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { deadAddress, startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { DEFAULT_ADDRESS } from "../../../src/api/index.js";
 import { runCli } from "../../../src/cli/dispatch.js";
-import { captureIO, jobStub } from "./fixtures.js";
+import { jobStub } from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 

@@ -1,11 +1,12 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { evalList, evalStatus } from "../../../src/cli/commands/eval_status.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { formatAllocMetrics, latestFailedEval } from "../../../src/cli/evals.js";
 import type { AllocationMetric, Evaluation } from "../../../src/api/index.js";
-import * as fx from "./fixtures.js";
+import * as fx from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 const EVAL_ID = "e0e0e0e0-0000-4000-8000-000000000001";
 const BLOCKED_ID = "b1b1b1b1-0000-4000-8000-000000000002";
@@ -89,7 +90,7 @@ before(async () => {
 
 after(() => api.close());
 
-const io = () => fx.captureIO(api.address);
+const io = () => captureIO(api.address);
 
 describe("placement failures", () => {
   it("formatAllocMetrics prints Nomad's lines, sorted, for every kind of reason", () => {

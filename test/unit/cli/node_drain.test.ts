@@ -4,8 +4,9 @@ import { UsageError } from "../../../src/cli/flags.js";
 import { nodeDrain } from "../../../src/cli/commands/node_drain.js";
 import { nodeEligibility } from "../../../src/cli/commands/node_eligibility.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
-import * as fx from "./fixtures.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
+import * as fx from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 const usageError = (fn: () => unknown, pattern: RegExp) =>
   assert.throws(fn, (err: unknown) => err instanceof UsageError && pattern.test(err.message));
@@ -106,7 +107,7 @@ describe("node drain run", () => {
     });
   });
   after(() => api.close());
-  const io = () => fx.captureIO(api.address);
+  const io = () => captureIO(api.address);
   const sent = () => JSON.parse(api.requests.at(-1)!.body) as unknown;
 
   it("-detach sets the strategy and returns, by a short ID", async () => {

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { AllocationListStub, Evaluation, Job } from "../../../src/api/index.js";
 import { allocRescheduleLines, reschedulingSection } from "../../../src/cli/reschedule_info.js";
-import { NOW, job as fxJob } from "./fixtures.js";
+import { NOW, job as fxJob } from "../../builders/api_records.js";
 
 const S = 1e9;
 const nowNs = NOW * 1e6;

@@ -1,11 +1,11 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
 import { pluginStatus } from "../../../src/cli/commands/plugin_status.js";
 import { volumeStatus } from "../../../src/cli/commands/volume_status.js";
-import { captureIO } from "./fixtures.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 

@@ -1,12 +1,13 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { allocStatus } from "../../../src/cli/commands/alloc_status.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
 import { pluginStatus } from "../../../src/cli/commands/plugin_status.js";
 import { volumeStatus } from "../../../src/cli/commands/volume_status.js";
-import * as fx from "./fixtures.js";
+import * as fx from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 
@@ -31,7 +32,7 @@ before(async () => {
 
 after(() => api.close());
 
-const io = () => fx.captureIO(api.address);
+const io = () => captureIO(api.address);
 
 describe("job status", () => {
   it("lists jobs", async () => {

@@ -1,14 +1,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { jobRun } from "../../../src/cli/commands/job_run.js";
 import { jobStop } from "../../../src/cli/commands/job_stop.js";
 import { volumeCreate } from "../../../src/cli/commands/volume_create.js";
 import { volumeDelete } from "../../../src/cli/commands/volume_delete.js";
 import { volumeDeregister } from "../../../src/cli/commands/volume_deregister.js";
 import { volumeRegister } from "../../../src/cli/commands/volume_register.js";
-import { captureIO } from "./fixtures.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 const examples = new URL("../../../../examples/hostpath/", import.meta.url);

@@ -1,11 +1,12 @@
 /** `volume snapshot create|delete|list` and `volume detach`: parsing, requests sent, output. */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../api/fake_api.js";
+import { startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { UsageError } from "../../../src/cli/flags.js";
 import { volumeDetach } from "../../../src/cli/commands/volume_detach.js";
 import { volumeSnapshot } from "../../../src/cli/commands/volume_snapshot.js";
-import { captureIO, NODE_ID } from "./fixtures.js";
+import { NODE_ID } from "../../builders/api_records.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 const usageError = (fn: () => unknown, pattern: RegExp) =>
   assert.throws(fn, (err: unknown) => {

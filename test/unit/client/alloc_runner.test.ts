@@ -11,9 +11,11 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { Task } from "../../../src/structs/job.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { FakeRpc, FakeTask, allocWith, task } from "./alloc_fixtures.js";
-import { tempDir } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { allocWith, task } from "../../builders/csi_alloc.js";
+import { FakeRpc } from "../../fakes/server_rpc.js";
+import { FakeTask } from "../../fakes/task.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 function runnerFor(tasks: Task[]) {
   const alloc = allocWith({});

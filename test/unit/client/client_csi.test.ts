@@ -4,7 +4,7 @@ import { registerClientCsiHandlers, type ClientCsiPeer } from "../../../src/clie
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ClientMethods } from "../../../src/structs/rpc.js";
 import type { ControllerPublishRequest, CreateVolumeRequest } from "../../../src/csi/types.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 
 type Handler = (req: unknown, signal: AbortSignal) => Promise<unknown>;
 

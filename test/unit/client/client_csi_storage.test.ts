@@ -12,7 +12,7 @@ import type { RegisteredPlugin } from "../../../src/client/dynamicplugins/types.
 import type { CsiVolumeStub } from "../../../src/client/state/types.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ClientMethods } from "../../../src/structs/rpc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 
 type Handler = (req: unknown, signal: AbortSignal) => Promise<unknown>;
 

@@ -14,8 +14,9 @@ import { BerthError } from "../../../src/structs/errors.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { abortError } from "../../../src/internal/abort.js";
 import type { CsiCallOptions } from "../../../src/csi/types.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { claimedVolume, plugin, tempDir } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { claimedVolume, plugin } from "../../builders/client_records.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 /**
  * A fake connection like grpc-js's to a SIGSTOPped plugin: the methods in `hung` answer only when

@@ -8,9 +8,13 @@ import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
-import { plugin, tempDir, toHostView } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { allocWith, volumeRequest } from "../../builders/csi_alloc.js";
+import { FakeRpc } from "../../fakes/server_rpc.js";
+import { FakeTask } from "../../fakes/task.js";
+import { plugin } from "../../builders/client_records.js";
+import { toHostView } from "../../fakes/mount_check.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 const BACKOFF = { baseMs: 1, maxMs: 5, jitter: 0 };
 

@@ -13,9 +13,13 @@ import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { FakeRpc, FakeTask, allocWith, volumeRequest } from "./alloc_fixtures.js";
-import { fakeMountCheck, plugin, tempDir } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { allocWith, volumeRequest } from "../../builders/csi_alloc.js";
+import { FakeRpc } from "../../fakes/server_rpc.js";
+import { FakeTask } from "../../fakes/task.js";
+import { plugin } from "../../builders/client_records.js";
+import { fakeMountCheck } from "../../fakes/mount_check.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 const FAST: CsiBackoff = { baseMs: 1, maxMs: 5, jitter: 0 };
 

@@ -6,8 +6,8 @@ import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { CSIInfo } from "../../../src/structs/plugin.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { plugin } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { plugin } from "../../builders/client_records.js";
 
 test("fingerprint: a node instance becomes CSIInfo with NodeInfo from NodeGetInfo/capabilities", async () => {
   const client = new FakeCsiClient();

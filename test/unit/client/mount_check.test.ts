@@ -12,8 +12,10 @@ import { holdsVolume } from "../../../src/client/csimanager/mount_check.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError, isBerthError, isRetryable } from "../../../src/structs/errors.js";
 import type { VolumeUsage } from "../../../src/client/state/types.js";
-import { FakeCsiClient } from "./fake_csi_client.js";
-import { claimedVolume, fakeMountCheck, plugin, tempDir } from "./fixtures.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
+import { claimedVolume, plugin } from "../../builders/client_records.js";
+import { fakeMountCheck } from "../../fakes/mount_check.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 const RETRY = { baseMs: 1, maxMs: 2, deadlineMs: 60, jitter: 0 };
 const FS: VolumeUsage = { readOnly: false, accessMode: "single-node-writer", attachmentMode: "file-system" };

@@ -11,8 +11,8 @@ import {
   teardownDecision,
 } from "../../../src/client/allocrunner/taskrunner/plugin_dirs.js";
 import type { TaskCSIPluginConfig } from "../../../src/structs/job.js";
-import { allocWith, task } from "./alloc_fixtures.js";
-import { stub } from "./fixtures.js";
+import { allocWith, task } from "../../builders/csi_alloc.js";
+import { stub } from "../../builders/client_records.js";
 
 const DATA = "/var/lib/berth-test";
 const CFG: TaskCSIPluginConfig = {

@@ -11,8 +11,8 @@ import { StateDB } from "../../../src/client/state/state_db.js";
 import type { TaskHandle } from "../../../src/client/drivers/driver.js";
 import { createLogger } from "../../../src/internal/log.js";
 import { BerthError } from "../../../src/structs/errors.js";
-import { allocWith, task } from "./alloc_fixtures.js";
-import { tempDir } from "./fixtures.js";
+import { allocWith, task } from "../../builders/csi_alloc.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 test("a plugin task stopped by its runner ends the health loop without an ERROR line", async () => {
   const lines: string[] = [];

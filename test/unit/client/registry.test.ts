@@ -4,7 +4,8 @@ import { PluginRegistry, type RegistryEvent } from "../../../src/client/dynamicp
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { isBerthError } from "../../../src/structs/errors.js";
-import { plugin, tempDir } from "./fixtures.js";
+import { plugin } from "../../builders/client_records.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 test("registry: register/deregister persist and notify; deregister needs the owning alloc", () => {
   const dir = tempDir();

@@ -4,7 +4,8 @@ import Database from "better-sqlite3";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { MIGRATIONS, migrate } from "../../../src/client/state/schema.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
-import { plugin, stub, tempDir } from "./fixtures.js";
+import { plugin, stub } from "../../builders/client_records.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 const alloc = (id: string) => ({ ID: id, Name: "j.g[0]" }) as unknown as Allocation;
 

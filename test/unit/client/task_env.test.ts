@@ -6,7 +6,7 @@ import {
   interpolate,
   type TaskEnvInput,
 } from "../../../src/client/allocrunner/taskrunner/task_env.js";
-import { makeAlloc, makeTask } from "./task_fixtures.js";
+import { makeAlloc, makeTask } from "../../builders/task_runner.js";
 
 function input(env: Record<string, string> = {}): TaskEnvInput {
   const task = makeTask({ Env: env });

@@ -3,8 +3,8 @@ import fs from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
 import { RestartTracker } from "../../../src/client/allocrunner/taskrunner/restart_tracker.js";
-import { FakeDriver } from "./fake_driver.js";
-import { eventTypes, makeTask, runnerConfig, tempDataDir } from "./task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { eventTypes, makeTask, runnerConfig, tempDataDir } from "../../builders/task_runner.js";
 
 describe("TaskRunner", () => {
   let dataDir: string;

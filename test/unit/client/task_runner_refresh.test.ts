@@ -6,8 +6,8 @@ import { StateDB } from "../../../src/client/state/state_db.js";
 import type { TaskState } from "../../../src/structs/alloc.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { VolumeRequest } from "../../../src/structs/job.js";
-import { FakeDriver } from "./fake_driver.js";
-import { eventTypes, makeTask, runnerConfig, tempDataDir } from "./task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { eventTypes, makeTask, runnerConfig, tempDataDir } from "../../builders/task_runner.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

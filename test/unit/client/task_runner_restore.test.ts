@@ -4,8 +4,8 @@ import { after, before, describe, it } from "node:test";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import type { TaskState } from "../../../src/structs/alloc.js";
-import { FakeDriver } from "./fake_driver.js";
-import { eventTypes, makeTask, runnerConfig, tempDataDir } from "./task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { eventTypes, makeTask, runnerConfig, tempDataDir } from "../../builders/task_runner.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

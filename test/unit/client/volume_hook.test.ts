@@ -5,8 +5,8 @@ import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runn
 import { VolumeHook } from "../../../src/client/allocrunner/taskrunner/volume_hook.js";
 import { AllocHookResources } from "../../../src/client/allocrunner/hook_resources.js";
 import type { VolumeRequest } from "../../../src/structs/job.js";
-import { FakeDriver } from "./fake_driver.js";
-import { eventTypes, makeTask, runnerConfig, tempDataDir } from "./task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { eventTypes, makeTask, runnerConfig, tempDataDir } from "../../builders/task_runner.js";
 
 const vol = (over: Partial<VolumeRequest> = {}): VolumeRequest => ({
   Name: "data",

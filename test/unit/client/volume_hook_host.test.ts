@@ -3,8 +3,8 @@ import { describe, it } from "node:test";
 import { AllocHookResources } from "../../../src/client/allocrunner/hook_resources.js";
 import { VolumeHook } from "../../../src/client/allocrunner/taskrunner/volume_hook.js";
 import type { VolumeRequest } from "../../../src/structs/job.js";
-import { FakeDriver } from "./fake_driver.js";
-import { makeTask } from "./task_fixtures.js";
+import { FakeDriver } from "../../fakes/driver.js";
+import { makeTask } from "../../builders/task_runner.js";
 
 const hostVol = (source: string, readOnly = false): VolumeRequest => ({
   Name: source,

@@ -7,8 +7,10 @@ import { usageKey, volumePaths } from "../../../src/client/csimanager/paths.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { BerthError, isBerthError } from "../../../src/structs/errors.js";
 import type { NodePublishRequest, NodeStageRequest } from "../../../src/csi/types.js";
-import { FakeCsiClient, type RecordedCall } from "./fake_csi_client.js";
-import { claimedVolume, fakeMountCheck, plugin, tempDir } from "./fixtures.js";
+import { FakeCsiClient, type RecordedCall } from "../../fakes/csi_client.js";
+import { claimedVolume, plugin } from "../../builders/client_records.js";
+import { fakeMountCheck } from "../../fakes/mount_check.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 
 const RETRY = { baseMs: 1, maxMs: 4, deadlineMs: 2000, jitter: 0 };
 const USAGE = {

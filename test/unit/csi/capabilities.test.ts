@@ -4,7 +4,7 @@ import { BerthError } from "../../../src/structs/errors.js";
 import { PluginCapabilitySet } from "../../../src/csi/capabilities.js";
 import { registerClientCsiHandlers, type ClientCsiPeer } from "../../../src/client/rpc/client_csi.js";
 import { nullLogger } from "../../../src/internal/log.js";
-import { FakeCsiClient } from "../client/fake_csi_client.js";
+import { FakeCsiClient } from "../../fakes/csi_client.js";
 import {
   DEFAULT_FAKE_PLUGIN_CAPABILITIES,
   NO_CONTROLLER_CAPABILITIES,

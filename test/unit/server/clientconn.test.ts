@@ -6,7 +6,8 @@ import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { nullLogger } from "../../../src/internal/log.js";
-import { controllerInfo, makeNode } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo } from "../../builders/plugin_info.js";
 
 const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

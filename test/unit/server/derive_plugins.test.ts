@@ -18,7 +18,8 @@ import { buildPlugin, NODE_DOWN_HEALTH, type CSIPlugin } from "../../../src/stru
 import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import type { Job } from "../../../src/structs/job.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 
 const at = (writeIndex: number, nowMs = 1000) => ({ writeIndex, nowMs });
 

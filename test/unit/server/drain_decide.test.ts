@@ -4,8 +4,9 @@ import { decideDrain, drainTier } from "../../../src/server/drainer/decide.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import { ZERO_TIME, type DrainStrategy } from "../../../src/structs/node.js";
 import type { VolumeClaim } from "../../../src/structs/volume.js";
-import { csiJob } from "./fixtures.js";
-import { allocOf, claimOf, plainJob, pluginJob } from "./drain_fixtures.js";
+import { csiJob, plainJob, pluginJob } from "../../builders/job.js";
+import { allocOf } from "../../builders/alloc.js";
+import { claimOf } from "../../builders/claim.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 

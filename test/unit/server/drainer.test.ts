@@ -8,8 +8,11 @@ import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { applyDrainRequest, applyEligibility, isDraining } from "../../../src/structs/node.js";
-import { csiJob, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
-import { claimOf, pluginJob } from "./drain_fixtures.js";
+import { csiJob, pluginJob } from "../../builders/job.js";
+import { makeNode } from "../../builders/node.js";
+import { nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
+import { claimOf } from "../../builders/claim.js";
 
 const withPlugin = (id: string) => makeNode(id, { CSINodePlugins: { p1: nodePluginInfo("p1") } });
 

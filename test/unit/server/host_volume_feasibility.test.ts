@@ -5,7 +5,7 @@ import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import type { Node } from "../../../src/structs/node.js";
-import { makeNode } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
 
 function hostJob(source: string, readOnly: boolean) {
   return validateJob({

@@ -17,7 +17,10 @@ import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
-import { csiJob, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { csiJob } from "../../builders/job.js";
+import { makeNode } from "../../builders/node.js";
+import { nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 
 const withPlugin = (id: string) => makeNode(id, { CSINodePlugins: { p1: nodePluginInfo("p1") } });
 

@@ -22,7 +22,9 @@ import type { Allocation, ClientStatus, DesiredStatus } from "../../../src/struc
 import type { BerthError } from "../../../src/structs/errors.js";
 import type { Job } from "../../../src/structs/job.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
-import { controllerInfo, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 import { V2_COLUMNS, writeOldStateFile } from "./old_state.js";
 
 type Side = "controller" | "node" | "monolith";

@@ -15,7 +15,8 @@ import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { Job } from "../../../src/structs/job.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";
-import { controllerInfo, makeNode, nodePluginInfo } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { V1_COLUMNS, writeOldStateFile } from "./old_state.js";
 
 /** A plugin job: group "controller" (count 1) and group "nodes" (count `nodes`), or a monolith. */

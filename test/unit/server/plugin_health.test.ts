@@ -17,7 +17,10 @@ import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { volumeView } from "../../../src/server/state/views.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { NODE_DOWN_HEALTH } from "../../../src/structs/plugin.js";
-import { controllerInfo, csiJob, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { csiJob } from "../../builders/job.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 
 /**
  * n1 runs the controller and a node plugin, n2 a node plugin; vol1 needs ControllerPublish. The

@@ -19,7 +19,9 @@ import { freeClaim, setClaimState } from "../../../src/structs/claim.js";
 import { BerthError, isBerthError } from "../../../src/structs/errors.js";
 import type { VolumeReleaseProgressRequest } from "../../../src/structs/rpc.js";
 import { withReleaseStatus, type ClaimState, type VolumeClaim } from "../../../src/structs/volume.js";
-import { controllerInfo, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 
 function claim(allocId: string, nodeId: string, State: ClaimState = "taken"): VolumeClaim {
   return {

@@ -6,7 +6,7 @@ import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
-import { makeNode } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
 
 function plainJob(id: string, type = "service") {
   return validateJob({

@@ -5,7 +5,10 @@ import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Node } from "../../../src/structs/node.js";
 import type { CSIVolume } from "../../../src/structs/volume.js";
-import { csiJob, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { csiJob } from "../../builders/job.js";
+import { makeNode } from "../../builders/node.js";
+import { nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 
 async function setup(nodes: Node[], vols: CSIVolume[]) {
   const store = new SqliteStateStore(null);

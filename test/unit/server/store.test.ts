@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { CSIPlugin } from "../../../src/structs/plugin.js";
-import { controllerInfo, makeNode, makeVolume, nodePluginInfo } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
+import { makeVolume } from "../../builders/volume.js";
 
 test("store: the index is monotonic, stamps records and skips no-op writes", async () => {
   const s = new SqliteStateStore(null);
@@ -119,7 +121,7 @@ test("store: plugins are derived from node fingerprints", async () => {
 });
 
 test("store: allocs are indexed by node, job and volume (per_alloc resolved)", async () => {
-  const { csiJob } = await import("./fixtures.js");
+  const { csiJob } = await import("../../builders/job.js");
   const s = new SqliteStateStore(null);
   const job = csiJob("j", { source: "vol", perAlloc: true });
   await s.txn((tx) => {

@@ -12,7 +12,8 @@ import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewat
 import { freeClaim, setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { ClaimState, VolumeClaim } from "../../../src/structs/volume.js";
-import { makeNode, makeVolume } from "./fixtures.js";
+import { makeNode } from "../../builders/node.js";
+import { makeVolume } from "../../builders/volume.js";
 
 function claim(allocId: string, nodeId: string, State: ClaimState = "taken"): VolumeClaim {
   return {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { constraintMet, formatConstraint } from "../../../src/structs/constraint.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import type { BerthError } from "../../../src/structs/errors.js";
-import { makeNode } from "../server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
 
 const node = makeNode("id-b", { Name: "B", Datacenter: "dc2", NodeClass: "gpu" });
 

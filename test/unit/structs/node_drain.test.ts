@@ -10,7 +10,7 @@ import {
 } from "../../../src/structs/node.js";
 import { validateDrainRequest, validateEligibilityRequest } from "../../../src/structs/node_validate.js";
 import { BerthError } from "../../../src/structs/errors.js";
-import { makeNode } from "../server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
 const spec = (Deadline: number, IgnoreSystemJobs = false) => ({

@@ -1,5 +1,5 @@
 /** A programmable TaskDriver for task-runner tests: each start exits as scripted or when stopped. */
-import type { DriverInfo } from "../../../src/structs/node.js";
+import type { DriverInfo } from "../../src/structs/node.js";
 import type {
   DriverCapabilities,
   ExitResult,
@@ -7,7 +7,7 @@ import type {
   TaskHandle,
   TaskMount,
   TaskStartConfig,
-} from "../../../src/client/drivers/driver.js";
+} from "../../src/client/drivers/driver.js";
 
 interface Running {
   resolve(r: ExitResult): void;

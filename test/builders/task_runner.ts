@@ -1,15 +1,15 @@
-/** Builders for task-runner tests: a job/alloc around one task, and a recording registrar. */
+/** Builders for task-runner tests: a job/alloc around one task and a runner config for it. */
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { AllocDir } from "../../../src/client/allocdir/alloc_dir.js";
-import { AllocHookResources } from "../../../src/client/allocrunner/hook_resources.js";
-import type { TaskRunnerConfig } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
-import type { TaskDriver } from "../../../src/client/drivers/driver.js";
-import type { PluginRegistrar, RegisteredPlugin } from "../../../src/client/dynamicplugins/types.js";
-import { nullLogger } from "../../../src/internal/log.js";
-import type { Allocation, TaskState } from "../../../src/structs/alloc.js";
-import type { JobType, Task, TaskGroup } from "../../../src/structs/job.js";
+import { AllocDir } from "../../src/client/allocdir/alloc_dir.js";
+import { AllocHookResources } from "../../src/client/allocrunner/hook_resources.js";
+import type { TaskRunnerConfig } from "../../src/client/allocrunner/taskrunner/task_runner.js";
+import type { TaskDriver } from "../../src/client/drivers/driver.js";
+import { nullLogger } from "../../src/internal/log.js";
+import type { Allocation, TaskState } from "../../src/structs/alloc.js";
+import type { JobType, Task, TaskGroup } from "../../src/structs/job.js";
+import { RecordingRegistrar } from "../fakes/plugin_registrar.js";
 
 export function makeTask(over: Partial<Task> = {}): Task {
   return {
@@ -72,21 +72,6 @@ export function makeAlloc(
     CreateTime: 0,
     ModifyTime: 0,
   };
-}
-
-export class RecordingRegistrar implements PluginRegistrar {
-  readonly live = new Map<string, RegisteredPlugin>();
-  readonly calls: string[] = [];
-
-  register(p: RegisteredPlugin): void {
-    this.calls.push(`register ${p.role}`);
-    this.live.set(`${p.role}/${p.pluginId}`, p);
-  }
-
-  deregister(role: RegisteredPlugin["role"], pluginId: string, allocId: string): void {
-    this.calls.push(`deregister ${role}`);
-    if (this.live.get(`${role}/${pluginId}`)?.allocId === allocId) this.live.delete(`${role}/${pluginId}`);
-  }
 }
 
 export async function tempDataDir(prefix: string): Promise<string> {

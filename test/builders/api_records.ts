@@ -1,6 +1,4 @@
-/** Canned, Nomad-shaped API answers for the CLI tests, and an in-memory CommandIO around them. */
-import { ApiClient } from "../../../src/api/index.js";
-import type { CommandIO } from "../../../src/cli/io.js";
+/** Canned, Nomad-shaped API answers (job, alloc, node, volume, plugin) for the CLI tests. */
 
 /** The tests' "now": 2026-01-01T12:00:00Z. */
 export const NOW = Date.UTC(2026, 0, 1, 12, 0, 0);
@@ -210,27 +208,3 @@ export const plugin = {
   Nodes: { [NODE_ID]: csiInfo(true) },
   Allocations: [allocStub],
 };
-
-export interface CapturedIO extends CommandIO {
-  out: string[];
-  err: string[];
-}
-
-/** A CommandIO that talks to `address`, records output, and reads "files" from `files`. */
-export function captureIO(address: string, files: Record<string, string> = {}): CapturedIO {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (l) => out.push(l),
-    stderr: (l) => err.push(l),
-    api: new ApiClient({ address }),
-    readFile: async (path) => {
-      const text = files[path];
-      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
-      return text;
-    },
-    now: () => NOW,
-  };
-}

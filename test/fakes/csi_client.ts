@@ -3,8 +3,8 @@
  * answers from programmable capabilities, and can be told to fail the next N calls of a method or
  * to delay every call.
  */
-import { BerthError, type ErrorCode } from "../../../src/structs/errors.js";
-import { sleep } from "../../../src/internal/abort.js";
+import { BerthError, type ErrorCode } from "../../src/structs/errors.js";
+import { sleep } from "../../src/internal/abort.js";
 import type {
   CsiCallOptions,
   CsiClient,
@@ -18,7 +18,7 @@ import type {
   NodeExpandVolumeRequest,
   ValidateVolumeCapabilitiesRequest,
   ValidateVolumeCapabilitiesResult,
-} from "../../../src/csi/types.js";
+} from "../../src/csi/types.js";
 
 export interface RecordedCall {
   method: string;
