@@ -14,7 +14,7 @@ import { Server } from "../../../src/server/server.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
-import { makeNode } from "../../unit/server/fixtures.js";
+import { makeNode } from "../../builders/node.js";
 import { connectAgent, http } from "./fake_agent.js";
 
 const JOBS = 60;

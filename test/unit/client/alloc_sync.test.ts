@@ -10,7 +10,7 @@ import { AllocSync, type AllocRunnerLike, type AllocSource } from "../../../src/
 import type { Logger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { BerthError } from "../../../src/structs/errors.js";
-import { allocWith } from "./alloc_fixtures.js";
+import { allocWith } from "../../builders/csi_alloc.js";
 
 class FakeRunner implements AllocRunnerLike {
   ran = false;
