@@ -7,6 +7,7 @@ import { nodeVolumeAccess } from "../../../src/client/rpc/client_csi_node.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
+import type { ErrorCode } from "../../../src/structs/errors.js";
 import type { AllocClientUpdate } from "../../../src/structs/rpc.js";
 import { FakeCsiClient } from "../../fakes/csi_client.js";
 import { allocWith, volumeRequest } from "../../builders/csi_alloc.js";
@@ -575,4 +576,18 @@ test("restore: a lost mount of a restored alloc is published again with a fresh 
   assert.equal(h.rpc.claims[0]!.AllocationID, alloc.ID);
   assert.equal(t.state().Events.filter((e) => e.Type === "Volume Remounted").length, 1);
   await h.runner.shutdown();
+});
+
+test("a node plugin that goes away while its claim is refused is waited for again: the alloc fails naming it", async () => {
+  const h = harness(allocWith({ data: volumeRequest() }));
+  h.rpc.claimFailures = Array<ErrorCode>(10_000).fill("ERR_CSI_VOLUME_UNSCHEDULABLE");
+  const done = h.runner.run();
+  while (h.rpc.claims.length < 1) await new Promise((r) => setTimeout(r, 1));
+  // The plugin's task stops (as a restored plugin whose job was stopped while the agent was away).
+  h.registry.deregister("csi-node", "fake", "plugin-alloc");
+  await done;
+  await h.runner.released();
+  assert.equal(h.runner.clientStatus, "failed");
+  assert.match(h.updates.at(-1)!.ClientDescription, /CSI plugin "fake" \(csi-node\) did not register/);
+  assert.equal(h.client.callsOf("NodeStageVolume").length, 0);
 });
