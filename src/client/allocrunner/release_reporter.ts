@@ -14,6 +14,8 @@
  * are chained, so they reach the server in order; `settled()` lets the release wait for the last
  * one before it advances the claim, so a late report never lands on a claim that moved on (the
  * server also drops a node step's report once the claim is past it).
+ * The caller names the step (release_decide.ts `reportedStep`: known from the step the release was
+ * performing and the CSI method that failed, never from message text).
  * Errors here are CSI errors, already redacted of secrets (csi/errors.ts), or server errors.
  */
 import type { Logger } from "../../internal/log.js";
@@ -49,15 +51,6 @@ export interface ReleaseRef {
   alias: string;
   volumeId: string;
   namespace: string;
-}
-
-/** What a release step's failure means for the status: which step, and the error to show. */
-export function nodeStepOf(err: unknown): ReleaseStatusStep {
-  const e = asBerthError(err);
-  // CSI errors name their method (csi/errors.ts); used only to label the step for people.
-  if (e.message.includes("NodeUnstageVolume")) return "node-unstage";
-  if (e.code === "ERR_CSI_PLUGIN_UNAVAILABLE") return "wait-plugin";
-  return "node-unpublish";
 }
 
 export class ReleaseReporter {

@@ -6,7 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
-import { ReleaseReporter, nodeStepOf } from "../../../src/client/allocrunner/release_reporter.js";
+import { ReleaseReporter } from "../../../src/client/allocrunner/release_reporter.js";
+import { reportedStep } from "../../../src/client/allocrunner/release_decide.js";
+import { retryCsiCall } from "../../../src/client/csimanager/csi_retry.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { ServerMethods } from "../../../src/structs/rpc.js";
 
@@ -51,7 +53,7 @@ test("release reporter: an event and a report per failed attempt, in order, then
     "ERR_CSI_INTERNAL",
     "CSI NodeUnpublishVolume failed: INTERNAL: lsblk: not found",
   );
-  r.retrying(ref, nodeStepOf(unpublishErr), unpublishErr, 0, 1000);
+  r.retrying(ref, "node-unpublish", unpublishErr, 0, 1000);
   r.retrying(ref, "server-unpublish", new BerthError("ERR_RPC_TIMEOUT", "timed out"), 1, 2000);
   assert.deepEqual(
     events.map((e) => e.message),
@@ -103,17 +105,43 @@ test("release reporter: waiting for the plugin is reported; a failing server is 
   );
 });
 
-test("release reporter: the step a node failure is in", () => {
+/** What a CSI call retried per the node policy finally fails with, as the volume manager sees it. */
+async function failedCall(method: string, err: BerthError): Promise<unknown> {
+  const policy = { baseMs: 1, maxMs: 1, deadlineMs: 0 };
+  return retryCsiCall(method, () => Promise.reject(err), policy, nullLogger).then(
+    () => assert.fail("the call fails"),
+    (e: unknown) => e,
+  );
+}
+
+test("release reporter: the step a node failure is in, from the call that failed, not its text", async () => {
+  // The messages name the other method: only the call that failed decides.
   assert.equal(
-    nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnstageVolume failed: INTERNAL: x")),
+    reportedStep(
+      "unmount",
+      await failedCall("NodeUnstageVolume", new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnpublishVolume: x")),
+    ),
     "node-unstage",
   );
   assert.equal(
-    nodeStepOf(new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnpublishVolume failed: INTERNAL: x")),
+    reportedStep(
+      "unmount",
+      await failedCall("NodeUnpublishVolume", new BerthError("ERR_CSI_INTERNAL", "CSI NodeUnstageVolume: x")),
+    ),
     "node-unpublish",
   );
   assert.equal(
-    nodeStepOf(new BerthError("ERR_CSI_PLUGIN_UNAVAILABLE", "plugin is not running, volume still mounted")),
+    reportedStep(
+      "unmount",
+      new BerthError("ERR_CSI_PLUGIN_UNAVAILABLE", "plugin is not running, volume still mounted"),
+    ),
+    "wait-plugin",
+  );
+  assert.equal(
+    reportedStep(
+      "release-without-plugin",
+      new BerthError("ERR_CSI_PLUGIN_UNAVAILABLE", "plugin is not running, volume still mounted"),
+    ),
     "wait-plugin",
   );
 });
