@@ -108,7 +108,7 @@ export class CsiClaimer {
     stub: CsiVolumeStub,
     signal: AbortSignal,
   ): Promise<Claimed> {
-    const resp = await this.claim(alloc, stub.volumeId, stub.usage, signal);
+    const resp = await this.claim(alloc, stub.volumeId, stub.pluginId, stub.usage, signal);
     const claimed = { volume: resp.Volume, publishContext: resp.PublishContext };
     this.d.claimed.set(alias, claimed);
     return claimed;
@@ -136,7 +136,7 @@ export class CsiClaimer {
     // up to the plugin wait, and one whose plugin stays missing fails naming it, without a claim.
     const pluginId = restored?.pluginId ?? (await this.volumePluginId(alloc, volumeId, signal));
     let plugin = await this.waitForNodePlugin(pluginId, signal);
-    const claim = await this.claim(alloc, volumeId, usage, signal);
+    const claim = await this.claim(alloc, volumeId, pluginId, usage, signal);
     const vol = claim.Volume;
     this.d.claimed.set(alias, { volume: vol, publishContext: claim.PublishContext });
     const entry: Acquired = {
@@ -213,16 +213,33 @@ export class CsiClaimer {
     return resp.PluginID;
   }
 
+  /**
+   * CSIVolume.Claim, retried while the server refuses it for now. Before each attempt the node
+   * plugin must be registered here: one that went away meanwhile (its task stopped, e.g. a restored
+   * plugin whose job was stopped while the agent was down) is waited for again up to the plugin
+   * wait, and one that stays missing ends the claim with the error naming it — never a day of
+   * refused claims for a plugin this node no longer runs.
+   */
   private claim(
     alloc: Allocation,
     volumeId: string,
+    pluginId: string,
     usage: VolumeUsage,
     signal: AbortSignal,
   ): Promise<VolumeClaimResponse> {
     const { cfg, log } = this.d;
+    let pluginMissing: unknown = null;
     return retryWithBackoff(
-      () =>
-        cfg.rpc.call(
+      async () => {
+        if (!cfg.registry.get("csi-node", pluginId)) {
+          try {
+            await this.waitForNodePlugin(pluginId, signal);
+          } catch (err) {
+            pluginMissing = err;
+            throw err;
+          }
+        }
+        return cfg.rpc.call(
           "CSIVolume.Claim",
           {
             VolumeID: volumeId,
@@ -234,12 +251,13 @@ export class CsiClaimer {
             AttachmentMode: usage.attachmentMode,
           },
           { signal, timeoutMs: rpcTimeoutMs(cfg) },
-        ),
+        );
+      },
       {
         ...this.d.backoff,
         deadlineMs: cfg.claimRetryDeadlineMs ?? 24 * 3600_000,
         signal,
-        shouldRetry: (err) => isBerthError(err) && isClaimRetryable(err.code),
+        shouldRetry: (err) => err !== pluginMissing && isBerthError(err) && isClaimRetryable(err.code),
         onRetry: (err, attempt, delayMs) => {
           const message = asBerthError(err).message;
           log.warn("volume claim refused, retrying", {
