@@ -40,6 +40,11 @@ import { mountOptions } from "./volume_validate.js";
 import { defaultRestart, groupReschedulePolicy, jobReschedule, restartPolicy } from "./policy_validate.js";
 
 const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
+/**
+ * berth's limit on one group's Count: a scheduler pass places a group whole, in one write, so a
+ * count far past any cluster (Nomad sets none) would stall the server instead of being refused.
+ */
+export const MAX_GROUP_COUNT = 10_000;
 const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
 
 export function validateJob(input: unknown): Job {
@@ -58,7 +63,8 @@ export function validateJob(input: unknown): Job {
     Namespace: checkId("Job.Namespace", j.Namespace ?? "default"),
     Type,
     Datacenters: Datacenters.length > 0 ? Datacenters : ["dc1"],
-    Priority: optNumber("Job.Priority", j.Priority, 50, { integer: true, min: 1 }),
+    // Nomad's range: 1 to its default maximum job priority, 100.
+    Priority: optNumber("Job.Priority", j.Priority, 50, { integer: true, min: 1, max: 100 }),
     Stop: optBool("Job.Stop", j.Stop, false),
     Status: "pending",
     TaskGroups,
@@ -97,7 +103,7 @@ function taskGroup(field: string, input: unknown, type: JobType, jobReschedule: 
   noDuplicates(`${field}.Tasks`, Tasks);
   return {
     Name,
-    Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0 }),
+    Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0, max: MAX_GROUP_COUNT }),
     Volumes,
     Tasks,
     RestartPolicy,

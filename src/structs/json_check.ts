@@ -33,17 +33,23 @@ export function optBool(field: string, v: unknown, dflt: boolean): boolean {
   return v;
 }
 
-/** A finite number; `integer` refuses fractions, `min` refuses smaller values. */
+/**
+ * A finite number; `integer` refuses fractions and integers past 2^53 - 1 (they would lose
+ * precision: a 1e300 count or a capacity past 2^64 is refused here, not stored), `min`/`max` refuse
+ * values outside the range.
+ */
 export function optNumber(
   field: string,
   v: unknown,
   dflt: number,
-  opts: { integer?: boolean; min?: number } = {},
+  opts: { integer?: boolean; min?: number; max?: number } = {},
 ): number {
   if (v === undefined || v === null) return dflt;
   if (typeof v !== "number" || !Number.isFinite(v)) throw validationError(field, "must be a number");
   if (opts.integer && !Number.isInteger(v)) throw validationError(field, "must be an integer");
+  const max = opts.integer ? Math.min(opts.max ?? Infinity, Number.MAX_SAFE_INTEGER) : opts.max;
   if (opts.min !== undefined && v < opts.min) throw validationError(field, `must be at least ${opts.min}`);
+  if (max !== undefined && v > max) throw validationError(field, `must be at most ${max}`);
   return v;
 }
 

@@ -219,3 +219,18 @@ test("job: missing ID, bad ID, no groups, wrong types", () => {
   refused(() => validateJob(job({}, { Count: "2" })), "Job.TaskGroups[0].Count");
   refused(() => validateJob(job({ Type: "daemon" })), "Job.Type", /unknown job type/);
 });
+
+test("job and volume numbers out of range are refused, not stored with lost precision", () => {
+  refused(() => validateJob(job({}, { Count: 1e300 })), "Job.TaskGroups[0].Count", /at most 10000/);
+  refused(() => validateJob(job({}, { Count: 10_001 })), "Job.TaskGroups[0].Count", /at most 10000/);
+  assert.equal(validateJob(job({}, { Count: 10_000 })).TaskGroups[0]!.Count, 10_000);
+  refused(() => validateJob(job({ Priority: 1e9 })), "Job.Priority", /at most 100/);
+  refused(() => validateJob(job({ Priority: 0 })), "Job.Priority", /at least 1/);
+  assert.equal(validateJob(job({ Priority: 100 })).Priority, 100);
+  // 2^64 bytes: past 2^53 - 1 a JSON number is no longer exact.
+  refused(
+    () => validateVolumeSpec(spec({ RequestedCapacityMin: 2 ** 64 }), "register", "Volumes[0]"),
+    "Volumes[0].RequestedCapacityMin",
+    /at most 9007199254740991/,
+  );
+});
