@@ -262,6 +262,13 @@ test("HTTP: bad specs answer 4xx naming the field and change nothing; blocking q
   });
   assert.equal(badJob.status, 400);
   assert.match(badJob.text, /Job\.TaskGroups\[0\]\.Count/);
+  // A count past any cluster is refused before it is stored (it used to crash every server start).
+  const poisoned = await http(base, "PUT", "/v1/jobs", {
+    Job: { ID: "poison", TaskGroups: [{ Name: "g", Count: 1e300, Tasks: [{ Name: "t", Driver: "exec" }] }] },
+  });
+  assert.equal(poisoned.status, 400);
+  assert.match(poisoned.text, /Job\.TaskGroups\[0\]\.Count: must be at most 10000/);
+  assert.equal((await http(base, "GET", "/v1/job/poison")).status, 404, "nothing was stored");
   assert.equal(
     (await http(base, "GET", "/v1/volumes?type=csi")).index,
     before,
