@@ -17,10 +17,10 @@ import {
   AgentProcess,
   eventually,
   findFiles,
-  freePort,
   killProcessGroupsUnder,
   killProcessesUnder,
   runCli,
+  startExampleDevAgent,
 } from "../helpers/agent_process.js";
 
 let dataDir: string;
@@ -50,28 +50,9 @@ interface AllocStub {
 before(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-e2e-"));
   logFile = path.join(os.tmpdir(), `berth-e2e-agent-${process.pid}.log`);
-  const port = await freePort();
-  env = { BERTH_ADDR: `http://127.0.0.1:${port}` };
-  agent = new AgentProcess(
-    [
-      "-dev",
-      "-config",
-      "examples/hostpath/agent.hcl",
-      "-data-dir",
-      dataDir,
-      "-http-addr",
-      `127.0.0.1:${port}`,
-    ],
-    logFile,
-  );
-  await eventually(
-    "the dev node to be ready",
-    async () => {
-      const nodes = await cliJson<{ Status: string }[]>(["node", "status"]);
-      return nodes.some((n) => n.Status === "ready") ? true : undefined;
-    },
-    30_000,
-  );
+  const started = await startExampleDevAgent(dataDir, logFile);
+  agent = started.agent;
+  env = { BERTH_ADDR: started.addr };
 });
 
 after(async () => {

@@ -12,7 +12,13 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../src/internal/mountinfo.js";
-import { AgentProcess, eventually, freePort, killProcessesUnder, runCli } from "../helpers/agent_process.js";
+import {
+  AgentProcess,
+  eventually,
+  killProcessesUnder,
+  runCli,
+  startExampleDevAgent,
+} from "../helpers/agent_process.js";
 
 let dataDir: string;
 let specDir: string;
@@ -58,29 +64,9 @@ before(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-e2e-resched-"));
   specDir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-e2e-resched-specs-"));
   logFile = path.join(os.tmpdir(), `berth-e2e-resched-${process.pid}.log`);
-  const port = await freePort();
-  env = { BERTH_ADDR: `http://127.0.0.1:${port}` };
-  // examples/hostpath/plugin.hcl keeps its volumes in the host volume agent.hcl declares.
-  agent = new AgentProcess(
-    [
-      "-dev",
-      "-config",
-      "examples/hostpath/agent.hcl",
-      "-data-dir",
-      dataDir,
-      "-http-addr",
-      `127.0.0.1:${port}`,
-    ],
-    logFile,
-  );
-  await eventually(
-    "the dev node to be ready",
-    async () => {
-      const nodes = await cliJson<{ Status: string }[]>(["node", "status"]);
-      return nodes.some((n) => n.Status === "ready") ? true : undefined;
-    },
-    30_000,
-  );
+  const started = await startExampleDevAgent(dataDir, logFile);
+  agent = started.agent;
+  env = { BERTH_ADDR: started.addr };
 });
 
 after(async () => {

@@ -271,3 +271,38 @@ export async function startCluster(
   }
   return { addr, server, clients };
 }
+
+/**
+ * A real `berth agent -dev` with the example's config (examples/hostpath/agent.hcl gives the node
+ * the `hostpath-data` host volume examples/hostpath/plugin.hcl keeps its volumes in), state in
+ * `dataDir`, log in `logFile`, on a free loopback port. Resolves once its node is ready.
+ */
+export async function startExampleDevAgent(
+  dataDir: string,
+  logFile: string,
+  timeoutMs = 30_000,
+): Promise<{ agent: AgentProcess; addr: string }> {
+  const port = await freePort();
+  const addr = `http://127.0.0.1:${port}`;
+  const agent = new AgentProcess(
+    [
+      "-dev",
+      "-config",
+      path.join(REPO_ROOT, "examples/hostpath/agent.hcl"),
+      "-data-dir",
+      dataDir,
+      "-http-addr",
+      `127.0.0.1:${port}`,
+    ],
+    logFile,
+  );
+  await eventually(
+    "the dev node to be ready",
+    async () => {
+      const nodes = await getJson<{ Status: string }[]>(addr, "/v1/nodes");
+      return nodes.some((n) => n.Status === "ready") ? true : undefined;
+    },
+    timeoutMs,
+  );
+  return { agent, addr };
+}
