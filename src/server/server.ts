@@ -71,7 +71,7 @@ export class Server {
 
   async start(): Promise<void> {
     const { host, port } = parseAddr(this.opts.httpAddr);
-    const store = new SqliteStateStore(this.opts.dataDir);
+    const store = new SqliteStateStore(this.opts.dataDir, { log: this.log.child("state") });
     this.store = store;
     const conns = new NodeConnections();
     this.conns = conns;

@@ -17,6 +17,7 @@
  */
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
+import { BerthError } from "../../structs/errors.js";
 import {
   allocIndex,
   allocTaskGroup,
@@ -136,10 +137,24 @@ export class NodeDrainer {
         .map((n) => n.ID);
     }
     let wakeAt: number | null = null;
+    let failures = 0;
     for (const id of this.draining) {
       if (signal.aborted) break;
-      const next = await this.step(id);
-      if (next !== null && (wakeAt === null || next < wakeAt)) wakeAt = next;
+      // One node whose step fails is logged and retried after the pass's backoff; the other
+      // draining nodes still take their step.
+      try {
+        const next = await this.step(id);
+        if (next !== null && (wakeAt === null || next < wakeAt)) wakeAt = next;
+      } catch (err) {
+        failures++;
+        this.log.error("node drain step failed", { node: id, error: err });
+      }
+    }
+    if (failures > 0) {
+      throw new BerthError(
+        "ERR_INTERNAL",
+        `${failures} of ${this.draining.length} draining nodes failed their step`,
+      );
     }
     return wakeAt;
   }

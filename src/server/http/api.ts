@@ -16,6 +16,7 @@ import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
 import * as nodes from "./routes_nodes.js";
+import * as operator from "./routes_operator.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -51,6 +52,8 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/volumes/external", ops.listExternalVolumes],
   ["GET", "/v1/plugins", csi.listPlugins],
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
+  ["GET", "/v1/operator/quarantine", operator.listQuarantine],
+  ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined],
 ];
 
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */

@@ -23,11 +23,18 @@ export class FollowupTimers {
     return this.timers.size;
   }
 
-  /** Arms a timer for every pending eval with a WaitUntil (server start). */
-  armAll(evals: Evaluation[]): void {
+  /**
+   * Arms a timer for every pending eval with a WaitUntil (server start). An eval that cannot be
+   * armed goes to `onError` and the others are still armed.
+   */
+  armAll(evals: Evaluation[], onError: (ev: Evaluation, err: unknown) => void = () => undefined): void {
     for (const e of evals) {
-      const at = waitUntilMs(e);
-      if (e.Status === "pending" && at !== null) this.arm(e, at);
+      try {
+        const at = waitUntilMs(e);
+        if (e.Status === "pending" && at !== null) this.arm(e, at);
+      } catch (err) {
+        onError(e, err);
+      }
     }
   }
 

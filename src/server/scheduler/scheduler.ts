@@ -138,12 +138,24 @@ export class Scheduler {
   /**
    * Evaluates every job; run at start so jobs blocked before a restart get another chance (their
    * blocked evals run again). A job with nothing to do records no eval, so restarts do not push a
-   * job's history out.
+   * job's history out. One job whose pass fails is logged and left for its next trigger: it never
+   * fails the start nor keeps the other jobs from being evaluated.
    */
   async evaluateAll(): Promise<void> {
-    this.timers.armAll(this.store.listEvals());
+    this.timers.armAll(this.store.listEvals(), (ev, err) =>
+      this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
+    );
     for (const job of this.store.listJobs()) {
-      await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
+      try {
+        await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
+      } catch (err) {
+        if (this.stopping) return;
+        this.log.error("evaluating a job at start failed", {
+          job: job.ID,
+          namespace: job.Namespace,
+          error: err,
+        });
+      }
     }
   }
 

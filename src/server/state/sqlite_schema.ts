@@ -31,6 +31,19 @@ export function liveAllocsByGroup(
   return out;
 }
 
+/**
+ * `use(JSON.parse(json))`, or undefined when that throws: a migration step skips a stored record
+ * it cannot read (written by hand or by a bug) instead of failing the open, and the check that
+ * follows the migrations quarantines it (quarantine.ts).
+ */
+function loadable<T, R>(json: string, use: (value: T) => R): R | undefined {
+  try {
+    return use(JSON.parse(json) as T);
+  } catch {
+    return undefined;
+  }
+}
+
 /** SQL, or a function for a step that must compute from the stored JSON. */
 type Migration = string | ((db: Database.Database) => void);
 
@@ -77,14 +90,15 @@ const MIGRATIONS: Migration[] = [
     );
     const byPlugin = new Map<string, PluginJobUse[]>();
     for (const row of db.prepare("SELECT json FROM jobs").all() as { json: string }[]) {
-      for (const use of jobPluginUses(JSON.parse(row.json) as Job)) {
+      for (const use of loadable(row.json, (j: Job) => jobPluginUses(j)) ?? []) {
         put.run(use.pluginId, use.namespace, use.jobId, JSON.stringify(use));
         byPlugin.set(use.pluginId, [...(byPlugin.get(use.pluginId) ?? []), use]);
       }
     }
     const putPlugin = db.prepare("UPDATE plugins SET json = ? WHERE id = ?");
     for (const row of db.prepare("SELECT id, json FROM plugins").all() as { id: string; json: string }[]) {
-      const p = JSON.parse(row.json) as CSIPlugin;
+      const p = loadable(row.json, (v: CSIPlugin) => v);
+      if (!p) continue;
       const expected = (byPlugin.get(row.id) ?? []).map((u) => expectedOf(u, {}));
       const next = { ...p, ...jobDescriptions(expected), EmptySince: 0 };
       putPlugin.run(JSON.stringify(next), row.id);
@@ -102,8 +116,8 @@ const MIGRATIONS: Migration[] = [
     `);
     const setAlloc = db.prepare("UPDATE allocs SET task_group = ?, live = ? WHERE id = ?");
     for (const row of db.prepare("SELECT json FROM allocs").all() as { json: string }[]) {
-      const a = JSON.parse(row.json) as Allocation;
-      setAlloc.run(a.TaskGroup, isAllocTerminal(a) ? 0 : 1, a.ID);
+      const a = loadable(row.json, (v: Allocation) => ({ ...v, terminal: isAllocTerminal(v) }));
+      if (a && typeof a.TaskGroup === "string") setAlloc.run(a.TaskGroup, a.terminal ? 0 : 1, a.ID);
     }
     db.exec("CREATE INDEX allocs_live_by_job ON allocs (namespace, job_id, live, task_group)");
 
@@ -114,14 +128,15 @@ const MIGRATIONS: Migration[] = [
     const live = db.prepare(LIVE_ALLOCS_OF_JOB);
     const byPlugin = new Map<string, PluginJobUse[]>();
     for (const row of db.prepare("SELECT json FROM jobs").all() as { json: string }[]) {
-      for (const use of jobPluginUses(JSON.parse(row.json) as Job)) {
+      for (const use of loadable(row.json, (j: Job) => jobPluginUses(j)) ?? []) {
         put.run(use.pluginId, use.namespace, use.jobId, JSON.stringify(use));
         byPlugin.set(use.pluginId, [...(byPlugin.get(use.pluginId) ?? []), use]);
       }
     }
     const putPlugin = db.prepare("UPDATE plugins SET json = ? WHERE id = ?");
     for (const row of db.prepare("SELECT id, json FROM plugins").all() as { id: string; json: string }[]) {
-      const p = JSON.parse(row.json) as CSIPlugin;
+      const p = loadable(row.json, (v: CSIPlugin) => v);
+      if (!p) continue;
       const expected = (byPlugin.get(row.id) ?? []).map((u) =>
         expectedOf(u, u.system ? liveAllocsByGroup(live, u.namespace, u.jobId) : {}),
       );
@@ -144,6 +159,15 @@ const MIGRATIONS: Migration[] = [
     json TEXT NOT NULL
   );
   CREATE INDEX evals_by_job ON evals (namespace, job_id, create_index);
+  `,
+  // Stored records that failed to load, moved out of the live tables when the store opened
+  // (quarantine.ts). `json` is the record as it was stored, kept for the operator, never served.
+  `
+  CREATE TABLE quarantine (
+    tbl TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL, json TEXT NOT NULL,
+    error TEXT NOT NULL, time_ms INTEGER NOT NULL,
+    PRIMARY KEY (tbl, namespace, key)
+  );
   `,
 ];
 

@@ -2,16 +2,26 @@
  * The embedded StateStore: one SQLite file (WAL, synchronous=FULL) in the server data dir, or
  * `:memory:` for tests and `-dev`. better-sqlite3 is synchronous, so a txn is one SQLite
  * transaction and never interleaves with another. Reads are in sqlite_reader.ts, a transaction's
- * writes (and the plugin derivation they run, derive_plugins.ts) in sqlite_writer.ts.
+ * writes (and the plugin derivation they run, derive_plugins.ts) in sqlite_writer.ts. Opening the
+ * file checks every stored record once and quarantines those that cannot be loaded (quarantine.ts),
+ * logging one error per record and a summary line.
  */
 import path from "node:path";
 import { mkdirSync } from "node:fs";
 import Database from "better-sqlite3";
+import { nullLogger, type Logger } from "../../internal/log.js";
 import { migrate } from "./sqlite_schema.js";
+import { quarantineBadRecords, quarantineStatements, type QuarantinedRecord } from "./quarantine.js";
 import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
 import { IndexWatch } from "./watch.js";
 import type { StateStore, StateWriter, Table } from "./store.js";
+
+export interface SqliteStoreOptions {
+  now?: () => number;
+  /** Where the open pass reports quarantined records (one error each) and its summary. */
+  log?: Logger;
+}
 
 function openDb(dataDir: string | null): Database.Database {
   let file = ":memory:";
@@ -29,12 +39,18 @@ function openDb(dataDir: string | null): Database.Database {
 export class SqliteStateStore extends SqliteReader implements StateStore {
   private readonly db: Database.Database;
   private readonly watch: IndexWatch;
+  private readonly quarantine: ReturnType<typeof quarantineStatements>;
 
   /** `dataDir` null opens an in-memory store. */
-  constructor(dataDir: string | null, opts: { now?: () => number } = {}) {
+  constructor(dataDir: string | null, opts: SqliteStoreOptions = {}) {
     const db = openDb(dataDir);
-    super(db, opts.now ?? Date.now);
+    const now = opts.now ?? Date.now;
+    // Before the reader loads the indexes: the pass may move them.
+    const report = quarantineBadRecords(db, now());
+    super(db, now);
     this.db = db;
+    this.quarantine = quarantineStatements(db);
+    reportOpen(opts.log ?? nullLogger, report, this.quarantine.list().length);
     this.watch = new IndexWatch(
       (t) => this.tableIndex(t),
       () => this.index(),
@@ -56,6 +72,14 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     timeoutMs: number,
   ): Promise<number> {
     return this.watch.wait(tables, minIndex, signal, timeoutMs);
+  }
+
+  quarantined(): QuarantinedRecord[] {
+    return this.quarantine.list();
+  }
+
+  dropQuarantined(table: string, namespace: string, key: string): Promise<boolean> {
+    return Promise.resolve(this.quarantine.drop(table, namespace, key));
   }
 
   close(): void {
@@ -84,4 +108,25 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     }
     return result;
   }
+}
+
+/** One error per record quarantined now (never its JSON: it may hold secrets), then a summary. */
+function reportOpen(log: Logger, report: ReturnType<typeof quarantineBadRecords>, held: number): void {
+  for (const q of report.quarantined) {
+    log.error("stored record cannot be loaded; quarantined", {
+      table: q.table,
+      namespace: q.namespace || undefined,
+      key: q.key,
+      error: q.error,
+    });
+  }
+  const summary = {
+    records: report.checked,
+    quarantined_now: report.quarantined.length,
+    quarantined_total: held,
+    rederived: report.rederived || undefined,
+    check_ms: Math.round(report.elapsedMs),
+  };
+  if (report.quarantined.length > 0) log.warn("state store opened with quarantined records", summary);
+  else log.info("state store opened", summary);
 }

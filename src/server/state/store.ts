@@ -30,6 +30,7 @@ import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
+import type { QuarantinedRecord } from "./quarantine.js";
 
 export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals"] as const;
 export type Table = (typeof TABLES)[number];
@@ -99,5 +100,12 @@ export interface StateStore extends StateReader {
     signal: AbortSignal | undefined,
     timeoutMs: number,
   ): Promise<number>;
+  /**
+   * Stored records that could not be loaded when the store opened, moved out of the live tables
+   * (quarantine.ts): what and why, never the record itself.
+   */
+  quarantined(): QuarantinedRecord[];
+  /** Drops one quarantined record for good; false when there is none under that key. */
+  dropQuarantined(table: string, namespace: string, key: string): Promise<boolean>;
   close(): void;
 }

@@ -149,15 +149,24 @@ export class VolumeWatcher {
     const stillWaiting = new Set<string>();
     const now = Date.now();
     for (const vol of this.store.listVolumes()) {
-      if (isUnclaimed(vol)) continue;
-      const key = volumeKey(vol.Namespace, vol.ID);
-      const work = volumeWork(vol, allocOf, nodeOf);
-      for (const claim of work.waiting) {
-        const k = `${key}/${claim.AllocationID}`;
-        stillWaiting.add(k);
-        this.noteWaiting(k, vol.ID, claim, now);
+      // One volume the scan cannot read is logged and skipped; the others are still reaped.
+      try {
+        if (isUnclaimed(vol)) continue;
+        const key = volumeKey(vol.Namespace, vol.ID);
+        const work = volumeWork(vol, allocOf, nodeOf);
+        for (const claim of work.waiting) {
+          const k = `${key}/${claim.AllocationID}`;
+          stillWaiting.add(k);
+          this.noteWaiting(k, vol.ID, claim, now);
+        }
+        if (work.release.length > 0) this.schedule(vol.Namespace, vol.ID);
+      } catch (err) {
+        this.log.error("volumewatcher could not scan a volume", {
+          volume: vol.ID,
+          namespace: vol.Namespace,
+          error: err,
+        });
       }
-      if (work.release.length > 0) this.schedule(vol.Namespace, vol.ID);
     }
     for (const k of this.waitingSince.keys()) if (!stillWaiting.has(k)) this.waitingSince.delete(k);
     // Idle volumes are forgotten once their rate-limit window has passed: the map holds only

@@ -1,0 +1,230 @@
+/**
+ * The checks a stored record must pass to be loaded (quarantine.ts runs them once when the store
+ * opens). Pure. A record is checked with the same validator that guards the way in where there is
+ * one (validateJob for jobs and an alloc's copy of its job, validateVolumeSpec for volumes), and
+ * otherwise for the fields the server's loops and derivations dereference (a node's plugin maps,
+ * a claim's IDs and state, an eval's WaitUntil). Its identity fields must also match the row's key
+ * columns, which every lookup goes by. Each check throws a coded validation error naming the
+ * field; messages never carry a secret's value (the validators never echo map values).
+ */
+import { BerthError, asBerthError, validationError } from "../../structs/errors.js";
+import { isObject, optNumber, optString, optStringMap } from "../../structs/json_check.js";
+import { validateJob } from "../../structs/job_validate.js";
+import { validateVolumeSpec } from "../../structs/volume_validate.js";
+
+/** The tables whose records are checked, by the names the quarantine lists them under. */
+export const CHECKED_TABLES = ["nodes", "jobs", "allocs", "volumes", "evals", "plugins"] as const;
+export type CheckedTable = (typeof CHECKED_TABLES)[number];
+
+/** Tables whose key is (namespace, id); the others are keyed by ID alone. */
+export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes"];
+
+/** A row as read for the check: its key columns (strings), and the stored JSON. */
+export type StoredRow = Record<string, unknown> & { json: string };
+
+/**
+ * Parses the stored JSON. The parser's own message is not kept: V8 quotes the start of the text,
+ * which may hold a volume's Secrets.
+ */
+export function parseStored(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch (err) {
+    const at = /position (\d+)/.exec(err instanceof Error ? err.message : "")?.[1];
+    throw new BerthError("ERR_VALIDATION", `stored JSON does not parse${at ? ` (at position ${at})` : ""}`);
+  }
+}
+
+function obj(field: string, v: unknown): Record<string, unknown> {
+  if (!isObject(v)) throw validationError(field, "must be an object");
+  return v;
+}
+
+/** An optional map whose values must each be objects (null and absent read as empty). */
+function objMap(field: string, v: unknown): Record<string, Record<string, unknown>> {
+  if (v === undefined || v === null) return {};
+  const m = obj(field, v);
+  for (const [k, val] of Object.entries(m)) obj(`${field}.${k}`, val);
+  return m as Record<string, Record<string, unknown>>;
+}
+
+function str(field: string, v: unknown): string {
+  if (typeof v !== "string") throw validationError(field, "must be a string");
+  return v;
+}
+
+function oneOfStr(field: string, v: unknown, allowed: readonly string[]): string {
+  const s = str(field, v);
+  if (!allowed.includes(s)) throw validationError(field, `unknown value ${JSON.stringify(s)}`);
+  return s;
+}
+
+function int(field: string, v: unknown): number {
+  if (v === undefined || v === null) throw validationError(field, "is required");
+  return optNumber(field, v, 0, { integer: true, min: 0 });
+}
+
+/** The record's identity field must equal the row's key column. */
+function sameKey(field: string, v: unknown, column: unknown): void {
+  if (v !== column) {
+    throw validationError(
+      field,
+      `${JSON.stringify(v)} does not match the row's key ${JSON.stringify(column)}`,
+    );
+  }
+}
+
+/** Runs an inner validator whose field names start at `Job.`, naming them under `prefix`. */
+function within(prefix: string, check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    const e = asBerthError(err);
+    throw new BerthError(e.code, `${prefix}.${e.message}`);
+  }
+}
+
+const NODE_STATUSES = ["initializing", "ready", "down"];
+const ELIGIBILITY = ["eligible", "ineligible"];
+const DESIRED = ["run", "stop", "evict"];
+const CLIENT = ["pending", "running", "complete", "failed", "lost"];
+const EVAL_STATUSES = ["pending", "blocked", "complete", "failed", "cancelled"];
+const CLAIM_MODES = ["read", "write"];
+const CLAIM_STATES = ["taken", "node-detached", "controller-detached", "ready-to-free"];
+
+function checkJob(v: unknown, row: StoredRow): void {
+  const j = obj("Job", v);
+  validateJob(j);
+  sameKey("Job.Namespace", j.Namespace, row.namespace);
+  sameKey("Job.ID", j.ID, row.id);
+  oneOfStr("Job.Status", j.Status, ["pending", "running", "dead"]);
+  int("Job.Version", j.Version);
+  int("Job.CreateIndex", j.CreateIndex);
+}
+
+function checkAlloc(v: unknown, row: StoredRow): void {
+  const a = obj("Allocation", v);
+  sameKey("Allocation.ID", a.ID, row.id);
+  sameKey("Allocation.Namespace", a.Namespace, row.namespace);
+  sameKey("Allocation.NodeID", a.NodeID, row.node_id);
+  sameKey("Allocation.JobID", a.JobID, row.job_id);
+  sameKey("Allocation.TaskGroup", a.TaskGroup, row.task_group);
+  str("Allocation.Name", a.Name);
+  oneOfStr("Allocation.DesiredStatus", a.DesiredStatus, DESIRED);
+  oneOfStr("Allocation.ClientStatus", a.ClientStatus, CLIENT);
+  objMap("Allocation.TaskStates", a.TaskStates);
+  within("Allocation", () => validateJob(a.Job));
+  int("Allocation.CreateIndex", a.CreateIndex);
+}
+
+function checkClaims(field: string, v: unknown): void {
+  for (const [allocId, c] of Object.entries(objMap(field, v))) {
+    const f = `${field}.${allocId}`;
+    sameKey(`${f}.AllocationID`, c.AllocationID, allocId);
+    str(`${f}.NodeID`, c.NodeID);
+    oneOfStr(`${f}.Mode`, c.Mode, CLAIM_MODES);
+    oneOfStr(`${f}.State`, c.State, CLAIM_STATES);
+  }
+}
+
+function checkVolume(v: unknown, row: StoredRow): void {
+  const vol = obj("Volume", v);
+  // "create": a created volume's ExternalID may be empty; every other spec field is checked.
+  validateVolumeSpec(vol, "create");
+  sameKey("Volume.Namespace", vol.Namespace, row.namespace);
+  sameKey("Volume.ID", vol.ID, row.id);
+  sameKey("Volume.PluginID", vol.PluginID, row.plugin_id);
+  for (const side of ["ReadClaims", "WriteClaims", "PastClaims"]) checkClaims(`Volume.${side}`, vol[side]);
+  int("Volume.CreateIndex", vol.CreateIndex);
+}
+
+function checkPluginInfos(field: string, v: unknown): void {
+  for (const [id, info] of Object.entries(objMap(field, v))) {
+    if (typeof info.Healthy !== "boolean")
+      throw validationError(`${field}.${id}.Healthy`, "must be a boolean");
+  }
+}
+
+function checkNode(v: unknown, row: StoredRow): void {
+  const n = obj("Node", v);
+  sameKey("Node.ID", n.ID, row.id);
+  str("Node.Name", n.Name);
+  oneOfStr("Node.Status", n.Status, NODE_STATUSES);
+  oneOfStr("Node.SchedulingEligibility", n.SchedulingEligibility, ELIGIBILITY);
+  objMap("Node.Drivers", n.Drivers);
+  // The plugin derivation reads both maps of every node it touches.
+  obj("Node.CSIControllerPlugins", n.CSIControllerPlugins);
+  obj("Node.CSINodePlugins", n.CSINodePlugins);
+  checkPluginInfos("Node.CSIControllerPlugins", n.CSIControllerPlugins);
+  checkPluginInfos("Node.CSINodePlugins", n.CSINodePlugins);
+  objMap("Node.HostVolumes", n.HostVolumes);
+  optStringMap("Node.Attributes", n.Attributes);
+  optStringMap("Node.Meta", n.Meta);
+  if (n.DrainStrategy != null) obj("Node.DrainStrategy", n.DrainStrategy);
+  int("Node.CreateIndex", n.CreateIndex);
+}
+
+function checkEval(v: unknown, row: StoredRow): void {
+  const e = obj("Evaluation", v);
+  sameKey("Evaluation.ID", e.ID, row.id);
+  sameKey("Evaluation.Namespace", e.Namespace, row.namespace);
+  sameKey("Evaluation.JobID", e.JobID, row.job_id);
+  sameKey("Evaluation.CreateIndex", e.CreateIndex, row.create_index);
+  oneOfStr("Evaluation.Status", e.Status, EVAL_STATUSES);
+  str("Evaluation.TriggeredBy", e.TriggeredBy);
+  if (!Array.isArray(e.PlacedAllocIDs) || !e.PlacedAllocIDs.every((id) => typeof id === "string")) {
+    throw validationError("Evaluation.PlacedAllocIDs", "must be an array of strings");
+  }
+  objMap("Evaluation.FailedTGAllocs", e.FailedTGAllocs);
+  const wait = optString("Evaluation.WaitUntil", e.WaitUntil, "");
+  if (wait !== "" && !Number.isFinite(Date.parse(wait))) {
+    throw validationError("Evaluation.WaitUntil", "must be an RFC 3339 time");
+  }
+}
+
+function checkJobDescriptions(field: string, v: unknown): void {
+  for (const [ns, byId] of Object.entries(objMap(field, v))) {
+    for (const [id, d] of Object.entries(objMap(`${field}.${ns}`, byId))) {
+      int(`${field}.${ns}.${id}.Expected`, d.Expected);
+    }
+  }
+}
+
+function checkPlugin(v: unknown, row: StoredRow): void {
+  const p = obj("Plugin", v);
+  sameKey("Plugin.ID", p.ID, row.id);
+  checkPluginInfos("Plugin.Controllers", p.Controllers);
+  checkPluginInfos("Plugin.Nodes", p.Nodes);
+  checkJobDescriptions("Plugin.ControllerJobs", p.ControllerJobs);
+  checkJobDescriptions("Plugin.NodeJobs", p.NodeJobs);
+  for (const f of [
+    "ControllersHealthy",
+    "ControllersExpected",
+    "NodesHealthy",
+    "NodesExpected",
+    "EmptySince",
+  ]) {
+    int(`Plugin.${f}`, p[f]);
+  }
+  int("Plugin.CreateIndex", p.CreateIndex);
+}
+
+/** One table's check: `check` throws a coded error naming the field when the record cannot load. */
+export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: StoredRow) => void>> = {
+  nodes: checkNode,
+  jobs: checkJob,
+  allocs: checkAlloc,
+  volumes: checkVolume,
+  evals: checkEval,
+  plugins: checkPlugin,
+};
+
+/** Parses and checks one row; returns the problem, or undefined when it loads. */
+export function recordProblem(table: CheckedTable, row: StoredRow): string | undefined {
+  try {
+    RECORD_CHECKS[table](parseStored(row.json), row);
+    return undefined;
+  } catch (err) {
+    return asBerthError(err).message;
+  }
+}
