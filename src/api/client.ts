@@ -25,6 +25,7 @@ import type {
   NodeListStub,
   NodeUpdateResponse,
   DrainSpec,
+  QuarantinedRecord,
 } from "./types.js";
 
 export interface ApiClientOptions {
@@ -236,6 +237,20 @@ export class ApiClient {
   }
   getPlugin(id: string): Promise<CSIPlugin> {
     return this.request("GET", `/v1/plugin/csi/${enc(id)}`);
+  }
+
+  // Operator: stored records the server could not load
+
+  listQuarantine(): Promise<QuarantinedRecord[]> {
+    return this.request("GET", "/v1/operator/quarantine");
+  }
+  /**
+   * Drops one entry for good. `namespace` matters for jobs and volumes only; the client's own
+   * namespace, when it has one, wins (as for every call).
+   */
+  async deleteQuarantined(table: string, key: string, namespace?: string): Promise<void> {
+    const ns = namespace ? `?namespace=${enc(namespace)}` : "";
+    await this.request("DELETE", `/v1/operator/quarantine/${enc(table)}/${enc(key)}${ns}`);
   }
 
   /**

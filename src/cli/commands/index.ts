@@ -9,6 +9,7 @@ import { jobStop } from "./job_stop.js";
 import { nodeDrain } from "./node_drain.js";
 import { nodeEligibility } from "./node_eligibility.js";
 import { nodeStatus } from "./node_status.js";
+import { operatorQuarantine } from "./operator_quarantine.js";
 import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
 import { volumeDelete } from "./volume_delete.js";
@@ -52,4 +53,5 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     status: entry(volumeStatus),
   },
   plugin: { status: entry(pluginStatus) },
+  operator: { quarantine: entry(operatorQuarantine) },
 };
