@@ -12,6 +12,9 @@ import type { Logger } from "../../../src/internal/log.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { migrate } from "../../../src/server/state/sqlite_schema.js";
+import { parseJobSpec } from "../../../src/api/specs/index.js";
+import { validateJob } from "../../../src/structs/job_validate.js";
+import { readFileSync } from "node:fs";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { makeNode } from "../../builders/node.js";
 import { csiJob, plainJob, pluginJob } from "../../builders/job.js";
@@ -229,4 +232,103 @@ test("quarantine: a file from an older schema with an unreadable record migrates
   assert.deepEqual(s.listJobs(), []);
   assert.deepEqual(s.listPlugins(), []);
   s.close();
+});
+
+/** Jobs of many shapes the API accepts: what the validator stores must pass it again, unchanged. */
+const JOB_SHAPES: unknown[] = [
+  {
+    ID: "batchy",
+    Type: "batch",
+    Priority: 70,
+    Datacenters: ["dc1", "dc2"],
+    Reschedule: {
+      Attempts: 3,
+      Interval: 3_600e9,
+      Delay: 10e9,
+      DelayFunction: "exponential",
+      MaxDelay: 600e9,
+    },
+    Constraints: [{ LTarget: "${node.class}", RTarget: "fast", Operand: "=" }],
+    TaskGroups: [
+      {
+        Name: "g",
+        Count: 3,
+        RestartPolicy: { Attempts: 1, Interval: 600e9, Delay: 20e9, Mode: "delay" },
+        ReschedulePolicy: { Attempts: 5, Unlimited: false },
+        Volumes: {
+          data: {
+            Type: "csi",
+            Source: "vol",
+            PerAlloc: true,
+            AccessMode: "multi-node-multi-writer",
+            AttachmentMode: "file-system",
+            MountOptions: { FsType: "ext4", MountFlags: ["noatime"] },
+          },
+          scratch: { Type: "host", Source: "scratch", ReadOnly: true },
+        },
+        Tasks: [
+          {
+            Name: "t",
+            Driver: "raw_exec",
+            Config: { command: "/bin/sh", args: ["-c", "sleep 1"], nested: { a: [1, 2] } },
+            Env: { A: "1" },
+            KillTimeout: 10e9,
+            RestartPolicy: { Attempts: 0, Mode: "fail" },
+            VolumeMounts: [
+              { Volume: "data", Destination: "/data", PropagationMode: "host-to-task" },
+              { Volume: "scratch", Destination: "/scratch", ReadOnly: true },
+            ],
+            Constraints: [{ LTarget: "${attr.kernel.name}", RTarget: "linux", Operand: "==" }],
+          },
+        ],
+      },
+    ],
+  },
+  {
+    ID: "plugin-monolith",
+    Type: "system",
+    TaskGroups: [
+      {
+        Name: "p",
+        Tasks: [
+          {
+            Name: "plugin",
+            Driver: "exec",
+            CSIPluginConfig: {
+              ID: "hp",
+              Type: "monolith",
+              MountDir: "/csi",
+              StagePublishBaseDir: "/local/csi",
+              HealthTimeout: 60e9,
+            },
+          },
+        ],
+      },
+    ],
+  },
+  {
+    ID: "stopped",
+    Stop: true,
+    TaskGroups: [{ Name: "g", Count: 0, Tasks: [{ Name: "t", Driver: "exec" }] }],
+  },
+];
+
+test("quarantine: jobs of every shape the API accepts (and the examples) load again after a restart", async () => {
+  const specs = [...JOB_SHAPES];
+  for (const f of ["examples/hostpath/plugin.hcl", "examples/hostpath/job.hcl"]) {
+    specs.push(await parseJobSpec(f, readFileSync(f, "utf8")));
+  }
+  const dir = tempDir("berth-q-");
+  const s = new SqliteStateStore(dir);
+  for (const spec of specs) {
+    const job = validateJob(spec);
+    assert.deepEqual(validateJob(job), job, `validating ${job.ID} again changes nothing`);
+    // As JobEndpoint.register stores it.
+    await s.txn((tx) => tx.putJob({ ...job, Status: "running", Version: 2, SubmitTime: Date.now() * 1e6 }));
+  }
+  s.close();
+  const again = new SqliteStateStore(dir);
+  assert.deepEqual(again.quarantined(), []);
+  assert.equal(again.listJobs().length, specs.length);
+  again.close();
 });
