@@ -17,7 +17,6 @@
 import type Database from "better-sqlite3";
 import type { Node } from "../../structs/node.js";
 import type { Job } from "../../structs/job.js";
-import { isObject } from "../../structs/json_check.js";
 import { buildPlugin, stampEmptySince, type CSIInfo, type CSIPlugin } from "../../structs/plugin.js";
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import { nodeInstances } from "./derive_plugins.js";
@@ -25,6 +24,8 @@ import { contentOf } from "./records.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
 import {
   CHECKED_TABLES,
+  checkPluginInfo,
+  checkPluginUse,
   parseStored,
   recordProblem,
   type CheckedTable,
@@ -88,13 +89,22 @@ export function quarantineBadRecords(db: Database.Database, nowMs: number): Quar
       if (error !== undefined) bad.push({ table, row, error });
     }
   }
-  const badUses = brokenDerivedRows(db, "SELECT rowid, plugin_id, namespace, job_id, json FROM plugin_jobs", [
-    "json",
-  ]);
+  const badUses = brokenDerivedRows(
+    db,
+    "SELECT rowid, plugin_id, namespace, job_id, json FROM plugin_jobs",
+    (r) => checkPluginUse(parseStored(r.json), r),
+  );
   const badInstances = brokenDerivedRows(
     db,
     "SELECT rowid, plugin_id, node_id, controller, node FROM plugin_instances",
-    ["controller", "node"],
+    (r) => {
+      if (r.controller === null && r.node === null) throw new Error("an instance row with neither side");
+      for (const side of [r.controller, r.node]) {
+        if (side === null) continue;
+        if (typeof side !== "string") throw new Error("an instance column that is not JSON text");
+        checkPluginInfo(parseStored(side));
+      }
+    },
   );
   const quarantined: QuarantinedRecord[] = [];
   if (bad.length + badUses.length + badInstances.length > 0) {
@@ -114,19 +124,14 @@ export function quarantineBadRecords(db: Database.Database, nowMs: number): Quar
   };
 }
 
-/** Rows of a derived table whose JSON columns (null allowed) do not parse to objects. */
-function brokenDerivedRows(db: Database.Database, sql: string, columns: string[]): StoredRow[] {
+/** Rows of a derived table that `check` refuses. */
+function brokenDerivedRows(db: Database.Database, sql: string, check: (row: StoredRow) => void): StoredRow[] {
   const out: StoredRow[] = [];
   for (const row of db.prepare(sql).iterate() as Iterable<StoredRow>) {
-    for (const c of columns) {
-      const v = row[c];
-      if (v === null) continue;
-      try {
-        if (typeof v !== "string" || !isObject(parseStored(v))) throw new Error("not an object");
-      } catch {
-        out.push(row);
-        break;
-      }
+    try {
+      check(row);
+    } catch {
+      out.push(row);
     }
   }
   return out;

@@ -138,10 +138,29 @@ function checkVolume(v: unknown, row: StoredRow): void {
   int("Volume.CreateIndex", vol.CreateIndex);
 }
 
+/** A plugin instance as a node reports it and a plugin record counts it (buildPlugin reads these). */
+export function checkPluginInfo(v: unknown, field = "CSIInfo"): void {
+  const info = obj(field, v);
+  if (typeof info.Healthy !== "boolean") throw validationError(`${field}.Healthy`, "must be a boolean");
+  if (info.ControllerInfo != null) obj(`${field}.ControllerInfo`, info.ControllerInfo);
+  if (info.NodeInfo != null) obj(`${field}.NodeInfo`, info.NodeInfo);
+}
+
 function checkPluginInfos(field: string, v: unknown): void {
-  for (const [id, info] of Object.entries(objMap(field, v))) {
-    if (typeof info.Healthy !== "boolean")
-      throw validationError(`${field}.${id}.Healthy`, "must be a boolean");
+  for (const [id, info] of Object.entries(objMap(field, v))) checkPluginInfo(info, `${field}.${id}`);
+}
+
+/** A plugin_jobs row (PluginJobUse): what expectedOf and the writer's plugin updates read. */
+export function checkPluginUse(v: unknown, row: StoredRow): void {
+  const u = obj("PluginJobUse", v);
+  sameKey("PluginJobUse.pluginId", u.pluginId, row.plugin_id);
+  sameKey("PluginJobUse.namespace", u.namespace, row.namespace);
+  sameKey("PluginJobUse.jobId", u.jobId, row.job_id);
+  if (typeof u.system !== "boolean") throw validationError("PluginJobUse.system", "must be a boolean");
+  int("PluginJobUse.version", u.version);
+  for (const side of ["controllerGroups", "nodeGroups"]) {
+    for (const [g, n] of Object.entries(obj(`PluginJobUse.${side}`, u[side])))
+      int(`PluginJobUse.${side}.${g}`, n);
   }
 }
 

@@ -11,7 +11,12 @@ import { mkdirSync } from "node:fs";
 import Database from "better-sqlite3";
 import { nullLogger, type Logger } from "../../internal/log.js";
 import { migrate } from "./sqlite_schema.js";
-import { quarantineBadRecords, quarantineStatements, type QuarantinedRecord } from "./quarantine.js";
+import {
+  quarantineBadRecords,
+  quarantineStatements,
+  type QuarantinedRecord,
+  type QuarantineReport,
+} from "./quarantine.js";
 import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
 import { IndexWatch } from "./watch.js";
@@ -45,12 +50,20 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   constructor(dataDir: string | null, opts: SqliteStoreOptions = {}) {
     const db = openDb(dataDir);
     const now = opts.now ?? Date.now;
-    // Before the reader loads the indexes: the pass may move them.
-    const report = quarantineBadRecords(db, now());
+    // Before the reader loads the indexes: the pass may move them. The pass is one transaction; if
+    // it fails itself, nothing of it is written and the server starts with the records as they are
+    // (its loops isolate a record that throws): a bug in the check must not be a crash loop either.
+    const log = opts.log ?? nullLogger;
+    let report: QuarantineReport | undefined;
+    try {
+      report = quarantineBadRecords(db, now());
+    } catch (err) {
+      log.error("checking the stored records failed; starting without the check", { error: err });
+    }
     super(db, now);
     this.db = db;
     this.quarantine = quarantineStatements(db);
-    reportOpen(opts.log ?? nullLogger, report, this.quarantine.list().length);
+    if (report) reportOpen(log, report, this.quarantine.list().length);
     this.watch = new IndexWatch(
       (t) => this.tableIndex(t),
       () => this.index(),
@@ -111,7 +124,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
 }
 
 /** One error per record quarantined now (never its JSON: it may hold secrets), then a summary. */
-function reportOpen(log: Logger, report: ReturnType<typeof quarantineBadRecords>, held: number): void {
+function reportOpen(log: Logger, report: QuarantineReport, held: number): void {
   for (const q of report.quarantined) {
     log.error("stored record cannot be loaded; quarantined", {
       table: q.table,

@@ -189,7 +189,7 @@ test("quarantine: poisoned records of every table are moved out with their error
   again.close();
 });
 
-test("quarantine: a broken derived row (a plugin use) is derived again from its job, not quarantined", async () => {
+test("quarantine: broken derived rows (a plugin use, an instance) are derived again from their job and node", async () => {
   const dir = tempDir("berth-q-");
   await populate(dir);
   const plugBefore = (() => {
@@ -198,15 +198,38 @@ test("quarantine: a broken derived row (a plugin use) is derived again from its 
     s.close();
     return p;
   })();
-  edit(dir, (db) => db.prepare("UPDATE plugin_jobs SET json = '{' WHERE job_id = 'plug'").run());
+  edit(dir, (db) => {
+    db.prepare("UPDATE plugin_jobs SET json = '{}' WHERE job_id = 'plug'").run();
+    db.prepare(`UPDATE plugin_instances SET node = '"x"' WHERE node_id = 'n2'`).run();
+  });
   const log = recordingLog();
   const s = new SqliteStateStore(dir, { log });
   assert.deepEqual(s.quarantined(), []);
-  assert.deepEqual(s.getPlugin("p1")?.NodeJobs, plugBefore?.NodeJobs);
-  assert.match(log.lines.join("\n"), /"rederived":1/);
-  // The re-derived row works for the writer: the job's next change updates the plugin.
-  await s.txn((tx) => tx.deleteJob("default", "plug"));
+  assert.deepEqual(s.getPlugin("p1"), plugBefore, "the plugin is unchanged: its sources were intact");
+  assert.match(log.lines.join("\n"), /"rederived":2/);
+  // The re-derived rows work for the writer: the job's and the node's next changes update the plugin.
+  await s.txn((tx) => {
+    tx.deleteJob("default", "plug");
+    tx.deleteNode("n2");
+  });
   assert.deepEqual(s.getPlugin("p1")?.NodeJobs, {});
+  assert.deepEqual(Object.keys(s.getPlugin("p1")?.Nodes ?? {}), ["n1"]);
+  s.close();
+});
+
+test("quarantine: if the check itself fails, nothing of it is written and the store opens anyway", async () => {
+  const dir = tempDir("berth-q-");
+  await populate(dir);
+  edit(dir, (db) => {
+    // The pass's own write fails (as a full disk or a bug would make it).
+    db.exec("CREATE TRIGGER no_delete BEFORE DELETE ON jobs BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    poison(db, "jobs", "id = 'other'", (j) => ({ ...j, Priority: 1e9 }));
+  });
+  const log = recordingLog();
+  const s = new SqliteStateStore(dir, { log });
+  assert.match(log.lines.join("\n"), /ERROR checking the stored records failed; starting without the check/);
+  assert.equal(s.getJob("default", "other")?.Priority, 1e9, "the pass rolled back whole");
+  assert.deepEqual(s.quarantined(), []);
   s.close();
 });
 
