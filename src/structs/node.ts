@@ -43,8 +43,26 @@ export interface Node {
   LastDrain?: DrainMetadata | null;
   /** Unix milliseconds of the last heartbeat. */
   StatusUpdatedAt: number;
+  /**
+   * Unix milliseconds at which the server took this down node's plugin instances off the plugin
+   * records, once it had been down longer than the server's bound (HeartbeatMonitor); absent
+   * otherwise. Only the server writes it; the node's own fingerprint (CSIControllerPlugins /
+   * CSINodePlugins) is kept, and the instances count again as soon as the node is ready.
+   */
+  CSIPluginsDetachedAt?: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+/** The node back in service (a heartbeat or a registration after it was down). */
+export function markNodeReady(node: Node, nowMs: number): Node {
+  const { CSIPluginsDetachedAt: _detached, ...rest } = node;
+  return { ...rest, Status: "ready", StatusDescription: "", StatusUpdatedAt: nowMs };
+}
+
+/** Own entries only: a map key such as "constructor" must not find Object.prototype's member. */
+export function ownEntry<T>(map: Record<string, T> | undefined, key: string): T | undefined {
+  return map && Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
 /** One `host_volume "name" { path, read_only }` of the client config (Nomad's ClientHostVolumeConfig). */
@@ -60,7 +78,7 @@ export interface ClientHostVolumeConfig {
  * HostVolumeChecker): a host volume of that name, writable unless the request is read-only.
  */
 export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, readOnly: boolean): boolean {
-  const vol = node.HostVolumes?.[source];
+  const vol = ownEntry(node.HostVolumes, source);
   if (!vol) return false;
   return readOnly || !vol.ReadOnly;
 }
