@@ -208,3 +208,23 @@ test("a node down past the bound leaves the plugin record; it comes back with th
   assert.equal(back.ControllersHealthy, 1);
   await again();
 });
+
+test("a controller that replaced the departed one is what the plugin requires", async (t) => {
+  const c = await cluster(t, 60 * 60_000);
+  await c.stopA();
+  await until("node A down", async () => ((await nodeStatus(c.base, "A")) === "down" ? true : undefined));
+  // The plugin's controller now runs on C, a version without attach/detach.
+  const cAgent = await connectAgent(c.base);
+  t.after(() => cAgent.close());
+  await cAgent.call("Node.Register", {
+    Node: makeNode("C", { CSIControllerPlugins: { p1: controllerInfo("p1", false) } }),
+  });
+  keepAlive(t, cAgent, "C");
+
+  // No ControllerPublish is asked of a controller that cannot attach: the claim goes through.
+  await c.b.call("CSIVolume.Claim", c.claimReq);
+  await c.b.call("CSIVolume.Unpublish", { ...c.claimReq, State: "node-detached" });
+  assert.deepEqual(c.calls, []);
+  const p = await plugin(c.base);
+  assert.deepEqual([p.ControllerRequired, p.ControllersHealthy], [false, 1]);
+});
