@@ -54,17 +54,6 @@ export interface Node {
   ModifyIndex: number;
 }
 
-/** The node back in service (a heartbeat or a registration after it was down). */
-export function markNodeReady(node: Node, nowMs: number): Node {
-  const { CSIPluginsDetachedAt: _detached, ...rest } = node;
-  return { ...rest, Status: "ready", StatusDescription: "", StatusUpdatedAt: nowMs };
-}
-
-/** Own entries only: a map key such as "constructor" must not find Object.prototype's member. */
-export function ownEntry<T>(map: Record<string, T> | undefined, key: string): T | undefined {
-  return map && Object.hasOwn(map, key) ? map[key] : undefined;
-}
-
 /** One `host_volume "name" { path, read_only }` of the client config (Nomad's ClientHostVolumeConfig). */
 export interface ClientHostVolumeConfig {
   Name: string;
@@ -78,7 +67,7 @@ export interface ClientHostVolumeConfig {
  * HostVolumeChecker): a host volume of that name, writable unless the request is read-only.
  */
 export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, readOnly: boolean): boolean {
-  const vol = ownEntry(node.HostVolumes, source);
+  const vol = node.HostVolumes?.[source];
   if (!vol) return false;
   return readOnly || !vol.ReadOnly;
 }
@@ -210,4 +199,15 @@ export function applyEligibility(node: Node, eligibility: SchedulingEligibility)
     );
   }
   return { ...node, SchedulingEligibility: eligibility };
+}
+
+/** The node back in service (a heartbeat or a registration after it was down). */
+export function markNodeReady(node: Node, nowMs: number): Node {
+  const { CSIPluginsDetachedAt: _detached, ...rest } = node;
+  return { ...rest, Status: "ready", StatusDescription: "", StatusUpdatedAt: nowMs };
+}
+
+/** Own entries only: a map key such as "constructor" must not find Object.prototype's member. */
+export function ownEntry<T>(map: Record<string, T> | undefined, key: string): T | undefined {
+  return map && Object.hasOwn(map, key) ? map[key] : undefined;
 }
