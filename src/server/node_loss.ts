@@ -36,3 +36,21 @@ export function markNodeDown(
   }
   return [...jobs.values()];
 }
+
+/**
+ * Takes a node's plugin instances off the plugin records once it has been down for `boundMs`
+ * (sets CSIPluginsDetachedAt; the derivation then drops its entries). Returns false when there is
+ * nothing to do: the node is gone, up again, already detached, or not down long enough.
+ */
+export function detachDownNodePlugins(
+  tx: StateWriter,
+  nodeId: string,
+  nowMs: number,
+  boundMs: number,
+): boolean {
+  const node = tx.getNode(nodeId);
+  if (!node || node.Status !== "down" || node.CSIPluginsDetachedAt !== undefined) return false;
+  if (nowMs - node.StatusUpdatedAt < boundMs) return false;
+  tx.putNode({ ...node, CSIPluginsDetachedAt: nowMs });
+  return true;
+}

@@ -35,6 +35,11 @@ export interface ServerOptions {
   log: Logger;
   /** How long a node may go without a heartbeat before it is marked down. */
   heartbeatTtlMs?: number;
+  /**
+   * How long a down node keeps its plugin instances on the plugin records (default
+   * DEFAULT_DOWN_PLUGIN_BOUND_MS, 5 minutes; tests set it short).
+   */
+  downNodePluginBoundMs?: number;
   /** Overrides of the volumewatcher's rate limits, backoff and node grace (tests set them short). */
   volumeWatcher?: Partial<VolumeWatcherOptions>;
   /** Overrides of the garbage collector's interval and thresholds. */
@@ -90,6 +95,7 @@ export class Server {
       scheduler,
       this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
       this.log.child("heartbeat"),
+      this.opts.downNodePluginBoundMs,
     );
     this.heartbeat = heartbeat;
     const node = new NodeEndpoint(deps, heartbeat);

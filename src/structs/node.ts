@@ -43,6 +43,13 @@ export interface Node {
   LastDrain?: DrainMetadata | null;
   /** Unix milliseconds of the last heartbeat. */
   StatusUpdatedAt: number;
+  /**
+   * Unix milliseconds at which the server took this down node's plugin instances off the plugin
+   * records, once it had been down longer than the server's bound (HeartbeatMonitor); absent
+   * otherwise. Only the server writes it; the node's own fingerprint (CSIControllerPlugins /
+   * CSINodePlugins) is kept, and the instances count again as soon as the node is ready.
+   */
+  CSIPluginsDetachedAt?: number;
   CreateIndex: number;
   ModifyIndex: number;
 }
@@ -192,4 +199,15 @@ export function applyEligibility(node: Node, eligibility: SchedulingEligibility)
     );
   }
   return { ...node, SchedulingEligibility: eligibility };
+}
+
+/** The node back in service (a heartbeat or a registration after it was down). */
+export function markNodeReady(node: Node, nowMs: number): Node {
+  const { CSIPluginsDetachedAt: _detached, ...rest } = node;
+  return { ...rest, Status: "ready", StatusDescription: "", StatusUpdatedAt: nowMs };
+}
+
+/** Own entries only: a map key such as "constructor" must not find Object.prototype's member. */
+export function ownEntry<T>(map: Record<string, T> | undefined, key: string): T | undefined {
+  return map && Object.hasOwn(map, key) ? map[key] : undefined;
 }

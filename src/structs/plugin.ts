@@ -55,6 +55,15 @@ export interface CSIPlugin {
 export const NODE_DOWN_HEALTH = "node is down";
 
 /**
+ * An entry instanceOnNode marked: its node is down. Such an entry is kept on the record (people
+ * see the controller they lost, until the server's bound takes it off) but it never says what the
+ * plugin requires: see buildPlugin.
+ */
+export function isDownNodeInstance(info: CSIInfo): boolean {
+  return !info.Healthy && info.HealthDescription === NODE_DOWN_HEALTH;
+}
+
+/**
  * The instance as the plugin record counts it: an instance on a down node is unhealthy whatever
  * its last fingerprint said (nothing can reach it), and healthy again as reported once the node is
  * back. The node's own record keeps the fingerprint unchanged.
@@ -109,17 +118,17 @@ export function buildPlugin(
       if (info.Provider) provider = info.Provider;
       if (info.ProviderVersion) version = info.ProviderVersion;
     }
-    if (e.controller) {
-      Controllers[e.nodeId] = e.controller;
-      if (e.controller.RequiresControllerPlugin && e.controller.ControllerInfo?.SupportsAttachDetach) {
+    if (e.controller) Controllers[e.nodeId] = e.controller;
+    if (e.node) Nodes[e.nodeId] = e.node;
+    // Whether volumes go through ControllerPublish is read from the instances on nodes that are
+    // not down (healthy or not: a controller restarting on a live node still speaks for the
+    // plugin). A departed node's "supports attach/detach" never gates claims or releases: with
+    // it, every claim would wait for a controller that cannot answer and every release would
+    // fail on a ControllerUnpublish nothing can take, until the node's record is collected.
+    for (const info of [e.controller, e.node]) {
+      if (!info || isDownNodeInstance(info)) continue;
+      if (info.RequiresControllerPlugin && info.ControllerInfo?.SupportsAttachDetach)
         controllerRequired = true;
-      }
-    }
-    if (e.node) {
-      Nodes[e.nodeId] = e.node;
-      if (e.node.RequiresControllerPlugin && e.node.ControllerInfo?.SupportsAttachDetach) {
-        controllerRequired = true;
-      }
     }
   }
   const healthy = (m: Record<string, CSIInfo>) => Object.values(m).filter((i) => i.Healthy).length;

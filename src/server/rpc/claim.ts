@@ -11,6 +11,7 @@ import { isAllocTerminal } from "../../structs/alloc.js";
 import { applyClaim, findClaim, freeClaim, nextReleaseStep, setClaimState } from "../../structs/claim.js";
 import { BerthError, asBerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
+import { ownEntry } from "../../structs/node.js";
 import { oneOf } from "../../structs/json_check.js";
 import type {
   ClaimedVolume,
@@ -70,7 +71,7 @@ export class ClaimEndpoint {
           }
           const node = tx.getNode(req.NodeID);
           if (!node) throw notFound("node", req.NodeID);
-          const nodePlugin = node.CSINodePlugins[vol.PluginID];
+          const nodePlugin = ownEntry(node.CSINodePlugins, vol.PluginID);
           if (!nodePlugin) {
             throw new BerthError(
               "ERR_CSI_VOLUME_UNSCHEDULABLE",

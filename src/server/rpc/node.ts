@@ -9,10 +9,11 @@ import { NS_PER_MS } from "../../structs/job.js";
 import {
   applyDrainRequest,
   applyEligibility,
+  markNodeReady,
   type Node,
   type SchedulingEligibility,
 } from "../../structs/node.js";
-import type { DrainRequest } from "../../structs/node_validate.js";
+import { validateFingerprint, validateReportedNode, type DrainRequest } from "../../structs/node_validate.js";
 import type {
   NodeFingerprintRequest,
   NodeGetAllocsRequest,
@@ -45,23 +46,29 @@ export class NodeEndpoint {
     private readonly liveness: HeartbeatMonitor,
   ) {}
 
+  /**
+   * Registers (or re-registers) the node from what its agent reports, validated first
+   * (validateReportedNode): a peer that sends junk gets a validation error naming the field and
+   * nothing is stored, so no odd record can reach the scheduler.
+   */
   async register(req: NodeRegisterRequest): Promise<NodeRegisterResponse> {
-    const input = req.Node;
-    if (!isObject(input)) throw validationError("Node", "must be an object");
-    checkId("Node.ID", input.ID);
-    // The drain and the eligibility are the operator's, kept by the server: an agent's
-    // (re-)registration neither sets nor clears them.
-    const { DrainStrategy: _drain, LastDrain: _last, ...reported } = input;
+    if (!isObject(req)) throw validationError("body", "must be an object");
+    const reported = validateReportedNode(req.Node);
     const node = await this.deps.store.txn((tx) => {
-      const prev = tx.getNode(input.ID);
+      const prev = tx.getNode(reported.ID);
+      // The drain and the eligibility are the operator's, kept by the server: an agent's
+      // (re-)registration neither sets nor clears them. A registration brings the node's plugin
+      // instances back onto the plugin records (no CSIPluginsDetachedAt).
       const next: Node = {
         ...reported,
         Status: "ready",
         StatusDescription: "",
-        SchedulingEligibility: prev?.SchedulingEligibility ?? input.SchedulingEligibility ?? "eligible",
+        SchedulingEligibility: prev?.SchedulingEligibility ?? reported.SchedulingEligibility,
         DrainStrategy: prev?.DrainStrategy ?? null,
         LastDrain: prev?.LastDrain ?? null,
         StatusUpdatedAt: Date.now(),
+        CreateIndex: prev?.CreateIndex ?? 0,
+        ModifyIndex: prev?.ModifyIndex ?? 0,
       };
       return tx.putNode(next);
     });
@@ -72,30 +79,31 @@ export class NodeEndpoint {
   }
 
   async heartbeat(req: NodeHeartbeatRequest): Promise<NodeHeartbeatResponse> {
+    if (!isObject(req)) throw validationError("body", "must be an object");
+    checkId("NodeID", req.NodeID);
     const node = this.deps.store.getNode(req.NodeID);
     if (!node) throw notFound("node", req.NodeID);
     this.liveness.reset(node.ID);
     if (node.Status !== "ready") {
       await this.deps.store.txn((tx) => {
         const cur = tx.getNode(node.ID);
-        if (cur && cur.Status !== "ready") {
-          tx.putNode({ ...cur, Status: "ready", StatusDescription: "", StatusUpdatedAt: Date.now() });
-        }
+        if (cur && cur.Status !== "ready") tx.putNode(markNodeReady(cur, Date.now()));
       });
       void this.deps.scheduler.retryBlocked();
     }
     return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
   }
 
-  async updateFingerprint(req: NodeFingerprintRequest): Promise<{ Index: number }> {
+  async updateFingerprint(input: NodeFingerprintRequest): Promise<{ Index: number }> {
+    const req = validateFingerprint(input);
     const changed = await this.deps.store.txn((tx) => {
       const node = tx.getNode(req.NodeID);
       if (!node) throw notFound("node", req.NodeID);
       const next = tx.putNode({
         ...node,
         Drivers: req.Drivers ?? node.Drivers,
-        CSIControllerPlugins: req.CSIControllerPlugins ?? {},
-        CSINodePlugins: req.CSINodePlugins ?? {},
+        CSIControllerPlugins: req.CSIControllerPlugins,
+        CSINodePlugins: req.CSINodePlugins,
       });
       return next.ModifyIndex !== node.ModifyIndex;
     });

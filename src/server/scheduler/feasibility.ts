@@ -11,7 +11,7 @@ import { checkClaim } from "../../structs/claim.js";
 import { constraintMet, formatConstraint } from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
 import type { BerthError } from "../../structs/errors.js";
-import { hostVolumeFits, type Node } from "../../structs/node.js";
+import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
 import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
 import { findClaim } from "../../structs/claim.js";
 import type { StateReader } from "../state/store.js";
@@ -30,6 +30,7 @@ export function nodeReady(node: Node, job: Pick<Job, "Datacenters">): boolean {
   return (
     node.Status === "ready" &&
     node.SchedulingEligibility === "eligible" &&
+    typeof node.Datacenter === "string" &&
     (job.Datacenters.includes("*") || job.Datacenters.includes(node.Datacenter))
   );
 }
@@ -68,8 +69,10 @@ export function nodeFeasible(
   const unmet = constraints.find((c) => !constraintMet(c, node));
   if (unmet) return formatConstraint(unmet);
   for (const task of group.Tasks) {
-    const d = node.Drivers[task.Driver];
-    // Nomad's DriverChecker: an undetected and an unhealthy driver are both missing.
+    // Nomad's DriverChecker: an undetected and an unhealthy driver are both missing, and so is
+    // every driver of a record without a Drivers map (validated on the way in since; an old record
+    // is simply infeasible, never a TypeError that fails placement for every job).
+    const d = ownEntry(node.Drivers, task.Driver);
     if (!d?.Detected || !d.Healthy) return "missing drivers";
     if (task.VolumeMounts.length > 0 && !d.SupportsMounts)
       return `driver ${task.Driver} does not support volume mounts`;
@@ -100,7 +103,7 @@ function csiFeasible(
 ): string | null {
   const vol = volumeView(ctx.state, job.Namespace, volumeId);
   if (!vol) return `missing CSI Volume ${volumeId}`;
-  const plugin = node.CSINodePlugins[vol.PluginID];
+  const plugin = ownEntry(node.CSINodePlugins, vol.PluginID);
   if (!plugin) return `CSI plugin ${vol.PluginID} is missing from client ${node.ID}`;
   if (!plugin.Healthy) return `CSI plugin ${vol.PluginID} is unhealthy on client ${node.ID}`;
   const max = plugin.NodeInfo?.MaxVolumes ?? 0;

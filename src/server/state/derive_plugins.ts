@@ -10,7 +10,7 @@
  * entry, and the record is rebuilt from the result (buildPlugin), so counts cannot drift.
  */
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
-import type { Node } from "../../structs/node.js";
+import { ownEntry, type Node } from "../../structs/node.js";
 import {
   buildPlugin,
   instanceOnNode,
@@ -41,12 +41,18 @@ export interface PluginDelta {
   jobs?: readonly JobExpectation[];
 }
 
-/** `node`'s instances of plugin `id`, as the plugin counts them (a down node's are unhealthy). */
+/**
+ * `node`'s instances of plugin `id`, as the plugin counts them: a down node's are unhealthy
+ * (instanceOnNode), and none at all once the server has taken them off (CSIPluginsDetachedAt, set
+ * when the node stayed down past the server's bound). A record missing a plugin map (stored before
+ * validation on the way in) counts as reporting none.
+ */
 export function nodeInstances(node: Node | undefined, id: string): NodeInstances {
   const out: NodeInstances = { nodeId: node?.ID ?? "" };
   if (!node) return out;
-  const controller = node.CSIControllerPlugins[id];
-  const nodeSide = node.CSINodePlugins[id];
+  if (node.Status === "down" && node.CSIPluginsDetachedAt !== undefined) return out;
+  const controller = ownEntry(node.CSIControllerPlugins, id);
+  const nodeSide = ownEntry(node.CSINodePlugins, id);
   if (controller) out.controller = instanceOnNode(controller, node.Status);
   if (nodeSide) out.node = instanceOnNode(nodeSide, node.Status);
   return out;
