@@ -91,13 +91,16 @@ export class PluginInstance {
 
   /** Fingerprints now; the loop's schedule is unaffected. */
   async refresh(): Promise<Fingerprint> {
-    const conn = this.conn;
-    const fp = await fingerprintPlugin(
-      conn.client,
-      this.plugin,
-      { signal: this.stopper.signal, timeoutMs: this.opts.callTimeoutMs },
-      this.current,
-    );
+    let conn = this.conn;
+    let fp = await this.fingerprintOn(conn);
+    // The connection was replaced while this fingerprint was in flight (the plugin registered
+    // again, e.g. restored after an agent restart): its failure describes the old connection, not
+    // the plugin. Fingerprint the new one at once rather than report the plugin unhealthy until the
+    // next round. Each pass needs a replacement in between, so this ends.
+    while (fp.failureCode && this.conn !== conn && !this.stopper.signal.aborted) {
+      conn = this.conn;
+      fp = await this.fingerprintOn(conn);
+    }
     if (this.stopper.signal.aborted) return fp;
     // A plugin that stopped answering (hung, or its process replaced on the same socket): calls
     // waiting on this connection would wait out their deadlines; they fail now and are retried on
@@ -118,6 +121,15 @@ export class PluginInstance {
     this.markFirst();
     if (changed) this.opts.onChange();
     return fp;
+  }
+
+  private fingerprintOn(conn: PluginConnection): Promise<Fingerprint> {
+    return fingerprintPlugin(
+      conn.client,
+      this.plugin,
+      { signal: this.stopper.signal, timeoutMs: this.opts.callTimeoutMs },
+      this.current,
+    );
   }
 
   /** Stops fingerprinting and drops the connection: calls still waiting on it fail retryably. */
