@@ -12,10 +12,11 @@ import { BerthError, asBerthError, validationError } from "../../structs/errors.
 import { isObject, optNumber, optString, optStringMap } from "../../structs/json_check.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { validateVolumeSpec } from "../../structs/volume_validate.js";
+import { TABLES, type Table } from "./store.js";
 
-/** The tables whose records are checked, by the names the quarantine lists them under. */
-export const CHECKED_TABLES = ["nodes", "jobs", "allocs", "volumes", "evals", "plugins"] as const;
-export type CheckedTable = (typeof CHECKED_TABLES)[number];
+/** The tables whose records are checked: every table of records, as the quarantine names them. */
+export const CHECKED_TABLES = TABLES;
+export type CheckedTable = Table;
 
 /** Tables whose key is (namespace, id); the others are keyed by ID alone. */
 export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes"];
