@@ -2,13 +2,14 @@
  * What the check at open (src/server/state/quarantine.ts) costs: a state file with N jobs, one
  * running alloc each (its job copy checked too) and one eval each, written through the store, then
  * opened again. Prints the check's own time (the store's summary line) and the whole open, both
- * from a second open too (warm page cache), so the check's share of a server start can be read.
+ * from a second open too (warm page cache), and the floor: reading and parsing the same records.
  *
  *   node dist/bench/store_open.js [jobs=10000]
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import Database from "better-sqlite3";
 import type { Logger } from "../src/internal/log.js";
 import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
 import { validateJob } from "../src/structs/job_validate.js";
@@ -79,6 +80,18 @@ async function main(): Promise<void> {
         `${round}: ${out.records} records (${N} jobs, ${N} allocs): check ${out.checkMs} ms, whole open ${Math.round(openMs)} ms, quarantined ${quarantined}`,
       );
     }
+    // The floor: reading and parsing every job and alloc once, as any start that reads them does.
+    const db = new Database(path.join(dir, "state.db"), { readonly: true });
+    const t0 = performance.now();
+    let n = 0;
+    for (const table of ["jobs", "allocs"]) {
+      for (const r of db.prepare(`SELECT json FROM ${table}`).iterate() as Iterable<{ json: string }>) {
+        JSON.parse(r.json);
+        n++;
+      }
+    }
+    db.close();
+    console.log(`read + JSON.parse alone: ${n} records in ${Math.round(performance.now() - t0)} ms`);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

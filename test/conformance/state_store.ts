@@ -48,6 +48,9 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
           [s.listNodes(), s.listJobs(), s.listAllocs(), s.listVolumes(), s.listPlugins(), s.listEvals()],
           [[], [], [], [], [], []],
         );
+        // Nothing is quarantined in a new store; dropping an unknown entry answers false.
+        assert.deepEqual(s.quarantined(), []);
+        assert.equal(await s.dropQuarantined("jobs", "default", "j"), false);
       }));
 
     test("each write commits at one new index, stamps its records and moves only the tables it touched", () =>

@@ -21,6 +21,7 @@ import { buildPlugin, stampEmptySince, type CSIInfo, type CSIPlugin } from "../.
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import { nodeInstances } from "./derive_plugins.js";
 import { contentOf } from "./records.js";
+import type { QuarantinedRecord } from "./store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
 import {
   CHECKED_TABLES,
@@ -31,17 +32,6 @@ import {
   type CheckedTable,
   type StoredRow,
 } from "./quarantine_checks.js";
-
-/** One quarantined record, as the store lists it (never with its JSON). */
-export interface QuarantinedRecord {
-  table: CheckedTable;
-  /** The record's namespace for jobs and volumes, "" for the tables keyed by ID alone. */
-  namespace: string;
-  key: string;
-  error: string;
-  /** When it was quarantined, unix ms. */
-  timeMs: number;
-}
 
 /** What the pass at open did: the records it moved, and how many it checked. */
 export interface QuarantineReport {

@@ -1,20 +1,22 @@
 /**
  * The checks a stored record must pass to be loaded (quarantine.ts runs them once when the store
  * opens). Pure. A record is checked with the same validator that guards the way in where there is
- * one (validateJob for jobs and an alloc's copy of its job, validateVolumeSpec for volumes), and
- * otherwise for the fields the server's loops and derivations dereference (a node's plugin maps,
- * a claim's IDs and state, an eval's WaitUntil). Its identity fields must also match the row's key
- * columns, which every lookup goes by. Each check throws a coded validation error naming the
- * field; messages never carry a secret's value (the validators never echo map values).
+ * one (validateJob for jobs, validateVolumeSpec for volumes), and otherwise for the fields the
+ * server's loops, its derivations and the node agents dereference (a node's plugin maps, an
+ * alloc's copy of its job, a claim's IDs and state, an eval's WaitUntil). Its identity fields must
+ * also match the row's key columns, which every lookup goes by. Each check throws a coded
+ * validation error naming the field; messages never carry a secret's value (the validators never
+ * echo map values).
  */
 import { BerthError, asBerthError, validationError } from "../../structs/errors.js";
 import { isObject, optNumber, optString, optStringMap } from "../../structs/json_check.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { validateVolumeSpec } from "../../structs/volume_validate.js";
+import { TABLES, type Table } from "./store.js";
 
-/** The tables whose records are checked, by the names the quarantine lists them under. */
-export const CHECKED_TABLES = ["nodes", "jobs", "allocs", "volumes", "evals", "plugins"] as const;
-export type CheckedTable = (typeof CHECKED_TABLES)[number];
+/** The tables whose records are checked: every table of records, as the quarantine names them. */
+export const CHECKED_TABLES = TABLES;
+export type CheckedTable = Table;
 
 /** Tables whose key is (namespace, id); the others are keyed by ID alone. */
 export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes"];
@@ -74,16 +76,6 @@ function sameKey(field: string, v: unknown, column: unknown): void {
   }
 }
 
-/** Runs an inner validator whose field names start at `Job.`, naming them under `prefix`. */
-function within(prefix: string, check: () => unknown): void {
-  try {
-    check();
-  } catch (err) {
-    const e = asBerthError(err);
-    throw new BerthError(e.code, `${prefix}.${e.message}`);
-  }
-}
-
 const NODE_STATUSES = ["initializing", "ready", "down"];
 const ELIGIBILITY = ["eligible", "ineligible"];
 const DESIRED = ["run", "stop", "evict"];
@@ -113,8 +105,57 @@ function checkAlloc(v: unknown, row: StoredRow): void {
   oneOfStr("Allocation.DesiredStatus", a.DesiredStatus, DESIRED);
   oneOfStr("Allocation.ClientStatus", a.ClientStatus, CLIENT);
   objMap("Allocation.TaskStates", a.TaskStates);
-  within("Allocation", () => validateJob(a.Job));
+  checkJobCopy("Allocation.Job", a.Job, a.JobID);
   int("Allocation.CreateIndex", a.CreateIndex);
+}
+
+function arr(field: string, v: unknown): unknown[] {
+  if (!Array.isArray(v)) throw validationError(field, "must be an array");
+  return v;
+}
+
+function optObj(field: string, v: unknown): void {
+  if (v != null) obj(field, v);
+}
+
+/**
+ * An alloc's copy of its job, for what the server and the node agent read of it (type, version,
+ * groups, their volumes, restart and reschedule policies, tasks). Structural on purpose, not
+ * validateJob: an alloc is running work, and a quarantined alloc disappears from its node's list,
+ * so the agent stops it. A copy that only fails a rule a newer berth made stricter still loads;
+ * the job record itself is checked with validateJob.
+ */
+function checkJobCopy(field: string, v: unknown, jobId: unknown): void {
+  const j = obj(field, v);
+  sameKey(`${field}.ID`, j.ID, jobId);
+  str(`${field}.Name`, j.Name);
+  oneOfStr(`${field}.Type`, j.Type, ["service", "batch", "system"]);
+  int(`${field}.Version`, j.Version);
+  int(`${field}.CreateIndex`, j.CreateIndex);
+  arr(`${field}.TaskGroups`, j.TaskGroups).forEach((gv, i) => {
+    const gf = `${field}.TaskGroups[${i}]`;
+    const g = obj(gf, gv);
+    str(`${gf}.Name`, g.Name);
+    int(`${gf}.Count`, g.Count);
+    for (const [name, req] of Object.entries(objMap(`${gf}.Volumes`, g.Volumes))) {
+      str(`${gf}.Volumes.${name}.Type`, req.Type);
+      str(`${gf}.Volumes.${name}.Source`, req.Source);
+    }
+    optObj(`${gf}.RestartPolicy`, g.RestartPolicy);
+    optObj(`${gf}.ReschedulePolicy`, g.ReschedulePolicy);
+    arr(`${gf}.Tasks`, g.Tasks).forEach((tv, k) => {
+      const tf = `${gf}.Tasks[${k}]`;
+      const t = obj(tf, tv);
+      str(`${tf}.Name`, t.Name);
+      str(`${tf}.Driver`, t.Driver);
+      optObj(`${tf}.Config`, t.Config);
+      optStringMap(`${tf}.Env`, t.Env);
+      if (t.VolumeMounts != null)
+        arr(`${tf}.VolumeMounts`, t.VolumeMounts).forEach((m, n) => obj(`${tf}.VolumeMounts[${n}]`, m));
+      optObj(`${tf}.RestartPolicy`, t.RestartPolicy);
+      optObj(`${tf}.CSIPluginConfig`, t.CSIPluginConfig);
+    });
+  });
 }
 
 function checkClaims(field: string, v: unknown): void {

@@ -11,16 +11,11 @@ import { mkdirSync } from "node:fs";
 import Database from "better-sqlite3";
 import { nullLogger, type Logger } from "../../internal/log.js";
 import { migrate } from "./sqlite_schema.js";
-import {
-  quarantineBadRecords,
-  quarantineStatements,
-  type QuarantinedRecord,
-  type QuarantineReport,
-} from "./quarantine.js";
+import { quarantineBadRecords, quarantineStatements, type QuarantineReport } from "./quarantine.js";
 import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
 import { IndexWatch } from "./watch.js";
-import type { StateStore, StateWriter, Table } from "./store.js";
+import type { QuarantinedRecord, StateStore, StateWriter, Table } from "./store.js";
 
 export interface SqliteStoreOptions {
   now?: () => number;

@@ -30,10 +30,21 @@ import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
-import type { QuarantinedRecord } from "./quarantine.js";
 
 export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals"] as const;
 export type Table = (typeof TABLES)[number];
+
+/** A stored record that could not be loaded when the store opened (never with its content). */
+export interface QuarantinedRecord {
+  table: Table;
+  /** The record's namespace for jobs and volumes, "" for the tables keyed by ID alone. */
+  namespace: string;
+  key: string;
+  /** Why it could not be loaded, naming the field. */
+  error: string;
+  /** When it was quarantined, unix ms. */
+  timeMs: number;
+}
 
 export interface StateReader {
   /** The latest committed write index (0 for an empty store). */

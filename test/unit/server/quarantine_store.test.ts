@@ -113,7 +113,12 @@ test("quarantine: poisoned records of every table are moved out with their error
     poison(db, "jobs", "id = 'plug'", () => `{"ID":"plug","Secrets":"${SECRET}",`);
     poison(db, "volumes", "id = 'vol2'", (v) => ({ ...v, Capacity: 1e300 }));
     poison(db, "nodes", "id = 'n2'", (n) => ({ ...n, CSINodePlugins: undefined }));
-    poison(db, "allocs", "job_id = 'other'", (a) => ({ ...a, Job: { ...(a.Job as object), Priority: 1e9 } }));
+    poison(db, "allocs", "job_id = 'other'", (a) => ({
+      ...a,
+      Job: { ...(a.Job as object), TaskGroups: "g" },
+    }));
+    // A job copy that only breaks a rule (not what is read of it) loads: its alloc is running work.
+    poison(db, "allocs", "job_id = 'web'", (a) => ({ ...a, Job: { ...(a.Job as object), Priority: 1e9 } }));
     poison(db, "evals", "job_id = 'other'", (e) => ({ ...e, Status: 42 }));
     poison(db, "plugins", "id = 'p1'", () => "not json");
   });
@@ -139,7 +144,8 @@ test("quarantine: poisoned records of every table are moved out with their error
   assert.match(errorOf("jobs", "plug"), /^stored JSON does not parse \(at position \d+\)$/);
   assert.match(errorOf("volumes"), /^Volume\.Capacity: must be at most \d+/);
   assert.equal(errorOf("nodes"), "Node.CSINodePlugins: must be an object");
-  assert.equal(errorOf("allocs"), "Allocation.Job.Priority: must be at most 100");
+  assert.equal(errorOf("allocs"), "Allocation.Job.TaskGroups: must be an array");
+  assert.equal(s.allocsByJob("default", "web")[0]?.Job.Priority, 1e9);
   assert.equal(errorOf("evals"), "Evaluation.Status: must be a string");
   assert.equal(errorOf("plugins"), "stored JSON does not parse");
   // Gone from the live tables...
