@@ -13,6 +13,7 @@ import {
   type Node,
   type SchedulingEligibility,
 } from "../../structs/node.js";
+import { validateAllocUpdates, validateGetAllocs } from "../../structs/node_alloc_validate.js";
 import { validateFingerprint, validateReportedNode, type DrainRequest } from "../../structs/node_validate.js";
 import type {
   NodeFingerprintRequest,
@@ -171,7 +172,8 @@ export class NodeEndpoint {
    * once when MinIndex is 0), or after WaitMs with whatever is there. Index is the allocs table
    * index at the read, so the next call with it waits for the next change.
    */
-  async getAllocs(req: NodeGetAllocsRequest, signal: AbortSignal): Promise<NodeGetAllocsResponse> {
+  async getAllocs(input: NodeGetAllocsRequest, signal: AbortSignal): Promise<NodeGetAllocsResponse> {
+    const req = validateGetAllocs(input);
     const { store } = this.deps;
     if (!store.getNode(req.NodeID)) throw notFound("node", req.NodeID);
     const deadline = Date.now() + Math.min(Math.max(req.WaitMs ?? 0, 0), MAX_WAIT_MS);
@@ -188,8 +190,8 @@ export class NodeEndpoint {
   }
 
   /** Applies the client's view of its allocs; an alloc of another node is refused. */
-  async updateAllocs(req: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
-    if (!Array.isArray(req.Allocs)) throw validationError("Allocs", "must be an array");
+  async updateAllocs(input: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
+    const req = validateAllocUpdates(input);
     const terminalJobs = await this.deps.store.txn((tx) => {
       const jobs = new Map<string, { namespace: string; id: string; failed: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
@@ -209,7 +211,7 @@ export class NodeEndpoint {
         const next = tx.putAlloc({
           ...alloc,
           ClientStatus: keepLost ? "lost" : u.ClientStatus,
-          ClientDescription: keepLost ? alloc.ClientDescription : (u.ClientDescription ?? ""),
+          ClientDescription: keepLost ? alloc.ClientDescription : u.ClientDescription,
           TaskStates: u.TaskStates ?? alloc.TaskStates,
           ModifyTime: nowNs,
         });

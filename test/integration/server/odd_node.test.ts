@@ -199,3 +199,54 @@ test("a stored node record without Drivers or plugin maps is infeasible, never a
     ["good"],
   );
 });
+
+test("a node peer's alloc updates and alloc queries are checked too; a refused one changes nothing", async (t) => {
+  const base = await startServer(t);
+  const peer = await connectAgent(base);
+  t.after(() => peer.close());
+  await peer.call("Node.Register", { Node: makeNode("good") });
+  assert.equal((await http(base, "PUT", "/v1/jobs", { Job: jobSpec })).status, 200);
+  const [alloc] = (await http(base, "GET", "/v1/job/web/allocations")).json as {
+    ID: string;
+    ModifyIndex: number;
+  }[];
+  const update = (u: Record<string, unknown>) =>
+    peer.call("Node.UpdateAllocs", { NodeID: "good", Allocs: [{ ID: alloc!.ID, ...u } as never] });
+  const cases: [Record<string, unknown>, string][] = [
+    [{ ClientStatus: "banana" }, "Allocs[0].ClientStatus"],
+    [{ ClientStatus: "failed", TaskStates: { t: null } }, "Allocs[0].TaskStates.t"],
+    [
+      { ClientStatus: "failed", TaskStates: { t: { State: "dead", FinishedAt: 7 } } },
+      "Allocs[0].TaskStates.t.FinishedAt",
+    ],
+    [
+      { ClientStatus: "running", TaskStates: { t: { State: "running", Events: [{ Time: "now" }] } } },
+      "Allocs[0].TaskStates.t.Events[0].Time",
+    ],
+  ];
+  for (const [u, field] of cases) {
+    const err = await update(u).then(
+      () => assert.fail(`${JSON.stringify(u)} should be refused`),
+      (e: unknown) => e,
+    );
+    assert.ok(isBerthError(err) && err.code === "ERR_VALIDATION" && err.field === field, String(err));
+  }
+  const after = (await http(base, "GET", `/v1/allocation/${alloc!.ID}`)).json as { ModifyIndex: number };
+  assert.equal(after.ModifyIndex, alloc!.ModifyIndex, "no refused update was stored");
+
+  const err = await peer
+    .call("Node.GetAllocs", { NodeID: "good", MinIndex: 1, WaitMs: "forever" as never })
+    .then(
+      () => assert.fail("a junk WaitMs should be refused"),
+      (e: unknown) => e,
+    );
+  assert.ok(isBerthError(err) && err.code === "ERR_VALIDATION" && err.field === "WaitMs", String(err));
+
+  // A well-formed report still goes through, and the scheduler reads it.
+  await update({
+    ClientStatus: "failed",
+    ClientDescription: "task failed",
+    TaskStates: { t: { State: "dead", Failed: true, FinishedAt: new Date().toISOString(), Events: [] } },
+  });
+  assert.equal((await http(base, "GET", `/v1/allocation/${alloc!.ID}`)).json.ClientStatus, "failed");
+});

@@ -11,6 +11,7 @@ import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { detachDownNodePlugins, markNodeDown } from "../../../src/server/node_loss.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { markNodeReady } from "../../../src/structs/node.js";
+import { buildPlugin, instanceOnNode } from "../../../src/structs/plugin.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 
@@ -52,4 +53,21 @@ test("heartbeat monitor: a server that starts with a node down past the bound de
   const p = s.getPlugin("p1");
   assert.equal(p?.Controllers.A, undefined, JSON.stringify(p));
   s.close();
+});
+
+test("buildPlugin: a down node's instance never makes the plugin require ControllerPublish", () => {
+  const attach = controllerInfo("p1", true);
+  const build = (status: "ready" | "down") =>
+    buildPlugin("p1", [{ nodeId: "A", controller: instanceOnNode(attach, status) }], [], {
+      CreateIndex: 1,
+      ModifyIndex: 1,
+    });
+  assert.equal(build("ready").ControllerRequired, true);
+  assert.equal(build("down").ControllerRequired, false);
+  // An unhealthy controller on a live node (restarting) still speaks for the plugin.
+  const restarting = buildPlugin("p1", [{ nodeId: "A", controller: { ...attach, Healthy: false } }], [], {
+    CreateIndex: 1,
+    ModifyIndex: 1,
+  });
+  assert.deepEqual([restarting.ControllerRequired, restarting.ControllersHealthy], [true, 0]);
 });
