@@ -36,6 +36,8 @@ function isUnsafe(code: number): boolean {
  * prints as visible text and can never drive the operator's terminal. With `keepLines`, "\n" and
  * "\t" stay as they are (for whole output lines, which the CLI itself may lay out with them);
  * otherwise they are escaped too, so one value stays on one line of a table or a `Key = Value` list.
+ * DEL and above are written `\u007f`-style, and JSON.stringify already escapes C0 controls, so
+ * `-json` output passed through here is still valid JSON holding the same values.
  */
 export function terminalSafe(text: string, keepLines = false): string {
   let out = "";
@@ -47,7 +49,7 @@ export function terminalSafe(text: string, keepLines = false): string {
     if (keepLines && (c === "\n" || c === "\t")) continue;
     const escaped =
       NAMED_ESCAPES[c] ??
-      (code < 0x80 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
+      (code < 0x20 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
     out += text.slice(from, i) + escaped;
     from = i + 1;
   }

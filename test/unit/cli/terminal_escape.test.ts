@@ -35,7 +35,7 @@ test("terminalSafe escapes control, C1 and bidi characters the way Go's %q shows
   assert.equal(terminalSafe(EVIL), SHOWN);
   assert.equal(
     terminalSafe("a\rb\bc\x00d\x7fe\x9bf\u202eg\u2028h"),
-    "a\\rb\\bc\\x00d\\x7fe\\u009bf\\u202eg\\u2028h",
+    "a\\rb\\bc\\x00d\\u007fe\\u009bf\\u202eg\\u2028h",
   );
   assert.equal(terminalSafe("two\nlines\tand tab"), "two\\nlines\\tand tab");
   assert.equal(terminalSafe("two\nlines\tand tab", true), "two\nlines\tand tab");
@@ -66,6 +66,12 @@ test("the line writer escapes whatever a command prints, keeping its own newline
   });
   lineWriter(sink)(`Event: ${EVIL}\nsecond line`);
   assert.equal(written, `Event: ${SHOWN}\nsecond line\n`);
+  // -json output stays valid JSON with the same values, and nothing in it drives the terminal.
+  written = "";
+  const value = { Name: `${EVIL}\x7f\x9b\u202e\u2028`, Events: ["\r\n"] };
+  lineWriter(sink)(JSON.stringify(value, null, 2));
+  assert.deepEqual(actionable(written), []);
+  assert.deepEqual(JSON.parse(written), value);
 });
 
 test("berth node status prints a node name carrying escape codes as visible text", async () => {
