@@ -34,13 +34,16 @@ export async function openLogs(stdoutPath: string, stderrPath: string): Promise<
   }
 }
 
-function openLogNoFollow(logPath: string): Promise<fs.FileHandle> {
+async function openLogNoFollow(logPath: string): Promise<fs.FileHandle> {
   const logsDir = path.dirname(logPath);
   const taskDir = path.dirname(logsDir);
   if (!path.isAbsolute(logPath) || path.basename(logsDir) !== "logs") {
     throw new Error(`log path ${JSON.stringify(logPath)} is not <alloc dir>/<task>/logs/<file>`);
   }
-  return openAppendNoFollow(path.dirname(taskDir), [path.basename(taskDir), "logs"], path.basename(logPath));
+  const allocDir = path.dirname(taskDir);
+  // The alloc dir and above belong to the agent (no task sees them), so creating them plainly is safe.
+  await fs.mkdir(allocDir, { recursive: true });
+  return openAppendNoFollow(allocDir, [path.basename(taskDir), "logs"], path.basename(logPath));
 }
 
 /** The installed package root: the nearest ancestor of this module that holds package.json. */
