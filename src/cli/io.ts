@@ -1,6 +1,7 @@
 /** What a command needs from the world, passed in so commands run as plain functions in tests. */
 import { readFile } from "node:fs/promises";
 import type { ApiClient } from "../api/index.js";
+import { terminalSafe } from "./format.js";
 
 export interface CommandIO {
   stdout(line: string): void;
@@ -19,10 +20,21 @@ export async function readFileOrStdin(path: string): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
+/**
+ * Writes whole lines to a terminal-facing stream: the one place every line the CLI prints passes,
+ * escaped (format.ts terminalSafe, newlines and tabs kept) so nothing a server sent — a node name,
+ * a task event, an error — can reach the terminal as a control sequence, whichever command printed it.
+ */
+export function lineWriter(stream: Pick<NodeJS.WritableStream, "write">): (line: string) => void {
+  return (line) => {
+    stream.write(terminalSafe(line, true) + "\n");
+  };
+}
+
 export function processIO(api: ApiClient): CommandIO {
   return {
-    stdout: (line) => process.stdout.write(line + "\n"),
-    stderr: (line) => process.stderr.write(line + "\n"),
+    stdout: lineWriter(process.stdout),
+    stderr: lineWriter(process.stderr),
     api,
     readFile: readFileOrStdin,
     now: () => Date.now(),

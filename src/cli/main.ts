@@ -2,16 +2,16 @@
 import { ApiClient } from "../api/index.js";
 import { runCli } from "./dispatch.js";
 import { describeError } from "./format.js";
-import { exitQuietlyOnBrokenPipe, processIO } from "./io.js";
+import { exitQuietlyOnBrokenPipe, lineWriter, processIO } from "./io.js";
 
 /** `argv` is everything after `berth`. Resolves with the process exit code. */
 export async function cliMain(argv: string[]): Promise<number> {
-  const err = (line: string) => process.stderr.write(line + "\n");
+  const err = lineWriter(process.stderr);
   // The commands are tools: `berth … | head` ends them quietly.
   exitQuietlyOnBrokenPipe();
   try {
     return await runCli(argv, {
-      stdout: (line) => process.stdout.write(line + "\n"),
+      stdout: lineWriter(process.stdout),
       stderr: err,
       io: (address) => processIO(new ApiClient({ address })),
       env: process.env,

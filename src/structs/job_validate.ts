@@ -4,6 +4,7 @@
  */
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
+import { checkTaskPath } from "./job_paths_validate.js";
 import {
   asObject,
   isObject,
@@ -173,13 +174,10 @@ function volumeMount(field: string, input: unknown, volumes: Record<string, Volu
   if (!Object.hasOwn(volumes, Volume)) {
     throw validationError(`${field}.Volume`, `no group volume named ${JSON.stringify(Volume)}`);
   }
-  const Destination = optString(`${field}.Destination`, m.Destination, "");
-  if (!Destination.startsWith("/")) {
-    throw validationError(
-      `${field}.Destination`,
-      `must be an absolute path, got ${JSON.stringify(Destination)}`,
-    );
-  }
+  const Destination = checkTaskPath(
+    `${field}.Destination`,
+    optString(`${field}.Destination`, m.Destination, ""),
+  );
   return {
     Volume,
     Destination,
@@ -197,14 +195,10 @@ function volumeMount(field: string, input: unknown, volumes: Record<string, Volu
 function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
   const p = optObject(field, input);
   if (!p) return null;
-  const MountDir = optString(`${field}.MountDir`, p.MountDir, "");
-  if (!MountDir.startsWith("/")) {
-    throw validationError(`${field}.MountDir`, `must be an absolute path, got ${JSON.stringify(MountDir)}`);
-  }
+  const MountDir = checkTaskPath(`${field}.MountDir`, optString(`${field}.MountDir`, p.MountDir, ""));
+  // Empty means Nomad's default (/local/csi, see plugin_layout.ts).
   const StagePublishBaseDir = optString(`${field}.StagePublishBaseDir`, p.StagePublishBaseDir, "");
-  if (StagePublishBaseDir !== "" && !StagePublishBaseDir.startsWith("/")) {
-    throw validationError(`${field}.StagePublishBaseDir`, "must be an absolute path");
-  }
+  if (StagePublishBaseDir !== "") checkTaskPath(`${field}.StagePublishBaseDir`, StagePublishBaseDir);
   return {
     ID: checkId(`${field}.ID`, p.ID),
     Type: oneOf(`${field}.Type`, p.Type, PLUGIN_TYPES, "plugin type"),

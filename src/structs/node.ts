@@ -67,8 +67,12 @@ export interface ClientHostVolumeConfig {
  * HostVolumeChecker): a host volume of that name, writable unless the request is read-only.
  */
 export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, readOnly: boolean): boolean {
-  const vol = node.HostVolumes?.[source];
-  if (!vol) return false;
+  // An own entry only: a name like "constructor" or "__proto__" must not find Object.prototype's
+  // member on a node without host volumes (it was placed, then failed at task start).
+  const vols = node.HostVolumes;
+  if (vols === null || typeof vols !== "object" || !Object.hasOwn(vols, source)) return false;
+  const vol = vols[source];
+  if (vol === null || typeof vol !== "object") return false;
   return readOnly || !vol.ReadOnly;
 }
 

@@ -4,6 +4,7 @@
  * API's shape (PascalCase, as `-json` prints it) or HCL's JSON syntax (the HCL keys: `job`, `id`…).
  */
 import { SpecError } from "./body.js";
+import { checkExpressions } from "./expressions.js";
 import { jobFromDecoded, parseJobHcl } from "./jobspec.js";
 import { parseVolumeHcl, volumeFromDecoded } from "./volumespec.js";
 import type { CSIVolumeSpec, Job } from "../types.js";
@@ -32,7 +33,11 @@ export async function parseJobSpec(file: string, text: string): Promise<Job> {
   const json = tryJson(text);
   if (!json.ok) return parseJobHcl(file, text);
   const v = json.value;
-  if (isObj(v) && "job" in v) return jobFromDecoded(file, v, text);
+  if (isObj(v) && "job" in v) {
+    // HCL's JSON syntax: its strings are HCL templates too.
+    checkExpressions(file, text, v);
+    return jobFromDecoded(file, v, text);
+  }
   const job = isObj(v) && "Job" in v ? v.Job : v;
   if (!isObj(job)) throw new SpecError(`${file}: a JSON jobspec must be a job object or {"Job": {...}}`);
   return job as unknown as Job;
@@ -46,7 +51,10 @@ export async function parseVolumeSpec(file: string, text: string): Promise<CSIVo
   const json = tryJson(text);
   if (!json.ok) return parseVolumeHcl(file, text);
   const v = json.value;
-  if (isObj(v) && Object.keys(v).some((k) => /^[a-z]/.test(k))) return volumeFromDecoded(file, v);
+  if (isObj(v) && Object.keys(v).some((k) => /^[a-z]/.test(k))) {
+    checkExpressions(file, text, v);
+    return volumeFromDecoded(file, v);
+  }
   let vol: unknown = v;
   if (isObj(v) && "Volumes" in v) {
     if (!Array.isArray(v.Volumes) || v.Volumes.length !== 1) {

@@ -6,11 +6,13 @@
  *   <dataDir>/alloc/<allocId>/<task>/secrets/   task path /secrets (mode 0700)
  *   <dataDir>/alloc/<allocId>/<task>/tmp/       task path /tmp
  *   <dataDir>/alloc/<allocId>/<task>/logs/      stdout/stderr of the task (task path /logs)
- * Every path is built with safeJoin, so alloc IDs and task names cannot escape the data dir.
+ * Every path is built with safeJoin, so alloc IDs and task names cannot escape the data dir, and
+ * nothing below the alloc dir is created or opened through a link (no_follow.ts).
  */
 import fs from "node:fs/promises";
 import { mountsUnder } from "../../internal/mountinfo.js";
 import { safeJoin } from "../../structs/ids.js";
+import { mkdirNoFollow } from "./no_follow.js";
 
 export class AllocDir {
   readonly root: string;
@@ -47,14 +49,21 @@ export class AllocDir {
     return safeJoin(this.taskDir(task), "logs");
   }
 
-  /** Creates the directories; idempotent. */
+  /**
+   * Creates the directories; idempotent. Runs again before each start of a task, after the task may
+   * have replaced any of its directories with a symlink: below the alloc dir nothing is followed
+   * (no_follow.ts), so a planted link fails the start instead of making the agent create or chmod
+   * directories wherever it points.
+   */
   async build(tasks: string[]): Promise<void> {
-    await fs.mkdir(this.sharedDir, { recursive: true });
+    await fs.mkdir(this.root, { recursive: true });
+    await mkdirNoFollow(this.root, ["alloc"]);
     for (const t of tasks) {
-      await fs.mkdir(this.taskLocalDir(t), { recursive: true });
-      await fs.mkdir(this.taskSecretsDir(t), { recursive: true, mode: 0o700 });
-      await fs.mkdir(this.taskTmpDir(t), { recursive: true, mode: 0o1777 });
-      await fs.mkdir(this.taskLogsDir(t), { recursive: true });
+      this.taskDir(t); // refuses the reserved name "alloc" and names safeJoin rejects
+      await mkdirNoFollow(this.root, [t, "local"]);
+      await mkdirNoFollow(this.root, [t, "secrets"], 0o700);
+      await mkdirNoFollow(this.root, [t, "tmp"], 0o1777);
+      await mkdirNoFollow(this.root, [t, "logs"]);
     }
   }
 

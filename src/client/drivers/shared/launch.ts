@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { openAppendNoFollow } from "../../allocdir/no_follow.js";
 
 /**
  * Where the shell parent records the task's exit status: beside the task dir, not inside it, so
@@ -13,17 +14,36 @@ export function statusFileFor(taskDir: string): string {
   return path.join(path.dirname(taskDir), `.${path.basename(taskDir)}.exit_status`);
 }
 
-/** Opens the task's log files for appending; the caller closes them once the child has them. */
+/**
+ * Opens the task's log files for appending; the caller closes them once the child has them.
+ *
+ * Contract: both paths follow AllocDir's layout, `<alloc dir>/<task>/logs/<file>` (task_start.ts
+ * builds them with AllocDir.taskLogsDir). The task can write to its task dir and its logs dir (under
+ * exec they are its `/` and `/logs`) and may have replaced either, or the file, with a symlink to a
+ * host path while it ran; the agent opens them as root. So the walk starts at the alloc dir, which
+ * no task can replace, and never follows a link below it (allocdir/no_follow.ts): a planted link
+ * fails the start with an error naming the path instead of creating or appending to a host file.
+ */
 export async function openLogs(stdoutPath: string, stderrPath: string): Promise<fs.FileHandle[]> {
-  await fs.mkdir(path.dirname(stdoutPath), { recursive: true });
-  await fs.mkdir(path.dirname(stderrPath), { recursive: true });
-  const out = await fs.open(stdoutPath, "a");
+  const out = await openLogNoFollow(stdoutPath);
   try {
-    return [out, await fs.open(stderrPath, "a")];
+    return [out, await openLogNoFollow(stderrPath)];
   } catch (err) {
     await out.close();
     throw err;
   }
+}
+
+async function openLogNoFollow(logPath: string): Promise<fs.FileHandle> {
+  const logsDir = path.dirname(logPath);
+  const taskDir = path.dirname(logsDir);
+  if (!path.isAbsolute(logPath) || path.basename(logsDir) !== "logs") {
+    throw new Error(`log path ${JSON.stringify(logPath)} is not <alloc dir>/<task>/logs/<file>`);
+  }
+  const allocDir = path.dirname(taskDir);
+  // The alloc dir and above belong to the agent (no task sees them), so creating them plainly is safe.
+  await fs.mkdir(allocDir, { recursive: true });
+  return openAppendNoFollow(allocDir, [path.basename(taskDir), "logs"], path.basename(logPath));
 }
 
 /** The installed package root: the nearest ancestor of this module that holds package.json. */

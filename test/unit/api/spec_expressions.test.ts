@@ -1,0 +1,130 @@
+/**
+ * Issue 10: "unquoted HCL expressions (`password = var.x` with no variable) are stored as the
+ * literal text `${var.x}`, even in `secrets`". berth has no variable blocks or -var, so every
+ * reference to var.* / local.* and every expression hcl2json leaves unevaluated is refused at parse
+ * time, naming the file, line and field and never the value; run-time references still pass.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseJobSpec, parseVolumeSpec, SpecError } from "../../../src/api/index.js";
+
+const job = (taskBody: string) => `job "web" {
+  group "g" {
+    task "t" {
+      driver = "raw_exec"
+${taskBody}
+    }
+  }
+}
+`;
+
+const volume = (secrets: string) => `id        = "v1"
+name      = "v1"
+type      = "csi"
+plugin_id = "p1"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+secrets {
+${secrets}
+}
+`;
+
+async function refused(p: Promise<unknown>, where: RegExp, problem: RegExp, secret?: string): Promise<void> {
+  await assert.rejects(p, (err: unknown) => {
+    assert.ok(err instanceof SpecError, String(err));
+    assert.match(err.message, where);
+    assert.match(err.message, problem);
+    if (secret) assert.ok(!err.message.includes(secret), `the message echoes the value: ${err.message}`);
+    return true;
+  });
+}
+
+test("a jobspec reference to a missing variable or local is refused with file, line and field", async () => {
+  await refused(
+    parseJobSpec("web.hcl", job(`      env {\n        PASSWORD = var.x\n      }`)),
+    /^web\.hcl:6: job\.web\.group\.g\.task\.t\.env\.PASSWORD: /,
+    /undefined variable "var\.x": berth does not support variable or locals blocks, -var or -var-file/,
+  );
+  await refused(
+    parseJobSpec("web.hcl", job(`      config {\n        command = "/bin/\${local.shell}"\n      }`)),
+    /^web\.hcl:6: job\.web\.group\.g\.task\.t\.config\.command: /,
+    /undefined local value "local\.shell"/,
+  );
+  await refused(
+    parseJobSpec("web.hcl", job(`      config {\n        args = ["a", var.arg]\n      }`)),
+    /config\.args\.\[1\]/,
+    /"var\.arg"/,
+  );
+});
+
+test("a volume spec's secrets referring to a missing variable are refused without echoing the value", async () => {
+  await refused(
+    parseVolumeSpec("vol.hcl", volume("  password = var.x")),
+    /^vol\.hcl:10: secrets\.password: /,
+    /undefined variable "var\.x"/,
+  );
+  await refused(
+    parseVolumeSpec("vol.hcl", volume('  password = "hunter2-${var.pw}"')),
+    /secrets\.password/,
+    /"var\.pw"/,
+    "hunter2",
+  );
+  await refused(
+    parseVolumeSpec("vol.hcl", volume('  password = "hunter2-${upper("s3cr3t")}"')),
+    /^vol\.hcl:10: secrets\.password: /,
+    /HCL expression that berth does not evaluate/,
+    "s3cr3t",
+  );
+});
+
+test("expressions hcl2json leaves unevaluated are refused: arithmetic, functions, conditionals, directives", async () => {
+  for (const [expr, problem] of [
+    ["1 + 2", /HCL expression/],
+    ['upper("a")', /HCL expression/],
+    ['true ? "a" : "b"', /HCL expression/],
+    ['"%{ if true }a%{ endif }"', /template directives/],
+  ] as const) {
+    await refused(
+      parseJobSpec("web.hcl", job(`      env {\n        X = ${expr}\n      }`)),
+      /env\.X/,
+      problem,
+    );
+  }
+});
+
+test("HCL's JSON syntax is checked the same way", async () => {
+  const text = JSON.stringify({
+    job: { web: { group: { g: { task: { t: { driver: "raw_exec", env: { P: "${var.p}" } } } } } } },
+  });
+  await refused(parseJobSpec("web.json", text), /job\.web\.group\.g\.task\.t\.env\.P/, /"var\.p"/);
+  await refused(
+    parseVolumeSpec(
+      "vol.json",
+      JSON.stringify({ id: "v1", plugin_id: "p1", secrets: { pw: "${local.pw}" } }),
+    ),
+    /secrets\.pw/,
+    /"local\.pw"/,
+  );
+});
+
+test("run-time references, escapes and plain values pass through unchanged", async () => {
+  const parsed = await parseJobSpec(
+    "web.hcl",
+    job(`      config {
+        command = "\${NOMAD_TASK_DIR}/run"
+        args    = ["\${attr.kernel.name}", "\${env["HOME"]}", "$\${LITERAL}", "\${meta.rack}", "\${node.unique.id}"]
+      }
+      env {
+        BARE = foo
+        N    = 5
+      }`),
+  );
+  const task = parsed.TaskGroups[0]!.Tasks[0]!;
+  assert.deepEqual(task.Config, {
+    command: "${NOMAD_TASK_DIR}/run",
+    args: ["${attr.kernel.name}", '${env["HOME"]}', "$${LITERAL}", "${meta.rack}", "${node.unique.id}"],
+  });
+  assert.deepEqual(task.Env, { BARE: "${foo}", N: "5" });
+});
