@@ -3,12 +3,13 @@
  * `berth agent -server -client` is stopped at a step by the drivers' test hook
  * (BERTH_TEST_PAUSE_DIR, src/client/drivers/shared/start_gate.ts), killed with SIGKILL there and
  * started again on the same data dir:
- * 1. the csi_plugin task (csi-hostpath under exec), killed before its command ran: after the
- *    restart exactly one plugin process runs and the plugin is healthy;
- * 2. at each step — before-persist, before-exec, after-exec — an exec task with a CSI volume and a
- *    raw_exec task: after the restart exactly one copy of each runs (after-exec: the very copy
- *    started before the crash, adopted), and after `job stop -purge` no copy runs, nothing of the
- *    allocs is mounted and the volume's claim is released;
+ * 1. the csi_plugin task (csi-hostpath under exec), killed before its handle was persisted: after
+ *    the restart exactly one plugin process runs and the plugin is healthy;
+ * 2. one job whose tasks each stop at one step — before-persist, before-exec, after-exec — three
+ *    exec tasks sharing a CSI volume and three raw_exec tasks, all caught by one crash: after the
+ *    restart exactly one copy of each runs (after-exec: the very copy started before the crash,
+ *    adopted; the others: none had run before), and after `job stop -purge` no copy runs, nothing
+ *    of the allocs is mounted and the volume's claim is released;
  * 3. the plugin job purged: no plugin process left, nothing mounted under the test dir.
  */
 import assert from "node:assert/strict";
@@ -31,10 +32,13 @@ import {
   type VolumeView,
 } from "./restart_fixtures.js";
 
-/** The exec task's and the raw_exec task's `sleep` (unique to this file). */
-const SLEEP_EXEC = 86_431;
-const SLEEP_RAW = 86_432;
 const STEPS = ["before-persist", "before-exec", "after-exec"] as const;
+type Step = (typeof STEPS)[number];
+
+/** The app job's tasks: one per driver and step, each running a `sleep` unique to this file. */
+const TASKS = (["exec", "raw"] as const).flatMap((driver, d) =>
+  STEPS.map((at, i) => ({ name: `${driver}-${at}`, driver, at, sleep: 86_431 + d * 3 + i })),
+);
 
 let dir: string;
 let dataDir: string;
@@ -58,16 +62,20 @@ async function startAgent(): Promise<void> {
   });
 }
 
-/** Arms the hook: the next task start that reaches `at` stops there (null: disarmed). */
-function pauseAt(at: string | null): void {
-  for (const f of fs.readdirSync(pauseDir)) fs.rmSync(path.join(pauseDir, f));
-  if (at !== null) fs.writeFileSync(path.join(pauseDir, "at"), `${at}\n`);
+/** Arms the hook: the next start of `task` that reaches step `at` stops there. */
+function pauseAt(task: string, at: Step): void {
+  fs.writeFileSync(path.join(pauseDir, `${task}.at`), `${at}\n`);
 }
 
-/** Waits until every task in `tasks` stopped at `at` (the hook wrote `<task>.<at>`). */
-async function pausedAt(at: string, tasks: string[]): Promise<void> {
-  await eventually(`${tasks.join(", ")} to stop at ${at}`, async () =>
-    tasks.every((t) => fs.existsSync(path.join(pauseDir, `${t}.${at}`))) ? true : undefined,
+/** Disarms the hook (and forgets where starts stopped). */
+function disarm(): void {
+  for (const f of fs.readdirSync(pauseDir)) fs.rmSync(path.join(pauseDir, f));
+}
+
+/** Waits until every task in `tasks` stopped where it was asked to (the hook wrote `<task>.<at>`). */
+async function paused(tasks: { name: string; at: Step }[]): Promise<void> {
+  await eventually(`${tasks.map((t) => t.name).join(", ")} to stop`, async () =>
+    tasks.every((t) => fs.existsSync(path.join(pauseDir, `${t.name}.${t.at}`))) ? true : undefined,
   );
 }
 
@@ -114,43 +122,56 @@ function runningAllocs(job: string, count: number): Promise<AllocView[]> {
 }
 
 function writeAppSpec(): string {
-  const file = path.join(dir, "app-two-drivers.hcl");
+  const task = (t: (typeof TASKS)[number]): string =>
+    t.driver === "exec"
+      ? `    task "${t.name}" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "echo hi > /data/${t.name}; exec sleep ${t.sleep}"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }`
+      : `    task "${t.name}" {
+      driver = "raw_exec"
+      config {
+        command = "sleep"
+        args    = ["${t.sleep}"]
+      }
+    }`;
+  const file = path.join(dir, "app-steps.hcl");
   fs.writeFileSync(
     file,
     `job "app" {
   type = "service"
-  group "app" {
+  group "exec" {
     volume "data" {
       type            = "csi"
       source          = "${VOLUME}"
       access_mode     = "single-node-writer"
       attachment_mode = "file-system"
     }
-    task "app" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "echo hi > /data/x; exec sleep ${SLEEP_EXEC}"]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
+${TASKS.filter((t) => t.driver === "exec")
+  .map(task)
+  .join("\n")}
   }
   group "raw" {
-    task "raw" {
-      driver = "raw_exec"
-      config {
-        command = "sleep"
-        args    = ["${SLEEP_RAW}"]
-      }
-    }
+${TASKS.filter((t) => t.driver === "raw")
+  .map(task)
+  .join("\n")}
   }
 }
 `,
   );
   return file;
+}
+
+/** The pids running each task's command, by task name. */
+function copies(): Record<string, number[]> {
+  return Object.fromEntries(TASKS.map((t) => [t.name, sleepers(t.sleep)]));
 }
 
 before(async () => {
@@ -162,64 +183,69 @@ before(async () => {
   const port = await freePort();
   cli = new Cli(`http://127.0.0.1:${port}`);
   args = ["-server", "-client", "-data-dir", dataDir, "-http-addr", `127.0.0.1:${port}`];
-  specs = writeSpecs(dir, SLEEP_EXEC);
+  specs = writeSpecs(dir, TASKS[0]!.sleep);
   appSpec = writeAppSpec();
 });
 
 after(async () => {
   await crashAgent(agent!).catch(() => undefined);
   keepLogIfFailed(steps.failed, logFile, `berth-task-start-crash-${process.pid}.log`);
-  const left = await cleanUp([dir], SLEEP_EXEC);
-  for (const pid of sleepers(SLEEP_RAW)) process.kill(pid, "SIGKILL");
+  const left = await cleanUp([dir], TASKS[0]!.sleep);
+  for (const t of TASKS) for (const pid of sleepers(t.sleep)) process.kill(pid, "SIGKILL");
   if (!steps.failed) assert.deepEqual(left, { pids: [], mounts: [] }, "the tests left nothing behind");
 });
 
-step("a plugin task killed before its command ran: one plugin process after the restart", async () => {
-  pauseAt("before-exec");
-  await startAgent();
-  nodeId = (await cli.get<{ ID: string }[]>("/v1/nodes"))![0]!.ID;
-  await cli.run(["job", "run", specs.plugin]);
-  await pausedAt("before-exec", ["plugin"]);
-  const heldBefore = pluginCopies();
-  await crashAgent(agent!);
-  pauseAt(null);
-  await startAgent();
-  await eventually("plugin hostpath to be healthy", async () => {
-    const p = await cli.get<{ NodesHealthy: number; ControllersHealthy: number }>("/v1/plugin/csi/hostpath");
-    return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
-  });
-  assert.equal(pluginCopies().length, 1, `one plugin process: ${JSON.stringify(pluginCopies())}`);
-  assert.deepEqual(heldBefore, [], "the held start had not run the plugin");
-  await cli.run(["volume", "create", specs.volume]);
-});
-
-for (const at of STEPS) {
-  step(`kill -9 at ${at}: exactly one copy of each task; job stop -purge leaves nothing`, async () => {
-    pauseAt(at);
-    await cli.run(["job", "run", appSpec]);
-    await pausedAt(at, ["app", "raw"]);
-    // After "go" the command runs; wait for it so the crash hits a running, not yet returned start.
-    const ranBefore =
-      at === "after-exec"
-        ? await eventually("both commands to run", async () => {
-            const [e, r] = [sleepers(SLEEP_EXEC), sleepers(SLEEP_RAW)];
-            return e.length > 0 && r.length > 0 ? { exec: e, raw: r } : undefined;
-          })
-        : { exec: sleepers(SLEEP_EXEC), raw: sleepers(SLEEP_RAW) };
+step(
+  "a plugin task killed before its handle was persisted: one plugin process after the restart",
+  async () => {
+    pauseAt("plugin", "before-persist");
+    await startAgent();
+    nodeId = (await cli.get<{ ID: string }[]>("/v1/nodes"))![0]!.ID;
+    await cli.run(["job", "run", specs.plugin]);
+    await paused([{ name: "plugin", at: "before-persist" }]);
+    const heldBefore = pluginCopies();
     await crashAgent(agent!);
-    pauseAt(null);
+    disarm();
+    await startAgent();
+    await eventually("plugin hostpath to be healthy", async () => {
+      const p = await cli.get<{ NodesHealthy: number; ControllersHealthy: number }>(
+        "/v1/plugin/csi/hostpath",
+      );
+      return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
+    });
+    assert.equal(pluginCopies().length, 1, `one plugin process: ${JSON.stringify(pluginCopies())}`);
+    assert.deepEqual(heldBefore, [], "the held start had not run the plugin");
+    await cli.run(["volume", "create", specs.volume]);
+  },
+);
+
+step(
+  "kill -9 with tasks at every step: exactly one copy of each; job stop -purge leaves nothing",
+  async () => {
+    for (const t of TASKS) pauseAt(t.name, t.at);
+    await cli.run(["job", "run", appSpec]);
+    await paused(TASKS);
+    // After "go" the command runs: wait for it, so the crash hits a running start not yet returned.
+    const ranBefore = await eventually("the after-exec tasks' commands to run", async () => {
+      const c = copies();
+      return TASKS.every((t) => t.at !== "after-exec" || c[t.name]!.length > 0) ? c : undefined;
+    });
+    await crashAgent(agent!);
+    disarm();
     await startAgent();
     const allocs = await runningAllocs("app", 2);
-    const running = await eventually("both tasks to run", async () => {
-      const [e, r] = [sleepers(SLEEP_EXEC), sleepers(SLEEP_RAW)];
-      return e.length > 0 && r.length > 0 ? { exec: e, raw: r } : undefined;
+    const running = await eventually("every task's command to run", async () => {
+      const c = copies();
+      return TASKS.every((t) => c[t.name]!.length > 0) ? c : undefined;
     });
-    assert.equal(running.exec.length, 1, `one copy of the exec task: ${JSON.stringify(running.exec)}`);
-    assert.equal(running.raw.length, 1, `one copy of the raw_exec task: ${JSON.stringify(running.raw)}`);
-    if (at === "after-exec") {
-      assert.deepEqual(running, ranBefore, "the copies started before the crash were adopted");
-    } else {
-      assert.deepEqual(ranBefore, { exec: [], raw: [] }, "no command ran before its handle was persisted");
+    for (const t of TASKS) {
+      const now = running[t.name]!;
+      assert.equal(now.length, 1, `one copy of ${t.name}, killed at ${t.at}: ${JSON.stringify(now)}`);
+      if (t.at === "after-exec") {
+        assert.deepEqual(now, ranBefore[t.name], `${t.name}: the copy started before the crash was adopted`);
+      } else {
+        assert.deepEqual(ranBefore[t.name], [], `${t.name}: no command ran before its handle was persisted`);
+      }
     }
 
     await cli.run(["job", "stop", "-purge", "app"]);
@@ -227,11 +253,11 @@ for (const at of STEPS) {
     await eventually("nothing of the app to run or be mounted, its claim released", async () => {
       const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
       const mounted = (await mountsUnder(dataDir)).filter((m) => ids.some((id) => m.includes(id)));
-      const left = [...sleepers(SLEEP_EXEC), ...sleepers(SLEEP_RAW), ...processesNaming(ids)];
+      const left = [...Object.values(copies()).flat(), ...processesNaming(ids)];
       return v && claimCount(v) === 0 && mounted.length === 0 && left.length === 0 ? true : undefined;
     });
-  });
-}
+  },
+);
 
 step("purging the plugin job leaves no plugin process and nothing mounted", async () => {
   await cli.run(["volume", "delete", VOLUME]);

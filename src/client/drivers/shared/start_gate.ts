@@ -18,10 +18,11 @@
  *
  * Test hook: `BERTH_TEST_PAUSE_DIR` (unset in production: the hook is inert and costs nothing)
  * lets a test stop the agent at each step of a start and kill -9 it there. When set, and the file
- * `<dir>/at` holds a step name, a start reaching that step writes `<dir>/<task>.<step>` and never
- * continues. Steps: "before-persist" (the process is held, its handle not yet persisted),
- * "before-exec" (persisted, "go" not said), "after-exec" ("go" said: the command runs, the start
- * has not returned).
+ * `<dir>/<task>.at` holds a step name, a start of a task of that name reaching that step writes
+ * `<dir>/<task>.<step>` and never continues. Steps: "before-persist" (the process is held, its
+ * handle not yet persisted), "before-exec" (persisted, "go" not said), "after-exec" ("go" said:
+ * the command runs, the start has not returned). Task names are taken with every character
+ * outside [A-Za-z0-9_.-] replaced by "_".
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -68,9 +69,9 @@ export async function ranCommand(startedFile: string, pid: number): Promise<bool
 export async function testPause(step: StartStep, taskName: string): Promise<void> {
   const dir = process.env.BERTH_TEST_PAUSE_DIR;
   if (dir === undefined || dir === "") return;
-  const at = await fs.readFile(path.join(dir, "at"), "utf8").catch(() => "");
-  if (at.trim() !== step) return;
   const name = taskName.replace(/[^A-Za-z0-9_.-]/g, "_");
+  const at = await fs.readFile(path.join(dir, `${name}.at`), "utf8").catch(() => "");
+  if (at.trim() !== step) return;
   await fs.writeFile(path.join(dir, `${name}.${step}`), `${process.pid}\n`);
   await new Promise<never>(() => undefined);
 }
