@@ -3,7 +3,8 @@
  * processes: a task's command never runs before beforeRun returned; a failing beforeRun leaves
  * nothing running; an agent killed after persisting the handle but before "go" (a real child
  * process, SIGKILLed) leaves a process that never runs the command, which a new driver instance
- * does not recover and reports as `notStarted`; a task that was released is recovered.
+ * does not recover and reports as `notStarted`; a task that was released is recovered; a link
+ * planted where the started record goes is not followed.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -15,6 +16,7 @@ import type { TaskDriver, TaskHandle } from "../../../src/client/drivers/driver.
 import { ExecDriver } from "../../../src/client/drivers/exec/exec_driver.js";
 import { RawExecDriver } from "../../../src/client/drivers/raw_exec/raw_exec_driver.js";
 import { isSameLiveProcess } from "../../../src/client/drivers/shared/proc.js";
+import { startedFileFor } from "../../../src/client/drivers/shared/start_gate.js";
 import { type DriverFixture, makeFixture, waitForFile } from "./driver_fixtures.js";
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), "held_start_child.js");
@@ -93,6 +95,21 @@ for (const [name, make] of [
         "the held process is gone",
       );
       await assert.rejects(fs.access(m.host), "the command never ran");
+    });
+
+    it("a link planted where the started record goes is not followed: the task does not run", async () => {
+      const m = marker("ran-link");
+      const outside = path.join(fx.base, "outside");
+      await fs.writeFile(outside, "untouched\n");
+      const h = await driver.start(fx.cfg("/bin/sh", ["-c", `touch ${m.task}; exec sleep 30`]), async () => {
+        await fs.symlink(outside, startedFileFor(fx.allocDir.taskDir("web")));
+      });
+      started.push(h);
+      const result = await driver.wait(h);
+      assert.equal(result.notStarted, true, JSON.stringify(result));
+      assert.equal(await fs.readFile(outside, "utf8"), "untouched\n", "nothing written through the link");
+      await assert.rejects(fs.access(m.host), "the command never ran");
+      await fs.rm(startedFileFor(fx.allocDir.taskDir("web")));
     });
 
     it("an agent killed after persisting the handle, before go: the task never runs and is not recovered", async () => {

@@ -42,12 +42,13 @@ export function startedFileFor(taskDir: string): string {
  * The shell statements that hold the parent until the agent says go. Expects
  * `$__berth_started_file` set. Reads stdin (the agent's socket), then points stdin at /dev/null so
  * the task never inherits the agent's socket; exits 125 without running anything on EOF or any
- * other word, or when the STARTED record cannot be written.
+ * other word, or when the STARTED record cannot be written. The record is created exclusively
+ * (noclobber; the driver removed it before the spawn), so a link planted there is never followed.
  */
 export const AWAIT_GO_SH = `IFS= read -r __berth_go || __berth_go=
 exec </dev/null
 [ "$__berth_go" = go ] || exit 125
-printf '%s\\n' "$$" >"$__berth_started_file" || exit 125`;
+(set -C && printf '%s\\n' "$$" >"$__berth_started_file") || exit 125`;
 
 /** Tells a held parent to run its command. A parent that is already gone makes this a no-op. */
 export function sayGo(stdin: Writable | null): void {
