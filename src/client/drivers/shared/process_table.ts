@@ -87,10 +87,13 @@ export class ProcessTable {
     taskName: string,
     beforeRun?: BeforeRun,
   ): Promise<void> {
+    // The held parent may die first (killed, failed setup): the gate's socket then errs harmlessly.
+    child.stdin?.on("error", () => undefined);
     await testPause("before-persist", taskName);
     try {
       await beforeRun?.(handle);
     } catch (err) {
+      child.stdin?.destroy();
       signalGroup(handle.pid, "SIGKILL");
       await this.wait(handle);
       this.forget(handle);

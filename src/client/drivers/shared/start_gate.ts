@@ -52,7 +52,7 @@ exec </dev/null
 
 /** Tells a held parent to run its command. A parent that is already gone makes this a no-op. */
 export function sayGo(stdin: Writable | null): void {
-  if (!stdin) return;
+  if (!stdin || stdin.destroyed) return;
   stdin.on("error", () => undefined);
   stdin.end("go\n");
 }
