@@ -3,12 +3,12 @@
  * hooks (alongside the running task), wait, exited hooks, then the restart policy; stop hooks once
  * the task is dead for good. Every state change is reported through `onStateChange` (a copy).
  *
- * Restore (agent restart): the driver's handle is persisted before the task's command runs
- * (startPersisted) and deleted when the task is dead for good. A runner that finds a persisted handle re-attaches instead of starting:
- * when `driver.recover` says the process is alive, prestart is skipped (the task already has its
- * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and the
- * runner waits on it; when it is gone, its recorded exit is treated as a normal exit and the restart
- * policy decides, unless it never ran (held at start): then it is started. A dead state is final.
+ * Restore (agent restart): the handle is persisted before the task's command runs (startPersisted)
+ * and deleted when the task is dead for good. A runner that finds one re-attaches instead of
+ * starting: when `driver.recover` says the process is alive, prestart is skipped (the task has its
+ * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and
+ * the runner waits on it; when it is gone, its recorded exit counts as an exit and the restart
+ * policy decides — unless it never ran (held at start): then it is started. A dead state is final.
  *
  * Mount refresh (mount_refresh.ts): `refreshMounts` re-binds a volume published again into the
  * running task (the mounts it was started with; for a recovered task, its volume mounts as now).
@@ -286,9 +286,9 @@ export class TaskRunner {
     if (!alive) {
       this.decideRecovery();
       const result = await driver.wait(stored);
-      // Held at start when the last agent died (shared/start_gate.ts): the task never ran.
-      if (result.notStarted) this.log.info("task never ran; starting it", { pid: stored.pid });
-      else this.log.info("task process is gone since the agent stopped", { pid: stored.pid });
+      // Held at start when the last agent died (shared/start_gate.ts): it never ran, start it.
+      const why = result.notStarted ? "task never ran; starting it" : "task process is gone";
+      this.log.info(why, { pid: stored.pid });
       return result.notStarted ? null : this.exited(result);
     }
     this.log.info("re-attached to running task", { pid: stored.pid });

@@ -107,7 +107,9 @@ export class ProcessTable {
   /**
    * True while the handle's process lives and ran the task. A live process that never ran it was
    * held when its agent died: no one can release it any more, so it is killed here (with its
-   * group) and, once gone, reported as not running.
+   * group) and, once gone, reported as not running. (A parent told go an instant before its agent
+   * died may not have written its record yet: it is killed too, and its wait() then reports an
+   * exit without a status — the task restarts by its policy; still never two copies.)
    */
   async recover(handle: TaskHandle): Promise<boolean> {
     const startTime = handle.state.startTime;
