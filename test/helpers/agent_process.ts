@@ -56,12 +56,13 @@ export class AgentProcess {
   readonly child: ChildProcess;
   private exited: Promise<number | null>;
 
-  constructor(args: string[], logFile: string) {
+  /** `env`: added to this process's environment for the agent (e.g. a test hook's variable). */
+  constructor(args: string[], logFile: string, env: Record<string, string> = {}) {
     const log = fs.openSync(logFile, "a");
     this.child = spawn(process.execPath, [BERTH_BIN, "agent", ...args], {
       cwd: REPO_ROOT,
       stdio: ["ignore", log, log],
-      env: { ...process.env, BERTH_LOG_LEVEL: "debug" },
+      env: { ...process.env, BERTH_LOG_LEVEL: "debug", ...env },
     });
     fs.closeSync(log);
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));

@@ -52,7 +52,20 @@ export interface ExitResult {
   signal: string | null;
   /** Set when the driver could not determine the outcome (e.g. recovered process vanished). */
   error?: string;
+  /**
+   * The process never ran the task's command: it was held at start (shared/start_gate.ts) and its
+   * agent stopped before saying go. Not an exit of the task: the task runner starts it afresh.
+   */
+  notStarted?: boolean;
 }
+
+/**
+ * Called by start() once the task's process exists and before its command can run, with the
+ * handle start() will return. The task runner persists the handle here, so a task never runs
+ * without a durable record of its process (no second copy after an agent crash). When it throws,
+ * start() kills the held process and rejects with that error.
+ */
+export type BeforeRun = (handle: TaskHandle) => void | Promise<void>;
 
 export interface DriverCapabilities {
   /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
@@ -63,12 +76,21 @@ export interface TaskDriver {
   readonly name: string;
   capabilities(): DriverCapabilities;
   fingerprint(): Promise<DriverInfo>;
-  start(cfg: TaskStartConfig): Promise<TaskHandle>;
+  /**
+   * Starts the task: its command runs only after `beforeRun` (when given) returned. A driver that
+   * cannot hold a task before it runs may ignore `beforeRun` (the runner then persists the handle
+   * once start() returns).
+   */
+  start(cfg: TaskStartConfig, beforeRun?: BeforeRun): Promise<TaskHandle>;
   /** Resolves when the task exits. Safe to call more than once for one handle. */
   wait(handle: TaskHandle): Promise<ExitResult>;
   /** SIGTERM to the task's process group, SIGKILL after killTimeoutMs; resolves once it is gone. */
   stop(handle: TaskHandle, killTimeoutMs: number): Promise<void>;
-  /** Re-attaches to a task from a persisted handle; false when the process is gone. */
+  /**
+   * Re-attaches to a task from a persisted handle; false when the process is gone. A process that
+   * never ran the task's command (held at start when its agent died) never will: it is killed and
+   * the answer is false (its wait() then reports `notStarted`).
+   */
   recover(handle: TaskHandle): Promise<boolean>;
   /**
    * Binds `mount.hostPath` afresh at `mount.taskPath` in the running task, replacing the copy it

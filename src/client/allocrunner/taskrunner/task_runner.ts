@@ -3,12 +3,12 @@
  * hooks (alongside the running task), wait, exited hooks, then the restart policy; stop hooks once
  * the task is dead for good. Every state change is reported through `onStateChange` (a copy).
  *
- * Restore (agent restart): the driver's handle is persisted when a task starts and deleted when the
- * task is dead for good. A runner that finds a persisted handle re-attaches instead of starting:
- * when `driver.recover` says the process is alive, prestart is skipped (the task already has its
- * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and the
- * runner waits on it; when it is gone, its recorded exit is treated as a normal exit and the restart
- * policy decides. A restored state that is already dead is final: the task is not run again.
+ * Restore (agent restart): the handle is persisted before the task's command runs (startPersisted)
+ * and deleted when the task is dead for good. A runner that finds one re-attaches instead of
+ * starting: when `driver.recover` says the process is alive, prestart is skipped (the task has its
+ * mounts and env), poststart hooks run again (the plugin supervisor probes and re-registers) and
+ * the runner waits on it; when it is gone, its recorded exit counts as an exit and the restart
+ * policy decides — unless it never ran (held at start): then it is started. A dead state is final.
  *
  * Mount refresh (mount_refresh.ts): `refreshMounts` re-binds a volume published again into the
  * running task (the mounts it was started with; for a recovered task, its volume mounts as now).
@@ -24,7 +24,7 @@ import { refreshTaskMounts } from "./mount_refresh.js";
 import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
 import { RestartTracker, formatMs } from "./restart_tracker.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
-import { buildStartConfig } from "./task_start.js";
+import { buildStartConfig, startPersisted } from "./task_start.js";
 import { taskHooks } from "./task_hooks.js";
 import { VolumeHook } from "./volume_hook.js";
 
@@ -254,7 +254,6 @@ export class TaskRunner {
     } finally {
       this.starting = null;
     }
-    this.cfg.handles?.putTaskHandle(this.cfg.alloc.ID, this.cfg.task.Name, handle);
     if (this.killReason !== null) await this.stopHandle(handle);
     this.st.State = "running";
     this.st.StartedAt = new Date(handle.startedAt).toISOString();
@@ -285,9 +284,12 @@ export class TaskRunner {
       return false;
     });
     if (!alive) {
-      this.log.info("task process is gone since the agent stopped", { pid: stored.pid });
       this.decideRecovery();
-      return this.exited(await driver.wait(stored));
+      const result = await driver.wait(stored);
+      // Held at start when the last agent died (shared/start_gate.ts): it never ran, start it.
+      const why = result.notStarted ? "task never ran; starting it" : "task process is gone";
+      this.log.info(why, { pid: stored.pid });
+      return result.notStarted ? null : this.exited(result);
     }
     this.log.info("re-attached to running task", { pid: stored.pid });
     this.handle = stored;
@@ -302,7 +304,7 @@ export class TaskRunner {
 
   /** Starts the task; `handle` and `mounts` are set when this settles, never in between. */
   private async startDriver(startConfig: TaskStartConfig): Promise<TaskHandle> {
-    const handle = await this.cfg.driver.start(startConfig);
+    const handle = await startPersisted(this.cfg, startConfig);
     this.handle = handle;
     this.mounts = startConfig.mounts;
     return handle;

@@ -1,11 +1,12 @@
 /**
  * How one start of a task is configured: the env input (task_env.ts) and the driver's start config
- * built from the task's Config (`command`, `args`), the hooks' mounts and env, and the alloc dir.
+ * built from the task's Config (`command`, `args`), the hooks' mounts and env, and the alloc dir;
+ * and the start itself, with its handle persisted before the task runs (startPersisted).
  * Functions of the runner's config only, no runner state.
  */
 import path from "node:path";
 import type { Task } from "../../../structs/job.js";
-import type { TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import type { TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
 import { NonRecoverableError } from "./hooks.js";
 import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
@@ -66,4 +67,24 @@ function parseConfig(task: Task): { command: string; args: string[] } {
     );
   }
   return { command, args: args ?? [] };
+}
+
+/**
+ * Starts the task through its driver with the handle persisted BEFORE the task's command runs
+ * (TaskDriver.start's beforeRun): whatever instant the agent dies at, a copy of the task that ran
+ * has a persisted handle, so the next agent re-attaches to it (or stops it) instead of starting a
+ * second one. A driver that ignores beforeRun gets its handle persisted once start() returns.
+ */
+export async function startPersisted(
+  cfg: TaskRunnerConfig,
+  startConfig: TaskStartConfig,
+): Promise<TaskHandle> {
+  let persisted = false;
+  const persist = (handle: TaskHandle): void => {
+    cfg.handles?.putTaskHandle(cfg.alloc.ID, cfg.task.Name, handle);
+    persisted = true;
+  };
+  const handle = await cfg.driver.start(startConfig, persist);
+  if (!persisted) persist(handle);
+  return handle;
 }

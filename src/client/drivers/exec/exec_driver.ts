@@ -11,6 +11,7 @@ import type { Readable } from "node:stream";
 import { BerthError } from "../../../structs/errors.js";
 import type { DriverInfo } from "../../../structs/node.js";
 import type {
+  BeforeRun,
   DriverCapabilities,
   ExitResult,
   TaskDriver,
@@ -21,6 +22,7 @@ import type {
 import { findTool, signalGroup } from "../shared/proc.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
 import { ProcessTable } from "../shared/process_table.js";
+import { startedFileFor } from "../shared/start_gate.js";
 import { EXEC_INIT_SH } from "./init_script.js";
 import { buildMountPlan, checkHostPath, validateTaskPath } from "./mount_plan.js";
 import { refreshInTaskNamespace } from "./mount_refresh.js";
@@ -58,18 +60,19 @@ export class ExecDriver implements TaskDriver {
     return info(true, "Healthy");
   }
 
-  async start(cfg: TaskStartConfig): Promise<TaskHandle> {
+  async start(cfg: TaskStartConfig, beforeRun?: BeforeRun): Promise<TaskHandle> {
     const task = JSON.stringify(cfg.taskName);
     if (cfg.command === "") throw new BerthError("ERR_DRIVER", `task ${task}: command is empty`);
     const unshare = await findTool("unshare");
     if (unshare === null) throw new BerthError("ERR_DRIVER", "exec driver: unshare not found");
     const root = checkHostPath("task dir", await fs.realpath(cfg.taskDir));
     const plan = await buildMountPlan(cfg, root);
-    const statusFile = statusFileFor(root);
-    await fs.rm(statusFile, { force: true });
+    const files = { statusFile: statusFileFor(root), startedFile: startedFileFor(root) };
+    await fs.rm(files.statusFile, { force: true });
+    await fs.rm(files.startedFile, { force: true });
 
     const args = ["--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", EXEC_INIT_SH, "sh"];
-    args.push(root, statusFile, String(plan.length));
+    args.push(root, files.statusFile, files.startedFile, String(plan.length));
     for (const e of plan) args.push(e.kind, e.source, e.dest, e.readOnly ? "ro" : "rw");
     args.push(cfg.command, ...cfg.args);
 
@@ -82,9 +85,9 @@ export class ExecDriver implements TaskDriver {
         cwd: root,
         env: withDefaultPath(cfg.env),
         detached: true,
-        // fd 3 is the setup channel; the script closes it before the task runs, so the task
-        // holds no pipe to the agent and survives an agent restart.
-        stdio: ["ignore", logs[0]!.fd, logs[1]!.fd, "pipe"],
+        // stdin is the start gate (start_gate.ts), fd 3 the setup channel; the script closes both
+        // before the task runs, so the task holds no pipe to the agent and survives its restart.
+        stdio: ["pipe", logs[0]!.fd, logs[1]!.fd, "pipe"],
       });
       // Read the setup channel from this very tick: when a short task exits, Node flushes (and
       // discards) stdio streams nobody listens to yet, and the report — and its end — would be
@@ -96,7 +99,7 @@ export class ExecDriver implements TaskDriver {
         child.once("error", reject);
       });
       // The task root travels in the handle, so a recovered handle can refresh mounts too.
-      handle = await this.procs.adopt(child, statusFile, { taskRoot: root });
+      handle = await this.procs.adopt(child, files, { taskRoot: root });
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
@@ -120,6 +123,7 @@ export class ExecDriver implements TaskDriver {
     }
     // The task must not keep the agent's event loop alive (the agent may exit and recover it).
     child.unref();
+    await this.procs.release(child, handle, cfg.taskName, beforeRun);
     return handle;
   }
 

@@ -2,7 +2,7 @@
  * The exec driver's init script, run by `/bin/sh` as the first process of the task's new mount
  * namespace (`unshare --mount --propagation unchanged`):
  *
- *   sh -c EXEC_INIT_SH sh ROOT STATUS_FILE N  KIND SRC DEST RO  (N times)  COMMAND ARGS...
+ *   sh -c EXEC_INIT_SH sh ROOT STATUS_FILE STARTED_FILE N  KIND SRC DEST RO  (N times)  COMMAND ARGS...
  *
  * 1. Makes the mount holding ROOT private in this namespace, so nothing mounted under the task
  *    dir propagates to the host. The namespace was created with propagation unchanged, so copies
@@ -10,7 +10,9 @@
  * 2. Performs the plan (mount_plan.ts), creating each mount point inside ROOT and refusing any
  *    destination that resolves through a symlink.
  * 3. Reports "ok" (or the error) on fd 3, the driver's setup channel, and closes it.
- * 4. Runs COMMAND chrooted into ROOT in the foreground and records its status in STATUS_FILE.
+ * 4. Waits for the agent's "go" on stdin and records it in STARTED_FILE (start_gate.ts): the agent
+ *    says go only once the task's handle is persisted; on EOF (the agent died) it runs nothing.
+ * 5. Runs COMMAND chrooted into ROOT in the foreground and records its status in STATUS_FILE.
  *
  * The parent shell stays (instead of exec'ing the task) so a restarted agent can learn the exit
  * status from STATUS_FILE. It does not need to forward signals: stop() signals the whole process
@@ -23,6 +25,7 @@
  * restored only for the chroot command.
  */
 import { RECORD_STATUS_SH } from "../shared/process_table.js";
+import { AWAIT_GO_SH } from "../shared/start_gate.js";
 
 /**
  * One plan entry, shared with the mount refresh (mount_refresh.ts): creates the mount point
@@ -64,8 +67,9 @@ export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
 
 export const EXEC_INIT_SH = `__berth_root=$1
 __berth_status_file=$2
-__berth_n=$3
-shift 3
+__berth_started_file=$3
+__berth_n=$4
+shift 4
 __berth_task_path=$PATH
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 exec 4>&2 2>&3
@@ -92,6 +96,7 @@ done
 __berth_chroot=$(command -v chroot) || __berth_fail "chroot not found"
 printf 'ok\\n' >&3
 exec 2>&4 3>&- 4>&-
+${AWAIT_GO_SH}
 trap ':' TERM INT HUP
 PATH=$__berth_task_path "$__berth_chroot" "$__berth_root" "$@"
 __berth_status=$?

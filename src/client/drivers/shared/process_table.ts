@@ -3,13 +3,24 @@
  * own session and process group, so it outlives the agent) under a tiny shell parent that writes
  * the task's exit status to `statusFile`. A process this agent spawned is watched through its
  * ChildProcess; a recovered one (after an agent restart) is polled through /proc and its status is
- * read from the file once it is gone.
+ * read from the file once it is gone. The parent is spawned held and released by `release` once
+ * its handle is persisted (start_gate.ts); `startedFile` tells whether it ever ran the command.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import { sleep } from "../../../internal/abort.js";
-import type { ExitResult, TaskHandle } from "../driver.js";
+import type { BeforeRun, ExitResult, TaskHandle } from "../driver.js";
 import { isSameLiveProcess, readProcStat, resultFromStatus, signalGroup, statusFromSignal } from "./proc.js";
+import { ranCommand, sayGo, testPause } from "./start_gate.js";
+
+/** The files beside the task dir its shell parent writes (see statusFileFor, startedFileFor). */
+export interface ParentFiles {
+  statusFile: string;
+  startedFile: string;
+}
+
+/** How long recover() waits for a held process it killed to be gone before giving up. */
+const KILL_HELD_TIMEOUT_MS = 10_000;
 
 /** The statement a shell parent runs after the task: record `$1`'s status, exit with it. */
 export const RECORD_STATUS_SH = `printf '%s\\n' "$__berth_status" > "$__berth_status_file"
@@ -29,12 +40,12 @@ export class ProcessTable {
    * Builds the handle for a freshly spawned child and starts watching it. Call it right after the
    * child's 'spawn' event (before yielding to I/O) so its exit event cannot be missed.
    */
-  async adopt(child: ChildProcess, statusFile: string, extra: TaskHandle["state"] = {}): Promise<TaskHandle> {
+  async adopt(child: ChildProcess, files: ParentFiles, extra: TaskHandle["state"] = {}): Promise<TaskHandle> {
     const pid = child.pid;
     if (pid === undefined) throw new Error("process did not start");
     const exited = new Promise<ExitResult>((resolve) => {
       child.once("exit", (code, signal) => {
-        resolve(this.resultAfterExit(statusFile, code, signal));
+        resolve(this.resultAfterExit(files, pid, code, signal));
       });
     });
     const startTime = (await readProcStat(pid))?.startTime ?? "";
@@ -42,7 +53,7 @@ export class ProcessTable {
       driver: this.driverName,
       pid,
       startedAt: Date.now(),
-      state: { ...extra, startTime, statusFile },
+      state: { ...extra, startTime, statusFile: files.statusFile, startedFile: files.startedFile },
     };
     this.exits.set(key(handle), exited);
     this.children.set(key(handle), child);
@@ -65,10 +76,65 @@ export class ProcessTable {
     return p;
   }
 
+  /**
+   * Lets a held child (spawned with its stdin a pipe, adopted) run its command, in the order that
+   * makes the start idempotent across a crash: `beforeRun` (the caller persists the handle), then
+   * "go". When `beforeRun` throws, the held process is killed (it never ran) and the error thrown.
+   */
+  async release(
+    child: ChildProcess,
+    handle: TaskHandle,
+    taskName: string,
+    beforeRun?: BeforeRun,
+  ): Promise<void> {
+    // The held parent may die first (killed, failed setup): the gate's socket then errs harmlessly.
+    child.stdin?.on("error", () => undefined);
+    await testPause("before-persist", taskName);
+    try {
+      await beforeRun?.(handle);
+    } catch (err) {
+      child.stdin?.destroy();
+      signalGroup(handle.pid, "SIGKILL");
+      await this.wait(handle);
+      this.forget(handle);
+      throw err;
+    }
+    await testPause("before-exec", taskName);
+    sayGo(child.stdin);
+    await testPause("after-exec", taskName);
+  }
+
+  /**
+   * True while the handle's process lives and ran the task. A live process that never ran it was
+   * held when its agent died: no one can release it any more, so it is killed here (with its
+   * group) and, once gone, reported as not running. (A parent told go an instant before its agent
+   * died may not have written its record yet: it is killed too, and its wait() then reports an
+   * exit without a status — the task restarts by its policy; still never two copies.)
+   */
   async recover(handle: TaskHandle): Promise<boolean> {
     const startTime = handle.state.startTime;
     if (typeof startTime !== "string" || startTime === "") return false;
-    return isSameLiveProcess(handle.pid, startTime);
+    if (!(await isSameLiveProcess(handle.pid, startTime))) return false;
+    if (await this.ranCommand(handle)) return true;
+    signalGroup(handle.pid, "SIGKILL");
+    const deadline = Date.now() + KILL_HELD_TIMEOUT_MS;
+    while (await isSameLiveProcess(handle.pid, startTime)) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `held task process ${handle.pid} is still there ${KILL_HELD_TIMEOUT_MS} ms after SIGKILL`,
+        );
+      }
+      await sleep(20);
+    }
+    return false;
+  }
+
+  /** Whether the handle's process was released to run the task (handles without a record: yes). */
+  private async ranCommand(handle: TaskHandle): Promise<boolean> {
+    const file = handle.state.startedFile;
+    // A handle persisted by a berth before the start gate: its task ran as soon as it was spawned.
+    if (typeof file !== "string" || file === "") return true;
+    return ranCommand(file, handle.pid);
   }
 
   /** SIGTERM to the group, SIGKILL after killTimeoutMs; then any stragglers in the group. */
@@ -115,6 +181,7 @@ export class ProcessTable {
       await sleep(this.pollMs, signal).catch(() => undefined);
     }
     const status = await readStatusFile(String(handle.state.statusFile ?? ""));
+    if (status === null && !(await this.ranCommand(handle))) return notStarted(handle.pid);
     if (status === null) {
       return {
         exitCode: -1,
@@ -126,15 +193,26 @@ export class ProcessTable {
   }
 
   private async resultAfterExit(
-    statusFile: string,
+    files: ParentFiles,
+    pid: number,
     code: number | null,
     signal: NodeJS.Signals | null,
   ): Promise<ExitResult> {
-    const recorded = await readStatusFile(statusFile);
+    const recorded = await readStatusFile(files.statusFile);
     if (recorded !== null) return resultFromStatus(recorded);
-    if (signal !== null) return { exitCode: statusFromSignal(signal), signal };
-    return resultFromStatus(code ?? -1);
+    const result =
+      signal !== null ? { exitCode: statusFromSignal(signal), signal } : resultFromStatus(code ?? -1);
+    return (await ranCommand(files.startedFile, pid)) ? result : { ...notStarted(pid), ...result };
   }
+}
+
+function notStarted(pid: number): ExitResult {
+  return {
+    exitCode: -1,
+    signal: null,
+    notStarted: true,
+    error: `task process ${pid} never ran the task's command (it was stopped before it was released)`,
+  };
 }
 
 function key(h: TaskHandle): string {
