@@ -1,0 +1,195 @@
+/**
+ * `PUT /v1/volume/csi/:id/create` (CSIVolume.Create): creates storage through a controller plugin
+ * and records it as berth volumes.
+ *
+ * Contract (Nomad records the volumes whose CreateVolume succeeded and reports the others' errors,
+ * so a failed request can leave some volumes behind; berth makes the new volumes all or nothing):
+ * 1. Every spec is checked before any plugin call: its plugin exists and has a controller, no
+ *    namespace + ID appears twice in the request, and an existing volume of that ID names the same
+ *    plugin. A refused spec is a 4xx naming its field, and nothing is called or written.
+ * 2. The request holds the lock of every volume it names (in one sorted order, so two requests never
+ *    wait on each other), so no claim, delete or other create of those volumes interleaves.
+ * 3. Volumes that already exist with storage are expanded when the spec asks for more capacity
+ *    (volume_expand.ts) and otherwise answered as they are. An expansion is recorded as soon as it
+ *    succeeds and is never undone (volumes never shrink); repeating the request converges.
+ * 4. The new volumes are created one by one (CreateVolume is idempotent by name in CSI, so a retried
+ *    create after a lost answer finds the same storage). If volume k fails, the storage this request
+ *    created for volumes before k is deleted again through the plugin (compensation, newest first)
+ *    and the request answers volume k's error: no new volume is recorded.
+ * 5. Only when every plugin call succeeded are all new volumes recorded, in one store transaction.
+ */
+import { BerthError, asBerthError } from "../../structs/errors.js";
+import type { CSIVolume } from "../../structs/volume.js";
+import { checkDistinctVolumes } from "../../structs/volume_validate.js";
+import { volumeKey, type ServerDeps } from "../deps.js";
+import type { StateReader } from "../state/store.js";
+import { volumeView } from "../state/views.js";
+import { expandIfRequested } from "./volume_expand.js";
+import { requirePlugin } from "./volume_register.js";
+
+/** Storage this request created: what compensation deletes and the record stores. */
+interface Created {
+  spec: CSIVolume;
+  record: CSIVolume;
+}
+
+export async function createVolumes(
+  deps: ServerDeps,
+  vols: CSIVolume[],
+  signal?: AbortSignal,
+): Promise<{ Volumes: CSIVolume[]; Index: number }> {
+  checkDistinctVolumes(vols);
+  vols.forEach((v, i) => checkCreate(deps.store, v, i));
+  const keys = [...new Set(vols.map((v) => volumeKey(v.Namespace, v.ID)))].sort();
+  const out = await withLocks(deps, keys, signal, () => createLocked(deps, vols, signal));
+  void deps.scheduler.retryBlocked();
+  return { Volumes: out, Index: deps.store.index() };
+}
+
+async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortSignal): Promise<CSIVolume[]> {
+  // Checked again under the locks: a create or delete of one of them may have run meanwhile.
+  vols.forEach((v, i) => checkCreate(deps.store, v, i));
+  const answers = new Map<number, CSIVolume>();
+  const fresh: { v: CSIVolume; i: number }[] = [];
+  for (const [i, v] of vols.entries()) {
+    const existing = volumeView(deps.store, v.Namespace, v.ID);
+    if (existing && existing.ExternalID !== "") {
+      answers.set(i, await expandIfRequested(deps, existing, v, `Volumes[${i}]`, signal));
+    } else fresh.push({ v, i });
+  }
+  const created: Created[] = [];
+  try {
+    for (const { v, i } of fresh) created.push(await createStorage(deps, v, i, signal));
+    await deps.store.txn((tx) => {
+      for (const { spec, record } of created) {
+        const prev = tx.getVolume(spec.Namespace, spec.ID);
+        if (prev && prev.ExternalID !== "") {
+          throw new BerthError("ERR_CONFLICT", `volume ${JSON.stringify(spec.ID)} was registered meanwhile`);
+        }
+        tx.putVolume(
+          prev
+            ? {
+                ...record,
+                ReadClaims: prev.ReadClaims,
+                WriteClaims: prev.WriteClaims,
+                PastClaims: prev.PastClaims,
+              }
+            : record,
+        );
+      }
+    });
+  } catch (err) {
+    await compensate(deps, created);
+    throw err;
+  }
+  for (const { record } of created) {
+    deps.log.info("volume created", {
+      volume: record.ID,
+      plugin: record.PluginID,
+      external_id: record.ExternalID,
+    });
+  }
+  fresh.forEach(({ v, i }) => answers.set(i, volumeView(deps.store, v.Namespace, v.ID)!));
+  return vols.map((_, i) => answers.get(i)!);
+}
+
+/** CreateVolume for spec `i`; its errors name the spec (the code is the plugin's, kept for retries). */
+async function createStorage(
+  deps: ServerDeps,
+  v: CSIVolume,
+  i: number,
+  signal?: AbortSignal,
+): Promise<Created> {
+  try {
+    const resp = await deps.controllers.call(
+      v.PluginID,
+      "ClientCSI.ControllerCreateVolume",
+      {
+        PluginID: v.PluginID,
+        Name: v.Name,
+        CapacityMin: v.RequestedCapacityMin,
+        CapacityMax: v.RequestedCapacityMax,
+        Capabilities: v.RequestedCapabilities,
+        MountOptions: v.MountOptions,
+        Parameters: v.Parameters,
+        Secrets: v.Secrets ?? {},
+        SnapshotID: v.SnapshotID,
+        CloneID: v.CloneID,
+        TopologyRequest: v.RequestedTopologies,
+      },
+      { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
+    );
+    const record: CSIVolume = {
+      ...v,
+      ExternalID: resp.ExternalVolumeID,
+      Capacity: resp.CapacityBytes,
+      Context: { ...v.Context, ...resp.VolumeContext },
+      Topologies: resp.Topologies?.length ? resp.Topologies : v.Topologies,
+    };
+    return { spec: v, record };
+  } catch (err) {
+    const e = asBerthError(err);
+    throw new BerthError(
+      e.code,
+      `Volumes[${i}] (${JSON.stringify(v.ID)}): ${e.message}; no volume of this request was recorded`,
+      e.field === undefined ? { cause: err } : { field: e.field, cause: err },
+    );
+  }
+}
+
+/**
+ * Deletes the storage of `created`, newest first, without the request's signal (a client that
+ * went away must not stop the undo). A failure is logged and the rest is still tried.
+ */
+async function compensate(deps: ServerDeps, created: Created[]): Promise<void> {
+  for (const { record } of [...created].reverse()) {
+    try {
+      await deps.controllers.call(
+        record.PluginID,
+        "ClientCSI.ControllerDeleteVolume",
+        { PluginID: record.PluginID, ExternalVolumeID: record.ExternalID, Secrets: record.Secrets ?? {} },
+        { requires: "SupportsCreateDelete" },
+      );
+      deps.log.info("volume create undone", { volume: record.ID, external_id: record.ExternalID });
+    } catch (err) {
+      if (asBerthError(err).code === "ERR_CSI_NOT_FOUND") continue;
+      deps.log.warn("could not undo a volume create: its storage is left on the plugin", {
+        volume: record.ID,
+        plugin: record.PluginID,
+        external_id: record.ExternalID,
+        error: err,
+      });
+    }
+  }
+}
+
+function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
+  const plugin = requirePlugin(state, v, i);
+  // No controller side at all: none is expected by a job and none reports. One that is expected
+  // but not running now is left to the controller call, which answers "no healthy controller".
+  if (plugin.ControllersExpected === 0 && Object.keys(plugin.Controllers).length === 0) {
+    throw new BerthError(
+      "ERR_CSI_NOT_SUPPORTED",
+      `plugin ${JSON.stringify(v.PluginID)} has no controller to create volumes`,
+    );
+  }
+  const existing = state.getVolume(v.Namespace, v.ID);
+  if (existing && existing.PluginID !== v.PluginID) {
+    throw new BerthError(
+      "ERR_CONFLICT",
+      `volume ${JSON.stringify(v.ID)} exists with plugin ${JSON.stringify(existing.PluginID)}`,
+    );
+  }
+}
+
+/** Runs `fn` holding the lock of every key, taken in the given (sorted) order. */
+function withLocks<T>(
+  deps: ServerDeps,
+  keys: string[],
+  signal: AbortSignal | undefined,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const [first, ...rest] = keys;
+  if (first === undefined) return fn();
+  return deps.volumeLocks.run(first, () => withLocks(deps, rest, signal, fn), signal);
+}
