@@ -11,6 +11,7 @@ import type { CSIVolumeExternalStub } from "../../structs/snapshot.js";
 import { ClaimEndpoint } from "./claim.js";
 import { allClaimsOf } from "./volume_claims.js";
 import { detachVolume, refuseRunning, releaseClaims } from "./volume_detach.js";
+import { OrphanEndpoint } from "../orphans/endpoint.js";
 import { createVolumes } from "./volume_create.js";
 import { registerVolumes } from "./volume_register.js";
 import { SnapshotEndpoint } from "./volume_snapshot.js";
@@ -18,11 +19,14 @@ import { SnapshotEndpoint } from "./volume_snapshot.js";
 export class VolumeEndpoint {
   /** Snapshots live on the plugin; this endpoint only runs their controller calls. */
   readonly snapshots: SnapshotEndpoint;
+  /** Storage of interrupted creates (server/orphans/): list, adopt, delete. */
+  readonly orphans: OrphanEndpoint;
   /** The release walk, shared with the node agents' CSIVolume.Unpublish (it is stateless). */
   private readonly claims: ClaimEndpoint;
 
   constructor(private readonly deps: ServerDeps) {
     this.snapshots = new SnapshotEndpoint(deps);
+    this.orphans = new OrphanEndpoint(deps);
     this.claims = new ClaimEndpoint(deps);
   }
 

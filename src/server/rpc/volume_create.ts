@@ -17,10 +17,17 @@
  *    created for volumes before k is deleted again through the plugin (compensation, newest first)
  *    and the request answers volume k's error: no new volume is recorded.
  * 5. Only when every plugin call succeeded are all new volumes recorded, in one store transaction.
+ *
+ * Crash safety: before the first CreateVolume, one write records a create intent per new volume
+ * (structs/volume_intent.ts); the write that records the volumes removes them. A failed request
+ * removes the intents of volumes whose storage is known to be gone, and keeps those whose storage
+ * may be left (an undo that failed, a create whose outcome is unknown): with a crash's leftovers,
+ * they are the orphans server/orphans/ reports until an operator adopts or deletes them.
  */
-import { BerthError, asBerthError } from "../../structs/errors.js";
+import { BerthError, asBerthError, type ErrorCode } from "../../structs/errors.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { checkDistinctVolumes } from "../../structs/volume_validate.js";
+import { intentOf } from "../../structs/volume_intent.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
@@ -28,7 +35,7 @@ import { expandIfRequested } from "./volume_expand.js";
 import { requirePlugin } from "./volume_register.js";
 
 /** Storage this request created: what compensation deletes and the record stores. */
-interface Created {
+export interface Created {
   spec: CSIVolume;
   record: CSIVolume;
 }
@@ -57,9 +64,23 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
       answers.set(i, await expandIfRequested(deps, existing, v, `Volumes[${i}]`, signal));
     } else fresh.push({ v, i });
   }
+  // The intents go first, in one write: from here on a crash leaves a record of every name this
+  // request may have created storage under (structs/volume_intent.ts).
+  if (fresh.length > 0) {
+    const now = Date.now();
+    await deps.store.txn((tx) => fresh.forEach(({ v }) => tx.putVolumeIntent(intentOf(v, now))));
+  }
   const created: Created[] = [];
+  let failed: { v: CSIVolume; err: unknown } | undefined;
   try {
-    for (const { v, i } of fresh) created.push(await createStorage(deps, v, i, signal));
+    for (const { v, i } of fresh) {
+      try {
+        created.push(await createStorage(deps, v, signal));
+      } catch (err) {
+        failed = { v, err };
+        throw failureOf(err, v, i);
+      }
+    }
     await deps.store.txn((tx) => {
       for (const { spec, record } of created) {
         const prev = tx.getVolume(spec.Namespace, spec.ID);
@@ -76,10 +97,30 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
               }
             : record,
         );
+        tx.deleteVolumeIntent(spec.Namespace, spec.ID);
       }
     });
   } catch (err) {
-    await compensate(deps, created);
+    const left = await compensate(deps, created);
+    // Intents stay only where storage may be left: an undo that failed, or a create whose outcome
+    // is unknown (a timeout or a lost link may hide storage the plugin made).
+    const keep = new Set(left.map((c) => volumeKey(c.spec.Namespace, c.spec.ID)));
+    if (failed && mayHaveCreated(asBerthError(failed.err).code)) {
+      keep.add(volumeKey(failed.v.Namespace, failed.v.ID));
+    }
+    await deps.store.txn((tx) => {
+      for (const { v } of fresh) {
+        if (!keep.has(volumeKey(v.Namespace, v.ID))) tx.deleteVolumeIntent(v.Namespace, v.ID);
+      }
+    });
+    if (keep.size > 0) {
+      deps.log.warn(
+        "volume create failed and may have left storage: reported as orphans until adopted or deleted",
+        {
+          volumes: [...keep],
+        },
+      );
+    }
     throw err;
   }
   for (const { record } of created) {
@@ -93,56 +134,58 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
   return vols.map((_, i) => answers.get(i)!);
 }
 
-/** CreateVolume for spec `i`; its errors name the spec (the code is the plugin's, kept for retries). */
-async function createStorage(
-  deps: ServerDeps,
-  v: CSIVolume,
-  i: number,
-  signal?: AbortSignal,
-): Promise<Created> {
-  try {
-    const resp = await deps.controllers.call(
-      v.PluginID,
-      "ClientCSI.ControllerCreateVolume",
-      {
-        PluginID: v.PluginID,
-        Name: v.Name,
-        CapacityMin: v.RequestedCapacityMin,
-        CapacityMax: v.RequestedCapacityMax,
-        Capabilities: v.RequestedCapabilities,
-        MountOptions: v.MountOptions,
-        Parameters: v.Parameters,
-        Secrets: v.Secrets ?? {},
-        SnapshotID: v.SnapshotID,
-        CloneID: v.CloneID,
-        TopologyRequest: v.RequestedTopologies,
-      },
-      { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
-    );
-    const record: CSIVolume = {
-      ...v,
-      ExternalID: resp.ExternalVolumeID,
-      Capacity: resp.CapacityBytes,
-      Context: { ...v.Context, ...resp.VolumeContext },
-      Topologies: resp.Topologies?.length ? resp.Topologies : v.Topologies,
-    };
-    return { spec: v, record };
-  } catch (err) {
-    const e = asBerthError(err);
-    throw new BerthError(
-      e.code,
-      `Volumes[${i}] (${JSON.stringify(v.ID)}): ${e.message}; no volume of this request was recorded`,
-      e.field === undefined ? { cause: err } : { field: e.field, cause: err },
-    );
-  }
+/**
+ * CreateVolume for `v` (idempotent by `v.Name` in CSI: the same name answers the same storage) and
+ * the record it makes; nothing is written. Adopting an orphan repeats it with the intent's spec.
+ */
+export async function createStorage(deps: ServerDeps, v: CSIVolume, signal?: AbortSignal): Promise<Created> {
+  const resp = await deps.controllers.call(
+    v.PluginID,
+    "ClientCSI.ControllerCreateVolume",
+    {
+      PluginID: v.PluginID,
+      Name: v.Name,
+      CapacityMin: v.RequestedCapacityMin,
+      CapacityMax: v.RequestedCapacityMax,
+      Capabilities: v.RequestedCapabilities,
+      MountOptions: v.MountOptions,
+      Parameters: v.Parameters,
+      Secrets: v.Secrets ?? {},
+      SnapshotID: v.SnapshotID,
+      CloneID: v.CloneID,
+      TopologyRequest: v.RequestedTopologies,
+    },
+    { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
+  );
+  const record: CSIVolume = {
+    ...v,
+    ExternalID: resp.ExternalVolumeID,
+    Capacity: resp.CapacityBytes,
+    Context: { ...v.Context, ...resp.VolumeContext },
+    Topologies: resp.Topologies?.length ? resp.Topologies : v.Topologies,
+  };
+  return { spec: v, record };
+}
+
+/** `err` of spec `i`, naming it (the code is the plugin's, kept for retries). */
+function failureOf(err: unknown, v: CSIVolume, i: number): BerthError {
+  const e = asBerthError(err);
+  return new BerthError(
+    e.code,
+    `Volumes[${i}] (${JSON.stringify(v.ID)}): ${e.message}; no volume of this request was recorded`,
+    e.field === undefined ? { cause: err } : { field: e.field, cause: err },
+  );
 }
 
 /**
  * Deletes the storage of `created`, newest first, without the request's signal (a client that
- * went away must not stop the undo). A failure is logged and the rest is still tried.
+ * went away must not stop the undo). A failure is logged and the rest is still tried; answers the
+ * ones whose storage is left.
  */
-async function compensate(deps: ServerDeps, created: Created[]): Promise<void> {
-  for (const { record } of [...created].reverse()) {
+async function compensate(deps: ServerDeps, created: Created[]): Promise<Created[]> {
+  const left: Created[] = [];
+  for (const c of [...created].reverse()) {
+    const { record } = c;
     try {
       await deps.controllers.call(
         record.PluginID,
@@ -153,6 +196,7 @@ async function compensate(deps: ServerDeps, created: Created[]): Promise<void> {
       deps.log.info("volume create undone", { volume: record.ID, external_id: record.ExternalID });
     } catch (err) {
       if (asBerthError(err).code === "ERR_CSI_NOT_FOUND") continue;
+      left.push(c);
       deps.log.warn("could not undo a volume create: its storage is left on the plugin", {
         volume: record.ID,
         plugin: record.PluginID,
@@ -161,6 +205,30 @@ async function compensate(deps: ServerDeps, created: Created[]): Promise<void> {
       });
     }
   }
+  return left;
+}
+
+/**
+ * Codes that say the plugin made nothing (it refused, or the call never reached a plugin); any
+ * other failure of CreateVolume (timeouts, lost links, internal errors) may hide storage.
+ */
+const NOTHING_CREATED: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "ERR_VALIDATION",
+  "ERR_NOT_FOUND",
+  "ERR_CSI_INVALID_ARGUMENT",
+  "ERR_CSI_NOT_FOUND",
+  "ERR_CSI_ALREADY_EXISTS",
+  "ERR_CSI_OUT_OF_RANGE",
+  "ERR_CSI_RESOURCE_EXHAUSTED",
+  "ERR_CSI_UNIMPLEMENTED",
+  "ERR_CSI_NOT_SUPPORTED",
+  "ERR_CSI_FAILED_PRECONDITION",
+  "ERR_CSI_PLUGIN_UNAVAILABLE",
+  "ERR_NODE_NOT_CONNECTED",
+]);
+
+export function mayHaveCreated(code: ErrorCode): boolean {
+  return !NOTHING_CREATED.has(code);
 }
 
 function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
