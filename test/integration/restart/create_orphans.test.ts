@@ -96,9 +96,9 @@ test("a create whose second CreateVolume fails records nothing and leaves no sto
   setFaults({ CreateVolume: { code: "INVALID_ARGUMENT", skip: 1 } });
   const res = await put("/v1/volume/csi/first/create", { Volumes: [spec("first"), spec("second")] });
   assert.equal(res.status, 400, res.text);
-  assert.match(res.text, /^Volumes\[1\] \("second"\): .*INVALID_ARGUMENT/);
   assert.deepEqual(await volumeIds(), [], "no volume recorded");
   assert.deepEqual(storageIds(), [], "the first volume's storage was deleted again");
+  assert.match(res.text, /^Volumes\[1\] \("second"\): .*INVALID_ARGUMENT/);
   assert.deepEqual(await cluster.getJson<Orphan[]>("/v1/volumes/orphans?type=csi"), [], "nothing orphaned");
 });
 

@@ -5,7 +5,9 @@
  *   already created for the first volume is deleted again through the plugin;
  * - a register whose second spec is refused records nothing;
  * - a request naming one namespace + ID twice is a 400 naming `Volumes[1].ID`, calls no plugin and
- *   records nothing.
+ *   records nothing;
+ * - storage a failed create may have left (an unknown outcome, an undo that failed) stays reported
+ *   as an orphan (GET /v1/volumes/orphans) until deleted or adopted.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -17,15 +19,26 @@ import { connectAgent, http, startServer, type Call } from "./fake_agent.js";
 async function setup(t: { after(fn: () => unknown): void }) {
   const base = await startServer(t);
   const calls: Call[] = [];
+  const state = { flaky: true };
   const peer = await connectAgent(base, {
     "ClientCSI.ControllerCreateVolume": async (p) => {
       calls.push({ method: "create", params: p });
       if (p.SnapshotID === "missing") {
         throw new BerthError("ERR_CSI_NOT_FOUND", "CSI CreateVolume failed: NOT_FOUND: no snapshot missing");
       }
+      // An answer that says nothing of what the plugin did: storage may exist.
+      if (p.Name === "flaky" && state.flaky) {
+        throw new BerthError("ERR_CSI_INTERNAL", "CSI CreateVolume failed: INTERNAL: disk on fire");
+      }
       return { ExternalVolumeID: `ext-${p.Name}`, CapacityBytes: 1024, VolumeContext: {}, Topologies: [] };
     },
-    "ClientCSI.ControllerDeleteVolume": async (p) => (calls.push({ method: "delete", params: p }), {}),
+    "ClientCSI.ControllerDeleteVolume": async (p) => {
+      calls.push({ method: "delete", params: p });
+      if (p.ExternalVolumeID === "ext-stuck") {
+        throw new BerthError("ERR_CSI_INTERNAL", "CSI DeleteVolume failed: INTERNAL: still busy");
+      }
+      return {};
+    },
     "ClientCSI.ControllerValidateVolume": async (p) => {
       calls.push({ method: "validate", params: p });
       if (p.ExternalVolumeID === "gone") {
@@ -41,7 +54,7 @@ async function setup(t: { after(fn: () => unknown): void }) {
       CSINodePlugins: { p1: nodePluginInfo("p1", { RequiresControllerPlugin: true }) },
     }),
   });
-  return { base, calls };
+  return { base, calls, state };
 }
 
 const spec = (id: string, over: Record<string, unknown> = {}) => ({
@@ -125,4 +138,78 @@ test("duplicate IDs in one request are refused with a 400 naming the field; noth
     [],
     "no plugin call for a refused request",
   );
+});
+
+interface Orphan {
+  ID: string;
+  UnrecordedStorage: string[] | null;
+  ListError: string;
+}
+
+async function orphanIds(base: string): Promise<string[]> {
+  const res = await http(base, "GET", "/v1/volumes/orphans?type=csi");
+  assert.equal(res.status, 200, res.text);
+  return (res.json as Orphan[]).map((o) => o.ID).sort();
+}
+
+test("a failed create reports as orphans only the storage it may have left; delete and adopt resolve them", async (t) => {
+  const { base, calls, state } = await setup(t);
+  // "a" is undone, the undo of "stuck" fails, "flaky" answers INTERNAL, "c" is never tried.
+  const res = await http(base, "PUT", "/v1/volume/csi/a/create", {
+    Volumes: [spec("a"), spec("stuck"), spec("flaky"), spec("c")],
+  });
+  assert.equal(res.status, 500, res.text);
+  assert.deepEqual(await volumeIds(base), []);
+  assert.deepEqual(await orphanIds(base), ["flaky", "stuck"]);
+  const listed = await http(base, "GET", "/v1/volumes/orphans?type=csi");
+  const stuck = (listed.json as Orphan[]).find((o) => o.ID === "stuck")!;
+  assert.equal(stuck.UnrecordedStorage, null, "p1 does not list volumes");
+  assert.match(stuck.ListError, /ListVolumes/);
+
+  // Delete: the storage's ID is learned through CreateVolume (idempotent by name), then deleted.
+  calls.length = 0;
+  state.flaky = false;
+  const del = await http(base, "DELETE", "/v1/volume/csi/flaky/orphan");
+  assert.equal(del.status, 200, del.text);
+  assert.deepEqual(
+    calls.map((c) => `${c.method}:${c.params.Name ?? c.params.ExternalVolumeID}`),
+    ["create:flaky", "delete:ext-flaky"],
+  );
+  // Adopt: recorded under the intended ID on the storage CreateVolume answers.
+  const adopt = await http(base, "PUT", "/v1/volume/csi/stuck/adopt");
+  assert.equal(adopt.status, 200, adopt.text);
+  assert.equal(adopt.json.Volumes[0].ExternalID, "ext-stuck");
+  assert.deepEqual(await volumeIds(base), ["stuck"]);
+  assert.deepEqual(await orphanIds(base), []);
+  const again = await http(base, "DELETE", "/v1/volume/csi/stuck/orphan");
+  assert.equal(again.status, 404, "an adopted volume is no orphan: " + again.text);
+});
+
+test("adopt and delete never touch storage a berth volume records", async (t) => {
+  const { base, calls, state } = await setup(t);
+  // The create of "x" (CreateVolume name "flaky") fails in a way that may have left storage, and
+  // that storage is then registered as volume "y".
+  const res = await http(base, "PUT", "/v1/volume/csi/x/create", { Volumes: [spec("x", { Name: "flaky" })] });
+  assert.equal(res.status, 500, res.text);
+  const reg = await http(base, "PUT", "/v1/volume/csi/y", {
+    Volumes: [spec("y", { ExternalID: "ext-flaky" })],
+  });
+  assert.equal(reg.status, 200, reg.text);
+  state.flaky = false;
+  calls.length = 0;
+  for (const [method, route] of [
+    ["PUT", "/v1/volume/csi/x/adopt"],
+    ["DELETE", "/v1/volume/csi/x/orphan"],
+  ] as const) {
+    const r = await http(base, method, route);
+    assert.equal(r.status, 409, `${method} ${route}: ${r.text}`);
+    assert.match(r.text, /"ext-flaky" named "flaky" is recorded as volume "y"/);
+  }
+  assert.deepEqual(
+    calls.map((c) => c.method),
+    ["create", "create"],
+    "no DeleteVolume",
+  );
+  assert.deepEqual(await volumeIds(base), ["y"]);
+  assert.deepEqual(await orphanIds(base), ["x"], "still reported");
 });
