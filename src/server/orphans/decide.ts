@@ -1,34 +1,19 @@
 /**
- * Which create intents are orphans, pure (structs/volume_intent.ts says what an intent is).
- * - In flight: the create (or an adopt/delete of it) holds the volume's lock now — not an orphan.
- * - Resolved: a volume of that namespace + ID is recorded on the same plugin under the same name —
- *   the same storage, since CreateVolume is idempotent by name (a retried create or a register
- *   finished what the crash interrupted). The intent is stale and can be dropped.
- * - Otherwise an orphan: the plugin may hold storage under the intent's name that no berth volume
- *   records.
+ * Which create intents are orphans, pure (structs/volume_intent.ts says what an intent is). An
+ * intent whose create (or an adopt/delete of it) holds the volume's lock now is in flight, not an
+ * orphan; every other one is: the plugin may hold storage under its name that no berth volume
+ * records. None is dropped here by guessing — a volume recorded under the same ID says nothing of
+ * which storage the interrupted create made (CSI lists no names); only the create that retries it
+ * (same name: the same storage), adopt or delete end an intent.
  */
 import type { CSIVolume } from "../../structs/volume.js";
 import type { CSIVolumeOrphan, VolumeCreateIntent } from "../../structs/volume_intent.js";
 
-export interface IntentVerdicts {
-  orphans: VolumeCreateIntent[];
-  resolved: VolumeCreateIntent[];
-}
-
-export function classifyIntents(
+export function orphanIntents(
   intents: readonly VolumeCreateIntent[],
-  volumeOf: (namespace: string, id: string) => CSIVolume | undefined,
   inFlight: (namespace: string, id: string) => boolean,
-): IntentVerdicts {
-  const out: IntentVerdicts = { orphans: [], resolved: [] };
-  for (const intent of intents) {
-    if (inFlight(intent.Namespace, intent.ID)) continue;
-    const rec = volumeOf(intent.Namespace, intent.ID);
-    if (rec && rec.ExternalID !== "" && rec.PluginID === intent.PluginID && rec.Name === intent.Name) {
-      out.resolved.push(intent);
-    } else out.orphans.push(intent);
-  }
-  return out;
+): VolumeCreateIntent[] {
+  return intents.filter((i) => !inFlight(i.Namespace, i.ID));
 }
 
 /** External IDs the plugin lists that none of `recorded` (its berth volumes) holds, sorted. */

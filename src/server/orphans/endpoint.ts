@@ -12,9 +12,9 @@
  *   recorded as another volume.
  * - delete: removes the storage. CSI has no lookup by name, so berth learns the storage's ID the
  *   same way (CreateVolume with the intent's spec), then calls DeleteVolume and removes the intent.
- *   Refused (409) when that storage is recorded as a berth volume: recorded storage is never
- *   deleted here. When the plugin can list volumes and lists none that berth does not record, there
- *   is nothing to delete and only the intent goes (no plugin call).
+ *   Storage a berth volume records is never deleted here: when the answer names such storage (it was
+ *   registered after the crash), only the intent goes. When the plugin can list volumes and lists
+ *   none that berth does not record, there is nothing to delete either: only the intent goes.
  */
 import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import type { CSIVolume } from "../../structs/volume.js";
@@ -22,7 +22,7 @@ import type { CSIVolumeOrphan, VolumeCreateIntent } from "../../structs/volume_i
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeView } from "../state/views.js";
 import { createStorage } from "../rpc/volume_create.js";
-import { classifyIntents, orphanView, unrecordedStorage, type IntentVerdicts } from "./decide.js";
+import { orphanIntents, orphanView, unrecordedStorage } from "./decide.js";
 
 /** ListVolumes page size, and how many pages at most (a plugin that pages forever is cut off). */
 const LIST_PAGE = 500;
@@ -33,21 +33,17 @@ type Listing = { unrecorded: string[] | null; error: string };
 export class OrphanEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
-  /** The intents, sorted by what decide.ts says of them now. */
-  verdicts(): IntentVerdicts {
+  /** The intents that are orphans now (decide.ts). */
+  orphans(): VolumeCreateIntent[] {
     const busy = new Set(this.deps.volumeLocks.busyKeys);
-    return classifyIntents(
-      this.deps.store.listVolumeIntents(),
-      (ns, id) => this.deps.store.getVolume(ns, id),
-      (ns, id) => busy.has(volumeKey(ns, id)),
-    );
+    return orphanIntents(this.deps.store.listVolumeIntents(), (ns, id) => busy.has(volumeKey(ns, id)));
   }
 
   async list(
     filter: { namespace?: string; pluginId?: string },
     signal?: AbortSignal,
   ): Promise<CSIVolumeOrphan[]> {
-    const orphans = this.verdicts().orphans.filter(
+    const orphans = this.orphans().filter(
       (o) =>
         (filter.namespace === undefined || o.Namespace === filter.namespace) &&
         (filter.pluginId === undefined || o.PluginID === filter.pluginId),
@@ -57,21 +53,6 @@ export class OrphanEndpoint {
       listings.set(pluginId, await this.listing(pluginId, signal));
     }
     return orphans.map((o) => orphanView(o, listings.get(o.PluginID)!));
-  }
-
-  /** Drops intents whose volume is recorded (decide.ts: resolved); answers how many went. */
-  async clearResolved(): Promise<number> {
-    const { resolved } = this.verdicts();
-    let n = 0;
-    for (const r of resolved) {
-      await this.deps.volumeLocks.run(volumeKey(r.Namespace, r.ID), async () => {
-        const { resolved: still } = this.verdicts();
-        if (!still.some((s) => s.Namespace === r.Namespace && s.ID === r.ID)) return;
-        await this.deps.store.txn((tx) => tx.deleteVolumeIntent(r.Namespace, r.ID));
-        n++;
-      });
-    }
-    return n;
   }
 
   async adopt(
@@ -126,7 +107,18 @@ export class OrphanEndpoint {
         if (listing.unrecorded === null || listing.unrecorded.length > 0) {
           const spec = { ...intent.Spec, Secrets: { ...intent.Spec.Secrets, ...secrets } };
           const { record } = await createStorage(this.deps, spec, signal);
-          this.refuseRecorded(intent, record.ExternalID);
+          const holder = this.holderOf(intent, record.ExternalID);
+          if (holder) {
+            // Recorded after the crash (e.g. registered): nothing is orphaned, the storage stays.
+            await this.deps.store.txn((tx) => tx.deleteVolumeIntent(namespace, id));
+            this.deps.log.info("interrupted create resolved: its storage is recorded as another volume", {
+              volume: id,
+              namespace,
+              recorded_as: holder.ID,
+              external_id: record.ExternalID,
+            });
+            return { Index: this.deps.store.index() };
+          }
           try {
             await this.deps.controllers.call(
               intent.PluginID,
@@ -151,32 +143,27 @@ export class OrphanEndpoint {
     );
   }
 
-  /** The intent of `namespace/id` when it is an orphan now, else a 404. Call under the lock. */
+  /** The intent of `namespace/id`, else a 404. Called under the volume's lock: not in flight. */
   private orphan(namespace: string, id: string): VolumeCreateIntent {
     const intent = this.deps.store.getVolumeIntent(namespace, id);
-    const rec = this.deps.store.getVolume(namespace, id);
-    if (
-      !intent ||
-      classifyIntents(
-        [intent],
-        () => rec,
-        () => false,
-      ).orphans.length === 0
-    ) {
-      throw notFound("orphaned volume (interrupted create)", id);
-    }
+    if (!intent) throw notFound("orphaned volume (interrupted create)", id);
     return intent;
   }
 
-  /** Storage a berth volume records is never adopted twice nor deleted as an orphan. */
-  private refuseRecorded(intent: VolumeCreateIntent, externalId: string): void {
-    const holder = this.deps.store
+  /** The berth volume that records `externalId` on the intent's plugin, if any. */
+  private holderOf(intent: VolumeCreateIntent, externalId: string): CSIVolume | undefined {
+    return this.deps.store
       .listVolumes({ pluginId: intent.PluginID })
       .find((v) => v.ExternalID === externalId);
+  }
+
+  /** Storage a berth volume records is never adopted twice. */
+  private refuseRecorded(intent: VolumeCreateIntent, externalId: string): void {
+    const holder = this.holderOf(intent, externalId);
     if (holder) {
       throw new BerthError(
         "ERR_CONFLICT",
-        `the storage ${JSON.stringify(externalId)} named ${JSON.stringify(intent.Name)} is recorded as volume ${JSON.stringify(holder.ID)} in namespace ${JSON.stringify(holder.Namespace)}`,
+        `the storage ${JSON.stringify(externalId)} named ${JSON.stringify(intent.Name)} is recorded as volume ${JSON.stringify(holder.ID)} in namespace ${JSON.stringify(holder.Namespace)}: delete the orphan to drop its record`,
       );
     }
   }

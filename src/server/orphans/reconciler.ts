@@ -1,6 +1,5 @@
 /**
- * The orphan reconciler: on server start and every `intervalMs`, one pass drops the create intents
- * a recorded volume has resolved (decide.ts) and reports every orphan — an interrupted create whose
+ * The orphan reconciler: on server start and every `intervalMs`, one pass reports every orphan — an interrupted create whose
  * storage the plugin may hold while no berth volume records it — as a warning in the server log,
  * once per orphan per server run (so each start reports what is still there), with the plugin's
  * unrecorded storage where its controller can list volumes. The report is also the API
@@ -50,8 +49,6 @@ export class OrphanReconciler {
 
   /** One pass; answers how many orphans there are. */
   async pass(signal?: AbortSignal): Promise<number> {
-    const cleared = await this.orphans.clearResolved();
-    if (cleared > 0) this.log.info("dropped create intents of volumes since recorded", { count: cleared });
     const found = await this.orphans.list({}, signal);
     // A pass cut short by stop: its listings failed for that reason alone, nothing to report.
     if (signal?.aborted) return found.length;

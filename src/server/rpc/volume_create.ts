@@ -5,8 +5,8 @@
  * Contract (Nomad records the volumes whose CreateVolume succeeded and reports the others' errors,
  * so a failed request can leave some volumes behind; berth makes the new volumes all or nothing):
  * 1. Every spec is checked before any plugin call: its plugin exists and has a controller, no
- *    namespace + ID appears twice in the request, and an existing volume of that ID names the same
- *    plugin. A refused spec is a 4xx naming its field, and nothing is called or written.
+ *    namespace + ID appears twice in the request, an existing volume of that ID names the same
+ *    plugin, and an interrupted create of that ID (an orphan) has the same name and plugin. A refused spec is a 4xx naming its field, and nothing is called or written.
  * 2. The request holds the lock of every volume it names (in one sorted order, so two requests never
  *    wait on each other), so no claim, delete or other create of those volumes interleaves.
  * 3. Volumes that already exist with storage are expanded when the spec asks for more capacity
@@ -239,6 +239,16 @@ function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
     throw new BerthError(
       "ERR_CSI_NOT_SUPPORTED",
       `plugin ${JSON.stringify(v.PluginID)} has no controller to create volumes`,
+    );
+  }
+  // An interrupted create of this ID under another name or plugin is storage only its intent
+  // remembers: overwriting the intent would forget it. The same name and plugin is a retry of that
+  // create (CSI: the same storage), which completes it.
+  const intent = state.getVolumeIntent(v.Namespace, v.ID);
+  if (intent && (intent.Name !== v.Name || intent.PluginID !== v.PluginID)) {
+    throw new BerthError(
+      "ERR_CONFLICT",
+      `volume ${JSON.stringify(v.ID)} has an interrupted create (plugin ${JSON.stringify(intent.PluginID)}, name ${JSON.stringify(intent.Name)}): adopt or delete it first (berth volume orphans)`,
     );
   }
   const existing = state.getVolume(v.Namespace, v.ID);

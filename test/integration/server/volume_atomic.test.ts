@@ -185,31 +185,48 @@ test("a failed create reports as orphans only the storage it may have left; dele
   assert.equal(again.status, 404, "an adopted volume is no orphan: " + again.text);
 });
 
-test("adopt and delete never touch storage a berth volume records", async (t) => {
+test("adopt and delete never touch storage a berth volume records; a create never forgets an orphan", async (t) => {
   const { base, calls, state } = await setup(t);
-  // The create of "x" (CreateVolume name "flaky") fails in a way that may have left storage, and
-  // that storage is then registered as volume "y".
+  // The create of "x" (CreateVolume name "flaky") fails in a way that may have left storage.
   const res = await http(base, "PUT", "/v1/volume/csi/x/create", { Volumes: [spec("x", { Name: "flaky" })] });
   assert.equal(res.status, 500, res.text);
+  // A create of "x" under another name would forget that storage: refused until it is resolved.
+  const other = await http(base, "PUT", "/v1/volume/csi/x/create", { Volumes: [spec("x", { Name: "new" })] });
+  assert.equal(other.status, 409, other.text);
+  assert.match(other.text, /interrupted create .*name "flaky".*adopt or delete it first/);
+  // The storage is then registered as volume "y".
   const reg = await http(base, "PUT", "/v1/volume/csi/y", {
     Volumes: [spec("y", { ExternalID: "ext-flaky" })],
   });
   assert.equal(reg.status, 200, reg.text);
+  assert.deepEqual(await orphanIds(base), ["x"], "still reported: berth cannot tell it is y's storage");
   state.flaky = false;
   calls.length = 0;
-  for (const [method, route] of [
-    ["PUT", "/v1/volume/csi/x/adopt"],
-    ["DELETE", "/v1/volume/csi/x/orphan"],
-  ] as const) {
-    const r = await http(base, method, route);
-    assert.equal(r.status, 409, `${method} ${route}: ${r.text}`);
-    assert.match(r.text, /"ext-flaky" named "flaky" is recorded as volume "y"/);
-  }
+  const adopt = await http(base, "PUT", "/v1/volume/csi/x/adopt");
+  assert.equal(adopt.status, 409, adopt.text);
+  assert.match(adopt.text, /"ext-flaky" named "flaky" is recorded as volume "y"/);
+  // Delete learns it is y's storage: the orphan goes, the storage stays.
+  const del = await http(base, "DELETE", "/v1/volume/csi/x/orphan");
+  assert.equal(del.status, 200, del.text);
   assert.deepEqual(
     calls.map((c) => c.method),
     ["create", "create"],
     "no DeleteVolume",
   );
   assert.deepEqual(await volumeIds(base), ["y"]);
-  assert.deepEqual(await orphanIds(base), ["x"], "still reported");
+  assert.deepEqual(await orphanIds(base), []);
+});
+
+test("a create retried with the same name completes the interrupted one and ends its orphan", async (t) => {
+  const { base, state } = await setup(t);
+  const res = await http(base, "PUT", "/v1/volume/csi/x/create", { Volumes: [spec("x", { Name: "flaky" })] });
+  assert.equal(res.status, 500, res.text);
+  assert.deepEqual(await orphanIds(base), ["x"]);
+  state.flaky = false;
+  const retry = await http(base, "PUT", "/v1/volume/csi/x/create", {
+    Volumes: [spec("x", { Name: "flaky" })],
+  });
+  assert.equal(retry.status, 200, retry.text);
+  assert.equal(retry.json.Volumes[0].ExternalID, "ext-flaky");
+  assert.deepEqual(await orphanIds(base), []);
 });

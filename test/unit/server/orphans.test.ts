@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { classifyIntents, orphanView, unrecordedStorage } from "../../../src/server/orphans/decide.js";
+import { orphanIntents, orphanView, unrecordedStorage } from "../../../src/server/orphans/decide.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { intentOf } from "../../../src/structs/volume_intent.js";
 import { makeVolume } from "../../builders/volume.js";
@@ -16,25 +16,11 @@ import { makeVolume } from "../../builders/volume.js";
 const intent = (id: string, over: { PluginID?: string; Name?: string } = {}) =>
   intentOf(makeVolume(id, { PluginID: "p1", Secrets: { token: "s3cret" }, ...over }), 1_700_000_000_000);
 
-test("classifyIntents: in flight is skipped, a recorded volume of the same plugin and name resolves, the rest are orphans", () => {
-  const intents = [intent("busy"), intent("done"), intent("other-name"), intent("lost")];
-  const recorded = new Map([
-    ["done", makeVolume("done", { PluginID: "p1", ExternalID: "ext-done" })],
-    ["other-name", makeVolume("other-name", { PluginID: "p1", Name: "elsewhere", ExternalID: "ext-x" })],
-  ]);
-  const v = classifyIntents(
-    intents,
-    (_ns, id) => recorded.get(id),
-    (_ns, id) => id === "busy",
-  );
+test("orphanIntents: every intent not in flight, whatever is recorded under its ID", () => {
+  const intents = [intent("busy"), intent("lost"), intent("lost", { PluginID: "p2" })];
   assert.deepEqual(
-    v.resolved.map((i) => i.ID),
-    ["done"],
-  );
-  assert.deepEqual(
-    v.orphans.map((i) => i.ID),
-    ["other-name", "lost"],
-    "a volume recorded under that ID with another name is other storage",
+    orphanIntents(intents, (_ns, id) => id === "busy").map((i) => `${i.ID}@${i.PluginID}`),
+    ["lost@p1", "lost@p2"],
   );
 });
 
