@@ -10,7 +10,12 @@
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import { volumeKey } from "../deps.js";
-import type { OrphanEndpoint } from "./endpoint.js";
+import type { CSIVolumeOrphan } from "../../structs/volume_intent.js";
+
+/** What a pass needs of the orphans (OrphanEndpoint.list). */
+export interface OrphanLister {
+  list(filter: { namespace?: string; pluginId?: string }, signal?: AbortSignal): Promise<CSIVolumeOrphan[]>;
+}
 
 export interface OrphanReconcilerOptions {
   /** Time between two passes after the first (at start). */
@@ -28,7 +33,7 @@ export class OrphanReconciler {
   private readonly reported = new Set<string>();
 
   constructor(
-    private readonly orphans: OrphanEndpoint,
+    private readonly orphans: OrphanLister,
     private readonly log: Logger,
     opts: Partial<OrphanReconcilerOptions> = {},
   ) {
