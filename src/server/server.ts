@@ -141,7 +141,8 @@ export class Server {
   /**
    * Orderly stop: first nothing new comes in (agent RPC, node connections, HTTP) and the HTTP routes
    * in flight finish, then every loop
-   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC — and the
+   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC, the orphan
+   * reconciler — and the
    * scheduler last (the loops start passes), which waits for its passes in flight, retries of
    * blocked jobs and follow-up timers; only then is the store closed, so no pass meets a closed
    * database.

@@ -248,7 +248,7 @@ function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
   if (intent && (intent.Name !== v.Name || intent.PluginID !== v.PluginID)) {
     throw new BerthError(
       "ERR_CONFLICT",
-      `volume ${JSON.stringify(v.ID)} has an interrupted create (plugin ${JSON.stringify(intent.PluginID)}, name ${JSON.stringify(intent.Name)}): adopt or delete it first (berth volume orphans)`,
+      `volume ${JSON.stringify(v.ID)} has an unfinished create (plugin ${JSON.stringify(intent.PluginID)}, name ${JSON.stringify(intent.Name)}): wait for it, or adopt or delete it (berth volume orphans)`,
     );
   }
   const existing = state.getVolume(v.Namespace, v.ID);

@@ -193,7 +193,7 @@ test("adopt and delete never touch storage a berth volume records; a create neve
   // A create of "x" under another name would forget that storage: refused until it is resolved.
   const other = await http(base, "PUT", "/v1/volume/csi/x/create", { Volumes: [spec("x", { Name: "new" })] });
   assert.equal(other.status, 409, other.text);
-  assert.match(other.text, /interrupted create .*name "flaky".*adopt or delete it first/);
+  assert.match(other.text, /unfinished create .*name "flaky".*adopt or delete it/);
   // The storage is then registered as volume "y".
   const reg = await http(base, "PUT", "/v1/volume/csi/y", {
     Volumes: [spec("y", { ExternalID: "ext-flaky" })],
