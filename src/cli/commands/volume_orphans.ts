@@ -17,16 +17,7 @@ export interface VolumeOrphansArgs extends Parsed {
 
 export const volumeOrphans: Command<VolumeOrphansArgs> = {
   usage: "Usage: berth volume orphans [options]",
-  help: [
-    "Lists volume creates that were interrupted (a crash or a lost answer between the plugin's",
-    "CreateVolume and berth's record), whose storage the plugin may hold while no berth volume",
-    "records it, with the storage the plugin lists that no berth volume records. The server also",
-    "logs each one at start and every 5 minutes.",
-    "  -plugin <id>      only the orphans of this plugin",
-    "  -adopt <volume>   complete the create: the storage is recorded as <volume>",
-    "  -delete <volume>  delete the storage through the plugin (-secret key=value, repeatable, for",
-    "                    its DeleteVolume call)",
-  ].join("\n"),
+  help: "Lists volume creates that were interrupted (a crash or a lost answer between the plugin's CreateVolume and berth's record), whose storage the plugin may hold while no berth volume records it, with the storage the plugin lists that no berth volume records; the server also logs each one at start and every 5 minutes. -plugin <id> lists only that plugin's. -adopt <volume> completes the create: its storage is recorded as <volume>. -delete <volume> deletes its storage through the plugin (-secret key=value, repeatable, passes secrets to DeleteVolume).",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       plugin: { type: "string" },
