@@ -16,6 +16,7 @@ import type {
   CSISnapshot,
   CSISnapshotListResponse,
   CSIVolumeExternalListResponse,
+  CSIVolumeOrphan,
   Evaluation,
   Job,
   JobDeregisterResponse,
@@ -182,6 +183,29 @@ export class ApiClient {
     opts: { perPage?: number; nextToken?: string } = {},
   ): Promise<CSIVolumeExternalListResponse> {
     return this.request("GET", "/v1/volumes/external", { query: { plugin_id: pluginId, ...paging(opts) } });
+  }
+
+  /** Interrupted creates whose storage no berth volume records (berth's addition). */
+  async listVolumeOrphans(opts: { pluginId?: string } = {}): Promise<CSIVolumeOrphan[]> {
+    return (
+      (await this.request<CSIVolumeOrphan[] | null>("GET", "/v1/volumes/orphans", {
+        query: { type: "csi", plugin_id: opts.pluginId || undefined },
+      })) ?? []
+    );
+  }
+  /** Completes an interrupted create: its storage is recorded as volume `id`. */
+  async adoptVolumeOrphan(id: string): Promise<CSIVolume[]> {
+    const res = await this.request<{ Volumes: CSIVolume[] | null } | undefined>(
+      "PUT",
+      `/v1/volume/csi/${enc(id)}/adopt`,
+    );
+    return res?.Volumes ?? [];
+  }
+  /** Deletes the storage of an interrupted create through the plugin; `secrets` travel in a header. */
+  async deleteVolumeOrphan(id: string, opts: { secrets?: Record<string, string> } = {}): Promise<void> {
+    await this.request("DELETE", `/v1/volume/csi/${enc(id)}/orphan`, {
+      headers: secretsHeader(opts.secrets),
+    });
   }
 
   // CSI snapshots

@@ -171,3 +171,20 @@ export interface CSIVolumeExternalListResponse {
   Volumes: CSIVolumeExternalStub[];
   NextToken: string;
 }
+
+/**
+ * An interrupted create whose storage the plugin may hold while no berth volume records it
+ * (GET /v1/volumes/orphans; berth's, Nomad has none). `UnrecordedStorage` is what the plugin lists
+ * that no berth volume records, null when its controller cannot list volumes (`ListError`).
+ */
+export interface CSIVolumeOrphan {
+  ID: string;
+  Namespace: string;
+  Name: string;
+  PluginID: string;
+  CreateTime: number;
+  UnrecordedStorage: string[] | null;
+  ListError: string;
+  CreateIndex: number;
+  ModifyIndex: number;
+}

@@ -26,6 +26,7 @@ import { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
+import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -46,6 +47,8 @@ export interface ServerOptions {
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */
   drainer?: Partial<DrainerOptions>;
+  /** Overrides of the orphan reconciler's interval. */
+  orphans?: Partial<OrphanReconcilerOptions>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -60,6 +63,7 @@ export class Server {
   private watcher: VolumeWatcher | undefined;
   private gc: GarbageCollector | undefined;
   private drainer: NodeDrainer | undefined;
+  private orphans: OrphanReconciler | undefined;
   private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
   private address: string | undefined;
@@ -103,13 +107,15 @@ export class Server {
     this.watcher = new VolumeWatcher(store, claim, this.log.child("volumewatcher"), this.opts.volumeWatcher);
     this.gc = new GarbageCollector(store, this.log.child("gc"), this.opts.gc);
     this.drainer = new NodeDrainer(store, scheduler, this.log.child("drainer"), this.opts.drainer);
+    const volumes = new VolumeEndpoint(deps);
+    this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
     const handler = createApiHandler(
       {
         store,
         jobs: new JobEndpoint(deps),
         allocs: new AllocEndpoint(deps),
         nodes: node,
-        volumes: new VolumeEndpoint(deps),
+        volumes,
         plugins: new PluginEndpoint(deps),
       },
       this.log.child("http"),
@@ -134,13 +140,15 @@ export class Server {
     this.watcher.start();
     this.drainer.start();
     this.gc.start();
+    this.orphans.start();
     this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
   }
 
   /**
    * Orderly stop: first nothing new comes in (agent RPC, node connections, HTTP) and the HTTP routes
    * in flight finish, then every loop
-   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC — and the
+   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC, the orphan
+   * reconciler — and the
    * scheduler last (the loops start passes), which waits for its passes in flight, retries of
    * blocked jobs and follow-up timers; only then is the store closed, so no pass meets a closed
    * database.
@@ -159,6 +167,7 @@ export class Server {
     await this.drainer?.stop();
     await this.watcher?.stop();
     await this.gc?.stop();
+    await this.orphans?.stop();
     await this.scheduler?.stop();
     this.store?.close();
     this.http = undefined;

@@ -129,3 +129,26 @@ function topologyRequest(field: string, input: unknown): TopologyRequest | null 
   const Preferred = r.Preferred == null ? null : topologies(`${field}.Preferred`, r.Preferred);
   return { Required, Preferred };
 }
+
+/**
+ * Refuses a request that names one volume (namespace + ID) twice: its specs would race each other
+ * (register: the last silently won; create: the second met the first's storage). The error names
+ * the later spec's ID field and the earlier spec it repeats.
+ */
+export function checkDistinctVolumes(
+  vols: readonly Pick<CSIVolume, "ID" | "Namespace">[],
+  prefix = "Volumes",
+): void {
+  const seen = new Map<string, number>();
+  vols.forEach((v, i) => {
+    const key = `${v.Namespace}\u0000${v.ID}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      throw validationError(
+        `${prefix}[${i}].ID`,
+        `volume ${JSON.stringify(v.ID)} in namespace ${JSON.stringify(v.Namespace)} is already ${prefix}[${first}] of this request`,
+      );
+    }
+    seen.set(key, i);
+  });
+}

@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import type { StateStore, Table } from "../../src/server/state/store.js";
 import { TABLES } from "../../src/server/state/store.js";
+import { intentOf } from "../../src/structs/volume_intent.js";
 import { alloc, evaluation, node, pluginInfo, pluginJob, volume, volumeJob } from "./builders.js";
 
 /** A fresh, empty store; `now` is the clock that stamps CSIPlugin.EmptySince. */
@@ -441,6 +442,28 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
           [s.getPlugin("p1")!.NodesExpected, Object.keys(s.getPlugin("p1")!.NodeJobs)],
           [0, []],
         );
+      }));
+
+    test("volume create intents: stamped, listed by namespace and ID, seen in their txn, own table index", () =>
+      withStore(async (s) => {
+        const intent = (ns: string, id: string) => intentOf({ ...volume(id), Namespace: ns }, 1);
+        const put = await s.txn((tx) => {
+          tx.putVolumeIntent(intent("default", "b"));
+          const rec = tx.putVolumeIntent(intent("default", "a"));
+          assert.equal(tx.getVolumeIntent("default", "a")?.ID, "a", "a txn sees its own writes");
+          return rec;
+        });
+        assert.deepEqual([put.CreateIndex, put.ModifyIndex], [1, 1]);
+        await s.txn((tx) => tx.putVolumeIntent(intent("other", "a")));
+        assert.deepEqual(
+          s.listVolumeIntents().map((i) => `${i.Namespace}/${i.ID}`),
+          ["default/a", "default/b", "other/a"],
+        );
+        assert.deepEqual(indexes(s), { ...Object.fromEntries(TABLES.map((t) => [t, 0])), intents: 2 });
+        await s.txn((tx) => tx.deleteVolumeIntent("default", "a"));
+        assert.equal(s.getVolumeIntent("default", "a"), undefined);
+        assert.equal(s.getVolumeIntent("other", "a")?.ID, "a");
+        assert.equal(s.tableIndex("intents"), 3);
       }));
   });
 }

@@ -9,9 +9,14 @@
  * - `code`: the call fails with that gRPC status (by name) instead of running.
  * - `hangMs`: the call waits that long first (holding the volume's in-flight slot, as a slow
  *   storage operation would), then runs normally — or fails with `code` when both are given.
+ * - `answerAfterMs`: the call runs normally, then waits that long before it answers: its effect
+ *   (e.g. a volume CreateVolume made) exists while the caller still waits — the window in which a
+ *   caller that crashes never learns of it. Excludes `code`.
  * - `noop`: the call answers success without doing anything — a plugin that reports NodePublish
  *   success without mounting (its mounts stayed in another mount namespace, or it is simply buggy).
  * - `times`: how many calls of that method the fault applies to (default 1).
+ * - `skip`: how many calls of that method run normally before the fault applies (default 0), e.g.
+ *   to fail the second CreateVolume of a request and not the first.
  *
  * Contracts: the file is re-read whenever its mtime, size or inode changes (a stat per call, so it
  * is cheap to leave on); a change resets the consumed counts. A missing file means no faults. A
@@ -25,13 +30,17 @@ import { RpcError } from "./context.js";
 export interface FaultSpec {
   code?: string;
   hangMs?: number;
+  answerAfterMs?: number;
   noop?: boolean;
   times?: number;
+  skip?: number;
 }
 
 /** What one call must do: wait `hangMs`, then fail with `error` when set, or answer success at once. */
 export interface FaultAction {
   hangMs: number;
+  /** Wait this long after the call ran, before answering. */
+  answerAfterMs: number;
   error: InjectedFault | null;
   /** Answer success without running the call (ignored when `error` is set). */
   noop: boolean;
@@ -66,13 +75,19 @@ class FileFaults implements FaultSource {
     const spec = this.faults.get(method);
     if (!spec) return null;
     const used = this.used.get(method) ?? 0;
-    if (used >= (spec.times ?? 1)) return null;
     this.used.set(method, used + 1);
+    const skip = spec.skip ?? 0;
+    if (used < skip || used >= skip + (spec.times ?? 1)) return null;
     const error =
       spec.code === undefined
         ? null
         : new InjectedFault(statusCode(spec.code)!, `injected fault: ${method} answers ${spec.code}`);
-    return { hangMs: spec.hangMs ?? 0, error, noop: spec.noop === true };
+    return {
+      hangMs: spec.hangMs ?? 0,
+      answerAfterMs: spec.answerAfterMs ?? 0,
+      error,
+      noop: spec.noop === true,
+    };
   }
 
   private refresh(): void {
@@ -110,13 +125,15 @@ export function parseFaults(text: string): Map<string, FaultSpec> {
   const out = new Map<string, FaultSpec>();
   for (const [method, v] of Object.entries(raw as Record<string, unknown>)) {
     if (typeof v !== "object" || v === null) throw new Error(`${method}: a fault is an object`);
-    const { code, hangMs, times, noop } = v as Record<string, unknown>;
+    const { code, hangMs, times, noop, answerAfterMs, skip } = v as Record<string, unknown>;
     if (code !== undefined && (typeof code !== "string" || statusCode(code) === null)) {
       throw new Error(`${method}: unknown gRPC status ${JSON.stringify(code)}`);
     }
     for (const [name, n] of [
       ["hangMs", hangMs],
+      ["answerAfterMs", answerAfterMs],
       ["times", times],
+      ["skip", skip],
     ] as const) {
       if (n !== undefined && (typeof n !== "number" || !Number.isInteger(n) || n < 0)) {
         throw new Error(`${method}: ${name} must be a non-negative integer`);
@@ -124,13 +141,18 @@ export function parseFaults(text: string): Map<string, FaultSpec> {
     }
     if (noop !== undefined && typeof noop !== "boolean") throw new Error(`${method}: noop must be a boolean`);
     if (noop === true && code !== undefined) throw new Error(`${method}: noop and code exclude each other`);
-    if (code === undefined && hangMs === undefined && noop !== true) {
-      throw new Error(`${method}: needs code, hangMs or noop`);
+    if (answerAfterMs !== undefined && code !== undefined) {
+      throw new Error(`${method}: answerAfterMs and code exclude each other`);
+    }
+    if (code === undefined && hangMs === undefined && answerAfterMs === undefined && noop !== true) {
+      throw new Error(`${method}: needs code, hangMs or noop, or answerAfterMs`);
     }
     out.set(method, {
       ...(code === undefined ? {} : { code: code }),
       ...(hangMs === undefined ? {} : { hangMs: hangMs as number }),
+      ...(answerAfterMs === undefined ? {} : { answerAfterMs: answerAfterMs as number }),
       ...(times === undefined ? {} : { times: times as number }),
+      ...(skip === undefined ? {} : { skip: skip as number }),
       ...(noop === true ? { noop: true } : {}),
     });
   }

@@ -46,8 +46,9 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --max-volumes   volumes per node (default 1024)
   --topology-K=V  a topology segment (default berth.io/hostname=<node id>)
   --call-log      append one JSON line per RPC to this file (for conformance and ordering checks)
-  --faults        a JSON file of method → {code|hangMs|noop, times}: injected failures, hangs and
-                  no-ops, re-read whenever it changes (for fault-injection tests)
+  --faults        a JSON file of method → {code|hangMs|answerAfterMs|noop, times, skip}: injected
+                  failures, hangs, held-back answers and no-ops, re-read whenever it changes (for
+                  fault-injection tests)
   --report-capacity-zero  answer capacity_bytes 0 (unknown) for every volume, as storage without a
                   size does`;
 

@@ -173,11 +173,14 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const fault = faults.take(method);
     if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
     if (fault?.error) throw fault.error;
-    if (fault?.noop) {
-      log.warn("injected fault: answering success without doing anything", { method });
-      return {};
-    }
-    return run();
+    const answer = fault?.noop ? noop(method) : await run();
+    if (fault && fault.answerAfterMs > 0) await new Promise((r) => setTimeout(r, fault.answerAfterMs));
+    return answer;
+  }
+
+  function noop(method: string): object {
+    log.warn("injected fault: answering success without doing anything", { method });
+    return {};
   }
 
   // A socket file left by a previous run would make bind fail; nobody listens on it any more.

@@ -17,6 +17,7 @@ import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
 import * as nodes from "./routes_nodes.js";
 import * as operator from "./routes_operator.js";
+import * as orphans from "./routes_orphans.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -50,6 +51,9 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["DELETE", "/v1/volumes/snapshot", ops.deleteSnapshot],
   ["GET", "/v1/volumes/snapshot", ops.listSnapshots],
   ["GET", "/v1/volumes/external", ops.listExternalVolumes],
+  ["GET", "/v1/volumes/orphans", orphans.listOrphans],
+  [["PUT", "POST"], "/v1/volume/csi/:id/adopt", orphans.adoptOrphan],
+  ["DELETE", "/v1/volume/csi/:id/orphan", orphans.deleteOrphan],
   ["GET", "/v1/plugins", csi.listPlugins],
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
   ["GET", "/v1/operator/quarantine", operator.listQuarantine],

@@ -25,6 +25,7 @@ import type { QuarantinedRecord } from "./store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
 import {
   CHECKED_TABLES,
+  NAMESPACED_TABLES,
   checkPluginInfo,
   checkPluginUse,
   parseStored,
@@ -51,10 +52,11 @@ const SELECT: Record<CheckedTable, string> = {
   volumes: "SELECT namespace, id, plugin_id, json FROM volumes",
   evals: "SELECT id, namespace, job_id, create_index, json FROM evals",
   plugins: "SELECT id, json FROM plugins",
+  intents: "SELECT namespace, id, json FROM volume_intents",
 };
 
 function keyOf(table: CheckedTable, row: StoredRow): { namespace: string; key: string } {
-  const namespaced = table === "jobs" || table === "volumes";
+  const namespaced = NAMESPACED_TABLES.includes(table);
   return { namespace: namespaced ? String(row.namespace) : "", key: String(row.id) };
 }
 
@@ -206,6 +208,9 @@ class Mover {
         return;
       case "evals":
         this.run("DELETE FROM evals WHERE id = ?", id);
+        return;
+      case "intents":
+        this.run("DELETE FROM volume_intents WHERE namespace = ? AND id = ?", namespace, id);
         return;
       case "plugins":
         this.run("DELETE FROM plugins WHERE id = ?", id);

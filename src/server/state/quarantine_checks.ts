@@ -19,7 +19,7 @@ export const CHECKED_TABLES = TABLES;
 export type CheckedTable = Table;
 
 /** Tables whose key is (namespace, id); the others are keyed by ID alone. */
-export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes"];
+export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes", "intents"];
 
 /** A row as read for the check: its key columns (strings), and the stored JSON. */
 export type StoredRow = Record<string, unknown> & { json: string };
@@ -269,6 +269,17 @@ function checkPlugin(v: unknown, row: StoredRow): void {
   int("Plugin.CreateIndex", p.CreateIndex);
 }
 
+/** A volume create intent (structs/volume_intent.ts): adopt and delete repeat its Spec's create. */
+function checkIntent(v: unknown, row: StoredRow): void {
+  const intent = obj("VolumeCreateIntent", v);
+  sameKey("VolumeCreateIntent.Namespace", intent.Namespace, row.namespace);
+  sameKey("VolumeCreateIntent.ID", intent.ID, row.id);
+  str("VolumeCreateIntent.PluginID", intent.PluginID);
+  str("VolumeCreateIntent.Name", intent.Name);
+  validateVolumeSpec(obj("VolumeCreateIntent.Spec", intent.Spec), "create");
+  int("VolumeCreateIntent.CreateTime", intent.CreateTime);
+}
+
 /** One table's check: `check` throws a coded error naming the field when the record cannot load. */
 export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: StoredRow) => void>> = {
   nodes: checkNode,
@@ -277,6 +288,7 @@ export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: 
   volumes: checkVolume,
   evals: checkEval,
   plugins: checkPlugin,
+  intents: checkIntent,
 };
 
 /** Parses and checks one row; returns the problem, or undefined when it loads. */

@@ -6,6 +6,8 @@ import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
+import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
+import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import type { StateReader, Table } from "./store.js";
 
@@ -14,12 +16,15 @@ export class SqliteReader implements StateReader {
   protected readonly tableIndexes = new Map<Table, number>();
   /** @internal used by SqliteWriter */
   readonly statements: Statements;
+  /** @internal used by SqliteWriter */
+  readonly intentStatements: IntentStatements;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
   constructor(db: Database.Database, now: () => number) {
     this.now = now;
     this.statements = prepareStatements(db);
+    this.intentStatements = prepareIntentStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -91,5 +96,11 @@ export class SqliteReader implements StateReader {
   }
   evalsByJob(namespace: string, jobId: string): Evaluation[] {
     return parseRows<Evaluation>(this.statements.evalsByJob.all(namespace, jobId));
+  }
+  getVolumeIntent(namespace: string, id: string): VolumeCreateIntent | undefined {
+    return parseRow<VolumeCreateIntent>(this.intentStatements.get.get(namespace, id));
+  }
+  listVolumeIntents(): VolumeCreateIntent[] {
+    return parseRows<VolumeCreateIntent>(this.intentStatements.list.all());
   }
 }

@@ -169,6 +169,13 @@ const MIGRATIONS: Migration[] = [
     PRIMARY KEY (tbl, namespace, key)
   );
   `,
+  // Volume create intents (structs/volume_intent.ts): written before CreateVolume, removed with the
+  // record; one left over marks storage a crash may have orphaned.
+  `
+  CREATE TABLE volume_intents (
+    namespace TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (namespace, id)
+  );
+  `,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

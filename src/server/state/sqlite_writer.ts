@@ -10,6 +10,7 @@ import type { Node } from "../../structs/node.js";
 import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../structs/volume.js";
+import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import {
   allocLiveJobs,
   applyPluginDelta,
@@ -89,6 +90,12 @@ export class SqliteWriter implements StateWriter {
   }
   evalsByJob(ns: string, jobId: string) {
     return this.r.evalsByJob(ns, jobId);
+  }
+  getVolumeIntent(ns: string, id: string) {
+    return this.r.getVolumeIntent(ns, id);
+  }
+  listVolumeIntents() {
+    return this.r.listVolumeIntents();
   }
   getPlugin(id: string): CSIPlugin | undefined {
     this.flushPlugins();
@@ -210,6 +217,18 @@ export class SqliteWriter implements StateWriter {
 
   deleteEval(id: string): void {
     if (this.s.delEval.run(id).changes > 0) this.touched.add("evals");
+  }
+
+  putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent {
+    const prev = this.getVolumeIntent(intent.Namespace, intent.ID);
+    const rec = stamp(intent, prev, this.writeIndex);
+    this.r.intentStatements.put.run(rec.Namespace, rec.ID, JSON.stringify(rec));
+    this.touched.add("intents");
+    return rec;
+  }
+
+  deleteVolumeIntent(namespace: string, id: string): void {
+    if (this.r.intentStatements.del.run(namespace, id).changes > 0) this.touched.add("intents");
   }
 
   /** Records the node's changed plugin instances (plugin_instances) and updates those plugins. */

@@ -30,8 +30,9 @@ import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
+import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 
-export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals"] as const;
+export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals", "intents"] as const;
 export type Table = (typeof TABLES)[number];
 
 /** A stored record that could not be loaded when the store opened (never with its content). */
@@ -78,6 +79,10 @@ export interface StateReader {
   listEvals(namespace?: string): Evaluation[];
   /** The job's evals, oldest first (as listEvals). Evals outlive their job until collected. */
   evalsByJob(namespace: string, jobId: string): Evaluation[];
+
+  /** Volume creates started and not yet recorded (structs/volume_intent.ts); table `intents`. */
+  getVolumeIntent(namespace: string, id: string): VolumeCreateIntent | undefined;
+  listVolumeIntents(): VolumeCreateIntent[];
 }
 
 export interface StateWriter extends StateReader {
@@ -96,6 +101,8 @@ export interface StateWriter extends StateReader {
   deletePlugin(id: string): boolean;
   putEval(ev: Evaluation): Evaluation;
   deleteEval(id: string): void;
+  putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent;
+  deleteVolumeIntent(namespace: string, id: string): void;
 }
 
 export interface StateStore extends StateReader {

@@ -51,10 +51,32 @@ void describe("csi-hostpath fault injection", () => {
       NodeUnpublishVolume: { hangMs: 10, code: "DEADLINE_EXCEEDED" },
     });
     const faults = faultSource(file, nullLogger);
-    assert.deepEqual(faults.take("NodePublishVolume"), { hangMs: 1500, error: null, noop: false });
+    assert.deepEqual(faults.take("NodePublishVolume"), {
+      hangMs: 1500,
+      answerAfterMs: 0,
+      error: null,
+      noop: false,
+    });
     const f = faults.take("NodeUnpublishVolume");
     assert.equal(f?.hangMs, 10);
     assert.equal(f?.error?.code, status.DEADLINE_EXCEEDED);
+  });
+
+  void it("`skip` lets that many calls through first; `answerAfterMs` delays the answer of a call that ran", () => {
+    const file = path.join(dir, "skip.json");
+    write(file, {
+      CreateVolume: { code: "RESOURCE_EXHAUSTED", skip: 1 },
+      DeleteVolume: { answerAfterMs: 2000, times: 2 },
+    });
+    const faults = faultSource(file, nullLogger);
+    assert.equal(faults.take("CreateVolume"), null, "the first call runs");
+    assert.equal(faults.take("CreateVolume")?.error?.code, status.RESOURCE_EXHAUSTED, "the second fails");
+    assert.equal(faults.take("CreateVolume"), null, "times defaults to 1");
+    const d = faults.take("DeleteVolume");
+    assert.equal(d?.answerAfterMs, 2000);
+    assert.equal(d?.error, null);
+    assert.throws(() => parseFaults('{"CreateVolume": {"answerAfterMs": 5, "code": "INTERNAL"}}'), /exclude/);
+    assert.throws(() => parseFaults('{"CreateVolume": {"skip": -1, "code": "INTERNAL"}}'), /skip/);
   });
 
   void it("a noop answers success without running the call, `times` times", () => {
@@ -62,7 +84,12 @@ void describe("csi-hostpath fault injection", () => {
     write(file, { NodePublishVolume: { noop: true, times: 2 } });
     const faults = faultSource(file, nullLogger);
     for (let i = 0; i < 2; i++) {
-      assert.deepEqual(faults.take("NodePublishVolume"), { hangMs: 0, error: null, noop: true });
+      assert.deepEqual(faults.take("NodePublishVolume"), {
+        hangMs: 0,
+        answerAfterMs: 0,
+        error: null,
+        noop: true,
+      });
     }
     assert.equal(faults.take("NodePublishVolume"), null, "used up: the call runs again");
   });

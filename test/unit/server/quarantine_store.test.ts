@@ -361,3 +361,28 @@ test("quarantine: jobs of every shape the API accepts (and the examples) load ag
   assert.equal(again.listJobs().length, specs.length);
   again.close();
 });
+
+test("quarantine: a create intent that cannot be loaded is moved out; a good one stays", async () => {
+  const dir = tempDir("berth-q-");
+  await populate(dir);
+  const vol = makeVolume("vol9", { Name: "vol9", ExternalID: "" });
+  edit(dir, (db) => {
+    const put = db.prepare("INSERT INTO volume_intents (namespace, id, json) VALUES (?, ?, ?)");
+    const intent = (id: string, spec: unknown) =>
+      JSON.stringify({ Namespace: "default", ID: id, PluginID: "p1", Name: id, Spec: spec, CreateTime: 1 });
+    put.run("default", "vol9", intent("vol9", vol));
+    put.run("default", "vol8", intent("vol8", { ...vol, ID: "vol8", Capacity: 1e300 }));
+  });
+  const s = new SqliteStateStore(dir, { log: recordingLog() });
+  const got = s.quarantined();
+  assert.deepEqual(
+    got.map((q) => `${q.table}/${q.namespace}/${q.key}`),
+    ["intents/default/vol8"],
+  );
+  assert.match(got[0]!.error, /^Volume\.Capacity: must be at most \d+/);
+  assert.deepEqual(
+    s.listVolumeIntents().map((i) => i.ID),
+    ["vol9"],
+  );
+  s.close();
+});
