@@ -15,6 +15,7 @@ import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
+import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
@@ -41,6 +42,8 @@ export interface ServerOptions {
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */
   drainer?: Partial<DrainerOptions>;
+  /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
+  limits?: Partial<ConnLimits>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -57,6 +60,7 @@ export class Server {
   private drainer: NodeDrainer | undefined;
   private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
+  private limiter: ConnLimiter | undefined;
   private address: string | undefined;
 
   constructor(private readonly opts: ServerOptions) {
@@ -109,8 +113,15 @@ export class Server {
       this.log.child("http"),
     );
     this.api = handler;
-    const server = http.createServer(handler);
+    const limiter = new ConnLimiter(
+      { ...DEFAULT_CONN_LIMITS, ...this.opts.limits },
+      this.log.child("limits"),
+    );
+    this.limiter = limiter;
+    const server = http.createServer(limiter.serverOptions(), handler);
     this.http = server;
+    // First, so its upgrade listener runs before the RPC server's.
+    limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
     this.agentRpc.attach(server);
     await new Promise<void>((resolve, reject) => {
@@ -148,6 +159,7 @@ export class Server {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     // Requests already inside a route finish (their clients are gone; their writes are not).
+    this.limiter?.close();
     await this.api?.drain();
     await this.heartbeat?.stop();
     await this.drainer?.stop();
