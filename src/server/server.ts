@@ -16,6 +16,7 @@ import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
+import { ReadQueue } from "./http/read_queue.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
@@ -118,7 +119,8 @@ export class Server {
       this.log.child("limits"),
     );
     this.limiter = limiter;
-    const server = http.createServer(limiter.serverOptions(), handler);
+    // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
+    const server = http.createServer(limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
     // First, so its upgrade listener runs before the RPC server's.
     limiter.attach(server);
