@@ -149,3 +149,41 @@ test(
     }
   },
 );
+
+test(
+  "rpc_max_conns_per_client: an upgrade past the limit is refused with a 429, HTTP from that address still served",
+  { timeout: 30_000 },
+  async () => {
+    const s = new Server({
+      dataDir: null,
+      httpAddr: "127.0.0.1:0",
+      log: nullLogger,
+      limits: { rpcMaxConnsPerClient: 1, rpcHandshakeTimeoutMs: 0 },
+    });
+    await s.start();
+    const open: WebSocket[] = [];
+    try {
+      const url = `${s.httpAddress.replace("http://", "ws://")}/v1/agent/rpc`;
+      const connect = (from: string) =>
+        new Promise<{ ws: WebSocket; status: number }>((resolve) => {
+          const ws = new WebSocket(url, { localAddress: from });
+          open.push(ws);
+          ws.on("error", () => undefined);
+          ws.once("open", () => resolve({ ws, status: 101 }));
+          ws.once("unexpected-response", (_req, res) => resolve({ ws, status: res.statusCode ?? 0 }));
+        });
+      assert.equal((await connect("127.0.0.2")).status, 101);
+      assert.equal(
+        (await connect("127.0.0.2")).status,
+        429,
+        "a second agent connection from the same address",
+      );
+      assert.equal((await connect("127.0.0.3")).status, 101, "another address has its own count");
+      const p = Number(new URL(s.httpAddress).port);
+      assert.equal((await rawGet(p, "127.0.0.2", "/v1/nodes")).status, 200, "HTTP is counted apart");
+    } finally {
+      for (const ws of open) ws.terminate();
+      await s.stop();
+    }
+  },
+);
