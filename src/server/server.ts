@@ -122,7 +122,7 @@ export class Server {
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
     const server = http.createServer(limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
-    // First, so its upgrade listener runs before the RPC server's.
+    // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
     this.agentRpc.attach(server);

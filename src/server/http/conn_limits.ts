@@ -75,10 +75,6 @@ class AddressCounts {
     if (n <= 0) this.counts.delete(addr);
     else this.counts.set(addr, n);
   }
-
-  get(addr: string): number {
-    return this.counts.get(addr) ?? 0;
-  }
 }
 
 export class ConnLimiter {
@@ -92,11 +88,6 @@ export class ConnLimiter {
   ) {
     this.http = new AddressCounts(limits.httpMaxConnsPerClient);
     this.rpc = new AddressCounts(limits.rpcMaxConnsPerClient);
-  }
-
-  /** Open connections from `addr` (HTTP and RPC), for tests and diagnostics. */
-  openFrom(addr: string): { http: number; rpc: number } {
-    return { http: this.http.get(addr), rpc: this.rpc.get(addr) };
   }
 
   /** Options for `http.createServer`: the timeouts, checked often enough to hold to the second. */
@@ -115,8 +106,9 @@ export class ConnLimiter {
   }
 
   /**
-   * Applies the limits to `server` (made with `serverOptions()`). Must be called before any other `upgrade` listener is added
-   * (the RPC server's), so an upgrade over the RPC limit is refused before it is accepted.
+   * Applies the limits to `server` (made with `serverOptions()`). Its listeners go before any
+   * other, so a refused connection never reaches the HTTP parser and a refused upgrade never
+   * reaches the RPC server.
    */
   attach(server: HttpServer): void {
     // Before the HTTP server's own listener, so a refused socket is never handed to its parser.
