@@ -51,6 +51,7 @@ export class Agent {
         dataDir: serverDir,
         httpAddr: this.opts.httpAddr,
         log: this.log.child("server"),
+        ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();

@@ -11,6 +11,7 @@
  *       rack = "r1"
  *     }
  *   }
+ *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
  *
  * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
  * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
@@ -22,6 +23,7 @@ import { Body, SpecError } from "../api/specs/body.js";
 import { decodeHcl } from "../api/specs/hcl.js";
 import { BerthError } from "../structs/errors.js";
 import type { ClientHostVolumeConfig } from "../structs/node.js";
+import { parseLimits, type LimitsSetting } from "./config_limits.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
 export interface HostVolumeSetting {
@@ -33,6 +35,8 @@ export interface HostVolumeSetting {
 export interface AgentFileConfig {
   hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
+  /** Present when some file has a `limits` block. */
+  limits?: LimitsSetting;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -56,6 +60,7 @@ export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileCo
       const cfg = await parseAgentConfig(file, await fs.readFile(file, "utf8"));
       out.hostVolumes.push(...cfg.hostVolumes);
       Object.assign(out.meta, cfg.meta);
+      if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
     }
   }
   return out;
@@ -93,6 +98,8 @@ export async function parseAgentConfig(file: string, text: string): Promise<Agen
 function fromBody(top: Body): AgentFileConfig {
   const out: AgentFileConfig = { hostVolumes: [], meta: {} };
   const client = top.block("client");
+  const limits = top.block("limits");
+  if (limits) out.limits = parseLimits(limits);
   top.finish();
   if (!client) return out;
   for (const [name, b] of client.labelled("host_volume")) {

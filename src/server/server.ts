@@ -15,6 +15,8 @@ import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
+import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
+import { ReadQueue } from "./http/read_queue.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
@@ -49,6 +51,8 @@ export interface ServerOptions {
   drainer?: Partial<DrainerOptions>;
   /** Overrides of the orphan reconciler's interval. */
   orphans?: Partial<OrphanReconcilerOptions>;
+  /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
+  limits?: Partial<ConnLimits>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -66,6 +70,7 @@ export class Server {
   private orphans: OrphanReconciler | undefined;
   private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
+  private limiter: ConnLimiter | undefined;
   private address: string | undefined;
 
   constructor(private readonly opts: ServerOptions) {
@@ -121,8 +126,16 @@ export class Server {
       this.log.child("http"),
     );
     this.api = handler;
-    const server = http.createServer(handler);
+    const limiter = new ConnLimiter(
+      { ...DEFAULT_CONN_LIMITS, ...this.opts.limits },
+      this.log.child("limits"),
+    );
+    this.limiter = limiter;
+    // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
+    const server = http.createServer(limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
+    // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
+    limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
     this.agentRpc.attach(server);
     await new Promise<void>((resolve, reject) => {
@@ -162,6 +175,7 @@ export class Server {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
     // Requests already inside a route finish (their clients are gone; their writes are not).
+    this.limiter?.close();
     await this.api?.drain();
     await this.heartbeat?.stop();
     await this.drainer?.stop();

@@ -6,7 +6,8 @@
  * retryably, the round is repeated with capped exponential backoff until `retryDeadlineMs` (a
  * plugin answers ABORTED while it still works on another call for the same volume, e.g. a node
  * call of a monolith). Per-volume serialisation is the caller's job (see KeyedMutex), so calls for
- * different volumes of one plugin run in parallel.
+ * different volumes of one plugin run in parallel. The paged list calls are the exception to the
+ * retry policy: a refused paging token is answered at once (paged_lists.ts).
  */
 import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
 import { retryWithBackoff } from "../../internal/backoff.js";
@@ -15,6 +16,7 @@ import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateReader } from "../state/store.js";
 import type { NodeConnections } from "./connections.js";
+import { isFinalForMethod, listFailure } from "./paged_lists.js";
 
 export type ControllerMethod = keyof ClientMethods;
 
@@ -50,7 +52,11 @@ export class ControllerClient {
     params: ClientMethods[M][0],
     opts: ControllerCallOptions = {},
   ): Promise<ClientMethods[M][1]> {
-    return retryWithBackoff(() => this.callOnce(pluginId, method, params, opts), {
+    const once = () =>
+      this.callOnce(pluginId, method, params, opts).catch((err: unknown) => {
+        throw listFailure(method, params, asBerthError(err));
+      });
+    return retryWithBackoff(once, {
       baseMs: 250,
       maxMs: 5_000,
       deadlineMs: opts.retryDeadlineMs ?? 30_000,
@@ -58,7 +64,10 @@ export class ControllerClient {
       // No candidate at all is answered at once: waiting would only delay "no controller" for an
       // operator; the volumewatcher and the node agents retry on their own schedules.
       shouldRetry: (err) =>
-        !opts.signal?.aborted && !(err instanceof NoControllerError) && isRetryable(asBerthError(err).code),
+        !opts.signal?.aborted &&
+        !(err instanceof NoControllerError) &&
+        isRetryable(asBerthError(err).code) &&
+        !isFinalForMethod(method, asBerthError(err)),
       onRetry: (err, attempt, delayMs) =>
         this.log.warn("controller call failed on every candidate; retrying", {
           plugin: pluginId,
@@ -92,7 +101,7 @@ export class ControllerClient {
         });
       } catch (err) {
         const e = asBerthError(err);
-        if (!isRetryable(e.code) || opts.signal?.aborted) throw e;
+        if (!isRetryable(e.code) || isFinalForMethod(method, e) || opts.signal?.aborted) throw e;
         this.log.warn("controller call failed, trying another controller", {
           plugin: pluginId,
           method,

@@ -3,12 +3,14 @@ import { redactAlloc, redactJob } from "../../structs/redact.js";
 import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
+import { sendCachedJson } from "./list_cache.js";
 import { allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
 
 export const listJobs: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal);
-  sendJson(ctx.res, api.jobs.list(namespaceOf(ctx, true)).map(jobStub), index);
+  const ns = namespaceOf(ctx, true);
+  sendCachedJson(ctx.res, api.store, `jobs|${ns ?? "*"}`, index, () => api.jobs.list(ns).map(jobStub));
 };
 
 export const registerJob: Route = async (ctx, api) => {
@@ -38,7 +40,8 @@ export const jobAllocations: Route = async (ctx, api) => {
 
 export const listAllocs: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
-  sendJson(ctx.res, api.allocs.list(namespaceOf(ctx, true)).map(allocStub), index);
+  const ns = namespaceOf(ctx, true);
+  sendCachedJson(ctx.res, api.store, `allocs|${ns ?? "*"}`, index, () => api.allocs.list(ns).map(allocStub));
 };
 
 export const getAlloc: Route = async (ctx, api) => {

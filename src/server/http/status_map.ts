@@ -20,6 +20,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_CONFLICT: 409,
   ERR_PERMISSION_DENIED: 403,
   ERR_METHOD_NOT_ALLOWED: 405,
+  // Nomad's answer when a client passes http_max_conns_per_client.
+  ERR_TOO_MANY_CONNECTIONS: 429,
   ERR_CSI_MAX_CLAIMS: 409,
   ERR_CSI_IN_USE: 409,
   ERR_CSI_VOLUME_UNSCHEDULABLE: 409,

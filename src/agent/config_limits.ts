@@ -1,0 +1,57 @@
+/**
+ * The agent config's `limits` block (Nomad's names and defaults, see conn_limits.ts for what each
+ * bounds):
+ *
+ *   limits {
+ *     http_max_conns_per_client = 100   # open HTTP connections per client IP; 0 = no limit
+ *     rpc_max_conns_per_client  = 100   # open agent RPC connections per client IP; 0 = no limit
+ *     rpc_handshake_timeout     = "5s"  # an agent connection's first frame; "0" = no limit
+ *   }
+ *
+ * Only settings berth honours are accepted. `https_handshake_timeout` is refused by name: berth's
+ * listener has no TLS, so there is no handshake for it to bound (a request's headers are bounded
+ * anyway). Nomad's RPC rate limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
+ */
+import type { Body } from "../api/specs/body.js";
+
+export interface LimitsSetting {
+  httpMaxConnsPerClient?: number;
+  rpcMaxConnsPerClient?: number;
+  rpcHandshakeTimeoutMs?: number;
+}
+
+/** Connection counts past this are a typo, not a limit (a process has far fewer descriptors). */
+const MAX_CONNS = 1_000_000;
+/** A handshake timeout past an hour would not protect anything. */
+const MAX_HANDSHAKE_MS = 3_600_000;
+
+export function parseLimits(b: Body): LimitsSetting {
+  const out: LimitsSetting = {};
+  const http = connCount(b, "http_max_conns_per_client");
+  if (http !== undefined) out.httpMaxConnsPerClient = http;
+  const rpc = connCount(b, "rpc_max_conns_per_client");
+  if (rpc !== undefined) out.rpcMaxConnsPerClient = rpc;
+  const ns = b.duration("rpc_handshake_timeout");
+  if (ns !== undefined) {
+    const ms = ns / 1e6;
+    if (ms < 0 || ms > MAX_HANDSHAKE_MS || (ms > 0 && ms < 1)) {
+      throw b.error(`rpc_handshake_timeout must be "0" (no limit) or between 1ms and 1h, got ${ms} ms`);
+    }
+    out.rpcHandshakeTimeoutMs = Math.round(ms);
+  }
+  if (b.has("https_handshake_timeout")) {
+    throw b.error(
+      "https_handshake_timeout is not supported: berth's HTTP listener has no TLS, so there is no handshake to bound",
+    );
+  }
+  b.finish();
+  return out;
+}
+
+function connCount(b: Body, key: string): number | undefined {
+  const n = b.integer(key);
+  if (n !== undefined && (n < 0 || n > MAX_CONNS)) {
+    throw b.error(`${key} must be between 0 (no limit) and ${MAX_CONNS}, got ${n}`);
+  }
+  return n;
+}

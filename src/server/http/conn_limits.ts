@@ -1,0 +1,191 @@
+/**
+ * Client-side input limits of the one listener that serves the HTTP API and the agents' RPC
+ * upgrade, in the spirit of Nomad's agent `limits` block (issue 10: ~20,000 idle connections from
+ * one client made the API unreachable; a request could take 300 s to arrive).
+ *
+ * - Connections per client address: at most `httpMaxConnsPerClient` open connections from one IP
+ *   (Nomad: `http_max_conns_per_client`, default 100, 0 = no limit). One more is answered at once
+ *   with `429 Too Many Requests` and closed, as Nomad's connlimit handler does, so a client sees why
+ *   rather than a reset, and other addresses are unaffected. A connection that upgrades to the agent
+ *   RPC moves from that count to the RPC one (`rpcMaxConnsPerClient`, Nomad's
+ *   `rpc_max_conns_per_client`, default 100); over it the upgrade is refused the same way.
+ * - Request arrival: the headers within `headersTimeoutMs` and the whole request within
+ *   `requestTimeoutMs` of its start (Node answers 408 and closes), so a peer that connects and says
+ *   nothing, or trickles bytes, is dropped. These bound only the *arrival* of a request: a blocking
+ *   query (`?index=&wait=`, up to 10 min) has arrived in full before it waits, and its answer is
+ *   not bounded. Idle keep-alive connections are closed after `keepAliveTimeoutMs`.
+ * - RPC handshake: an upgraded agent connection must send its first frame (Node.Register) within
+ *   `rpcHandshakeTimeoutMs` (Nomad's `rpc_handshake_timeout`, default 5 s, 0 = no limit), else it
+ *   is closed; real agents register the moment they connect.
+ */
+import type { Server as HttpServer, IncomingMessage, ServerOptions } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Logger } from "../../internal/log.js";
+
+export interface ConnLimits {
+  /** Open HTTP connections per client IP; 0 disables the limit. */
+  httpMaxConnsPerClient: number;
+  /** Open agent RPC connections per client IP; 0 disables the limit. */
+  rpcMaxConnsPerClient: number;
+  /** How long an upgraded RPC connection may stay silent before its first frame; 0 disables. */
+  rpcHandshakeTimeoutMs: number;
+  /** How long a request's headers may take to arrive (Node's headersTimeout). */
+  headersTimeoutMs: number;
+  /** How long a whole request (headers and body) may take to arrive (Node's requestTimeout). */
+  requestTimeoutMs: number;
+  /** How long an idle keep-alive connection is kept open. */
+  keepAliveTimeoutMs: number;
+}
+
+export const DEFAULT_CONN_LIMITS: Readonly<ConnLimits> = {
+  httpMaxConnsPerClient: 100,
+  rpcMaxConnsPerClient: 100,
+  rpcHandshakeTimeoutMs: 5_000,
+  headersTimeoutMs: 10_000,
+  // Bodies are capped in size (respond.ts readJson); half a minute is ample for any of them.
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+};
+
+const TOO_MANY_BODY = "too many open connections from your address; close some and retry\n";
+
+/** Too many connections: the whole answer, written straight to the socket before it is closed. */
+const TOO_MANY =
+  "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n" +
+  `X-Berth-Error-Code: ERR_TOO_MANY_CONNECTIONS\r\nContent-Length: ${Buffer.byteLength(TOO_MANY_BODY)}\r\n\r\n` +
+  TOO_MANY_BODY;
+
+/** Open connections by client address, for one kind of connection. */
+class AddressCounts {
+  private readonly counts = new Map<string, number>();
+
+  constructor(private readonly limit: number) {}
+
+  /** Counts one more connection from `addr` unless that would pass the limit. */
+  tryAdd(addr: string): boolean {
+    const n = this.counts.get(addr) ?? 0;
+    if (this.limit > 0 && n >= this.limit) return false;
+    this.counts.set(addr, n + 1);
+    return true;
+  }
+
+  remove(addr: string): void {
+    const n = (this.counts.get(addr) ?? 0) - 1;
+    if (n <= 0) this.counts.delete(addr);
+    else this.counts.set(addr, n);
+  }
+}
+
+export class ConnLimiter {
+  private readonly http: AddressCounts;
+  private readonly rpc: AddressCounts;
+  private readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly limits: ConnLimits,
+    private readonly log: Logger,
+  ) {
+    this.http = new AddressCounts(limits.httpMaxConnsPerClient);
+    this.rpc = new AddressCounts(limits.rpcMaxConnsPerClient);
+  }
+
+  /** Options for `http.createServer`: the timeouts, checked often enough to hold to the second. */
+  serverOptions(): ServerOptions {
+    return {
+      headersTimeout: this.limits.headersTimeoutMs,
+      requestTimeout: this.limits.requestTimeoutMs,
+      keepAliveTimeout: this.limits.keepAliveTimeoutMs,
+      // Node checks the two request timeouts only this often (30 s by default, which would let a
+      // silent connection live up to 40 s under a 10 s header timeout).
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(1_000, Math.floor(this.limits.headersTimeoutMs / 4)),
+      ),
+    };
+  }
+
+  /**
+   * Applies the limits to `server` (made with `serverOptions()`). Its listeners go before any
+   * other, so a refused connection never reaches the HTTP parser and a refused upgrade never
+   * reaches the RPC server.
+   */
+  attach(server: HttpServer): void {
+    // Before the HTTP server's own listener, so a refused socket is never handed to its parser.
+    server.prependListener("connection", (socket: Socket) => this.onConnection(socket));
+    server.prependListener("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.onUpgrade(req, socket as Socket, head),
+    );
+  }
+
+  /** Stops the handshake timers (the sockets themselves are closed by the server's stop). */
+  close(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private onConnection(socket: Socket): void {
+    const addr = socket.remoteAddress;
+    if (addr === undefined) {
+      socket.destroy();
+      return;
+    }
+    if (!this.http.tryAdd(addr)) {
+      this.refuse(socket, addr, "http");
+      return;
+    }
+    // Counted as HTTP until it upgrades (see onUpgrade), uncounted when it closes.
+    const conn = { kind: "http" as "http" | "rpc" };
+    connKind.set(socket, conn);
+    socket.once("close", () => (conn.kind === "http" ? this.http : this.rpc).remove(addr));
+  }
+
+  private onUpgrade(_req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const addr = socket.remoteAddress;
+    const conn = connKind.get(socket);
+    if (addr === undefined || conn === undefined || conn.kind !== "http") return;
+    if (!this.rpc.tryAdd(addr)) {
+      // The later listener (the RPC server) finds the socket closed and does not accept it.
+      this.refuse(socket, addr, "rpc");
+      return;
+    }
+    this.http.remove(addr);
+    conn.kind = "rpc";
+    if (this.limits.rpcHandshakeTimeoutMs > 0 && head.length === 0) this.awaitFirstFrame(socket, addr);
+  }
+
+  /** Closes an upgraded socket that has read nothing since the upgrade when the timeout fires. */
+  private awaitFirstFrame(socket: Socket, addr: string): void {
+    const readAtUpgrade = socket.bytesRead;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (socket.destroyed || socket.bytesRead > readAtUpgrade) return;
+      this.log.warn("agent RPC connection sent nothing within the handshake timeout; closing it", {
+        client: addr,
+        timeoutMs: this.limits.rpcHandshakeTimeoutMs,
+      });
+      socket.destroy();
+    }, this.limits.rpcHandshakeTimeoutMs);
+    this.timers.add(timer);
+    socket.once("close", () => {
+      clearTimeout(timer);
+      this.timers.delete(timer);
+    });
+  }
+
+  private refuse(socket: Socket, addr: string, kind: "http" | "rpc"): void {
+    this.log.warn("too many connections from one client; refusing", {
+      client: addr,
+      kind,
+      limit: kind === "http" ? this.limits.httpMaxConnsPerClient : this.limits.rpcMaxConnsPerClient,
+    });
+    // Written and destroyed in one go: the short answer fits a fresh socket's send buffer, so it
+    // leaves at once (Nomad gives it a 10 ms write deadline), and a destroyed socket is never read,
+    // so no request on it reaches a route. Should the write not go out, the client sees a reset.
+    socket.end(TOO_MANY);
+    socket.destroy();
+  }
+}
+
+/** Which count an accepted socket is in; it moves from HTTP to RPC when the socket upgrades. */
+const connKind = new WeakMap<Socket, { kind: "http" | "rpc" }>();

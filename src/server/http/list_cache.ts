@@ -1,0 +1,58 @@
+/**
+ * Serialised list answers, reused while the tables they were read from have not changed.
+ *
+ * Why: a list answer of a busy cluster (GET /v1/allocations with 1,000 allocs) costs ~10 ms of
+ * synchronous work on the server's one event loop — parsing every stored record, mapping it to its
+ * stub, serialising the whole list — and a write waits behind every such read queued before it.
+ * With a handful of clients polling lists, 50 job submits took 23× as long as alone (bench/read_load.ts).
+ * Most of those reads answer the same bytes as the read before: nothing changed in between. So
+ * the body is kept with the index it was read at and sent again until the table's index moves;
+ * then the next read rebuilds it once for everyone.
+ *
+ * Contract: `index` must be the highest write index of every table the body is read from (what
+ * `blockingIndex` returns for those tables) and `key` must name everything else the body depends
+ * on (route, namespace, filters). Indexes only grow, and every write to a table raises its index,
+ * so an equal index means an identical body. One cache per store: two servers in one process, or a
+ * store reopened, never share entries.
+ */
+import type { ServerResponse } from "node:http";
+import type { StateStore } from "../state/store.js";
+
+/** Enough for every list route × a few namespaces; the oldest entry goes first. */
+const MAX_ENTRIES = 64;
+
+interface Entry {
+  index: number;
+  body: Buffer;
+}
+
+const caches = new WeakMap<StateStore, Map<string, Entry>>();
+
+/** Sends the JSON of `read()` with `X-Nomad-Index: index`, reusing the bytes built at the same index. */
+export function sendCachedJson(
+  res: ServerResponse,
+  store: StateStore,
+  key: string,
+  index: number,
+  read: () => unknown,
+): void {
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new Map();
+    caches.set(store, cache);
+  }
+  let entry = cache.get(key);
+  if (!entry || entry.index !== index) {
+    entry = { index, body: Buffer.from(JSON.stringify(read())) };
+    cache.delete(key);
+    cache.set(key, entry);
+    if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+  }
+  res.writeHead(200, {
+    "Content-Type": "application/json",
+    "X-Nomad-Index": String(index),
+    "X-Nomad-KnownLeader": "true",
+    "X-Nomad-LastContact": "0",
+  });
+  res.end(entry.body);
+}
