@@ -214,8 +214,11 @@ export class VolumeWatcher {
     if (!vol || !now) return;
     const beforeController =
       now.State === "node-detached" || (now.State === "taken" && nodeIsGone(this.store.getNode(now.NodeID)));
-    // The claim's own record decides, not the plugin as it looks now (its controller may be down).
-    const controller = needsControllerUnpublish(vol, now);
+    // As the walk decides (nextReleaseStep): the claim's own ControllerPublish record, whatever the
+    // plugin looks like now (its controller may be down), or the plugin requiring the controller.
+    // The stored record's ControllerRequired is not filled in: read the plugin's.
+    const pluginRequires = this.store.getPlugin(vol.PluginID)?.ControllerRequired ?? false;
+    const controller = needsControllerUnpublish({ ...vol, ControllerRequired: pluginRequires }, now);
     try {
       await recordReleaseStatus(this.store, {
         namespace: v.namespace,
