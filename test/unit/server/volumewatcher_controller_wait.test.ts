@@ -11,7 +11,9 @@ import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
-import { freeClaim } from "../../../src/structs/claim.js";
+import { findClaim, freeClaim, nextReleaseStep } from "../../../src/structs/claim.js";
+import { volumeView } from "../../../src/server/state/views.js";
+import { tempDir } from "../../helpers/temp_dir.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { VolumeClaim } from "../../../src/structs/volume.js";
 import { makeNode } from "../../builders/node.js";
@@ -98,4 +100,25 @@ test("a release waiting for a controller is recorded as such and retried when a 
   );
   await until("the release through C", () => !store.getVolume("default", "v1")!.PastClaims.a1);
   assert.equal(attempts, 3);
+});
+
+test("a claim's ControllerPublish record survives a server restart and still decides its release", async () => {
+  const dir = tempDir("berth-publish-record-");
+  const first = new SqliteStateStore(dir);
+  await first.txn((tx) => {
+    tx.putNode(makeNode("A", { Status: "down", CSIControllerPlugins: { p1: controllerInfo("p1", true) } }));
+    tx.putNode(makeNode("B", { CSINodePlugins: { p1: nodePluginInfo("p1") } }));
+    tx.putVolume(makeVolume("v1", { PastClaims: { a1: published } }));
+  });
+  first.close();
+  const again = new SqliteStateStore(dir);
+  try {
+    const vol = volumeView(again, "default", "v1")!;
+    const c = findClaim(vol, "a1")!;
+    assert.equal(c.ControllerPublishPluginID, "p1");
+    assert.equal(vol.ControllerRequired, false, "A is down: the plugin does not look attach-capable");
+    assert.equal(nextReleaseStep(vol, c, false), "controller-detach");
+  } finally {
+    again.close();
+  }
 });
