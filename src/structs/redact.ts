@@ -1,7 +1,8 @@
 /**
  * API redaction, as Nomad does it: volume secrets become null and non-empty mount flags become
  * `["[REDACTED]"]` (flags may carry credentials). Every API answer that carries a volume, a job or
- * an alloc (whose job snapshot holds volume requests) passes through here. Pure: returns copies.
+ * an alloc (whose job snapshot holds volume requests) passes through here. Claims lose berth's
+ * internal bookkeeping (withoutInternalClaimFields). Pure: returns copies.
  */
 import type { Allocation } from "./alloc.js";
 import type { Job } from "./job.js";

@@ -16,6 +16,9 @@
  * - Visible: a failed run records on the claim it was releasing which step failed (the controller
  *   unpublish, or the rest of the walk), the error and the next attempt (release_status.ts), one
  *   write per failed run; the walk clears it when the step succeeds.
+ * - A release waiting for a controller (a claim's ControllerUnpublish with no live controller of
+ *   its plugin to take it: it is never skipped) is retried as soon as a controller it had not seen
+ *   registers, instead of at the end of its backoff.
  */
 import { setMaxListeners } from "node:events";
 import { backoffDelay } from "../../internal/backoff.js";
