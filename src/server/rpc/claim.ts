@@ -248,6 +248,15 @@ export class ClaimEndpoint {
    */
   private async controllerUnpublish(vol: CSIVolume, claim: VolumeClaim, signal?: AbortSignal): Promise<void> {
     const pluginId = unpublishPluginOf(vol, claim);
+    const waiting = (why: string) =>
+      new BerthError(
+        // Retryable (503) either way: a controller that can detach may come (a rescheduled one).
+        "ERR_CSI_PLUGIN_UNAVAILABLE",
+        `waiting for a controller of plugin ${JSON.stringify(pluginId)} to run ControllerUnpublishVolume for volume ${JSON.stringify(vol.ID)} on node ${claim.NodeID} (it was attached there; the release does not skip the detach): ${why}`,
+      );
+    // A plugin whose every instance is gone (its record deleted) is waited for like a missing
+    // controller, not taken for "nothing to release".
+    if (!this.deps.store.getPlugin(pluginId)) throw waiting("the plugin has no instance left");
     try {
       await this.deps.controllers.call(
         pluginId,
@@ -264,13 +273,8 @@ export class ClaimEndpoint {
       const e = asBerthError(err);
       // The volume or node is already gone from the storage provider: detached is what we wanted.
       if (e.code === "ERR_CSI_NOT_FOUND") return;
-      if (e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" || e.code === "ERR_CSI_NOT_SUPPORTED") {
-        // Retryable (503) either way: a controller that can detach may come (a rescheduled one).
-        throw new BerthError(
-          "ERR_CSI_PLUGIN_UNAVAILABLE",
-          `waiting for a controller of plugin ${JSON.stringify(pluginId)} to run ControllerUnpublishVolume for volume ${JSON.stringify(vol.ID)} on node ${claim.NodeID} (it was attached there; the release does not skip the detach): ${e.message}`,
-        );
-      }
+      if (e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" || e.code === "ERR_CSI_NOT_SUPPORTED")
+        throw waiting(e.message);
       throw err;
     }
   }

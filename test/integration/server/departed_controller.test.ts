@@ -296,3 +296,36 @@ test("a controller that replaced the departed one is what the plugin requires", 
   const p = await plugin(c.base);
   assert.deepEqual([p.ControllerRequired, p.ControllersHealthy], [false, 1]);
 });
+
+test("a release owed a detach waits even when its plugin's record is gone altogether", async (t) => {
+  const c = await cluster(t, 300);
+  await c.b.call("CSIVolume.Claim", c.claimReq);
+  assert.deepEqual(c.calls, ["publish"]);
+  await c.stopA();
+  await until("A's controller off the plugin record", async () => {
+    const p = await plugin(c.base);
+    return p.Controllers.A === undefined ? true : undefined;
+  });
+  // B's node plugin stops too: no instance and no job, so the plugin record is deleted.
+  await c.b.call("Node.UpdateFingerprint", {
+    NodeID: "B",
+    Drivers: makeNode("B").Drivers,
+    CSIControllerPlugins: {},
+    CSINodePlugins: {},
+  });
+  await until("the plugin record to go", async () =>
+    (await http(c.base, "GET", "/v1/plugin/csi/p1")).status === 404 ? true : undefined,
+  );
+  // Not "nothing to release": the claim waits for a controller of p1.
+  await assert.rejects(
+    c.b.call("CSIVolume.Unpublish", { ...c.claimReq, State: "node-detached" }),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.code, "ERR_CSI_PLUGIN_UNAVAILABLE");
+      assert.match(err.message, /waiting for a controller of plugin "p1".*no instance left/);
+      return true;
+    },
+  );
+  const v = await volume(c.base, "vol1");
+  assert.equal(v.PastClaims[c.claimReq.AllocationID]?.State, "node-detached");
+  assert.deepEqual(c.calls, ["publish"]);
+});
