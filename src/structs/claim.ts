@@ -109,7 +109,12 @@ export function applyClaim(vol: CSIVolume, req: ClaimRequest): { volume: CSIVolu
   }
   const refusal = checkClaim(vol, req);
   if (refusal) throw refusal;
-  const claim: VolumeClaim = { ...req, State: "taken" };
+  const published = attachmentRecord(vol, req.NodeID, req.AllocationID);
+  const claim: VolumeClaim = {
+    ...req,
+    State: "taken",
+    ...(published !== undefined ? { ControllerPublishPluginID: published } : {}),
+  };
   const ReadClaims = { ...vol.ReadClaims };
   const WriteClaims = { ...vol.WriteClaims };
   const PastClaims = { ...vol.PastClaims };
@@ -129,6 +134,60 @@ export function applyClaim(vol: CSIVolume, req: ClaimRequest): { volume: CSIVolu
     },
     changed: true,
   };
+}
+
+/**
+ * The plugin through which the volume is controller-published to `nodeId`, as the claims there
+ * record it: the alloc's own earlier claim (a re-claim in another mode keeps it), or another claim
+ * on that node that still holds the volume (before controller-detached): a new claim on a node
+ * where the volume is already attached shares that attachment, and must unpublish it if it is the
+ * last to go.
+ */
+function attachmentRecord(vol: CSIVolume, nodeId: string, allocId: string): string | undefined {
+  const own = findClaim(vol, allocId);
+  if (own?.ControllerPublishPluginID !== undefined && own.NodeID === nodeId)
+    return own.ControllerPublishPluginID;
+  return holdersOnNode(vol, nodeId, allocId).find((c) => c.ControllerPublishPluginID !== undefined)
+    ?.ControllerPublishPluginID;
+}
+
+/** Claims other than `allocId`'s on `nodeId` that still hold the volume there (not yet controller-detached). */
+function holdersOnNode(vol: CSIVolume, nodeId: string, allocId: string): VolumeClaim[] {
+  return allClaimsExcept(vol, allocId).filter(
+    (c) => c.NodeID === nodeId && CLAIM_STATE_ORDER[c.State] < CLAIM_STATE_ORDER["controller-detached"],
+  );
+}
+
+/**
+ * Records on `allocId`'s claim that ControllerPublishVolume is (about to be) asked of `pluginId`'s
+ * controller for it. Called before the call, in the claim's transaction, so the release knows to
+ * unpublish even if the call's answer is lost. Unchanged (same object) when already recorded.
+ */
+export function markControllerPublished(vol: CSIVolume, allocId: string, pluginId: string): CSIVolume {
+  for (const key of ["ReadClaims", "WriteClaims"] as const) {
+    const claim = vol[key][allocId];
+    if (!claim) continue;
+    if (claim.ControllerPublishPluginID === pluginId) return vol;
+    return { ...vol, [key]: { ...vol[key], [allocId]: { ...claim, ControllerPublishPluginID: pluginId } } };
+  }
+  return vol;
+}
+
+/**
+ * Whether a claim's release must go through ControllerUnpublishVolume (before the
+ * other-claims-on-the-node rule): when ControllerPublish ran for it — whatever the plugin looks
+ * like now: the controller that attached may be on a node that is down, which no longer makes the
+ * plugin controller-required, and dropping the step would leave the attachment behind with nothing
+ * in berth remembering it — or when the plugin requires the controller now (claims stored before
+ * berth kept the record; ControllerUnpublish of a volume that is not attached is a no-op in CSI).
+ */
+export function needsControllerUnpublish(vol: CSIVolume, claim: VolumeClaim): boolean {
+  return claim.ControllerPublishPluginID !== undefined || vol.ControllerRequired;
+}
+
+/** The plugin whose controller must run the claim's ControllerUnpublishVolume. */
+export function unpublishPluginOf(vol: CSIVolume, claim: VolumeClaim): string {
+  return claim.ControllerPublishPluginID ?? vol.PluginID;
 }
 
 /** Finds an alloc's claim wherever it is in its life. */
@@ -155,15 +214,32 @@ export function setClaimState(vol: CSIVolume, allocId: string, state: ClaimState
   return resetModeIfIdle({ ...vol, ReadClaims, WriteClaims, PastClaims });
 }
 
-/** Drops a fully released claim. */
+/**
+ * Drops a fully released claim. A claim that recorded a ControllerPublish and is freed without its
+ * ControllerUnpublish (other claims on its node still hold the volume) hands the record to those
+ * claims: the attachment stays with the node, and whichever of them goes last unpublishes it.
+ */
 export function freeClaim(vol: CSIVolume, allocId: string): CSIVolume {
-  if (!findClaim(vol, allocId)) return vol;
+  const claim = findClaim(vol, allocId);
+  if (!claim) return vol;
   const ReadClaims = { ...vol.ReadClaims };
   const WriteClaims = { ...vol.WriteClaims };
   const PastClaims = { ...vol.PastClaims };
   delete ReadClaims[allocId];
   delete WriteClaims[allocId];
   delete PastClaims[allocId];
+  const pluginId = claim.ControllerPublishPluginID;
+  if (pluginId !== undefined && CLAIM_STATE_ORDER[claim.State] < CLAIM_STATE_ORDER["controller-detached"]) {
+    for (const other of holdersOnNode(vol, claim.NodeID, allocId)) {
+      if (other.ControllerPublishPluginID !== undefined) continue;
+      const map = ReadClaims[other.AllocationID]
+        ? ReadClaims
+        : WriteClaims[other.AllocationID]
+          ? WriteClaims
+          : PastClaims;
+      map[other.AllocationID] = { ...other, ControllerPublishPluginID: pluginId };
+    }
+  }
   return resetModeIfIdle({ ...vol, ReadClaims, WriteClaims, PastClaims });
 }
 
@@ -183,19 +259,21 @@ export type ReleaseStep = "node-detach" | "controller-detach" | "free";
 /**
  * The next step of a claim's release. The node step belongs to the node agent (it unmounts
  * locally) unless the node is gone, in which case the server skips it — the one permitted break of
- * the CSI ordering. ControllerUnpublish runs only when the plugin needs it and no other claim on
- * the same node still holds the volume.
+ * the CSI ordering. ControllerUnpublish runs when the claim needs it (needsControllerUnpublish:
+ * it was controller-published, or the plugin requires the controller) and no other claim on the
+ * same node still holds the volume; it is never skipped for want of a live controller (the caller
+ * waits and retries instead).
  */
 export function nextReleaseStep(vol: CSIVolume, claim: VolumeClaim, nodeGone: boolean): ReleaseStep {
   if (claim.State === "taken" && !nodeGone) return "node-detach";
   if (claim.State === "taken" || claim.State === "node-detached") {
-    return vol.ControllerRequired && !otherClaimOnNode(vol, claim) ? "controller-detach" : "free";
+    return needsControllerUnpublish(vol, claim) && !otherClaimOnNode(vol, claim)
+      ? "controller-detach"
+      : "free";
   }
   return "free";
 }
 
 export function otherClaimOnNode(vol: CSIVolume, claim: VolumeClaim): boolean {
-  return allClaimsExcept(vol, claim.AllocationID).some(
-    (c) => c.NodeID === claim.NodeID && CLAIM_STATE_ORDER[c.State] < CLAIM_STATE_ORDER["controller-detached"],
-  );
+  return holdersOnNode(vol, claim.NodeID, claim.AllocationID).length > 0;
 }

@@ -1,11 +1,12 @@
 /**
  * API redaction, as Nomad does it: volume secrets become null and non-empty mount flags become
  * `["[REDACTED]"]` (flags may carry credentials). Every API answer that carries a volume, a job or
- * an alloc (whose job snapshot holds volume requests) passes through here. Pure: returns copies.
+ * an alloc (whose job snapshot holds volume requests) passes through here. Claims lose berth's
+ * internal bookkeeping (withoutInternalClaimFields). Pure: returns copies.
  */
 import type { Allocation } from "./alloc.js";
 import type { Job } from "./job.js";
-import type { CSIVolume, MountOptions } from "./volume.js";
+import { withoutInternalClaimFields, type CSIVolume, type MountOptions, type VolumeClaim } from "./volume.js";
 
 export const REDACTED = "[REDACTED]";
 
@@ -15,7 +16,16 @@ export function redactMountOptions(m: MountOptions | null): MountOptions | null 
 }
 
 export function redactVolume(vol: CSIVolume): CSIVolume {
-  return { ...vol, Secrets: null, MountOptions: redactMountOptions(vol.MountOptions) };
+  const claims = (m: Record<string, VolumeClaim>) =>
+    Object.fromEntries(Object.entries(m).map(([id, c]) => [id, withoutInternalClaimFields(c)]));
+  return {
+    ...vol,
+    Secrets: null,
+    MountOptions: redactMountOptions(vol.MountOptions),
+    ReadClaims: claims(vol.ReadClaims),
+    WriteClaims: claims(vol.WriteClaims),
+    PastClaims: claims(vol.PastClaims),
+  };
 }
 
 export function redactJob(job: Job): Job {

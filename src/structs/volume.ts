@@ -69,6 +69,22 @@ export interface VolumeClaim {
    * pending; dropped when the claim's state advances (the step succeeded) or the claim is freed.
    */
   ReleaseStatus?: ClaimReleaseStatus | null;
+  /**
+   * berth-internal, never in API answers (see withoutInternalClaimFields): the plugin whose
+   * controller was asked to ControllerPublishVolume this volume to the claim's node. Set, in the
+   * claim's own transaction, BEFORE the call (a publish that timed out may have attached), and
+   * handed to the node's other claims when this one is freed while they still hold the volume (the
+   * attachment is the node's). Absent: no ControllerPublish ran for it. A claim that carries it is
+   * released through ControllerUnpublishVolume whatever the plugin's ControllerRequired says now
+   * (the controller that attached may be down, and its plugin no longer look attach-capable).
+   */
+  ControllerPublishPluginID?: string;
+}
+
+/** A claim as the API shows it: berth's internal bookkeeping (ControllerPublishPluginID) left out. */
+export function withoutInternalClaimFields(claim: VolumeClaim): VolumeClaim {
+  const { ControllerPublishPluginID: _internal, ...rest } = claim;
+  return rest;
 }
 
 /**

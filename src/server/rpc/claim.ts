@@ -8,7 +8,15 @@
  * will find. The release walk persists every step before starting the next, so it resumes.
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
-import { applyClaim, findClaim, freeClaim, nextReleaseStep, setClaimState } from "../../structs/claim.js";
+import {
+  applyClaim,
+  findClaim,
+  freeClaim,
+  markControllerPublished,
+  nextReleaseStep,
+  setClaimState,
+  unpublishPluginOf,
+} from "../../structs/claim.js";
 import { BerthError, asBerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { ownEntry } from "../../structs/node.js";
@@ -24,7 +32,13 @@ import type {
   VolumeUnpublishRequest,
   VolumeUnpublishResponse,
 } from "../../structs/rpc.js";
-import { ACCESS_MODES, ATTACHMENT_MODES, type CSIVolume, type ClaimState } from "../../structs/volume.js";
+import {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  type CSIVolume,
+  type ClaimState,
+  type VolumeClaim,
+} from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeView } from "../state/views.js";
 import { reportReleaseProgress } from "./release_progress.js";
@@ -94,7 +108,7 @@ export class ClaimEndpoint {
               `node ${req.NodeID}'s node plugin for ${JSON.stringify(vol.PluginID)} has not reported its node ID (NodeGetInfo) yet`,
             );
           }
-          const { volume, changed } = applyClaim(vol, {
+          const applied = applyClaim(vol, {
             AllocationID: alloc.ID,
             NodeID: req.NodeID,
             ExternalNodeID: externalNodeId,
@@ -102,7 +116,13 @@ export class ClaimEndpoint {
             AccessMode: req.AccessMode,
             AttachmentMode: req.AttachmentMode,
           });
-          if (changed) tx.putVolume(volume);
+          // The ControllerPublish below is recorded on the claim first, in this transaction: once
+          // the call is made the volume may be attached, whatever becomes of its answer, and the
+          // release must then unpublish it even if the plugin stops looking attach-capable.
+          const volume = vol.ControllerRequired
+            ? markControllerPublished(applied.volume, alloc.ID, vol.PluginID)
+            : applied.volume;
+          if (volume !== vol) tx.putVolume(volume);
           return { vol: volume, externalNodeId };
         });
         let publishContext: Record<string, string> = {};
@@ -137,8 +157,8 @@ export class ClaimEndpoint {
 
   /**
    * Walks the alloc's claim from the state the node reports (normally node-detached, after its
-   * NodeUnpublish/NodeUnstage) to freed: ControllerUnpublish when the plugin needs it and no other
-   * claim on that node holds the volume, then free. A missing volume or claim is already released.
+   * NodeUnpublish/NodeUnstage) to freed: ControllerUnpublish when the claim needs it (it was
+   * controller-published, or the plugin requires it) and no other claim on that node holds the volume, then free. A missing volume or claim is already released.
    */
   async unpublish(req: VolumeUnpublishRequest, signal?: AbortSignal): Promise<VolumeUnpublishResponse> {
     const namespace = checkId("Namespace", req.Namespace || "default");
@@ -207,7 +227,7 @@ export class ClaimEndpoint {
         );
       }
       if (step === "controller-detach") {
-        await this.controllerUnpublish(vol, claim.ExternalNodeID, signal);
+        await this.controllerUnpublish(vol, claim, signal);
         vol = await this.persist(namespace, req.VolumeID, (v) =>
           setClaimState(v, req.AllocationID, "controller-detached"),
         );
@@ -219,26 +239,43 @@ export class ClaimEndpoint {
     return false;
   }
 
-  private async controllerUnpublish(
-    vol: CSIVolume,
-    externalNodeId: string,
-    signal?: AbortSignal,
-  ): Promise<void> {
+  /**
+   * ControllerUnpublishVolume for `claim`, through any live controller of the plugin that published
+   * it (a replacement on another node is the normal case). With none that can take it (no live
+   * controller, or none that supports attach/detach) the step is not skipped: this throws, the
+   * claim stays where it is, and the caller (the node agent, the volumewatcher) retries; the error
+   * says plainly what the release is waiting for.
+   */
+  private async controllerUnpublish(vol: CSIVolume, claim: VolumeClaim, signal?: AbortSignal): Promise<void> {
+    const pluginId = unpublishPluginOf(vol, claim);
+    const waiting = (why: string) =>
+      new BerthError(
+        // Retryable (503) either way: a controller that can detach may come (a rescheduled one).
+        "ERR_CSI_PLUGIN_UNAVAILABLE",
+        `waiting for a controller of plugin ${JSON.stringify(pluginId)} to run ControllerUnpublishVolume for volume ${JSON.stringify(vol.ID)} on node ${claim.NodeID} (it was attached there; the release does not skip the detach): ${why}`,
+      );
+    // A plugin whose every instance is gone (its record deleted) is waited for like a missing
+    // controller, not taken for "nothing to release".
+    if (!this.deps.store.getPlugin(pluginId)) throw waiting("the plugin has no instance left");
     try {
       await this.deps.controllers.call(
-        vol.PluginID,
+        pluginId,
         "ClientCSI.ControllerUnpublishVolume",
         {
-          PluginID: vol.PluginID,
+          PluginID: pluginId,
           ExternalVolumeID: vol.ExternalID,
-          ExternalNodeID: externalNodeId,
+          ExternalNodeID: claim.ExternalNodeID,
           Secrets: vol.Secrets ?? {},
         },
         { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
       );
     } catch (err) {
+      const e = asBerthError(err);
       // The volume or node is already gone from the storage provider: detached is what we wanted.
-      if (asBerthError(err).code !== "ERR_CSI_NOT_FOUND") throw err;
+      if (e.code === "ERR_CSI_NOT_FOUND") return;
+      if (e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" || e.code === "ERR_CSI_NOT_SUPPORTED")
+        throw waiting(e.message);
+      throw err;
     }
   }
 

@@ -16,13 +16,16 @@
  * - Visible: a failed run records on the claim it was releasing which step failed (the controller
  *   unpublish, or the rest of the walk), the error and the next attempt (release_status.ts), one
  *   write per failed run; the walk clears it when the step succeeds.
+ * - A release waiting for a controller (a claim's ControllerUnpublish with no live controller of
+ *   its plugin to take it: it is never skipped) is retried as soon as a controller it had not seen
+ *   registers, instead of at the end of its backoff.
  */
 import { setMaxListeners } from "node:events";
 import { backoffDelay } from "../../internal/backoff.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import { asBerthError } from "../../structs/errors.js";
-import { findClaim } from "../../structs/claim.js";
+import { findClaim, needsControllerUnpublish, unpublishPluginOf } from "../../structs/claim.js";
 import { isUnclaimed, type ClaimState, type VolumeClaim } from "../../structs/volume.js";
 import { volumeKey } from "../deps.js";
 import type { StateStore, Table } from "../state/store.js";
@@ -78,6 +81,14 @@ interface VolumeState {
   failures: number;
   /** Earliest time the next run may start. */
   notBefore: number;
+  /**
+   * The plugin whose controller the last failed run waited for (no controller could take its
+   * ControllerUnpublishVolume), and the attach-capable controllers it had then: a scan that finds
+   * a new one (a replacement, or one back from a restart) runs the volume at once instead of at the
+   * end of its backoff. Only a new one: one that was listed but unreachable (its node not yet
+   * marked down) must not turn the backoff into a loop.
+   */
+  awaitController: { pluginId: string; seen: Set<string> } | undefined;
 }
 
 export class VolumeWatcher {
@@ -159,7 +170,10 @@ export class VolumeWatcher {
           stillWaiting.add(k);
           this.noteWaiting(k, vol.ID, claim, now);
         }
-        if (work.release.length > 0) this.schedule(vol.Namespace, vol.ID);
+        if (work.release.length > 0) {
+          this.wakeIfControllerBack(key);
+          this.schedule(vol.Namespace, vol.ID);
+        }
       } catch (err) {
         this.log.error("volumewatcher could not scan a volume", {
           volume: vol.ID,
@@ -212,7 +226,11 @@ export class VolumeWatcher {
     if (!vol || !now) return;
     const beforeController =
       now.State === "node-detached" || (now.State === "taken" && nodeIsGone(this.store.getNode(now.NodeID)));
-    const controller = this.store.getPlugin(vol.PluginID)?.ControllerRequired ?? false;
+    // As the walk decides (nextReleaseStep): the claim's own ControllerPublish record, whatever the
+    // plugin looks like now (its controller may be down), or the plugin requiring the controller.
+    // The stored record's ControllerRequired is not filled in: read the plugin's.
+    const pluginRequires = this.store.getPlugin(vol.PluginID)?.ControllerRequired ?? false;
+    const controller = needsControllerUnpublish({ ...vol, ControllerRequired: pluginRequires }, now);
     try {
       await recordReleaseStatus(this.store, {
         namespace: v.namespace,
@@ -228,12 +246,33 @@ export class VolumeWatcher {
     }
   }
 
+  /** Cuts the backoff short of a volume whose release waited for a controller that is now live. */
+  private wakeIfControllerBack(key: string): void {
+    const v = this.volumes.get(key);
+    const wait = v?.awaitController;
+    if (!v || !wait || !v.timer) return;
+    if (!this.attachControllers(wait.pluginId).some((n) => !wait.seen.has(n))) return;
+    clearTimeout(v.timer);
+    v.timer = undefined;
+    v.notBefore = 0;
+    v.awaitController = undefined;
+  }
+
   private schedule(namespace: string, id: string): void {
     if (this.ctl.signal.aborted) return;
     const key = volumeKey(namespace, id);
     let v = this.volumes.get(key);
     if (!v) {
-      v = { namespace, id, running: false, again: false, timer: undefined, failures: 0, notBefore: 0 };
+      v = {
+        namespace,
+        id,
+        running: false,
+        again: false,
+        timer: undefined,
+        failures: 0,
+        notBefore: 0,
+        awaitController: undefined,
+      };
       this.volumes.set(key, v);
     }
     if (v.running) {
@@ -249,6 +288,23 @@ export class VolumeWatcher {
       },
       Math.max(0, v.notBefore - Date.now()),
     );
+  }
+
+  /** Nodes with a healthy controller of the plugin that supports attach/detach. */
+  private attachControllers(pluginId: string): string[] {
+    const controllers = this.store.getPlugin(pluginId)?.Controllers ?? {};
+    return Object.entries(controllers)
+      .filter(([, c]) => c.Healthy && c.ControllerInfo?.SupportsAttachDetach === true)
+      .map(([nodeId]) => nodeId);
+  }
+
+  /** What the volume's release waits for when `claim`'s ControllerUnpublish found no controller. */
+  private controllerWait(v: VolumeState, claim: VolumeClaim | undefined): VolumeState["awaitController"] {
+    const vol = this.store.getVolume(v.namespace, v.id);
+    const now = vol && claim && findClaim(vol, claim.AllocationID);
+    if (!vol || !now) return undefined;
+    const pluginId = unpublishPluginOf(vol, now);
+    return { pluginId, seen: new Set(this.attachControllers(pluginId)) };
   }
 
   /** Keeps a release run until it settles (stop() awaits it); a failure is logged, never unhandled. */
@@ -294,10 +350,13 @@ export class VolumeWatcher {
         });
       }
       v.failures = 0;
+      v.awaitController = undefined;
     } catch (err) {
       if (signal.aborted) return;
       failed = true;
       const e = asBerthError(err);
+      v.awaitController =
+        e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" ? this.controllerWait(v, current) : undefined;
       const delay = backoffDelay(v.failures, this.opts.backoffBaseMs, this.opts.backoffMaxMs);
       v.failures++;
       v.notBefore = Date.now() + delay;

@@ -4,9 +4,12 @@
  * raw_exec with one shared state dir and call log: the controller on A advertises attach/detach
  * (--attach-required), the node plugin runs on B. A writer on B holds a single-node-writer volume
  * (published by A's controller). Then A's agent and every process it started are SIGKILLed: A is
- * marked down, and its controller's "supports attach/detach" no longer gates the plugin — the
- * writer's release finishes on B (no ControllerUnpublish nothing can take) and a new writer on B
- * claims and mounts the volume (no ControllerPublish), minutes before A's record would be collected.
+ * marked down, and its controller's "supports attach/detach" no longer gates the plugin. The
+ * writer's release does not drop the detach A's controller owes the volume: B unmounts, and the
+ * claim waits — `volume status` says it waits for a controller of the plugin to run
+ * ControllerUnpublishVolume — until a replacement controller (rescheduled on B) runs exactly one
+ * ControllerUnpublishVolume; then a new writer on B claims, is published through the replacement
+ * and mounts the volume, minutes before A's record would be collected.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -15,7 +18,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { readCallLog } from "../../../src/csi/hostpath/call_log.js";
-import { hostpathPluginGroup } from "../../builders/hostpath_plugin_job.js";
+import { hostpathPluginGroup, type HostpathPluginOptions } from "../../builders/hostpath_plugin_job.js";
 import {
   crashAgent,
   eventually,
@@ -88,21 +91,21 @@ async function noClaims(): Promise<VolumeView> {
 }
 
 test(
-  "kill -9 the controller's node: claims and releases through its plugin go on without it",
+  "kill -9 the controller's node: new claims go on without it, a release it owes a detach waits for a replacement",
   { timeout: 120_000 },
   async () => {
     const storage = cluster.storage;
-    const controller = hostpathPluginGroup("controller", {
+    const controllerOpts: HostpathPluginOptions = {
       driver: "raw_exec",
       type: "controller",
-      node: "A",
       args: [
         "--mode=controller",
         "--attach-required",
         `--state-dir=${storage}`,
         `--call-log=${cluster.callLog}`,
       ],
-    });
+    };
+    const controller = hostpathPluginGroup("controller", { ...controllerOpts, node: "A" });
     await cluster.runPluginJob("plugin.hcl", "hostpath", [
       controller,
       cluster.pluginGroup("node-b", "B", "node"),
@@ -145,33 +148,58 @@ test(
       },
       20_000,
     );
-    // The release finishes: B unmounts, and the server frees the claim without a controller.
+    // The release does not drop the detach: B unmounts, and the claim waits for a controller.
     await cli(["job", "stop", "w1"]);
+    const status = await eventually(
+      "the release to say what it waits for",
+      async () => {
+        const out = await cli(["volume", "status", "shared"]);
+        return /waiting for a controller of plugin "hostpath" to run ControllerUnpublishVolume/.test(out)
+          ? out
+          : undefined;
+      },
+      30_000,
+    );
+    assert.match(status, /Releases/);
+    assert.match(status, /node-detached/);
+    const held = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
+    assert.equal(claimCount(held), 1, "the claim is still held while the detach is owed");
+    assert.deepEqual(calls().slice(3), ["NodeUnpublishVolume:B:OK", "NodeUnstageVolume:B:OK"]);
+
+    // The controller is rescheduled on B: it runs the one ControllerUnpublishVolume owed.
+    await cluster.runPluginJob("controller2.hcl", "hostpath-controller", [
+      hostpathPluginGroup("controller", { ...controllerOpts, node: "B" }),
+    ]);
     const freed = await noClaims();
     assert.equal(freed.Schedulable, true);
-    // And a new writer on B claims and mounts the volume.
+    assert.deepEqual(calls().slice(3), [
+      "NodeUnpublishVolume:B:OK",
+      "NodeUnstageVolume:B:OK",
+      "ControllerUnpublishVolume:B:OK",
+    ]);
+    // And a new writer on B claims (published through the replacement) and mounts the volume.
     await cli(["job", "run", writeFile("w2.hcl", writer("w2"))]);
     assert.equal((await running("w2")).NodeName, "B");
     const written = path.join(storage, "volumes", ext, "writers.txt");
     await eventually("w2's write to reach the storage", async () =>
       fs.existsSync(written) && fs.readFileSync(written, "utf8").includes("w2") ? true : undefined,
     );
-    assert.deepEqual(calls().slice(3), [
-      "NodeUnpublishVolume:B:OK",
-      "NodeUnstageVolume:B:OK",
+    assert.deepEqual(calls().slice(6), [
+      "ControllerPublishVolume:B:OK",
       "NodeStageVolume:B:OK",
       "NodePublishVolume:B:OK",
     ]);
-
-    // A's entry is still on the plugin record (until the bound), and says nothing.
-    assert.deepEqual(
-      [(await plugin()).ControllersHealthy, (await plugin()).ControllerRequired],
-      [0, false],
-      "a down node's controller says nothing about what the plugin requires",
+    const unpublishes = readCallLog(cluster.callLog).filter(
+      (c) => c.volume_id === ext && c.method === "ControllerUnpublishVolume",
     );
+    assert.equal(unpublishes.length, 1, "exactly one ControllerUnpublishVolume reached the plugin");
+    // A's entry says nothing; the replacement speaks for the plugin.
+    const p = await plugin();
+    assert.deepEqual([p.ControllersHealthy, p.ControllerRequired], [1, true]);
 
     await cli(["job", "stop", "w2"]);
     await noClaims();
+    await cli(["job", "stop", "-purge", "hostpath-controller"]);
     await cli(["job", "stop", "-purge", "hostpath"]);
     await cli(["job", "stop", "-purge", "w1"]);
     await cli(["job", "stop", "-purge", "w2"]);

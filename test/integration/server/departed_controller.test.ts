@@ -1,11 +1,13 @@
 /**
  * Issue 10, "a departed controller poisons its plugin for a day": plugin p1's only controller
  * (attach/detach) runs on node A, its node plugin on node B. When A stops heartbeating and goes
- * down, A's entries no longer say what the plugin requires — claims and releases on B go on
- * without a controller nothing can reach — and once A has been down past the server's bound its
- * instances leave the plugin record (they come back with A). Real parts: an in-process server on
- * loopback with a real SQLite state file, node agents on the real agent RPC path, real heartbeat
- * expiry.
+ * down, A's entries no longer say what the plugin requires — new claims on B go on without a
+ * controller nothing can reach — and once A has been down past the server's bound its instances
+ * leave the plugin record (they come back with A). A claim A's controller did publish is another
+ * matter: its release waits for a controller to run ControllerUnpublishVolume (the status says
+ * so) and finishes through a replacement, never dropping the detach. Real parts: an in-process
+ * server on loopback with a real SQLite state file, node agents on the real agent RPC path, real
+ * heartbeat expiry, the real volumewatcher.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -15,7 +17,7 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { tempDir } from "../../helpers/temp_dir.js";
-import { connectAgent, http, type AgentPeer } from "./fake_agent.js";
+import { connectAgent, http, type AgentPeer, type ClientHandlers } from "./fake_agent.js";
 
 const TTL_MS = 1000;
 
@@ -73,21 +75,56 @@ async function plugin(base: string) {
   };
 }
 
+/** A controller's ClientCSI handlers, recording "publish"/"unpublish" (+ `suffix`) in `calls`. */
+function controllerHandlers(calls: string[], suffix: string): ClientHandlers {
+  return {
+    "ClientCSI.ControllerValidateVolume": async () => ({}),
+    "ClientCSI.ControllerPublishVolume": async () => {
+      calls.push(`publish${suffix}`);
+      return { PublishContext: {} };
+    },
+    "ClientCSI.ControllerUnpublishVolume": async () => {
+      calls.push(`unpublish${suffix}`);
+      return {};
+    },
+  };
+}
+
+interface ClaimView {
+  State: string;
+  ReleaseStatus?: { Step: string; LastError: string } | null;
+}
+
+async function volume(base: string, id: string) {
+  const v = await http(base, "GET", `/v1/volume/csi/${id}`);
+  assert.equal(v.status, 200, v.text);
+  return v.json as {
+    WriteAllocs: Record<string, null>;
+    PastClaims: Record<string, ClaimView>;
+    Schedulable: boolean;
+  };
+}
+
+async function registerVolume(base: string, id: string): Promise<void> {
+  const vol = await http(base, "PUT", `/v1/volume/csi/${id}`, {
+    Volumes: [
+      {
+        ID: id,
+        Name: id,
+        PluginID: "p1",
+        ExternalID: `ext-${id}`,
+        RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
+      },
+    ],
+  });
+  assert.equal(vol.status, 200, vol.text);
+}
+
 /** A with the controller, B with the node plugin, vol1 registered, a job placed on B. */
 async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
   const base = await startServer(t, boundMs);
   const calls: string[] = [];
-  const a = await connectAgent(base, {
-    "ClientCSI.ControllerValidateVolume": async () => ({}),
-    "ClientCSI.ControllerPublishVolume": async () => {
-      calls.push("publish");
-      return { PublishContext: {} };
-    },
-    "ClientCSI.ControllerUnpublishVolume": async () => {
-      calls.push("unpublish");
-      return {};
-    },
-  });
+  const a = await connectAgent(base, controllerHandlers(calls, ""));
   const b = await connectAgent(base);
   t.after(() => a.close());
   t.after(() => b.close());
@@ -103,18 +140,7 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
   keepAlive(t, b, "B");
   assert.equal((await plugin(base)).ControllerRequired, true);
 
-  const vol = await http(base, "PUT", "/v1/volume/csi/vol1", {
-    Volumes: [
-      {
-        ID: "vol1",
-        Name: "vol1",
-        PluginID: "p1",
-        ExternalID: "ext-vol1",
-        RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
-      },
-    ],
-  });
-  assert.equal(vol.status, 200, vol.text);
+  await registerVolume(base, "vol1");
   const job = await http(base, "PUT", "/v1/jobs", {
     Job: {
       ID: "web",
@@ -155,7 +181,7 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
   return { base, a, b, calls, stopA, claimReq };
 }
 
-test("a down node's controller never gates claims or releases through its plugin", async (t) => {
+test("a down node's controller never gates new claims; a claim it published waits for a replacement to unpublish", async (t) => {
   // The bound is far away: this is the state right after the controller's node went down.
   const c = await cluster(t, 60 * 60_000);
   await c.b.call("CSIVolume.Claim", c.claimReq);
@@ -163,19 +189,6 @@ test("a down node's controller never gates claims or releases through its plugin
 
   await c.stopA();
   await until("node A down", async () => ((await nodeStatus(c.base, "A")) === "down" ? true : undefined));
-  // The release goes through (no ControllerUnpublish nothing could take) and the volume is free.
-  const release = { ...c.claimReq, State: "node-detached" } as const;
-  await c.b.call("CSIVolume.Unpublish", release);
-  const freed = await http(c.base, "GET", "/v1/volume/csi/vol1");
-  assert.deepEqual([freed.json.WriteAllocs, freed.json.PastClaims], [{}, {}]);
-  assert.equal(freed.json.Schedulable, true);
-
-  // A new claim goes through too, without a ControllerPublish.
-  await c.b.call("CSIVolume.Claim", c.claimReq);
-  assert.deepEqual(c.calls, ["publish"]);
-  const claimed = await http(c.base, "GET", "/v1/volume/csi/vol1");
-  assert.deepEqual(Object.keys(claimed.json.WriteAllocs), [c.claimReq.AllocationID]);
-
   // A's entry stays on the record (unhealthy, "node is down") until the bound, saying nothing.
   const p = await plugin(c.base);
   assert.deepEqual(p.Controllers.A, {
@@ -184,6 +197,61 @@ test("a down node's controller never gates claims or releases through its plugin
     HealthDescription: "node is down",
   });
   assert.equal(p.ControllerRequired, false, "A's attach/detach no longer speaks for the plugin");
+
+  // A volume A never published is claimed and released on B without any controller call.
+  await registerVolume(c.base, "vol2");
+  const claim2 = { ...c.claimReq, VolumeID: "vol2" };
+  await c.b.call("CSIVolume.Claim", claim2);
+  await c.b.call("CSIVolume.Unpublish", { ...claim2, State: "node-detached" });
+  const free2 = await volume(c.base, "vol2");
+  assert.deepEqual([free2.WriteAllocs, free2.PastClaims], [{}, {}]);
+  assert.deepEqual(c.calls, ["publish"]);
+
+  // vol1 was attached to B by A's controller: its release does not drop the detach, it waits.
+  const release = { ...c.claimReq, State: "node-detached" } as const;
+  await assert.rejects(c.b.call("CSIVolume.Unpublish", release), (err: Error & { code?: string }) => {
+    assert.equal(err.code, "ERR_CSI_PLUGIN_UNAVAILABLE");
+    assert.match(err.message, /waiting for a controller of plugin "p1" to run ControllerUnpublishVolume/);
+    return true;
+  });
+  const waiting = await until("the watcher to record what the release waits for", async () => {
+    const v = await volume(c.base, "vol1");
+    return v.PastClaims[c.claimReq.AllocationID]?.ReleaseStatus ? v : undefined;
+  });
+  const st = waiting.PastClaims[c.claimReq.AllocationID]!;
+  assert.equal(st.State, "node-detached");
+  assert.equal(st.ReleaseStatus!.Step, "controller-unpublish");
+  assert.match(st.ReleaseStatus!.LastError, /waiting for a controller of plugin "p1"/);
+  assert.equal("ControllerPublishPluginID" in st, false, "berth's bookkeeping stays out of the API");
+  assert.deepEqual(c.calls, ["publish"]);
+
+  // The operator's commands run the same walk: with no controller they answer 503 with the same
+  // reason and change nothing (as before the departed-controller fix, when the plugin still
+  // looked controller-required). The job is stopped first: both refuse while the alloc runs.
+  assert.equal((await http(c.base, "DELETE", "/v1/job/web")).status, 200);
+  for (const path of ["/v1/volume/csi/vol1/detach?node=B", "/v1/volume/csi/vol1?force=true"]) {
+    const r = await http(c.base, "DELETE", path);
+    assert.equal(r.status, 503, `${path}: ${r.text}`);
+    assert.match(r.text, /waiting for a controller of plugin "p1" to run ControllerUnpublishVolume/);
+  }
+  const still = await volume(c.base, "vol1");
+  assert.equal(still.PastClaims[c.claimReq.AllocationID]?.State, "node-detached", "nothing changed");
+  assert.deepEqual(c.calls, ["publish"]);
+
+  // A replacement controller (rescheduled on C) takes the detach: exactly one, then the claim frees.
+  const cAgent = await connectAgent(c.base, controllerHandlers(c.calls, "@C"));
+  t.after(() => cAgent.close());
+  await cAgent.call("Node.Register", {
+    Node: makeNode("C", { CSIControllerPlugins: { p1: controllerInfo("p1", true) } }),
+  });
+  keepAlive(t, cAgent, "C");
+  const freed = await until("the release to finish through C", async () => {
+    const v = await volume(c.base, "vol1");
+    return Object.keys(v.PastClaims).length === 0 ? v : undefined;
+  });
+  assert.deepEqual(freed.WriteAllocs, {});
+  assert.equal(freed.Schedulable, true);
+  assert.deepEqual(c.calls, ["publish", "unpublish@C"]);
   assert.equal(await nodeStatus(c.base, "B"), "ready");
 });
 
@@ -227,4 +295,37 @@ test("a controller that replaced the departed one is what the plugin requires", 
   assert.deepEqual(c.calls, []);
   const p = await plugin(c.base);
   assert.deepEqual([p.ControllerRequired, p.ControllersHealthy], [false, 1]);
+});
+
+test("a release owed a detach waits even when its plugin's record is gone altogether", async (t) => {
+  const c = await cluster(t, 300);
+  await c.b.call("CSIVolume.Claim", c.claimReq);
+  assert.deepEqual(c.calls, ["publish"]);
+  await c.stopA();
+  await until("A's controller off the plugin record", async () => {
+    const p = await plugin(c.base);
+    return p.Controllers.A === undefined ? true : undefined;
+  });
+  // B's node plugin stops too: no instance and no job, so the plugin record is deleted.
+  await c.b.call("Node.UpdateFingerprint", {
+    NodeID: "B",
+    Drivers: makeNode("B").Drivers,
+    CSIControllerPlugins: {},
+    CSINodePlugins: {},
+  });
+  await until("the plugin record to go", async () =>
+    (await http(c.base, "GET", "/v1/plugin/csi/p1")).status === 404 ? true : undefined,
+  );
+  // Not "nothing to release": the claim waits for a controller of p1.
+  await assert.rejects(
+    c.b.call("CSIVolume.Unpublish", { ...c.claimReq, State: "node-detached" }),
+    (err: Error & { code?: string }) => {
+      assert.equal(err.code, "ERR_CSI_PLUGIN_UNAVAILABLE");
+      assert.match(err.message, /waiting for a controller of plugin "p1".*no instance left/);
+      return true;
+    },
+  );
+  const v = await volume(c.base, "vol1");
+  assert.equal(v.PastClaims[c.claimReq.AllocationID]?.State, "node-detached");
+  assert.deepEqual(c.calls, ["publish"]);
 });
