@@ -277,7 +277,10 @@ function checkIntent(v: unknown, row: StoredRow): void {
   str("VolumeCreateIntent.PluginID", intent.PluginID);
   str("VolumeCreateIntent.Name", intent.Name);
   validateVolumeSpec(obj("VolumeCreateIntent.Spec", intent.Spec), "create");
-  int("VolumeCreateIntent.CreateTime", intent.CreateTime);
+  // Unix nanoseconds: past 2^53, so a finite number, not a safe integer.
+  if (typeof intent.CreateTime !== "number" || !Number.isFinite(intent.CreateTime)) {
+    throw validationError("VolumeCreateIntent.CreateTime", "must be a number");
+  }
 }
 
 /** One table's check: `check` throws a coded error naming the field when the record cannot load. */

@@ -21,6 +21,7 @@ import { csiJob, plainJob, pluginJob } from "../../builders/job.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { makeVolume } from "../../builders/volume.js";
 import { tempDir } from "../../helpers/temp_dir.js";
+import { intentOf } from "../../../src/structs/volume_intent.js";
 
 const SECRET = "hunter2-quarantine";
 
@@ -368,10 +369,10 @@ test("quarantine: a create intent that cannot be loaded is moved out; a good one
   const vol = makeVolume("vol9", { Name: "vol9", ExternalID: "" });
   edit(dir, (db) => {
     const put = db.prepare("INSERT INTO volume_intents (namespace, id, json) VALUES (?, ?, ?)");
-    const intent = (id: string, spec: unknown) =>
-      JSON.stringify({ Namespace: "default", ID: id, PluginID: "p1", Name: id, Spec: spec, CreateTime: 1 });
-    put.run("default", "vol9", intent("vol9", vol));
-    put.run("default", "vol8", intent("vol8", { ...vol, ID: "vol8", Capacity: 1e300 }));
+    // As the create path writes them (CreateTime in Unix nanoseconds, past 2^53).
+    put.run("default", "vol9", JSON.stringify(intentOf(vol, Date.now())));
+    const bad = intentOf({ ...vol, ID: "vol8", Name: "vol8", Capacity: 1e300 }, Date.now());
+    put.run("default", "vol8", JSON.stringify(bad));
   });
   const s = new SqliteStateStore(dir, { log: recordingLog() });
   const got = s.quarantined();
