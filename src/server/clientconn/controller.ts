@@ -8,7 +8,7 @@
  * call of a monolith). Per-volume serialisation is the caller's job (see KeyedMutex), so calls for
  * different volumes of one plugin run in parallel.
  */
-import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
+import { BerthError, asBerthError, isRetryable, validationError } from "../../structs/errors.js";
 import { retryWithBackoff } from "../../internal/backoff.js";
 import type { CSIControllerInfo } from "../../structs/plugin.js";
 import type { ClientMethods } from "../../structs/rpc.js";
@@ -25,6 +25,13 @@ export interface ControllerCallOptions {
   timeoutMs?: number;
   /** How long to keep retrying rounds that failed retryably; 30 s by default. */
   retryDeadlineMs?: number;
+  /**
+   * The call pages (ListVolumes, ListSnapshots) from this starting token. For a non-empty token an
+   * ABORTED answer is the CSI spec's "starting_token is not valid": the caller's input, never worth
+   * a retry on this or another controller, so it is answered at once as ERR_VALIDATION on
+   * `next_token` (a 400), not retried for half a minute.
+   */
+  pagingToken?: string;
 }
 
 /** Raised when no connected node runs a healthy controller for the plugin. */
@@ -92,6 +99,8 @@ export class ControllerClient {
         });
       } catch (err) {
         const e = asBerthError(err);
+        if (opts.pagingToken && e.code === "ERR_CSI_ABORTED")
+          throw validationError("next_token", `the plugin does not accept this paging token: ${e.message}`);
         if (!isRetryable(e.code) || opts.signal?.aborted) throw e;
         this.log.warn("controller call failed, trying another controller", {
           plugin: pluginId,

@@ -173,7 +173,7 @@ export class VolumeEndpoint {
       pluginId,
       "ClientCSI.ControllerListVolumes",
       { PluginID: pluginId, MaxEntries: page.perPage, StartingToken: page.nextToken },
-      { requires: "SupportsListVolumes", ...(signal ? { signal } : {}) },
+      { requires: "SupportsListVolumes", pagingToken: page.nextToken, ...(signal ? { signal } : {}) },
     );
     return { Volumes: res.Entries.map((e) => ({ ...e })), NextToken: res.NextToken };
   }

@@ -64,7 +64,7 @@ export class SnapshotEndpoint {
       pluginId,
       "ClientCSI.ControllerListSnapshots",
       { PluginID: pluginId, MaxEntries: page.perPage, StartingToken: page.nextToken, Secrets: page.secrets },
-      { requires: "SupportsListSnapshots", ...(signal ? { signal } : {}) },
+      { requires: "SupportsListSnapshots", pagingToken: page.nextToken, ...(signal ? { signal } : {}) },
     );
     return {
       Snapshots: res.Entries.map((e) => toSnapshot(e, { PluginID: pluginId, SourceVolumeID: "", Name: "" })),
