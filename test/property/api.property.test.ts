@@ -37,6 +37,9 @@ test("HTTP API property: no 5xx, a healthy server, a 4xx changes nothing, a clea
         const errorsBefore = target.errors.length;
         // The state as of the last case (a settled state: see below) is this case's "before".
         const before = state;
+        // BERTH_FUZZ_TRACE=1 prints each request before it is sent: the last line names the culprit
+        // of a hang that stops the process (an in-process server shares the test's event loop).
+        if (process.env.BERTH_FUZZ_TRACE) console.log(`→ ${show(r)}`);
         const t0 = performance.now();
         const res = await target.send(r);
         const ms = performance.now() - t0;

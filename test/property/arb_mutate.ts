@@ -45,26 +45,29 @@ export const oddString = fc.oneof(
 
 /** Numbers at and past every edge: huge, 2^53 + 1, 2^63, negative, fractional, tiny. */
 export const oddNumber = fc.oneof(
-  fc.constantFrom(
-    1e300,
-    -1e300,
-    2 ** 53 + 1,
-    2 ** 53,
-    2 ** 63,
-    2 ** 64,
-    -(2 ** 63),
-    -1,
-    -0,
-    0.5,
-    1.5,
-    1e-300,
-    10_001,
-    101,
-    2 ** 31,
-    Number.MAX_VALUE,
-  ),
-  fc.integer(),
-  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      1e300,
+      -1e300,
+      2 ** 53 + 1,
+      2 ** 53,
+      2 ** 63,
+      2 ** 64,
+      -(2 ** 63),
+      -1,
+      -0,
+      0.5,
+      1.5,
+      1e-300,
+      10_001,
+      101,
+      2 ** 31,
+      Number.MAX_VALUE,
+    ),
+  },
+  { weight: 1, arbitrary: fc.integer() },
+  { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
 );
 
 /** Values of the wrong kind for almost any field. */
@@ -89,7 +92,7 @@ export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("set" as const), at: fc.nat(), value: oddValue }) },
   // Aimed at the fields that are numbers (counts, priorities, capacities, durations, deadlines) and
   // strings (IDs, names, modes, paths) in the valid body.
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("num" as const), at: fc.nat(), value: oddNumber }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("num" as const), at: fc.nat(), value: oddNumber }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("str" as const), at: fc.nat(), value: oddString }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("delete" as const), at: fc.nat() }) },
   {
