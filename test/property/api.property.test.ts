@@ -78,7 +78,7 @@ test("HTTP API property: no 5xx, a healthy server, a 4xx changes nothing, a clea
         }
         assert.deepEqual(target.errors.slice(errorsBefore), [], `errors logged after ${show(r)}`);
       }),
-      { seed, numRuns },
+      { seed, numRuns, includeErrorInReport: true },
     );
     console.log(`ms: ${JSON.stringify(timing)}`);
     console.log(`statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort(([a], [b]) => a - b)))}`);
