@@ -104,3 +104,33 @@ test("a paging token the plugin refuses (ABORTED) is a 400 on next_token at once
   });
   assert.equal(ok.status, 200, ok.text);
 });
+
+test("a reschedule policy of 401,197,223 attempts is answered, not a process-killing 4e8-element array", async () => {
+  for (const DelayFunction of ["fibonacci", "exponential"]) {
+    const job = {
+      ID: "fz-resched",
+      Type: "batch",
+      TaskGroups: [
+        {
+          Name: "g",
+          Count: 0,
+          Tasks: [{ Name: "t", Driver: "exec" }],
+          ReschedulePolicy: {
+            Attempts: 401197223,
+            Interval: 3600e9,
+            Delay: 30e9,
+            DelayFunction,
+            MaxDelay: 3600e9,
+            Unlimited: false,
+          },
+        },
+      ],
+    };
+    const body = JSON.stringify({ Job: job });
+    const text = await refused(
+      { method: "PUT", url: "/v1/jobs", headers: JSON_HEADERS, body },
+      "Job.TaskGroups[0].ReschedulePolicy",
+    );
+    assert.match(text, /can only make 401197223 attempts/);
+  }
+});
