@@ -5,8 +5,9 @@
  *   - the answer is never a 5xx;
  *   - the server is still healthy: it answers GET /v1/jobs, and neither a route nor a background
  *     loop logged an error;
- *   - a 4xx leaves the stored state identical: a dump of every table of the SQLite file (indexes
- *     included) before and after is the same;
+ *   - a 4xx (and any GET) leaves the stored state identical: a dump of every table of the SQLite
+ *     file (indexes included) before and after is the same;
+ *   - no answer contains a secret value the bodies carry;
  * and after the run the server restarts cleanly on the same data dir and answers /v1/jobs.
  * The seed is printed; `BERTH_FUZZ_SEED=<seed>` replays a run, `BERTH_FUZZ_RUNS=<n>` sets its length.
  */
@@ -15,6 +16,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { request, showRequest } from "./arb_requests.js";
 import { FuzzTarget } from "./harness.js";
+import { SECRET_VALUES } from "./arb_bodies.js";
 import { dumpDiff } from "./store_dump.js";
 
 const seed = process.env.BERTH_FUZZ_SEED ? Number(process.env.BERTH_FUZZ_SEED) : Date.now() % 2 ** 31;
@@ -46,6 +48,8 @@ test("HTTP API property: no 5xx, a healthy server, a 4xx changes nothing, a clea
         timing.send += ms;
         if (ms > 500) console.log(`slow ${Math.round(ms)} ms: ${res.status} ${show(r).slice(0, 200)}`);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        for (const secret of SECRET_VALUES)
+          assert.ok(!res.text.includes(secret), `a secret answered for ${show(r)}`);
         assert.ok(
           res.status < 500,
           `${res.status} ${res.code ?? ""}: ${res.text.slice(0, 300)}\n  for ${show(r)}`,

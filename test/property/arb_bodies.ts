@@ -18,6 +18,9 @@ import type {
 } from "../../src/api/types.js";
 import { NODES, PLUGIN } from "./harness.js";
 
+/** The secret values the bodies carry: no answer may ever contain them. */
+export const SECRET_VALUES = ["hunter2-fz", "s3cret-fz"] as const;
+
 export const JOB_IDS = ["fz-j1", "fz-j2", "fz-j3"] as const;
 export const VOLUME_IDS = ["fz-v1", "fz-v2", "fz-v3"] as const;
 
@@ -145,7 +148,7 @@ export const volumeSpec: fc.Arbitrary<CSIVolumeSpec> = fc.record(
     MountOptions: fc.option(
       fc.record({ FsType: fc.constantFrom("", "ext4"), MountFlags: fc.constant(["noatime"]) }),
     ),
-    Secrets: fc.option(fc.constant({ password: "hunter2" })),
+    Secrets: fc.option(fc.constant({ password: SECRET_VALUES[0] })),
     Parameters: smallMap,
     Context: smallMap,
     RequestedCapacityMin: fc.constantFrom(0, 1024, 1 << 30),
@@ -176,7 +179,7 @@ export const snapshotBody = fc.record({
     fc.record<SnapshotRequest>({
       SourceVolumeID: volumeId,
       Name: fc.constantFrom("", "snap"),
-      Secrets: fc.option(fc.constant({ token: "s3cret" })),
+      Secrets: fc.option(fc.constant({ token: SECRET_VALUES[1] })),
       Parameters: fc.option(smallMap),
     }),
     { minLength: 1, maxLength: 2 },
