@@ -104,3 +104,34 @@ export function optOneOf<T extends string>(
   if (v === undefined || v === null || v === "") return dflt;
   return oneOf(field, v, allowed, what);
 }
+
+/**
+ * How deep API bodies may nest arrays and objects. Go's decoder (Nomad's) stops at 10,000 levels;
+ * berth's validators, redaction and stores walk values recursively and would overflow the stack
+ * long before that (a body nested ~5,000 deep answered 500), while no real job or volume spec nests
+ * more than a dozen levels, free-form task `Config` included.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * The deepest nesting of arrays and objects in a JSON text, counted in one pass without parsing
+ * (brackets inside strings, escaped quotes included, do not count), so a body can be refused
+ * before JSON.parse builds it and recursive code meets it. Malformed text is counted as far as it
+ * goes; JSON.parse reports what is wrong with it.
+ */
+export function jsonNestingDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) max = Math.max(max, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return max;
+}

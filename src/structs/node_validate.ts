@@ -40,10 +40,12 @@ export function validateDrainRequest(input: unknown): DrainRequest {
   const Meta = optStringMap("Meta", body.Meta);
   if (!spec) return { DrainSpec: null, MarkEligible, Meta };
   const deadline = spec.Deadline ?? 0;
-  if (typeof deadline !== "number" || !Number.isInteger(deadline)) {
+  // Nomad's Deadline is a Go time.Duration (int64 nanoseconds, about ±292 years); past that the
+  // force deadline is no date at all (a 1e300 deadline answered 500 "Invalid time value").
+  if (typeof deadline !== "number" || !Number.isInteger(deadline) || Math.abs(deadline) >= 2 ** 63) {
     throw validationError(
       "DrainSpec.Deadline",
-      "must be an integer number of nanoseconds (0: no deadline, -1: force now)",
+      "must be an integer number of nanoseconds below 2^63, about 292 years (0: no deadline, -1: force now)",
     );
   }
   return {

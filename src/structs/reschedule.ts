@@ -111,32 +111,40 @@ export function reschedulePolicyProblems(p: ReschedulePolicy): string[] {
   return out;
 }
 
-/** The interval `Attempts` reschedules need with these delays (Nomad's viableAttempts). */
+/**
+ * The interval `Attempts` reschedules need with these delays (Nomad's viableAttempts). Both delay
+ * sequences grow geometrically until MaxDelay caps them and by MaxDelay per attempt after that, so
+ * the loops run only up to the cap (a few dozen steps) and the rest is arithmetic: walking every
+ * attempt made an Attempts of 401197223 build a 4e8-element array, which killed the server process
+ * (V8's "invalid size error"), and 2^53 would loop for ever.
+ */
 function intervalNeeded(p: ReschedulePolicy): number {
   if (p.DelayFunction === "constant") return p.Attempts * p.Delay;
-  let needed = 0;
   if (p.DelayFunction === "exponential") {
-    for (let i = 0; i < p.Attempts; i++) {
+    let needed = 0;
+    let i = 0;
+    for (; i < p.Attempts; i++) {
       const d = 2 ** i * p.Delay;
-      needed = d > p.MaxDelay ? needed + p.MaxDelay : d;
+      if (d > p.MaxDelay) break;
+      needed = d;
     }
-    return needed;
+    // Every attempt from the first capped one on adds MaxDelay.
+    return needed + (p.Attempts - i) * p.MaxDelay;
   }
-  const slots = [p.Delay, p.Delay];
-  let capped = false;
-  for (let i = 2; i < p.Attempts; i++) {
-    let d: number;
-    if (capped) d = slots[i - 1]! + p.MaxDelay;
-    else {
-      d = slots[i - 1]! + slots[i - 2]!;
-      if (d > p.MaxDelay) {
-        d = p.MaxDelay;
-        capped = true;
-      }
-    }
-    slots.push(d);
+  // Fibonacci: slots 0 and 1 are Delay, slot i the sum of the two before it until that passes
+  // MaxDelay; the capped slot is MaxDelay and each later one adds MaxDelay. The answer is the slot
+  // of the last attempt (slot 0 for fewer than two attempts, which is Delay as slot 1 is).
+  let prev = p.Delay;
+  let cur = p.Delay;
+  let i = 2;
+  for (; i < p.Attempts; i++) {
+    const d = cur + prev;
+    if (d > p.MaxDelay) break;
+    prev = cur;
+    cur = d;
   }
-  return slots[Math.max(0, Math.min(slots.length, p.Attempts) - 1)]!;
+  if (i >= p.Attempts) return cur;
+  return (p.Attempts - i) * p.MaxDelay;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { asBerthError, BerthError, validationError } from "../../structs/errors.js";
+import { jsonNestingDepth, MAX_JSON_DEPTH } from "../../structs/json_check.js";
 import { statusOf } from "./status_map.js";
 import type { StateStore, Table } from "../state/store.js";
 
@@ -39,7 +40,10 @@ export function sendJson(res: ServerResponse, body: unknown, index?: number): vo
 
 const MAX_BODY = 16 * 1024 * 1024;
 
-/** Reads and parses a JSON body. An empty body reads as `{}`; bad JSON is a 400 naming the problem. */
+/**
+ * Reads and parses a JSON body. An empty body reads as `{}`; bad JSON, and JSON nested deeper than
+ * MAX_JSON_DEPTH (refused before it is parsed), is a 400 naming the problem.
+ */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -51,6 +55,8 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();
   if (text === "") return {};
+  if (jsonNestingDepth(text) > MAX_JSON_DEPTH)
+    throw validationError("body", `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
@@ -84,8 +90,10 @@ export async function blockingIndex(
 ): Promise<number> {
   const rawIndex = query.get("index");
   if (rawIndex !== null && rawIndex !== "") {
-    const min = Number(rawIndex);
-    if (!Number.isInteger(min) || min < 0) throw validationError("index", "must be a non-negative integer");
+    // Decimal digits only, as Nomad's ParseUint(index, 10, 64): Number() would also take "0x10",
+    // "1e3" or " 5" and turn a typo into a 5-minute blocking query.
+    const min = /^\d{1,15}$/.test(rawIndex) ? Number(rawIndex) : NaN;
+    if (!Number.isSafeInteger(min)) throw validationError("index", "must be a non-negative decimal integer");
     const rawWait = query.get("wait");
     const wait = Math.min(rawWait ? parseDuration("wait", rawWait) : DEFAULT_WAIT_MS, MAX_WAIT_MS);
     await store.waitFor(tables, min, signal, wait);

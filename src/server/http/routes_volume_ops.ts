@@ -25,9 +25,10 @@ function required(ctx: Ctx, name: string): string {
 /** Nomad's paging parameters: `per_page` (0 = the plugin decides) and `next_token`. */
 function paging(ctx: Ctx): { perPage: number; nextToken: string } {
   const raw = ctx.query.get("per_page") ?? "";
-  const perPage = raw === "" ? 0 : Number(raw);
-  if (!Number.isInteger(perPage) || perPage < 0 || perPage > 2 ** 31 - 1) {
-    throw validationError("per_page", "must be a non-negative integer");
+  // Decimal digits only (Number() would also take "0x10", "1e3", " 5").
+  const perPage = raw === "" ? 0 : /^\d{1,10}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(perPage) || perPage > 2 ** 31 - 1) {
+    throw validationError("per_page", "must be a non-negative decimal integer below 2^31");
   }
   return { perPage, nextToken: ctx.query.get("next_token") ?? "" };
 }
