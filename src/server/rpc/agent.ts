@@ -6,7 +6,8 @@
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { BerthError } from "../../structs/errors.js";
+import { BerthError, validationError } from "../../structs/errors.js";
+import { isObject } from "../../structs/json_check.js";
 import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import { RpcPeer } from "../../internal/rpc/peer.js";
@@ -53,7 +54,13 @@ export class AgentRpcServer {
     const peer = new RpcPeer<ServerMethods, ClientMethods>(ws, this.log);
     this.peers.add(peer);
     let nodeId: string | undefined;
-    const bound = (requested: string): void => {
+    /**
+     * The request names the node this connection registered. A peer's body is untrusted: a
+     * missing body or NodeID is the peer's error (ERR_VALIDATION), never a TypeError here.
+     */
+    const bound = (req: unknown): void => {
+      const requested = isObject(req) ? req.NodeID : undefined;
+      if (typeof requested !== "string") throw validationError("NodeID", "must be a node ID string");
       if (nodeId === undefined) {
         throw new BerthError(
           "ERR_PERMISSION_DENIED",
@@ -70,7 +77,7 @@ export class AgentRpcServer {
     const { node, claim } = this.endpoints;
     peer.handle("Node.Register", async (req) => {
       const id = req?.Node?.ID;
-      if (nodeId !== undefined && id !== nodeId) bound(String(id));
+      if (nodeId !== undefined && id !== nodeId) bound({ NodeID: String(id) });
       const resp = await node.register(req);
       if (nodeId === undefined) {
         nodeId = id;
@@ -79,35 +86,35 @@ export class AgentRpcServer {
       return resp;
     });
     peer.handle("Node.Heartbeat", async (req) => {
-      bound(req.NodeID);
+      bound(req);
       return node.heartbeat(req);
     });
     peer.handle("Node.UpdateFingerprint", async (req) => {
-      bound(req.NodeID);
+      bound(req);
       return node.updateFingerprint(req);
     });
     peer.handle("Node.GetAllocs", async (req, signal) => {
-      bound(req.NodeID);
+      bound(req);
       return node.getAllocs(req, signal);
     });
     peer.handle("Node.UpdateAllocs", async (req) => {
-      bound(req.NodeID);
+      bound(req);
       return node.updateAllocs(req);
     });
     peer.handle("CSIVolume.GetForNode", async (req) => {
-      bound(req.NodeID);
+      bound(req);
       return claim.getForNode(req);
     });
     peer.handle("CSIVolume.Claim", async (req, signal) => {
-      bound(req.NodeID);
+      bound(req);
       return claim.claim(req, signal);
     });
     peer.handle("CSIVolume.Unpublish", async (req, signal) => {
-      bound(req.NodeID);
+      bound(req);
       return claim.unpublish(req, signal);
     });
     peer.handle("CSIVolume.ReleaseProgress", async (req) => {
-      bound(req.NodeID);
+      bound(req);
       return claim.reportReleaseProgress(req);
     });
     peer.onClosed(() => {

@@ -250,3 +250,21 @@ test("a node peer's alloc updates and alloc queries are checked too; a refused o
   });
   assert.equal((await http(base, "GET", `/v1/allocation/${alloc!.ID}`)).json.ClientStatus, "failed");
 });
+
+test("a node peer's request without a body or NodeID is its validation error, not an internal one", async (t) => {
+  const base = await startServer(t);
+  const peer = await connectAgent(base);
+  t.after(() => peer.close());
+  await peer.call("Node.Register", { Node: makeNode("good") });
+  for (const body of [null, {}, { NodeID: 7 }]) {
+    const err = await peer.call("Node.Heartbeat", body as never).then(
+      () => assert.fail(`Node.Heartbeat ${JSON.stringify(body)} should be refused`),
+      (e: unknown) => e,
+    );
+    assert.ok(isBerthError(err), String(err));
+    assert.equal(err.code, "ERR_VALIDATION", err.message);
+    assert.equal(err.field, "NodeID", err.message);
+  }
+  // The connection is still good for the node's own calls.
+  await peer.call("Node.Heartbeat", { NodeID: "good" });
+});

@@ -61,6 +61,19 @@ describe("volume_hook: host volumes", () => {
       ).prestart(),
       /host volume "nope" \(volume "rw"\) is not configured on this node/,
     );
+    // A source named like an Object.prototype member is not "configured" by inheritance.
+    for (const name of ["constructor", "__proto__", "toString"]) {
+      await assert.rejects(
+        new VolumeHook(
+          t,
+          only(hostVol(name)),
+          new FakeDriver(),
+          new AllocHookResources(),
+          nodeVolumes,
+        ).prestart(),
+        /is not configured on this node/,
+      );
+    }
     await assert.rejects(
       new VolumeHook(
         t,

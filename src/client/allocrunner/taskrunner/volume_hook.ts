@@ -11,7 +11,7 @@
 import type { TaskGroup, Task } from "../../../structs/job.js";
 import type { CsiMount } from "../hook_resources.js";
 import type { TaskDriver, TaskMount } from "../../drivers/driver.js";
-import type { ClientHostVolumeConfig } from "../../../structs/node.js";
+import { ownEntry, type ClientHostVolumeConfig } from "../../../structs/node.js";
 import { NonRecoverableError, type PrestartHook, type PrestartResult } from "./hooks.js";
 
 export class VolumeHook implements PrestartHook {
@@ -58,7 +58,7 @@ export class VolumeHook implements PrestartHook {
       }
       const destination = this.interpolate(vm.Destination);
       if (req.Type === "host") {
-        const hv = this.hostVolumes[req.Source];
+        const hv = ownEntry(this.hostVolumes, req.Source);
         if (!hv) {
           // The scheduler placed the alloc here only if the node had it: the agent's config changed.
           throw new NonRecoverableError(
