@@ -12,6 +12,7 @@ import { BerthError, asBerthError, validationError } from "../../structs/errors.
 import { isObject, optNumber, optString, optStringMap } from "../../structs/json_check.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { validateVolumeSpec } from "../../structs/volume_validate.js";
+import { validateReportedNode } from "../../structs/node_validate.js";
 import { TABLES, type Table } from "./store.js";
 
 /** The tables whose records are checked: every table of records, as the quarantine names them. */
@@ -77,7 +78,6 @@ function sameKey(field: string, v: unknown, column: unknown): void {
 }
 
 const NODE_STATUSES = ["initializing", "ready", "down"];
-const ELIGIBILITY = ["eligible", "ineligible"];
 const DESIRED = ["run", "stop", "evict"];
 const CLIENT = ["pending", "running", "complete", "failed", "lost"];
 const EVAL_STATUSES = ["pending", "blocked", "complete", "failed", "cancelled"];
@@ -208,18 +208,16 @@ export function checkPluginUse(v: unknown, row: StoredRow): void {
 function checkNode(v: unknown, row: StoredRow): void {
   const n = obj("Node", v);
   sameKey("Node.ID", n.ID, row.id);
+  // What the agent reported: the validator Node.Register uses on the way in.
+  validateReportedNode(n);
+  // The server-owned fields, and the plugin maps the derivation reads of every node it touches
+  // (present in every stored record, even where a registration may leave them out).
   str("Node.Name", n.Name);
   oneOfStr("Node.Status", n.Status, NODE_STATUSES);
-  oneOfStr("Node.SchedulingEligibility", n.SchedulingEligibility, ELIGIBILITY);
-  objMap("Node.Drivers", n.Drivers);
-  // The plugin derivation reads both maps of every node it touches.
   obj("Node.CSIControllerPlugins", n.CSIControllerPlugins);
   obj("Node.CSINodePlugins", n.CSINodePlugins);
   checkPluginInfos("Node.CSIControllerPlugins", n.CSIControllerPlugins);
   checkPluginInfos("Node.CSINodePlugins", n.CSINodePlugins);
-  objMap("Node.HostVolumes", n.HostVolumes);
-  optStringMap("Node.Attributes", n.Attributes);
-  optStringMap("Node.Meta", n.Meta);
   if (n.DrainStrategy != null) obj("Node.DrainStrategy", n.DrainStrategy);
   int("Node.CreateIndex", n.CreateIndex);
 }
