@@ -153,10 +153,16 @@ export class ApiClient {
   async registerVolume(vol: CSIVolumeSpec): Promise<void> {
     await this.request("PUT", `/v1/volume/csi/${enc(vol.ID ?? "")}`, { body: { Volumes: [vol] } });
   }
-  async deregisterVolume(id: string, opts: { force?: boolean } = {}): Promise<void> {
-    await this.request("DELETE", `/v1/volume/csi/${enc(id)}`, {
-      query: { force: String(opts.force ?? false) },
-    });
+  /** Answers the warnings of a forced deregister (attachments that may be left behind), or []. */
+  async deregisterVolume(id: string, opts: { force?: boolean } = {}): Promise<string[]> {
+    const res = await this.request<{ Warnings?: string[] } | undefined>(
+      "DELETE",
+      `/v1/volume/csi/${enc(id)}`,
+      {
+        query: { force: String(opts.force ?? false) },
+      },
+    );
+    return res?.Warnings ?? [];
   }
   /** Creates the volume through its controller plugin; answers with the created volumes. */
   async createVolume(vol: CSIVolumeSpec): Promise<CSIVolume[]> {

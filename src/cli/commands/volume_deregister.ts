@@ -9,7 +9,7 @@ export interface VolumeDeregisterArgs extends Parsed {
 
 export const volumeDeregister: Command<VolumeDeregisterArgs> = {
   usage: "Usage: berth volume deregister [options] <volume>",
-  help: "Removes the volume from berth without deleting its storage. -force deregisters it even while allocations still claim it.",
+  help: "Removes the volume from berth without deleting its storage. -force deregisters it even while allocations still claim it (not while one still runs): claims are released first, and one that no controller can detach is dropped with a warning naming the node where the volume may still be attached.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, { force: { type: "boolean" } });
     expectArgs(positionals, 1, 1, "<volume>");
@@ -17,7 +17,8 @@ export const volumeDeregister: Command<VolumeDeregisterArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deregistering volume", async () => {
-      await io.api.deregisterVolume(p.id, { force: p.force });
+      const warnings = await io.api.deregisterVolume(p.id, { force: p.force });
+      for (const w of warnings) io.stderr(`Warning: ${w}`);
       io.stdout(`Successfully deregistered volume ${JSON.stringify(p.id)}!`);
     }),
 };

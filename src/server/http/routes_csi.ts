@@ -62,13 +62,15 @@ export const registerVolume: Route = async (ctx, api) => {
 
 export const deregisterVolume: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const { Index } = await api.volumes.deregister(
+  const { Index, Warnings } = await api.volumes.deregister(
     ns,
     param(ctx, "id"),
     boolParam(ctx.query, "force"),
     ctx.signal,
   );
-  sendJson(ctx.res, { Index }, Index);
+  // Warnings (berth's addition; Nomad's client ignores the body): what a forced deregister left
+  // possibly attached because no controller could detach it. Absent when there is none.
+  sendJson(ctx.res, Warnings.length > 0 ? { Index, Warnings } : { Index }, Index);
 };
 
 export const createVolume: Route = async (ctx, api) => {

@@ -50,6 +50,18 @@ const CLAIM_STATES: readonly ClaimState[] = [
   "ready-to-free",
 ];
 
+/**
+ * The release of a claim waits because no usable controller of its plugin exists to run
+ * ControllerUnpublishVolume (ERR_CSI_PLUGIN_UNAVAILABLE, retried). A distinct class so a caller
+ * (the forced deregister) can tell this case from any other failure without reading the message.
+ */
+export class AwaitingControllerError extends BerthError {
+  constructor(message: string) {
+    super("ERR_CSI_PLUGIN_UNAVAILABLE", message);
+    this.name = "AwaitingControllerError";
+  }
+}
+
 export class ClaimEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
@@ -249,9 +261,8 @@ export class ClaimEndpoint {
   private async controllerUnpublish(vol: CSIVolume, claim: VolumeClaim, signal?: AbortSignal): Promise<void> {
     const pluginId = unpublishPluginOf(vol, claim);
     const waiting = (why: string) =>
-      new BerthError(
-        // Retryable (503) either way: a controller that can detach may come (a rescheduled one).
-        "ERR_CSI_PLUGIN_UNAVAILABLE",
+      // Retryable (503) either way: a controller that can detach may come (a rescheduled one).
+      new AwaitingControllerError(
         `waiting for a controller of plugin ${JSON.stringify(pluginId)} to run ControllerUnpublishVolume for volume ${JSON.stringify(vol.ID)} on node ${claim.NodeID} (it was attached there; the release does not skip the detach): ${why}`,
       );
     // A plugin whose every instance is gone (its record deleted) is waited for like a missing

@@ -10,7 +10,7 @@ import { volumeListView, volumeView } from "../state/views.js";
 import type { CSIVolumeExternalStub } from "../../structs/snapshot.js";
 import { ClaimEndpoint } from "./claim.js";
 import { allClaimsOf } from "./volume_claims.js";
-import { detachVolume, refuseRunning, releaseClaims } from "./volume_detach.js";
+import { detachVolume, refuseRunning, releaseClaimsOrLeave } from "./volume_detach.js";
 import { OrphanEndpoint } from "../orphans/endpoint.js";
 import { createVolumes } from "./volume_create.js";
 import { registerVolumes } from "./volume_register.js";
@@ -48,20 +48,35 @@ export class VolumeEndpoint {
   /**
    * Refused while any claim (live or releasing) remains, unless forced. Forced: refused while an
    * alloc that still runs holds a claim; otherwise every claim is released first (node step on live
-   * nodes, ControllerUnpublish when due) so no attachment outlives the record. Unknown volumes are a
-   * no-op.
+   * nodes, ControllerUnpublish through any live controller). A claim whose release waits only
+   * because no usable controller of its plugin exists (AwaitingControllerError) is dropped with the
+   * volume — the operator's way out when that controller will never return — and each such claim
+   * comes back in `Warnings` (also logged at WARN): the volume's external ID may still be attached
+   * on that node. Any other release failure refuses the deregister. Unknown volumes are a no-op.
    */
   async deregister(
     namespace: string,
     id: string,
     force: boolean,
     signal?: AbortSignal,
-  ): Promise<{ Index: number }> {
+  ): Promise<{ Index: number; Warnings: string[] }> {
     const claimed = volumeView(this.deps.store, namespace, id);
+    const warnings: string[] = [];
     if (force && claimed && !isUnclaimed(claimed)) {
       const held = allClaimsOf(claimed);
       refuseRunning(this.deps, claimed, held);
-      await releaseClaims(this.deps, this.claims, claimed, held, signal);
+      const left = await releaseClaimsOrLeave(this.deps, this.claims, claimed, held, signal);
+      for (const c of left) {
+        warnings.push(
+          `volume ${JSON.stringify(claimed.ID)} (external ID ${JSON.stringify(claimed.ExternalID)}) may still be attached on node ${c.NodeID}${c.ExternalNodeID ? ` (external node ID ${JSON.stringify(c.ExternalNodeID)})` : ""}: no controller of its plugin ran ControllerUnpublishVolume; detach it in the storage provider`,
+        );
+        this.deps.log.warn("forced deregister dropped a claim without ControllerUnpublishVolume", {
+          volume: claimed.ID,
+          external_id: claimed.ExternalID,
+          node: c.NodeID,
+          alloc: c.AllocationID,
+        });
+      }
     }
     return this.deps.volumeLocks.run(
       volumeKey(namespace, id),
@@ -72,7 +87,7 @@ export class VolumeEndpoint {
           if (!force && !isUnclaimed(vol)) throw inUse(vol);
           tx.deleteVolume(namespace, id);
         });
-        return { Index: this.deps.store.index() };
+        return { Index: this.deps.store.index(), Warnings: warnings };
       },
       signal,
     );

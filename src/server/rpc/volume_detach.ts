@@ -14,7 +14,7 @@ import { BerthError, notFound } from "../../structs/errors.js";
 import type { CSIVolume, ClaimState, VolumeClaim } from "../../structs/volume.js";
 import type { ServerDeps } from "../deps.js";
 import { volumeView } from "../state/views.js";
-import type { ClaimEndpoint } from "./claim.js";
+import { AwaitingControllerError, type ClaimEndpoint } from "./claim.js";
 import { claimsOnNode } from "./volume_claims.js";
 
 /** Deadline of one NodeDetachVolume (the node agent retries transient plugin errors within it). */
@@ -62,33 +62,65 @@ export async function releaseClaims(
   held: VolumeClaim[],
   signal?: AbortSignal,
 ): Promise<void> {
+  for (const claim of held) await releaseClaim(deps, claims, vol, claim, signal);
+}
+
+/**
+ * Like releaseClaims, but a claim whose release waits for a controller that does not exist
+ * (AwaitingControllerError) does not stop the walk: it is returned, for the forced deregister to
+ * drop and report. Any other failure is thrown as is.
+ */
+export async function releaseClaimsOrLeave(
+  deps: ServerDeps,
+  claims: ClaimEndpoint,
+  vol: CSIVolume,
+  held: VolumeClaim[],
+  signal?: AbortSignal,
+): Promise<VolumeClaim[]> {
+  const left: VolumeClaim[] = [];
   for (const claim of held) {
-    const node = deps.store.getNode(claim.NodeID);
-    let state: ClaimState = claim.State;
-    if (claim.State === "taken" && node && node.Status !== "down") {
-      await deps.conns.call(
-        claim.NodeID,
-        "ClientCSI.NodeDetachVolume",
-        {
-          PluginID: vol.PluginID,
-          VolumeID: vol.ID,
-          Namespace: vol.Namespace,
-          ExternalID: vol.ExternalID,
-          AllocID: claim.AllocationID,
-        },
-        { timeoutMs: NODE_DETACH_TIMEOUT_MS, ...(signal ? { signal } : {}) },
-      );
-      state = "node-detached";
+    try {
+      await releaseClaim(deps, claims, vol, claim, signal);
+    } catch (err) {
+      if (!(err instanceof AwaitingControllerError)) throw err;
+      left.push(claim);
     }
-    await claims.unpublish(
+  }
+  return left;
+}
+
+async function releaseClaim(
+  deps: ServerDeps,
+  claims: ClaimEndpoint,
+  vol: CSIVolume,
+  claim: VolumeClaim,
+  signal?: AbortSignal,
+): Promise<void> {
+  const node = deps.store.getNode(claim.NodeID);
+  let state: ClaimState = claim.State;
+  if (claim.State === "taken" && node && node.Status !== "down") {
+    await deps.conns.call(
+      claim.NodeID,
+      "ClientCSI.NodeDetachVolume",
       {
+        PluginID: vol.PluginID,
         VolumeID: vol.ID,
         Namespace: vol.Namespace,
-        AllocationID: claim.AllocationID,
-        NodeID: claim.NodeID,
-        State: state,
+        ExternalID: vol.ExternalID,
+        AllocID: claim.AllocationID,
       },
-      signal,
+      { timeoutMs: NODE_DETACH_TIMEOUT_MS, ...(signal ? { signal } : {}) },
     );
+    state = "node-detached";
   }
+  await claims.unpublish(
+    {
+      VolumeID: vol.ID,
+      Namespace: vol.Namespace,
+      AllocationID: claim.AllocationID,
+      NodeID: claim.NodeID,
+      State: state,
+    },
+    signal,
+  );
 }

@@ -125,7 +125,13 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
   const base = await startServer(t, boundMs);
   const calls: string[] = [];
   const a = await connectAgent(base, controllerHandlers(calls, ""));
-  const b = await connectAgent(base);
+  // B's node plugin unmounts when asked (the node step of a detach or a forced deregister).
+  const b = await connectAgent(base, {
+    "ClientCSI.NodeDetachVolume": async () => {
+      calls.push("node-detach");
+      return {};
+    },
+  });
   t.after(() => a.close());
   t.after(() => b.close());
   await a.call("Node.Register", {
@@ -225,15 +231,12 @@ test("a down node's controller never gates new claims; a claim it published wait
   assert.equal("ControllerPublishPluginID" in st, false, "berth's bookkeeping stays out of the API");
   assert.deepEqual(c.calls, ["publish"]);
 
-  // The operator's commands run the same walk: with no controller they answer 503 with the same
-  // reason and change nothing (as before the departed-controller fix, when the plugin still
-  // looked controller-required). The job is stopped first: both refuse while the alloc runs.
+  // `volume detach` runs the same walk: with no controller it answers 503 with the same reason and
+  // changes nothing (a detach never pretends one happened). The job is stopped first.
   assert.equal((await http(c.base, "DELETE", "/v1/job/web")).status, 200);
-  for (const path of ["/v1/volume/csi/vol1/detach?node=B", "/v1/volume/csi/vol1?force=true"]) {
-    const r = await http(c.base, "DELETE", path);
-    assert.equal(r.status, 503, `${path}: ${r.text}`);
-    assert.match(r.text, /waiting for a controller of plugin "p1" to run ControllerUnpublishVolume/);
-  }
+  const r = await http(c.base, "DELETE", "/v1/volume/csi/vol1/detach?node=B");
+  assert.equal(r.status, 503, r.text);
+  assert.match(r.text, /waiting for a controller of plugin "p1" to run ControllerUnpublishVolume/);
   const still = await volume(c.base, "vol1");
   assert.equal(still.PastClaims[c.claimReq.AllocationID]?.State, "node-detached", "nothing changed");
   assert.deepEqual(c.calls, ["publish"]);
@@ -328,4 +331,44 @@ test("a release owed a detach waits even when its plugin's record is gone altoge
   const v = await volume(c.base, "vol1");
   assert.equal(v.PastClaims[c.claimReq.AllocationID]?.State, "node-detached");
   assert.deepEqual(c.calls, ["publish"]);
+});
+
+test("forced deregister with no controller left drops the volume and names what may stay attached; detach stays 503", async (t) => {
+  const c = await cluster(t, 60 * 60_000);
+  await c.b.call("CSIVolume.Claim", c.claimReq);
+  await c.stopA();
+  await until("node A down", async () => ((await nodeStatus(c.base, "A")) === "down" ? true : undefined));
+
+  // Refused while the alloc runs, forced or not.
+  const running = await http(c.base, "DELETE", "/v1/volume/csi/vol1?force=true");
+  assert.equal(running.status, 409, running.text);
+  assert.equal((await http(c.base, "DELETE", "/v1/job/web")).status, 200);
+  // Without -force: in use, nothing changes.
+  const plain = await http(c.base, "DELETE", "/v1/volume/csi/vol1");
+  assert.equal(plain.status, 409, plain.text);
+  const detach = await http(c.base, "DELETE", "/v1/volume/csi/vol1/detach?node=B");
+  assert.equal(detach.status, 503, detach.text);
+  assert.ok((await http(c.base, "GET", "/v1/volume/csi/vol1")).status === 200, "detach changed nothing");
+
+  // Forced: the node step runs, the controller step cannot; the volume and its claim are dropped
+  // and the answer names the node and the external ID that may still be attached there.
+  const forced = await http(c.base, "DELETE", "/v1/volume/csi/vol1?force=true");
+  assert.equal(forced.status, 200, forced.text);
+  const warnings = forced.json.Warnings as string[];
+  assert.equal(warnings.length, 1, forced.text);
+  assert.match(warnings[0]!, /"ext-vol1".*may still be attached on node B/);
+  assert.equal(typeof forced.json.Index, "number");
+  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.deepEqual(c.calls, ["publish", "node-detach"], "no controller call was made or pretended");
+});
+
+test("forced deregister while a controller is alive still runs exactly one ControllerUnpublish", async (t) => {
+  const c = await cluster(t, 60 * 60_000);
+  await c.b.call("CSIVolume.Claim", c.claimReq);
+  assert.equal((await http(c.base, "DELETE", "/v1/job/web")).status, 200);
+  const forced = await http(c.base, "DELETE", "/v1/volume/csi/vol1?force=true");
+  assert.equal(forced.status, 200, forced.text);
+  assert.equal(forced.json.Warnings, undefined, "nothing left behind");
+  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.deepEqual(c.calls, ["publish", "node-detach", "unpublish"]);
 });

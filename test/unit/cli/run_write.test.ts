@@ -34,6 +34,12 @@ before(async () => {
     "PUT /v1/volume/csi/old": { text: "" },
     "DELETE /v1/volume/csi/demo": { text: "" },
     "DELETE /v1/volume/csi/busy": { status: 400, text: "volume in use: busy" },
+    "DELETE /v1/volume/csi/orphaned": {
+      json: {
+        Index: 12,
+        Warnings: ['volume "orphaned" (external ID "ext-1") may still be attached on node B'],
+      },
+    },
     "DELETE /v1/volume/csi/demo/delete": { text: "" },
   });
 });
@@ -137,6 +143,15 @@ describe("volume deregister / delete", () => {
     assert.equal(await volumeDeregister.run(volumeDeregister.parse(["-force", "demo"]), o), 0);
     assert.deepEqual(o.out, ['Successfully deregistered volume "demo"!']);
     assert.equal(last().url, "/v1/volume/csi/demo?force=true");
+  });
+
+  it("forced deregister prints what the server says may be left attached", async () => {
+    const o = io();
+    assert.equal(await volumeDeregister.run(volumeDeregister.parse(["-force", "orphaned"]), o), 0);
+    assert.deepEqual(o.err, [
+      'Warning: volume "orphaned" (external ID "ext-1") may still be attached on node B',
+    ]);
+    assert.deepEqual(o.out, ['Successfully deregistered volume "orphaned"!']);
   });
 
   it("deregister reports the server's refusal", async () => {
