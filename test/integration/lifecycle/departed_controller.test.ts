@@ -203,6 +203,11 @@ test(
     await cli(["job", "stop", "-purge", "hostpath"]);
     await cli(["job", "stop", "-purge", "w1"]);
     await cli(["job", "stop", "-purge", "w2"]);
+    // A graceful agent stop leaves its tasks running (they outlive the agent): B must have stopped
+    // the purged plugin allocs, and torn down the plugin dir they shared, before it stops.
+    await eventually("B to stop the purged allocs and unmount their plugin dir", async () =>
+      (await mountsUnder(cluster.dir)).length === 0 ? true : undefined,
+    );
     assert.equal(await cluster.clients.get("B")!.stop(60_000), 0, "B's agent exit code");
     assert.equal(await cluster.server.stop(30_000), 0, "server agent exit code");
     assert.deepEqual(await mountsUnder(cluster.dir), [], "nothing is mounted under the test dir");

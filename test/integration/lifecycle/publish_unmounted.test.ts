@@ -59,6 +59,12 @@ test("a plugin that reports NodePublish success without mounting: the task never
     await rig.allocOf("victim", "complete", 90_000);
     const volDir = rig.volumeDir(vol);
     assert.equal(fs.readFileSync(path.join(volDir, "leak.txt"), "utf8"), "leaked\n");
+    // The batch alloc's release (unpublish, unstage) runs after it completes; until the stage mount
+    // is gone the walk would also see the volume's own file through it (same inode, not a leak).
+    await eventually("the completed alloc's claim to be released", async () => {
+      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      return v && claimCount(v) === 0 ? v : undefined;
+    });
     assert.deepEqual(findFiles(rig.dir, "leak.txt"), [path.join(volDir, "leak.txt")], "only in the volume");
     assert.equal((await rig.cli.get<AllocView[]>("/v1/job/victim/allocations"))?.length, 1, "one alloc");
 
