@@ -6,7 +6,7 @@
  * in Nomad, a constraint on an attribute the node does not have is not met, whatever the operand.
  * Job, group and task constraints all apply to every alloc of the group. Pure.
  */
-import type { Node } from "./node.js";
+import { ownEntry, type Node } from "./node.js";
 
 export interface Constraint {
   LTarget: string;
@@ -42,7 +42,7 @@ function resolve(target: string, node: Node): string | undefined {
   const m = MAP_ATTRIBUTE.exec(target);
   if (!m) return target;
   const map = m[1] === "attr" ? node.Attributes : node.Meta;
-  return map && Object.hasOwn(map, m[2]!) ? map[m[2]!] : undefined;
+  return ownEntry(map, m[2]!);
 }
 
 /** Whether the node satisfies the constraint. Constraints are validated before they get here. */

@@ -69,9 +69,7 @@ export interface ClientHostVolumeConfig {
 export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, readOnly: boolean): boolean {
   // An own entry only: a name like "constructor" or "__proto__" must not find Object.prototype's
   // member on a node without host volumes (it was placed, then failed at task start).
-  const vols = node.HostVolumes;
-  if (vols === null || typeof vols !== "object" || !Object.hasOwn(vols, source)) return false;
-  const vol = vols[source];
+  const vol = ownEntry(node.HostVolumes ?? undefined, source);
   if (vol === null || typeof vol !== "object") return false;
   return readOnly || !vol.ReadOnly;
 }
