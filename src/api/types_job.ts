@@ -7,7 +7,7 @@
 export type JobType = string;
 
 export interface MountOptions {
-  FsType: string;
+  FSType: string;
   /** Redacted by the server (`["[REDACTED]"]`) whenever non-empty. */
   MountFlags: string[];
 }

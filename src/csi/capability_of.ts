@@ -16,6 +16,6 @@ export function csiCapabilityOf(
     access:
       attachmentMode === "block-device"
         ? { type: "block" }
-        : { type: "mount", fsType: mount?.FsType ?? "", mountFlags: [...(mount?.MountFlags ?? [])] },
+        : { type: "mount", fsType: mount?.FSType ?? "", mountFlags: [...(mount?.MountFlags ?? [])] },
   };
 }

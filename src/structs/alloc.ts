@@ -65,12 +65,31 @@ export interface Allocation extends RescheduleFields {
   ClientStatus: ClientStatus;
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
+  /**
+   * What the scheduler set aside for the alloc on its node (Nomad's AllocatedResources). Absent on
+   * allocs placed before resources existed: they count as nothing.
+   */
+  AllocatedResources?: AllocatedResources;
+  /** Set on a canary of a deployment (Nomad's DeploymentID / DeploymentStatus); absent otherwise. */
+  DeploymentID?: string;
+  DeploymentStatus?: { Healthy: boolean | null; Canary: boolean; Timestamp: string } | null;
   CreateIndex: number;
   ModifyIndex: number;
   AllocModifyIndex: number;
   /** Unix nanoseconds. */
   CreateTime: number;
   ModifyTime: number;
+}
+
+/** Nomad's AllocatedResources, the parts berth fills. */
+export interface AllocatedResources {
+  Tasks: Record<string, AllocatedTaskResources>;
+  Shared: { DiskMB: number };
+}
+
+export interface AllocatedTaskResources {
+  Cpu: { CpuShares: number; ReservedCores: number[] | null };
+  Memory: { MemoryMB: number; MemoryMaxMB: number };
 }
 
 export function allocIndex(alloc: Pick<Allocation, "Name">): number {

@@ -17,7 +17,7 @@ export const ATTACHMENT_MODES = ["file-system", "block-device"] as const;
 export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
 
 export interface MountOptions {
-  FsType: string;
+  FSType: string;
   /** May carry credentials (some plugins take them as mount flags): redacted in every API answer. */
   MountFlags: string[];
 }

@@ -4,6 +4,15 @@
  */
 import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./csi_terms.js";
 import type { Constraint } from "./constraint.js";
+import type {
+  Affinity,
+  KeptStanza,
+  Resources,
+  Spread,
+  TaskLifecycle,
+  Template,
+  UpdateStrategy,
+} from "./job_stanzas.js";
 import type { ReschedulePolicy } from "./reschedule_policy.js";
 
 export type { Constraint } from "./constraint.js";
@@ -65,6 +74,29 @@ export interface Task {
    * records and alloc snapshots stored before constraints existed still read correctly.
    */
   Constraints?: Constraint[];
+  /*
+   * The stanzas below (job_stanzas.ts) are optional for the same reason: records stored before
+   * they existed read as "not set".
+   */
+  /** Absent: Nomad's defaults (DEFAULT_TASK_CPU_MHZ, DEFAULT_TASK_MEMORY_MB). */
+  Resources?: Resources | null;
+  /** Absent or null: a main task. */
+  Lifecycle?: TaskLifecycle | null;
+  Templates?: Template[];
+  /** The signal sent first on stop ("SIGINT", …); "" or absent: SIGTERM. */
+  KillSignal?: string;
+  /** The user the task runs as; "" or absent: the driver's default. */
+  User?: string;
+  Meta?: Record<string, string>;
+  Affinities?: Affinity[];
+  /** Nanoseconds to wait between deregistering services and killing the task. */
+  ShutdownDelay?: number;
+  /** Kept, not honoured (see KeptStanza). */
+  Services?: KeptStanza[];
+  Vault?: KeptStanza | null;
+  Artifacts?: KeptStanza[];
+  LogConfig?: KeptStanza | null;
+  Leader?: boolean;
 }
 
 export interface TaskGroup {
@@ -80,6 +112,17 @@ export interface TaskGroup {
   ReschedulePolicy?: ReschedulePolicy | null;
   /** As Task.Constraints. */
   Constraints?: Constraint[];
+  Affinities?: Affinity[];
+  Spreads?: Spread[];
+  /** The effective strategy (the job's merged with the group's); absent or null: none. */
+  Update?: UpdateStrategy | null;
+  Meta?: Record<string, string>;
+  ShutdownDelay?: number;
+  /** Kept, not honoured (see KeptStanza). */
+  Networks?: KeptStanza[];
+  Services?: KeptStanza[];
+  EphemeralDisk?: KeptStanza | null;
+  Migrate?: KeptStanza | null;
 }
 
 export interface Job {
@@ -96,6 +139,17 @@ export interface Job {
   Reschedule?: ReschedulePolicy | null;
   /** As Task.Constraints. */
   Constraints?: Constraint[];
+  Affinities?: Affinity[];
+  Spreads?: Spread[];
+  /** The job-level `update` block as written; each group's Update merges over it. */
+  Update?: UpdateStrategy | null;
+  Meta?: Record<string, string>;
+  Region?: string;
+  AllAtOnce?: boolean;
+  /** Kept, not honoured (see KeptStanza). */
+  Periodic?: KeptStanza | null;
+  ParameterizedJob?: KeptStanza | null;
+  Multiregion?: KeptStanza | null;
   Version: number;
   /** Unix nanoseconds. */
   SubmitTime: number;

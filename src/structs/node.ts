@@ -34,6 +34,13 @@ export interface Node {
   /** Operator metadata (`client { meta { … } }`, `-meta`), as Nomad's Node.Meta. */
   Meta?: Record<string, string>;
   /**
+   * Fingerprinted totals (Nomad's Node.NodeResources): what the scheduler bin-packs against, less
+   * ReservedResources. Absent on records stored before resources existed: not bin-packed.
+   */
+  NodeResources?: NodeResources;
+  /** What the agent keeps for itself (client `reserved { cpu, memory }`); absent: nothing. */
+  ReservedResources?: NodeReservedResources;
+  /**
    * Set while the node drains (Nomad's DrainStrategy); null or absent otherwise. Only the server
    * writes it: a node agent's registration never sets or clears it. Optional because records
    * stored before drains existed, and the node agent's own Node, do not carry it.
@@ -52,6 +59,20 @@ export interface Node {
   CSIPluginsDetachedAt?: number;
   CreateIndex: number;
   ModifyIndex: number;
+}
+
+/** Nomad's NodeResources, the parts berth fills: CPU in MHz shares, memory and disk in MiB. */
+export interface NodeResources {
+  Cpu: { CpuShares: number; TotalCpuCores: number; ReservableCpuCores: number[] };
+  Memory: { MemoryMB: number };
+  Disk: { DiskMB: number };
+}
+
+/** Nomad's NodeReservedResources, the same parts. */
+export interface NodeReservedResources {
+  Cpu: { CpuShares: number };
+  Memory: { MemoryMB: number };
+  Disk: { DiskMB: number };
 }
 
 /** One `host_volume "name" { path, read_only }` of the client config (Nomad's ClientHostVolumeConfig). */

@@ -108,7 +108,9 @@ export function mountOptions(field: string, input: unknown): MountOptions | null
   const m = optObject(field, input);
   if (!m) return null;
   return {
-    FsType: optString(`${field}.FsType`, m.FsType, ""),
+    // Go's JSON decoder matches field names case-insensitively, so Nomad reads "FsType" too (older
+    // berth clients wrote that).
+    FSType: optString(`${field}.FSType`, m.FSType ?? m.FsType, ""),
     MountFlags: optStringArray(`${field}.MountFlags`, m.MountFlags, []),
   };
 }

@@ -168,7 +168,7 @@ export const volume = {
   ...volumeShared,
   ProviderVersion: "0.1.0",
   RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
-  MountOptions: { FsType: "ext4", MountFlags: ["[REDACTED]"] },
+  MountOptions: { FSType: "ext4", MountFlags: ["[REDACTED]"] },
   Secrets: null,
   Parameters: {},
   Context: {},

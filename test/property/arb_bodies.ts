@@ -57,7 +57,7 @@ const volumeRequest: fc.Arbitrary<VolumeRequest> = fc.record({
   ReadOnly: fc.boolean(),
   AccessMode: fc.oneof(fc.constant(""), accessMode),
   AttachmentMode: fc.oneof(fc.constant(""), attachmentMode),
-  MountOptions: fc.option(fc.record({ FsType: fc.constantFrom("", "ext4"), MountFlags: fc.constant([]) })),
+  MountOptions: fc.option(fc.record({ FSType: fc.constantFrom("", "ext4"), MountFlags: fc.constant([]) })),
   PerAlloc: fc.boolean(),
 });
 
@@ -146,7 +146,7 @@ export const volumeSpec: fc.Arbitrary<CSIVolumeSpec> = fc.record(
     PluginID: pluginId,
     RequestedCapabilities: fc.array(capability, { minLength: 1, maxLength: 2 }),
     MountOptions: fc.option(
-      fc.record({ FsType: fc.constantFrom("", "ext4"), MountFlags: fc.constant(["noatime"]) }),
+      fc.record({ FSType: fc.constantFrom("", "ext4"), MountFlags: fc.constant(["noatime"]) }),
     ),
     Secrets: fc.option(fc.constant({ password: SECRET_VALUES[0] })),
     Parameters: smallMap,

@@ -1,5 +1,5 @@
 /**
- * A typed reader over one HCL body as @cdktf/hcl2json decodes it: attributes are plain values,
+ * A typed reader over one HCL body as @cdktn/hcl2json decodes it: attributes are plain values,
  * blocks are arrays of objects, labelled blocks are `{label: [object]}`. Every accessor checks the
  * value's type and throws a SpecError that names the file and the place in it; `finish()` rejects
  * the keys nobody read, so an unsupported setting is an error rather than silently ignored.

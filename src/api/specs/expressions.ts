@@ -1,5 +1,5 @@
 /**
- * What the HCL→JSON step leaves unevaluated, checked before a spec is used. @cdktf/hcl2json turns
+ * What the HCL→JSON step leaves unevaluated, checked before a spec is used. @cdktn/hcl2json turns
  * every expression into its source text wrapped in `${…}`: `password = var.x` comes back as the
  * string "${var.x}", `count = 1 + 2` as "${1 + 2}". Sent as is, such text would be stored literally
  * (in `secrets` too) instead of the value the author meant.

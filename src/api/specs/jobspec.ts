@@ -149,8 +149,8 @@ function volumeFrom(alias: string, b: Body): VolumeRequest {
   return req;
 }
 
-export function mountOptionsFrom(b: Body): { FsType: string; MountFlags: string[] } {
-  const mo = { FsType: b.string("fs_type") ?? "", MountFlags: b.stringList("mount_flags") ?? [] };
+export function mountOptionsFrom(b: Body): { FSType: string; MountFlags: string[] } {
+  const mo = { FSType: b.string("fs_type") ?? "", MountFlags: b.stringList("mount_flags") ?? [] };
   b.finish();
   return mo;
 }

@@ -12,9 +12,9 @@ export function formatCapacity(n: number | null | undefined): string {
  * if a server forgot to redact them.
  */
 export function formatMountOptions(mo: MountOptions | null): string {
-  if (!mo || (!mo.FsType && (mo.MountFlags ?? []).length === 0)) return "<none>";
+  if (!mo || (!mo.FSType && (mo.MountFlags ?? []).length === 0)) return "<none>";
   const parts: string[] = [];
-  if (mo.FsType) parts.push(`fs_type: ${mo.FsType}`);
+  if (mo.FSType) parts.push(`fs_type: ${mo.FSType}`);
   if ((mo.MountFlags ?? []).length > 0) parts.push("flags: [REDACTED]");
   return parts.join(" ");
 }

@@ -41,6 +41,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `);
   },
+  // Mount options' file-system field is Nomad's `FSType` (it was stored as `FsType`).
+  (db) => {
+    db.exec(`
+      UPDATE allocs SET alloc_json = replace(alloc_json, '"FsType":', '"FSType":');
+      UPDATE csi_volume_stubs SET stub_json = replace(stub_json, '"FsType":', '"FSType":');
+      UPDATE pending_releases SET release_json = replace(release_json, '"FsType":', '"FSType":');
+    `);
+  },
 ];
 
 /** Applies every migration past the DB's recorded version. Throws if the DB is newer than us. */

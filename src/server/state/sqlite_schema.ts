@@ -176,6 +176,12 @@ const MIGRATIONS: Migration[] = [
     namespace TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (namespace, id)
   );
   `,
+  // Mount options' file-system field is Nomad's `FSType` (it was stored as `FsType`).
+  `
+  UPDATE volumes SET json = replace(json, '"FsType":', '"FSType":');
+  UPDATE jobs SET json = replace(json, '"FsType":', '"FSType":');
+  UPDATE allocs SET json = replace(json, '"FsType":', '"FSType":');
+  `,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -46,7 +46,7 @@ const volSpec = {
   RequestedCapacityMin: 2048,
   RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
   Secrets: { password: "hunter2" },
-  MountOptions: { FsType: "ext4", MountFlags: ["pw=hunter2"] },
+  MountOptions: { FSType: "ext4", MountFlags: ["pw=hunter2"] },
 };
 
 const jobSpec = {

@@ -224,7 +224,7 @@ describe("jobspec HCL", () => {
       ReadOnly: true,
       AccessMode: "multi-node-reader-only",
       AttachmentMode: "file-system",
-      MountOptions: { FsType: "ext4", MountFlags: ["noatime"] },
+      MountOptions: { FSType: "ext4", MountFlags: ["noatime"] },
       PerAlloc: true,
     });
     const [t2, t1] = b!.Tasks;
@@ -478,7 +478,7 @@ describe("volume spec HCL", () => {
         { AccessMode: "single-node-writer", AttachmentMode: "file-system" },
         { AccessMode: "single-node-reader-only", AttachmentMode: "block-device" },
       ],
-      MountOptions: { FsType: "xfs", MountFlags: ["ro", "noatime"] },
+      MountOptions: { FSType: "xfs", MountFlags: ["ro", "noatime"] },
       Secrets: { token: "s3cr3t" },
       Parameters: { size: "fast" },
       Context: { zone: "a" },

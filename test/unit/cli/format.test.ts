@@ -54,8 +54,8 @@ describe("format helpers", () => {
 
   it("mount options never show flags, even unredacted ones", () => {
     assert.equal(formatMountOptions(null), "<none>");
-    assert.equal(formatMountOptions({ FsType: "", MountFlags: [] }), "<none>");
-    assert.equal(formatMountOptions({ FsType: "ext4", MountFlags: [] }), "fs_type: ext4");
-    assert.equal(formatMountOptions({ FsType: "", MountFlags: ["password=hunter2"] }), "flags: [REDACTED]");
+    assert.equal(formatMountOptions({ FSType: "", MountFlags: [] }), "<none>");
+    assert.equal(formatMountOptions({ FSType: "ext4", MountFlags: [] }), "fs_type: ext4");
+    assert.equal(formatMountOptions({ FSType: "", MountFlags: ["password=hunter2"] }), "flags: [REDACTED]");
   });
 });

@@ -31,7 +31,7 @@ const createReq: ClientMethods["ClientCSI.ControllerCreateVolume"][0] = {
     { AccessMode: "single-node-writer", AttachmentMode: "file-system" },
     { AccessMode: "multi-node-reader-only", AttachmentMode: "block-device" },
   ],
-  MountOptions: { FsType: "xfs", MountFlags: ["ro"] },
+  MountOptions: { FSType: "xfs", MountFlags: ["ro"] },
   Parameters: { tier: "gold" },
   Secrets: { key: "s3cr3t" },
   SnapshotID: "snap-1",

@@ -33,7 +33,7 @@ function setup() {
     plugin: p,
     volume: claimedVolume(),
     allocId,
-    usage: { ...USAGE, mountOptions: { FsType: "ext4", MountFlags: ["noatime"] } },
+    usage: { ...USAGE, mountOptions: { FSType: "ext4", MountFlags: ["noatime"] } },
     publishContext: { device: "/dev/x" },
     ...over,
   });

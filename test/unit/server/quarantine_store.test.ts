@@ -292,7 +292,7 @@ const JOB_SHAPES: unknown[] = [
             PerAlloc: true,
             AccessMode: "multi-node-multi-writer",
             AttachmentMode: "file-system",
-            MountOptions: { FsType: "ext4", MountFlags: ["noatime"] },
+            MountOptions: { FSType: "ext4", MountFlags: ["noatime"] },
           },
           scratch: { Type: "host", Source: "scratch", ReadOnly: true },
         },

@@ -95,15 +95,15 @@ test("volume spec: capacity min must not exceed max; wrong types are refused", (
 
 test("redaction: secrets null and non-empty mount flags replaced", () => {
   const v = validateVolumeSpec(
-    spec({ Secrets: { password: "hunter2" }, MountOptions: { FsType: "ext4", MountFlags: ["pw=hunter2"] } }),
+    spec({ Secrets: { password: "hunter2" }, MountOptions: { FSType: "ext4", MountFlags: ["pw=hunter2"] } }),
     "register",
   );
   const r = redactVolume(v);
   assert.equal(r.Secrets, null);
-  assert.deepEqual(r.MountOptions, { FsType: "ext4", MountFlags: ["[REDACTED]"] });
+  assert.deepEqual(r.MountOptions, { FSType: "ext4", MountFlags: ["[REDACTED]"] });
   assert.ok(!JSON.stringify(r).includes("hunter2"));
   assert.deepEqual(
-    redactVolume({ ...v, MountOptions: { FsType: "", MountFlags: [] } }).MountOptions?.MountFlags,
+    redactVolume({ ...v, MountOptions: { FSType: "", MountFlags: [] } }).MountOptions?.MountFlags,
     [],
   );
 });

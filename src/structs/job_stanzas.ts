@@ -1,0 +1,94 @@
+/**
+ * The jobspec stanzas beyond groups, tasks and volumes, in Nomad's JSON shape (`api` package field
+ * names; durations in nanoseconds). Those berth honours are typed field by field; those it keeps
+ * but cannot honour on its node types (`service`, `network`, `vault`, `artifact`, …) are kept as
+ * written (Nomad's JSON objects) so `job inspect` shows them and `job run` warns about them.
+ */
+
+/** Nomad's Resources: CPU in MHz, memory in MiB. `Cores` excludes `CPU`. */
+export interface Resources {
+  CPU?: number;
+  Cores?: number;
+  MemoryMB?: number;
+  /** Memory oversubscription: the hard limit when set (> MemoryMB); MemoryMB is then the soft one. */
+  MemoryMaxMB?: number;
+  DiskMB?: number;
+  /** Kept, not honoured: ports and bandwidth. */
+  Networks?: Record<string, unknown>[];
+  /** Kept, not honoured. */
+  Devices?: Record<string, unknown>[];
+}
+
+/** Nomad's defaults for a task that sets no `resources`: 100 MHz, 300 MiB. */
+export const DEFAULT_TASK_CPU_MHZ = 100;
+export const DEFAULT_TASK_MEMORY_MB = 300;
+
+/** `lifecycle { hook = "prestart" | "poststart" | "poststop", sidecar = bool }`. */
+export interface TaskLifecycle {
+  Hook: "prestart" | "poststart" | "poststop";
+  Sidecar: boolean;
+}
+
+/** Nomad's Template (consul-template): rendered by the client before the task starts. */
+export interface Template {
+  /** A file in the task's directory to render from (relative to the task dir), or "". */
+  SourcePath: string;
+  /** Where the output goes, relative to the task dir (`local/x.conf`), or under `${NOMAD_*}`. */
+  DestPath: string;
+  /** The inline template (`data`). */
+  EmbeddedTmpl: string;
+  /** "noop" | "restart" | "signal" | "script"; Nomad's default "restart". */
+  ChangeMode: string;
+  ChangeSignal: string;
+  /** Nanoseconds. */
+  Splay: number;
+  /** Octal file mode as a string, Nomad's default "0644". */
+  Perms: string;
+  LeftDelim: string;
+  RightDelim: string;
+  /** `env = true`: the output is KEY=VALUE lines added to the task's environment. */
+  Envvars: boolean;
+  ErrMissingKey: boolean;
+}
+
+/** `affinity { attribute, operator, value, weight }`: a preference, weight -100..100 (≠ 0). */
+export interface Affinity {
+  LTarget: string;
+  RTarget: string;
+  Operand: string;
+  Weight: number;
+}
+
+export interface SpreadTarget {
+  Value: string;
+  Percent: number;
+}
+
+/** `spread { attribute, weight, target "v" { percent } }`. */
+export interface Spread {
+  Attribute: string;
+  Weight: number;
+  SpreadTarget: SpreadTarget[];
+}
+
+/**
+ * Nomad's UpdateStrategy (job and group level; the group's merges over the job's). Durations in
+ * nanoseconds. Nomad's defaults: MaxParallel 1, HealthCheck "checks", MinHealthyTime 10s,
+ * HealthyDeadline 5m, ProgressDeadline 10m, Canary 0, AutoRevert false, AutoPromote false,
+ * Stagger 30s.
+ */
+export interface UpdateStrategy {
+  Stagger: number;
+  MaxParallel: number;
+  /** "checks" | "task_states" | "manual" */
+  HealthCheck: string;
+  MinHealthyTime: number;
+  HealthyDeadline: number;
+  ProgressDeadline: number;
+  Canary: number;
+  AutoRevert: boolean;
+  AutoPromote: boolean;
+}
+
+/** Stanzas berth keeps verbatim (Nomad's JSON objects) but does not act on. */
+export type KeptStanza = Record<string, unknown>;
