@@ -30,12 +30,7 @@ import {
   type VolumeRequest,
 } from "./job.js";
 import { PLUGIN_TYPES } from "./plugin.js";
-import {
-  CONSTRAINT_ATTRIBUTES,
-  CONSTRAINT_OPERANDS,
-  isConstraintAttribute,
-  type Constraint,
-} from "./constraint.js";
+import { constraints } from "./constraint_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
 import { defaultRestart, groupReschedulePolicy, jobReschedule, restartPolicy } from "./policy_validate.js";
@@ -215,25 +210,3 @@ function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
  * Nomad's `{LTarget, RTarget, Operand}`. The left side must be a node attribute berth knows (an
  * unknown one would silently never match); the right side a literal or another attribute.
  */
-function constraints(field: string, input: unknown): Constraint[] {
-  return optArray(field, input).map((c, i) => {
-    const f = `${field}[${i}]`;
-    const o = asObject(f, c);
-    const LTarget = optString(`${f}.LTarget`, o.LTarget, "");
-    if (!isConstraintAttribute(LTarget)) {
-      throw validationError(
-        `${f}.LTarget`,
-        `unsupported attribute ${JSON.stringify(LTarget)} (supported: ${CONSTRAINT_ATTRIBUTES.join(", ")})`,
-      );
-    }
-    const RTarget = optString(`${f}.RTarget`, o.RTarget, "");
-    if (RTarget.includes("${") && !isConstraintAttribute(RTarget)) {
-      throw validationError(`${f}.RTarget`, `unsupported attribute ${JSON.stringify(RTarget)}`);
-    }
-    return {
-      LTarget,
-      RTarget,
-      Operand: oneOf(`${f}.Operand`, o.Operand, CONSTRAINT_OPERANDS, "constraint operator"),
-    };
-  });
-}

@@ -7,7 +7,25 @@
 import { SpecError } from "./body.js";
 import { checkExpressions } from "./expressions.js";
 
-export async function decodeHcl(file: string, text: string): Promise<Record<string, unknown>> {
+/**
+ * What a jobspec's `variable` blocks are filled from, highest precedence first: `-var k=v` flags,
+ * then `-var-file` files (HCL or JSON, later files win), then `NOMAD_VAR_<name>` in `env`, then the
+ * block's `default`. Volume specs and agent config take none.
+ */
+export interface HclInputs {
+  /** `-var` flags as written: `name=value`. */
+  vars?: string[];
+  /** `-var-file` files, in the order given. */
+  varFiles?: { file: string; text: string }[];
+  /** The environment `NOMAD_VAR_*` is read from. */
+  env?: Record<string, string | undefined>;
+}
+
+export async function decodeHcl(
+  file: string,
+  text: string,
+  _inputs: HclInputs = {},
+): Promise<Record<string, unknown>> {
   // Loaded on first use: importing the bridge costs about half a second, which every CLI command
   // that reads no spec (and the UI) should not pay.
   const { parse } = await import("@cdktn/hcl2json");

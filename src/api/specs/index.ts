@@ -5,11 +5,13 @@
  */
 import { SpecError } from "./body.js";
 import { checkExpressions } from "./expressions.js";
+import type { HclInputs } from "./hcl.js";
 import { jobFromDecoded, parseJobHcl } from "./jobspec.js";
 import { parseVolumeHcl, volumeFromDecoded } from "./volumespec.js";
 import type { CSIVolumeSpec, Job } from "../types.js";
 
 export { SpecError } from "./body.js";
+export type { HclInputs } from "./hcl.js";
 export { parseDuration } from "./duration.js";
 export { parseSize } from "./size.js";
 
@@ -29,9 +31,9 @@ function isObj(v: unknown): v is Record<string, unknown> {
  * A job from `file`'s text. API-shaped JSON, `{"Job": {...}}` or the bare job, is sent as written
  * (the server validates it).
  */
-export async function parseJobSpec(file: string, text: string): Promise<Job> {
+export async function parseJobSpec(file: string, text: string, inputs: HclInputs = {}): Promise<Job> {
   const json = tryJson(text);
-  if (!json.ok) return parseJobHcl(file, text);
+  if (!json.ok) return parseJobHcl(file, text, inputs);
   const v = json.value;
   if (isObj(v) && "job" in v) {
     // HCL's JSON syntax: its strings are HCL templates too.

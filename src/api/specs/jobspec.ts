@@ -7,7 +7,7 @@
  * check; this only checks syntax and types, and fills Nomad's client-side defaults.
  */
 import { Body } from "./body.js";
-import { decodeHcl } from "./hcl.js";
+import { decodeHcl, type HclInputs } from "./hcl.js";
 import type {
   Constraint,
   Job,
@@ -29,8 +29,8 @@ function defaultRestart(jobType: string): RestartPolicy {
     : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
 }
 
-export async function parseJobHcl(file: string, text: string): Promise<Job> {
-  return jobFromDecoded(file, await decodeHcl(file, text), text);
+export async function parseJobHcl(file: string, text: string, inputs: HclInputs = {}): Promise<Job> {
+  return jobFromDecoded(file, await decodeHcl(file, text, inputs), text);
 }
 
 /**
