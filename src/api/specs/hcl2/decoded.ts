@@ -63,9 +63,20 @@ export function located(src: Source, s: string, field: string, err: unknown): un
   return new SpecError(`${src.file}${lineOf(src.text, s, err.at)}: ${field}: ${err.summary}; ${err.detail}`);
 }
 
+/** Whether `s` is one `${…}` interpolation and nothing else: how hcl2json hands over an expression. */
+function isWrapped(s: string): boolean {
+  if (!s.startsWith("${") || !s.endsWith("}")) return false;
+  try {
+    const t = parseTemplate(s);
+    return t.k === "tmpl" && t.parts.length === 1 && t.parts[0]!.k === "interp";
+  } catch {
+    return false;
+  }
+}
+
 /** `:N` for the line of the source that shows `s` (at offset `at` in it), "" when not found. */
 export function lineOf(text: string, s: string, at = -1): string {
-  const wrapped = s.startsWith("${") && s.endsWith("}") && !s.slice(2).includes("${");
+  const wrapped = isWrapped(s);
   const body = wrapped ? s.slice(2, -1) : s;
   const offset = wrapped ? Math.max(0, at - 2) : Math.max(0, at);
   const probe = body.split("\n")[0]!.slice(0, 80);
