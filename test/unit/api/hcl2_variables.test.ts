@@ -189,3 +189,21 @@ test("volume specs keep refusing variables: they have no variable blocks", async
     /undefined variable "var\.x"/,
   );
 });
+
+test("dynamic blocks expand over a variable, labelled and with an iterator, beside static blocks", async () => {
+  const file = join(FIXTURES, "variables_dynamic.nomad.hcl");
+  const job = await parseJobSpec(file, readFileSync(file, "utf8"), {});
+  const g = job.TaskGroups[0]!;
+  assert.deepEqual(Object.fromEntries(Object.entries(g.Volumes!).map(([k, v]) => [k, v.Source])), {
+    scratch: "scratch-vol",
+    data: "data-vol",
+    logs: "logs-vol",
+  });
+  assert.deepEqual(
+    g.Tasks[0]!.VolumeMounts!.map((m) => [m.Volume, m.Destination]),
+    [
+      ["data", "/srv/data/${NOMAD_ALLOC_INDEX}"],
+      ["logs", "/var/log/app/${NOMAD_ALLOC_INDEX}"],
+    ],
+  );
+});

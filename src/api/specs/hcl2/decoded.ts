@@ -9,7 +9,7 @@ import { SpecError } from "../body.js";
 import { HclError, type Node, type Value } from "./ast.js";
 import { evaluate, type Scope } from "./evaluate.js";
 import { parseTemplate } from "./template.js";
-import { setKey, type Obj } from "./values.js";
+import { isObj, own, setKey, sortedKeys, type Obj } from "./values.js";
 
 export interface Source {
   file: string;
@@ -44,10 +44,99 @@ export function evalDecoded(src: Source, v: unknown, path: string[], scope: Scop
   }
   if (typeof v === "object" && v !== null) {
     const out: Obj = {};
-    for (const [k, x] of Object.entries(v)) setKey(out, k, evalDecoded(src, x, [...path, k], scope) as Value);
+    const dyn = (v as Decoded).dynamic;
+    for (const [k, x] of Object.entries(v)) {
+      if (k !== "dynamic" || !isDynamic(x)) setKey(out, k, evalDecoded(src, x, [...path, k], scope) as Value);
+    }
+    // After the static blocks, so that generated blocks join them rather than being replaced.
+    if (isDynamic(dyn)) expandDynamic(src, dyn, path, scope, out);
     return out;
   }
   return v;
+}
+
+type Decoded = Record<string, unknown>;
+
+function isRecord(v: unknown): v is Decoded {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `dynamic "type" { for_each … content { … } }` blocks, as hcl2json decodes them. */
+function isDynamic(x: unknown): x is Record<string, Decoded[]> {
+  return (
+    isRecord(x) &&
+    Object.values(x).every(
+      (specs) => Array.isArray(specs) && specs.every((d) => isRecord(d) && "content" in d && "for_each" in d),
+    )
+  );
+}
+
+/**
+ * Nomad's `dynamic` blocks (HCL's dynblock extension): one `type` block per element of `for_each`,
+ * its `content` evaluated with the iterator (named by `iterator`, else the block type) bound to
+ * `{ key, value }`, and labelled by `labels`. The blocks join the static ones of the same type.
+ */
+function expandDynamic(
+  src: Source,
+  dyn: Record<string, Decoded[]>,
+  path: string[],
+  scope: Scope,
+  out: Obj,
+): void {
+  for (const [type, specs] of Object.entries(dyn)) {
+    for (const spec of specs) {
+      const field = [...path, "dynamic", type];
+      const iterName =
+        spec.iterator === undefined
+          ? type
+          : iteratorName(src, spec.iterator, fieldName([...field, "iterator"]));
+      const coll = evalDecoded(src, spec.for_each, [...field, "for_each"], scope) as Value;
+      const pairs: [Value, Value][] = Array.isArray(coll)
+        ? coll.map((x, i) => [i, x])
+        : isObj(coll)
+          ? sortedKeys(coll).map((k) => [k, coll[k]!])
+          : [];
+      if (!Array.isArray(coll) && !isObj(coll)) {
+        throw new SpecError(
+          `${src.file}: ${fieldName([...field, "for_each"])}: Invalid dynamic for_each value; Cannot use a ${coll === null ? "null" : typeof coll} value in for_each. An iterable collection is required.`,
+        );
+      }
+      for (const [key, value] of pairs) {
+        const inner: Scope = { ...scope, iter: new Map(scope.iter).set(iterName, { key, value }) };
+        const labels = (evalDecoded(src, spec.labels ?? [], [...field, "labels"], inner) as Value[]).map(
+          String,
+        );
+        const content = Array.isArray(spec.content) ? (spec.content[0] ?? {}) : spec.content;
+        let body = evalDecoded(src, content, [...field, "content"], inner) as Value;
+        // Labels nest as hcl2json writes labelled blocks: {label: [body]}.
+        for (const label of [...labels].reverse()) body = { [label]: [body] };
+        addBlock(out, type, body, labels.length > 0);
+      }
+    }
+  }
+}
+
+function iteratorName(src: Source, raw: unknown, field: string): string {
+  const node = typeof raw === "string" ? templateOf(src, raw, field) : undefined;
+  const only = node?.k === "tmpl" && node.parts.length === 1 ? node.parts[0] : undefined;
+  if (only?.k === "interp" && only.x.k === "var") return only.x.name;
+  throw new SpecError(
+    `${src.file}: ${field}: Invalid dynamic iterator name; Dynamic iterator must be a single variable name.`,
+  );
+}
+
+/** Adds one generated block to the body: appended to the list, or merged into the labelled map. */
+function addBlock(out: Obj, type: string, body: Value, labelled: boolean): void {
+  const have = own(out, type);
+  if (!labelled) {
+    setKey(out, type, [...(Array.isArray(have) ? have : have === undefined ? [] : [have]), body]);
+    return;
+  }
+  const merged: Obj = isObj(have) ? { ...have } : {};
+  const [label, blocks] = Object.entries(body as Obj)[0]!;
+  const prev = own(merged, label);
+  setKey(merged, label, [...(Array.isArray(prev) ? prev : []), ...(blocks as Value[])]);
+  setKey(out, type, merged);
 }
 
 export function fieldName(path: string[]): string {
