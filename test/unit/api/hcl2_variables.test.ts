@@ -194,13 +194,13 @@ test("dynamic blocks expand over a variable, labelled and with an iterator, besi
   const file = join(FIXTURES, "variables_dynamic.nomad.hcl");
   const job = await parseJobSpec(file, readFileSync(file, "utf8"), {});
   const g = job.TaskGroups[0]!;
-  assert.deepEqual(Object.fromEntries(Object.entries(g.Volumes!).map(([k, v]) => [k, v.Source])), {
+  assert.deepEqual(Object.fromEntries(Object.entries(g.Volumes).map(([k, v]) => [k, v.Source])), {
     scratch: "scratch-vol",
     data: "data-vol",
     logs: "logs-vol",
   });
   assert.deepEqual(
-    g.Tasks[0]!.VolumeMounts!.map((m) => [m.Volume, m.Destination]),
+    g.Tasks[0]!.VolumeMounts.map((m) => [m.Volume, m.Destination]),
     [
       ["data", "/srv/data/${NOMAD_ALLOC_INDEX}"],
       ["logs", "/var/log/app/${NOMAD_ALLOC_INDEX}"],

@@ -106,7 +106,9 @@ function expandDynamic(
         const labels = (evalDecoded(src, spec.labels ?? [], [...field, "labels"], inner) as Value[]).map(
           String,
         );
-        const content = Array.isArray(spec.content) ? (spec.content[0] ?? {}) : spec.content;
+        const content: unknown = Array.isArray(spec.content)
+          ? ((spec.content as unknown[])[0] ?? {})
+          : spec.content;
         let body = evalDecoded(src, content, [...field, "content"], inner) as Value;
         // Labels nest as hcl2json writes labelled blocks: {label: [body]}.
         for (const label of [...labels].reverse()) body = { [label]: [body] };
