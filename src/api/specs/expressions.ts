@@ -1,14 +1,10 @@
 /**
- * What the HCL→JSON step leaves unevaluated, checked before a spec is used. @cdktn/hcl2json turns
- * every expression into its source text wrapped in `${…}`: `password = var.x` comes back as the
- * string "${var.x}", `count = 1 + 2` as "${1 + 2}". Sent as is, such text would be stored literally
- * (in `secrets` too) instead of the value the author meant.
- *
- * Nomad's HCL2 jobspec evaluates expressions with `var` and `local` as the known roots and keeps a
- * reference to any other root as the text `${…}` for the client to interpolate at run time
- * (`${NOMAD_TASK_DIR}`, `${attr.kernel.name}`, `${meta.rack}`, `${env["HOME"]}`). berth supports no
- * `variable`/`locals` blocks, `-var` or `-var-file`, and evaluates no expressions, so:
- * - a reference rooted at `var` or `local` is an error: the variable cannot be defined;
+ * What the HCL→JSON step leaves unevaluated, checked before a spec that has no HCL2 language is used:
+ * volume specs, agent config and HCL's JSON syntax (jobspecs in HCL get the language, hcl2/).
+ * @cdktn/hcl2json turns every expression into its source text wrapped in `${…}`: `password = var.x`
+ * comes back as the string "${var.x}", `count = 1 + 2` as "${1 + 2}". Sent as is, such text would be
+ * stored literally (in `secrets` too) instead of the value the author meant. So:
+ * - a reference rooted at `var` or `local` is an error: there are no variables to define it;
  * - any other expression (arithmetic, a function call, a conditional, a `%{…}` template directive)
  *   is an error: berth would store its source text;
  * - a plain reference with another root passes through, as in Nomad, for run-time interpolation.
@@ -93,7 +89,7 @@ function problemOf(part: string): string | null {
   const root = /^[A-Za-z_][A-Za-z0-9_-]*/.exec(inner)![0];
   if (UNDEFINABLE_ROOTS.has(root)) {
     const name = inner.slice(root.length).replace(/^\./, "") || "(none)";
-    return `reference to an undefined ${root === "var" ? "variable" : "local value"} ${JSON.stringify(`${root}.${name}`)}: berth does not support variable or locals blocks, -var or -var-file; write the value in the spec`;
+    return `reference to an undefined ${root === "var" ? "variable" : "local value"} ${JSON.stringify(`${root}.${name}`)}: only a jobspec in HCL declares variables and locals; write the value in the spec`;
   }
   return null;
 }
