@@ -6,7 +6,7 @@
  * modes valid, mounts naming declared volumes) are the server's to check; this only checks syntax
  * and types, and fills the defaults Nomad's decoder fills.
  */
-import { Body } from "./body.js";
+import { Body, SpecError } from "./body.js";
 import { decodeHcl, type HclInputs } from "./hcl.js";
 import {
   CONSUL,
@@ -44,7 +44,27 @@ function defaultRestart(jobType: string): RestartPolicy {
 }
 
 export async function parseJobHcl(file: string, text: string, inputs: HclInputs = {}): Promise<Job> {
-  return jobFromDecoded(file, await decodeHcl(file, text, inputs), text);
+  const decoded = await decodeHcl(file, text, inputs);
+  try {
+    return jobFromDecoded(file, decoded, text);
+  } catch (err) {
+    throw err instanceof SpecError ? withLine(err, text) : err;
+  }
+}
+
+/**
+ * An "unsupported key" error with the line the key is written on, when the source writes it on
+ * exactly one line (the decoder's output carries no positions; a key written several times is
+ * left without one rather than pointed at the wrong place).
+ */
+function withLine(err: SpecError, text: string): SpecError {
+  const m = /unsupported keys? "((?:[^"\\]|\\.)*)"/.exec(err.message);
+  if (!m) return err;
+  const key = escapeRegExp(m[1]!);
+  const lines = text
+    .split("\n")
+    .flatMap((line, i) => (new RegExp(`^\\s*("?)${key}\\1\\s*(=|\\{|")`).test(line) ? [i + 1] : []));
+  return lines.length === 1 ? new SpecError(`${err.message} (line ${lines[0]})`) : err;
 }
 
 /**

@@ -438,7 +438,7 @@ describe("jobspec stanzas beyond the fixtures", () => {
   it("refuses a key Nomad's jobspec does not have, inside kept stanzas too, naming where", async () => {
     await assert.rejects(
       parse(`job "j" {\n group "g" {\n service {\n nmae = "x"\n }\n task "t" {}\n }\n}`),
-      /s\.hcl: job "j" group "g" service\[0\]: unsupported key "nmae"/,
+      /s\.hcl: job "j" group "g" service\[0\]: unsupported key "nmae" \(line 4\)/,
     );
     await assert.rejects(
       parse(`job "j" {\n group "g" {\n task "t" {\n resources {\n memroy = 1\n }\n }\n }\n}`),

@@ -309,9 +309,9 @@ describe("jobspec HCL", () => {
   it("names unknown keys and blocks with the file and the place", async () => {
     await rejects(
       `job "j" {\n group "g" {\n spreed {\n }\n foo = 1\n }\n}`,
-      /^bad\.hcl: job "j" group "g": unsupported keys "foo", "spreed"$/,
+      /^bad\.hcl: job "j" group "g": unsupported keys "foo", "spreed" \(line 5\)$/,
     );
-    await rejects(`job "j" {}\nvariabel "x" {}`, /^bad\.hcl: unsupported key "variabel"$/);
+    await rejects(`job "j" {}\nvariabel "x" {}`, /^bad\.hcl: unsupported key "variabel" \(line 2\)$/);
     await rejects(`job "j" {\n meta {\n a = "b"\n }\n mta = 1\n}`, /job "j": unsupported key "mta"/);
   });
 
