@@ -24,6 +24,7 @@ export interface VolumeRequest {
   MountOptions: MountOptions | null;
   /** Claim `Source[N]` for the alloc with index N. */
   PerAlloc: boolean;
+  Sticky?: boolean;
 }
 
 export interface VolumeMount {
@@ -32,6 +33,7 @@ export interface VolumeMount {
   ReadOnly: boolean;
   /** "private" | "host-to-task" | "bidirectional" */
   PropagationMode: string;
+  SELinuxLabel?: string;
 }
 
 export interface TaskCSIPluginConfig {
@@ -52,6 +54,7 @@ export interface RestartPolicy {
   Delay: number;
   /** "fail" | "delay" */
   Mode: string;
+  RenderTemplates?: boolean;
 }
 
 /**
@@ -77,6 +80,85 @@ export interface RescheduleEvent {
   Delay: number;
 }
 
+/** A stanza berth keeps as Nomad's JSON object but does not act on (services, networks, vault…). */
+export type KeptStanza = Record<string, unknown>;
+
+/** Nomad's Resources: CPU in MHz, memory in MiB; the server fills CPU 100 / MemoryMB 300. */
+export interface Resources {
+  CPU?: number | null;
+  Cores?: number | null;
+  MemoryMB?: number | null;
+  MemoryMaxMB?: number | null;
+  DiskMB?: number | null;
+  SecretsMB?: number | null;
+  IOPS?: number | null;
+  Networks?: KeptStanza[] | null;
+  Devices?: KeptStanza[] | null;
+  NUMA?: KeptStanza | null;
+}
+
+export interface TaskLifecycle {
+  /** "prestart" | "poststart" | "poststop" */
+  Hook: string;
+  Sidecar: boolean;
+}
+
+/** Nomad's Template; the server fills Nomad's defaults for fields left out. */
+export interface Template {
+  SourcePath?: string | null;
+  DestPath?: string | null;
+  EmbeddedTmpl?: string | null;
+  /** "noop" | "restart" | "signal" | "script" */
+  ChangeMode?: string | null;
+  ChangeScript?: KeptStanza | null;
+  ChangeSignal?: string | null;
+  Once?: boolean | null;
+  /** Nanoseconds. */
+  Splay?: number | null;
+  Perms?: string | null;
+  Uid?: number | null;
+  Gid?: number | null;
+  LeftDelim?: string | null;
+  RightDelim?: string | null;
+  Envvars?: boolean | null;
+  VaultGrace?: number | null;
+  Wait?: KeptStanza | null;
+  ErrMissingKey?: boolean | null;
+}
+
+/** A placement preference: weight -100..100, not 0 (the server's default 50). */
+export interface Affinity {
+  LTarget: string;
+  RTarget: string;
+  Operand: string;
+  Weight?: number | null;
+}
+
+export interface SpreadTarget {
+  Value: string;
+  Percent: number;
+}
+
+export interface Spread {
+  Attribute: string;
+  Weight?: number | null;
+  SpreadTarget?: SpreadTarget[] | null;
+}
+
+/** Nomad's UpdateStrategy (durations in nanoseconds); the server fills Nomad's defaults. */
+export interface UpdateStrategy {
+  Stagger?: number | null;
+  MaxParallel?: number | null;
+  /** "checks" | "task_states" | "manual" */
+  HealthCheck?: string | null;
+  MinHealthyTime?: number | null;
+  HealthyDeadline?: number | null;
+  ProgressDeadline?: number | null;
+  Canary?: number | null;
+  AutoRevert?: boolean | null;
+  AutoPromote?: boolean | null;
+}
+
 export interface Task {
   Name: string;
   Driver: string;
@@ -89,6 +171,31 @@ export interface Task {
   RestartPolicy: RestartPolicy | null;
   /** Absent or null: none. */
   Constraints?: Constraint[] | null;
+  User?: string;
+  Lifecycle?: TaskLifecycle | null;
+  Affinities?: Affinity[] | null;
+  Resources?: Resources | null;
+  Meta?: Record<string, string> | null;
+  Templates?: Template[] | null;
+  /** "" or absent: SIGTERM. */
+  KillSignal?: string;
+  /** Nanoseconds. */
+  ShutdownDelay?: number;
+  Leader?: boolean;
+  Kind?: string;
+  /** Kept, not acted on (the register answer's Warnings name them). */
+  Services?: KeptStanza[] | null;
+  LogConfig?: KeptStanza | null;
+  Artifacts?: KeptStanza[] | null;
+  Vault?: KeptStanza | null;
+  Consul?: KeptStanza | null;
+  DispatchPayload?: KeptStanza | null;
+  ScalingPolicies?: KeptStanza[] | null;
+  Secrets?: KeptStanza[] | null;
+  Identity?: KeptStanza | null;
+  Identities?: KeptStanza[] | null;
+  Actions?: KeptStanza[] | null;
+  Schedule?: KeptStanza | null;
 }
 
 export interface TaskGroup {
@@ -101,13 +208,32 @@ export interface TaskGroup {
   ReschedulePolicy?: ReschedulePolicy | null;
   /** Absent or null: none. */
   Constraints?: Constraint[] | null;
+  Affinities?: Affinity[] | null;
+  Spreads?: Spread[] | null;
+  /** The effective strategy (the job's merged with the group's). */
+  Update?: UpdateStrategy | null;
+  Meta?: Record<string, string> | null;
+  /** Nanoseconds. */
+  ShutdownDelay?: number | null;
+  /** Kept, not acted on. */
+  Networks?: KeptStanza[] | null;
+  Services?: KeptStanza[] | null;
+  EphemeralDisk?: KeptStanza | null;
+  Migrate?: KeptStanza | null;
+  Disconnect?: KeptStanza | null;
+  Scaling?: KeptStanza | null;
+  Consul?: KeptStanza | null;
+  MaxRunDuration?: number | null;
+  StopAfterClientDisconnect?: number | null;
+  MaxClientDisconnect?: number | null;
+  PreventRescheduleOnLost?: boolean | null;
 }
 
 /** Nomad's placement constraint: `${node.unique.name}` (LTarget) `=` (Operand) `B` (RTarget). */
 export interface Constraint {
   LTarget: string;
   RTarget: string;
-  /** "=" | "==" | "!=" */
+  /** Nomad's operators: "=", "!=", "<", "regexp", "version", "distinct_hosts", "is_set", … */
   Operand: string;
 }
 
@@ -126,6 +252,19 @@ export interface Job {
   Reschedule?: ReschedulePolicy | null;
   /** Absent or null: none. */
   Constraints?: Constraint[] | null;
+  Affinities?: Affinity[] | null;
+  Spreads?: Spread[] | null;
+  Update?: UpdateStrategy | null;
+  Meta?: Record<string, string> | null;
+  Region?: string;
+  AllAtOnce?: boolean;
+  NodePool?: string;
+  /** Kept, not acted on. */
+  Periodic?: KeptStanza | null;
+  ParameterizedJob?: KeptStanza | null;
+  Multiregion?: KeptStanza | null;
+  Migrate?: KeptStanza | null;
+  UI?: KeptStanza | null;
   Version: number;
   /** Unix nanoseconds. */
   SubmitTime: number;

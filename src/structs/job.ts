@@ -31,6 +31,8 @@ export interface VolumeRequest {
   MountOptions: MountOptions | null;
   /** Claim `Source[N]` for the alloc with index N. */
   PerAlloc: boolean;
+  /** Nomad's sticky host volumes; kept (set only when true), not honoured. */
+  Sticky?: boolean;
 }
 
 export interface VolumeMount {
@@ -38,6 +40,8 @@ export interface VolumeMount {
   Destination: string;
   ReadOnly: boolean;
   PropagationMode: "private" | "host-to-task" | "bidirectional";
+  /** Kept (set only when non-empty), not honoured. */
+  SELinuxLabel?: string;
 }
 
 export interface TaskCSIPluginConfig {
@@ -57,6 +61,8 @@ export interface RestartPolicy {
   Interval: number;
   Delay: number;
   Mode: "fail" | "delay";
+  /** Nomad's `render_templates`; set only when true. */
+  RenderTemplates?: boolean;
 }
 
 export interface Task {
@@ -97,6 +103,16 @@ export interface Task {
   Artifacts?: KeptStanza[];
   LogConfig?: KeptStanza | null;
   Leader?: boolean;
+  Consul?: KeptStanza | null;
+  DispatchPayload?: KeptStanza | null;
+  /** "" for a task written in a jobspec (Nomad sets it for Connect tasks). */
+  Kind?: string;
+  ScalingPolicies?: KeptStanza[];
+  Secrets?: KeptStanza[];
+  Identity?: KeptStanza | null;
+  Identities?: KeptStanza[];
+  Actions?: KeptStanza[];
+  Schedule?: KeptStanza | null;
 }
 
 export interface TaskGroup {
@@ -123,6 +139,14 @@ export interface TaskGroup {
   Services?: KeptStanza[];
   EphemeralDisk?: KeptStanza | null;
   Migrate?: KeptStanza | null;
+  Disconnect?: KeptStanza | null;
+  Scaling?: KeptStanza | null;
+  Consul?: KeptStanza | null;
+  /** Nanoseconds; kept, not honoured (Nomad's deprecated disconnect fields and max_run_duration). */
+  MaxRunDuration?: number | null;
+  StopAfterClientDisconnect?: number | null;
+  MaxClientDisconnect?: number | null;
+  PreventRescheduleOnLost?: boolean;
 }
 
 export interface Job {
@@ -150,6 +174,10 @@ export interface Job {
   Periodic?: KeptStanza | null;
   ParameterizedJob?: KeptStanza | null;
   Multiregion?: KeptStanza | null;
+  Migrate?: KeptStanza | null;
+  UI?: KeptStanza | null;
+  /** Nomad's node pool ("default" when unset); berth has one pool and stores what was asked. */
+  NodePool?: string;
   Version: number;
   /** Unix nanoseconds. */
   SubmitTime: number;

@@ -17,6 +17,9 @@ export interface Resources {
   Networks?: Record<string, unknown>[];
   /** Kept, not honoured. */
   Devices?: Record<string, unknown>[];
+  /** Kept, not honoured: NUMA-aware scheduling and the secrets dir's size. */
+  NUMA?: Record<string, unknown>;
+  SecretsMB?: number;
 }
 
 /** Nomad's defaults for a task that sets no `resources`: 100 MHz, 300 MiB. */
@@ -49,6 +52,16 @@ export interface Template {
   /** `env = true`: the output is KEY=VALUE lines added to the task's environment. */
   Envvars: boolean;
   ErrMissingKey: boolean;
+  /** Render once and never watch for changes; Nomad's default false. */
+  Once?: boolean;
+  /** Owner of the rendered file; absent: the task's user. */
+  Uid?: number | null;
+  Gid?: number | null;
+  /** Deprecated and unused by Nomad (Vault 0.5); kept as Nomad answers it, 0. */
+  VaultGrace?: number;
+  /** Kept, not honoured: `change_script` and `wait` (consul-template's quiescence). */
+  ChangeScript?: KeptStanza | null;
+  Wait?: KeptStanza | null;
 }
 
 /** `affinity { attribute, operator, value, weight }`: a preference, weight -100..100 (≠ 0). */

@@ -1,13 +1,26 @@
 /**
- * Jobspecs in Nomad's JSON shape → normalised Job records. Pure. Defaults follow Nomad: Namespace
- * "default", Type "service", Count 1, Datacenters ["dc1"], Priority 50, KillTimeout 5s.
+ * Jobspecs in Nomad's JSON shape → normalised Job records, as Nomad's `Job.Canonicalize` (api
+ * package, which Nomad's HTTP agent runs on every submitted job) and `Job.Validate` do. Pure.
+ * Defaults follow Nomad: Namespace "default", Type "service", Count 1, Datacenters ["dc1"],
+ * Priority 50, NodePool "default", the update strategy's defaults (update_validate.ts). Every key
+ * is checked against Nomad's field names (job_fields.ts): Nomad's own fields are accepted — the
+ * server-set ones (Status, Version, indexes…) are recomputed, `ConsulToken`/`VaultToken` are never
+ * stored — and anything else is refused by name. Stanzas berth keeps but does not act on are stored
+ * as written; job_warnings.ts names them. Tasks: task_validate.ts.
  */
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
-import { checkTaskPath } from "./job_paths_validate.js";
+import {
+  checkFields,
+  GROUP_FIELDS,
+  JOB_FIELDS,
+  MOUNT_OPTIONS_FIELDS,
+  RESCHEDULE_FIELDS,
+  VOLUME_REQUEST_FIELDS,
+} from "./job_fields.js";
+import type { Job, JobType, TaskGroup, VolumeRequest } from "./job.js";
 import {
   asObject,
-  isObject,
   oneOf,
   optArray,
   optBool,
@@ -18,22 +31,13 @@ import {
   optStringArray,
   optStringMap,
 } from "./json_check.js";
-import {
-  NS_PER_S,
-  type Job,
-  type JobType,
-  type RestartPolicy,
-  type Task,
-  type TaskCSIPluginConfig,
-  type TaskGroup,
-  type VolumeMount,
-  type VolumeRequest,
-} from "./job.js";
-import { PLUGIN_TYPES } from "./plugin.js";
-import { constraints } from "./constraint_validate.js";
+import { keptFields } from "./kept_validate.js";
+import { affinities, spreads } from "./placement_prefs_validate.js";
+import { defaultRestart, groupReschedulePolicy, jobReschedule } from "./policy_validate.js";
+import { checkedConstraints, restart, task } from "./task_validate.js";
+import { groupUpdate, jobUpdate } from "./update_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
-import { defaultRestart, groupReschedulePolicy, jobReschedule, restartPolicy } from "./policy_validate.js";
 
 const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
 /**
@@ -41,18 +45,29 @@ const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
  * count far past any cluster (Nomad sets none) would stall the server instead of being refused.
  */
 export const MAX_GROUP_COUNT = 10_000;
-const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
+
+const JOB_KEPT_OBJECTS = ["Periodic", "ParameterizedJob", "Multiregion", "Migrate", "UI"] as const;
+const GROUP_KEPT_OBJECTS = ["EphemeralDisk", "Migrate", "Disconnect", "Scaling", "Consul"] as const;
+const GROUP_KEPT_LISTS = ["Networks", "Services"] as const;
+
+const nanos = (field: string, v: unknown) => optNumber(field, v, 0, { integer: true, min: 0 });
 
 export function validateJob(input: unknown): Job {
   const j = asObject("Job", input);
+  checkFields("Job", j, JOB_FIELDS);
   const ID = checkId("Job.ID", j.ID);
   const Type = optOneOf("Job.Type", j.Type, JOB_TYPES, "job type", "service");
   const groupsIn = optArray("Job.TaskGroups", j.TaskGroups);
   if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "at least one task group is required");
+  checkReschedule("Job.Reschedule", j.Reschedule);
   const Reschedule = jobReschedule(Type, j.Reschedule);
-  const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j.Reschedule));
+  const Update = jobUpdate("Job.Update", Type, j.Update);
+  const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j));
   noDuplicates("Job.TaskGroups", TaskGroups);
   const Datacenters = optStringArray("Job.Datacenters", j.Datacenters, ["dc1"]);
+  // Secrets Nomad's older clients send with every job; berth uses neither and never stores them.
+  optString("Job.ConsulToken", j.ConsulToken, "");
+  optString("Job.VaultToken", j.VaultToken, "");
   return {
     ID,
     Name: optString("Job.Name", j.Name, "") || ID,
@@ -65,7 +80,15 @@ export function validateJob(input: unknown): Job {
     Status: "pending",
     TaskGroups,
     ...(Reschedule ? { Reschedule } : {}),
-    Constraints: constraints("Job.Constraints", j.Constraints),
+    Constraints: checkedConstraints("Job.Constraints", j.Constraints),
+    Affinities: affinities("Job.Affinities", j.Affinities),
+    Spreads: spreads("Job.Spreads", j.Spreads),
+    Update,
+    Meta: optStringMap("Job.Meta", j.Meta),
+    Region: optString("Job.Region", j.Region, "") || "global",
+    AllAtOnce: optBool("Job.AllAtOnce", j.AllAtOnce, false),
+    NodePool: optString("Job.NodePool", j.NodePool, "") || "default",
+    ...keptFields("Job", j, JOB_KEPT_OBJECTS, []),
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,
@@ -83,8 +106,14 @@ function noDuplicates(field: string, items: { Name: string }[]): void {
   }
 }
 
-function taskGroup(field: string, input: unknown, type: JobType, jobReschedule: unknown): TaskGroup {
+function checkReschedule(field: string, input: unknown): void {
+  const r = optObject(field, input);
+  if (r) checkFields(field, r, RESCHEDULE_FIELDS);
+}
+
+function taskGroup(field: string, input: unknown, type: JobType, job: Record<string, unknown>): TaskGroup {
   const g = asObject(field, input);
+  checkFields(field, g, GROUP_FIELDS);
   const Name = checkId(`${field}.Name`, g.Name);
   const Volumes: Record<string, VolumeRequest> = {};
   const vols = optObject(`${field}.Volumes`, g.Volumes) ?? {};
@@ -94,10 +123,11 @@ function taskGroup(field: string, input: unknown, type: JobType, jobReschedule: 
   const tasksIn = optArray(`${field}.Tasks`, g.Tasks);
   if (tasksIn.length === 0) throw validationError(`${field}.Tasks`, "at least one task is required");
   const RestartPolicy =
-    restartPolicy(`${field}.RestartPolicy`, g.RestartPolicy, defaultRestart(type)) ?? defaultRestart(type);
+    restart(`${field}.RestartPolicy`, g.RestartPolicy, defaultRestart(type)) ?? defaultRestart(type);
   const Tasks = tasksIn.map((t, i) => task(`${field}.Tasks[${i}]`, t, Volumes, RestartPolicy));
   noDuplicates(`${field}.Tasks`, Tasks);
-  return {
+  checkReschedule(`${field}.ReschedulePolicy`, g.ReschedulePolicy);
+  const out: TaskGroup = {
     Name,
     Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0, max: MAX_GROUP_COUNT }),
     Volumes,
@@ -105,16 +135,32 @@ function taskGroup(field: string, input: unknown, type: JobType, jobReschedule: 
     RestartPolicy,
     ReschedulePolicy: groupReschedulePolicy(
       type,
-      jobReschedule,
+      job.Reschedule,
       `${field}.ReschedulePolicy`,
       g.ReschedulePolicy,
     ),
-    Constraints: constraints(`${field}.Constraints`, g.Constraints),
+    Constraints: checkedConstraints(`${field}.Constraints`, g.Constraints),
+    Affinities: affinities(`${field}.Affinities`, g.Affinities),
+    Spreads: spreads(`${field}.Spreads`, g.Spreads),
+    Update: groupUpdate(`${field}.Update`, type, job.Update, g.Update),
+    Meta: optStringMap(`${field}.Meta`, g.Meta),
+    ShutdownDelay: nanos(`${field}.ShutdownDelay`, g.ShutdownDelay),
+    ...keptFields(field, g, GROUP_KEPT_OBJECTS, GROUP_KEPT_LISTS),
   };
+  for (const k of ["MaxRunDuration", "StopAfterClientDisconnect", "MaxClientDisconnect"] as const) {
+    if (g[k] !== undefined && g[k] !== null) out[k] = nanos(`${field}.${k}`, g[k]);
+  }
+  if (optBool(`${field}.PreventRescheduleOnLost`, g.PreventRescheduleOnLost, false)) {
+    out.PreventRescheduleOnLost = true;
+  }
+  return out;
 }
 
 function volumeRequest(field: string, key: string, input: unknown): VolumeRequest {
   const v = asObject(field, input);
+  checkFields(field, v, VOLUME_REQUEST_FIELDS);
+  const mo = optObject(`${field}.MountOptions`, v.MountOptions);
+  if (mo) checkFields(`${field}.MountOptions`, mo, MOUNT_OPTIONS_FIELDS);
   const Type = oneOf(`${field}.Type`, v.Type, ["csi", "host"] as const, "volume type");
   const PerAlloc = optBool(`${field}.PerAlloc`, v.PerAlloc, false);
   const Source =
@@ -122,7 +168,7 @@ function volumeRequest(field: string, key: string, input: unknown): VolumeReques
   if (Type === "host" && Source === "") throw validationError(`${field}.Source`, "is required");
   if (Type === "csi" && PerAlloc) checkId(`${field}.Source`, `${Source}[0]`);
   const csi = Type === "csi";
-  return {
+  const out: VolumeRequest = {
     Name: optString(`${field}.Name`, v.Name, "") || key,
     Type,
     Source,
@@ -134,79 +180,6 @@ function volumeRequest(field: string, key: string, input: unknown): VolumeReques
     MountOptions: mountOptions(`${field}.MountOptions`, v.MountOptions),
     PerAlloc,
   };
+  if (optBool(`${field}.Sticky`, v.Sticky, false)) out.Sticky = true;
+  return out;
 }
-
-function task(
-  field: string,
-  input: unknown,
-  volumes: Record<string, VolumeRequest>,
-  groupRestart: RestartPolicy,
-): Task {
-  const t = asObject(field, input);
-  const Driver = optString(`${field}.Driver`, t.Driver, "");
-  if (Driver === "") throw validationError(`${field}.Driver`, "is required");
-  const config = t.Config ?? {};
-  if (!isObject(config)) throw validationError(`${field}.Config`, "must be an object");
-  return {
-    Name: checkId(`${field}.Name`, t.Name),
-    Driver,
-    Config: config,
-    Env: optStringMap(`${field}.Env`, t.Env),
-    VolumeMounts: optArray(`${field}.VolumeMounts`, t.VolumeMounts).map((m, i) =>
-      volumeMount(`${field}.VolumeMounts[${i}]`, m, volumes),
-    ),
-    CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
-    KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
-    RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy, groupRestart),
-    Constraints: constraints(`${field}.Constraints`, t.Constraints),
-  };
-}
-
-function volumeMount(field: string, input: unknown, volumes: Record<string, VolumeRequest>): VolumeMount {
-  const m = asObject(field, input);
-  const Volume = optString(`${field}.Volume`, m.Volume, "");
-  if (Volume === "") throw validationError(`${field}.Volume`, "is required");
-  if (!Object.hasOwn(volumes, Volume)) {
-    throw validationError(`${field}.Volume`, `no group volume named ${JSON.stringify(Volume)}`);
-  }
-  const Destination = checkTaskPath(
-    `${field}.Destination`,
-    optString(`${field}.Destination`, m.Destination, ""),
-  );
-  return {
-    Volume,
-    Destination,
-    ReadOnly: optBool(`${field}.ReadOnly`, m.ReadOnly, false),
-    PropagationMode: optOneOf(
-      `${field}.PropagationMode`,
-      m.PropagationMode,
-      PROPAGATION_MODES,
-      "propagation mode",
-      "private",
-    ),
-  };
-}
-
-function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
-  const p = optObject(field, input);
-  if (!p) return null;
-  const MountDir = checkTaskPath(`${field}.MountDir`, optString(`${field}.MountDir`, p.MountDir, ""));
-  // Empty means Nomad's default (/local/csi, see plugin_layout.ts).
-  const StagePublishBaseDir = optString(`${field}.StagePublishBaseDir`, p.StagePublishBaseDir, "");
-  if (StagePublishBaseDir !== "") checkTaskPath(`${field}.StagePublishBaseDir`, StagePublishBaseDir);
-  return {
-    ID: checkId(`${field}.ID`, p.ID),
-    Type: oneOf(`${field}.Type`, p.Type, PLUGIN_TYPES, "plugin type"),
-    MountDir,
-    StagePublishBaseDir,
-    HealthTimeout: optNumber(`${field}.HealthTimeout`, p.HealthTimeout, 30 * NS_PER_S, {
-      integer: true,
-      min: 0,
-    }),
-  };
-}
-
-/**
- * Nomad's `{LTarget, RTarget, Operand}`. The left side must be a node attribute berth knows (an
- * unknown one would silently never match); the right side a literal or another attribute.
- */

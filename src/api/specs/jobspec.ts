@@ -1,24 +1,38 @@
 /**
- * Nomad's HCL jobspec → the API's Job. Covers the subset berth runs (groups, restart and reschedule
- * policies, CSI
- * volume requests, tasks with config/env/volume mounts/csi_plugin, attribute/operator/value
- * constraints at job, group and task level); anything else is rejected by
- * name. Semantics (IDs present, modes valid, mounts naming declared volumes) are the server's to
- * check; this only checks syntax and types, and fills Nomad's client-side defaults.
+ * Nomad's HCL jobspec → the API's Job, as Nomad's jobspec2 decodes it: every stanza and attribute
+ * of Nomad's jobspec. Those berth acts on are typed (jobspec_stanzas.ts, jobspec_task.ts); those it
+ * keeps but does not act on decode into Nomad's JSON by schema (jobspec_kept.ts) and the server
+ * warns about them. A key Nomad's jobspec does not have is refused by name. Semantics (IDs present,
+ * modes valid, mounts naming declared volumes) are the server's to check; this only checks syntax
+ * and types, and fills the defaults Nomad's decoder fills.
  */
-import { Body } from "./body.js";
+import { Body, SpecError } from "./body.js";
 import { decodeHcl, type HclInputs } from "./hcl.js";
-import type {
-  Constraint,
-  Job,
-  ReschedulePolicy,
-  RestartPolicy,
-  Task,
-  TaskCSIPluginConfig,
-  TaskGroup,
-  VolumeMount,
-  VolumeRequest,
-} from "../types.js";
+import {
+  CONSUL,
+  decodeKept,
+  DISCONNECT,
+  EPHEMERAL_DISK,
+  MIGRATE,
+  MULTIREGION,
+  NETWORK,
+  normalizePorts,
+  PARAMETERIZED,
+  PERIODIC,
+  SCALING,
+  SERVICE,
+  UI,
+} from "./jobspec_kept.js";
+import {
+  affinitiesFrom,
+  constraintsFrom,
+  rescheduleFrom,
+  restartFrom,
+  spreadsFrom,
+  updateFrom,
+} from "./jobspec_stanzas.js";
+import { secretsFrom, taskFrom, vaultFrom, type TaskDefaults } from "./jobspec_task.js";
+import type { Job, RestartPolicy, TaskGroup, VolumeRequest } from "../types.js";
 
 const NS_PER_S = 1e9;
 
@@ -30,15 +44,37 @@ function defaultRestart(jobType: string): RestartPolicy {
 }
 
 export async function parseJobHcl(file: string, text: string, inputs: HclInputs = {}): Promise<Job> {
-  return jobFromDecoded(file, await decodeHcl(file, text, inputs), text);
+  const decoded = await decodeHcl(file, text, inputs);
+  try {
+    return jobFromDecoded(file, decoded, text);
+  } catch (err) {
+    throw err instanceof SpecError ? withLine(err, text) : err;
+  }
+}
+
+/**
+ * An "unsupported key" error with the line the key is written on, when the source writes it on
+ * exactly one line (the decoder's output carries no positions; a key written several times is
+ * left without one rather than pointed at the wrong place).
+ */
+function withLine(err: SpecError, text: string): SpecError {
+  const m = /unsupported keys? "((?:[^"\\]|\\.)*)"/.exec(err.message);
+  if (!m) return err;
+  const key = escapeRegExp(m[1]!);
+  const lines = text
+    .split("\n")
+    .flatMap((line, i) => (new RegExp(`^\\s*("?)${key}\\1\\s*(=|\\{|")`).test(line) ? [i + 1] : []));
+  return lines.length === 1 ? new SpecError(`${err.message} (line ${lines[0]})`) : err;
 }
 
 /**
  * A job from decoded HCL: hcl2json's output, or HCL's JSON syntax (`{"job": {"id": {...}}}`), whose
- * blocks are objects where hcl2json gives lists; Body reads both.
+ * blocks are objects where hcl2json gives lists; Body reads both. `variable` and `locals` blocks
+ * were evaluated by decodeHcl (hcl.ts) and are skipped here.
  */
 export function jobFromDecoded(file: string, decoded: Record<string, unknown>, text: string): Job {
-  const top = Body.of(file, "", decoded);
+  const { variable: _variables, locals: _locals, ...rest } = decoded;
+  const top = Body.of(file, "", rest);
   const jobs = top.labelled("job");
   top.finish();
   if (jobs.length !== 1) throw top.error(`expected exactly one job block, found ${jobs.length}`);
@@ -48,6 +84,19 @@ export function jobFromDecoded(file: string, decoded: Record<string, unknown>, t
 
 function jobFrom(id: string, b: Body, text: string): Job {
   const type = b.string("type") ?? "service";
+  const defaults: TaskDefaults = {
+    restart: defaultRestart(type),
+    secrets: secretsFrom(b),
+    ...optional("vault", vaultFrom(b)),
+  };
+  // Tasks written directly in the job become groups of their own, ahead of the job's groups.
+  const lone = inSourceOrder(text, "task", b.labelled("task")).map(([name, t]): TaskGroup => ({
+    Name: name,
+    Count: 1,
+    Volumes: {},
+    Tasks: [taskFrom(name, t, defaults)],
+    RestartPolicy: null,
+  }));
   const job: Job = {
     ID: id,
     Name: b.string("name") ?? id,
@@ -58,79 +107,101 @@ function jobFrom(id: string, b: Body, text: string): Job {
     Priority: b.integer("priority") ?? 50,
     Stop: false,
     Status: "pending",
-    TaskGroups: inSourceOrder(text, "group", b.labelled("group")).map(([name, g]) =>
-      groupFrom(name, g, type, text),
-    ),
+    TaskGroups: [
+      ...lone,
+      ...inSourceOrder(text, "group", b.labelled("group")).map(([name, g]) =>
+        groupFrom(name, g, defaults, text),
+      ),
+    ],
     ...rescheduleFrom(b, "Reschedule"),
     ...constraintsFrom(b),
+    ...affinitiesFrom(b),
+    ...spreadsFrom(b),
+    ...updateFrom(b),
+    ...optional("Region", b.string("region")),
+    ...optional("NodePool", b.string("node_pool")),
+    ...optional("AllAtOnce", b.bool("all_at_once")),
+    ...optional("Meta", b.stringMap("meta")),
+    ...kept(b, "migrate", "Migrate", (m) => decodeKept(m, MIGRATE)),
+    ...kept(b, "periodic", "Periodic", (p) => {
+      const out = decodeKept(p, PERIODIC);
+      // jobspec2 normalizeJob: a cron spec makes the spec type "cron".
+      return out.Spec !== undefined || out.Specs !== undefined ? { ...out, SpecType: "cron" } : out;
+    }),
+    ...kept(b, "parameterized", "ParameterizedJob", (p) => decodeKept(p, PARAMETERIZED)),
+    ...kept(b, "multiregion", "Multiregion", (m) => decodeKept(m, MULTIREGION)),
+    ...kept(b, "ui", "UI", (u) => decodeKept(u, UI)),
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,
     ModifyIndex: 0,
     JobModifyIndex: 0,
   };
+  // Secrets for Consul and Vault that older Nomad versions took in the jobspec: berth uses neither
+  // and never stores them.
+  b.string("consul_token");
+  b.string("vault_token");
   b.finish();
   return job;
 }
 
-function groupFrom(name: string, b: Body, jobType: string, text: string): TaskGroup {
+function groupFrom(name: string, b: Body, job: TaskDefaults, text: string): TaskGroup {
   const volumes: Record<string, VolumeRequest> = {};
   for (const [alias, v] of b.labelled("volume")) volumes[alias] = volumeFrom(alias, v);
-  const restart = restartFrom(b.block("restart"), defaultRestart(jobType));
+  const restart = restartFrom(b.block("restart"), job.restart);
+  const secrets = secretsFrom(b);
+  const defaults: TaskDefaults = {
+    restart: restart ?? job.restart,
+    secrets: [...secrets, ...job.secrets],
+    ...optional("vault", vaultFrom(b) ?? job.vault),
+  };
   const group: TaskGroup = {
     Name: name,
     Count: b.integer("count") ?? 1,
     Volumes: volumes,
-    Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) =>
-      taskFrom(t, tb, restart ?? defaultRestart(jobType)),
-    ),
+    Tasks: inSourceOrder(text, "task", b.labelled("task")).map(([t, tb]) => taskFrom(t, tb, defaults)),
     RestartPolicy: restart,
     ...rescheduleFrom(b, "ReschedulePolicy"),
     ...constraintsFrom(b),
+    ...affinitiesFrom(b),
+    ...spreadsFrom(b),
+    ...updateFrom(b),
+    ...optional("Meta", b.stringMap("meta")),
+    ...optional("ShutdownDelay", b.duration("shutdown_delay")),
+    ...optional("MaxRunDuration", b.duration("max_run_duration")),
+    ...optional("StopAfterClientDisconnect", b.duration("stop_after_client_disconnect")),
+    ...optional("MaxClientDisconnect", b.duration("max_client_disconnect")),
+    ...optional("PreventRescheduleOnLost", b.bool("prevent_reschedule_on_lost")),
+    ...kept(b, "ephemeral_disk", "EphemeralDisk", (e) => decodeKept(e, EPHEMERAL_DISK)),
+    ...kept(b, "migrate", "Migrate", (m) => decodeKept(m, MIGRATE)),
+    ...kept(b, "disconnect", "Disconnect", (d) => decodeKept(d, DISCONNECT)),
+    ...kept(b, "consul", "Consul", (c) => decodeKept(c, CONSUL)),
+    ...kept(b, "scaling", "Scaling", (s) => {
+      const out = decodeKept(s, SCALING);
+      return out.Type === undefined || out.Type === "" ? { ...out, Type: "horizontal" } : out;
+    }),
   };
+  const networks = b.blocks("network").map((n) => normalizePorts(decodeKept(n, NETWORK)));
+  if (networks.length > 0) group.Networks = networks;
+  const services = b.blocks("service").map((s) => decodeKept(s, SERVICE));
+  if (services.length > 0) group.Services = services;
   b.finish();
   return group;
 }
 
-/** A task's block fills what it leaves out from its group's policy, a group's from the defaults. */
-function restartFrom(b: Body | undefined, d: RestartPolicy): RestartPolicy | null {
-  if (!b) return null;
-  const policy: RestartPolicy = {
-    Attempts: b.integer("attempts") ?? d.Attempts,
-    Interval: b.duration("interval") ?? d.Interval,
-    Delay: b.duration("delay") ?? d.Delay,
-    Mode: b.string("mode") ?? d.Mode,
-  };
-  b.finish();
-  return policy;
+function optional<K extends string, V>(key: K, v: V | undefined): { [P in K]?: V } {
+  return (v === undefined ? {} : { [key]: v }) as { [P in K]?: V };
 }
 
-/**
- * A `reschedule { attempts, interval, delay, delay_function, max_delay, unlimited }` block as
- * Nomad's JSON, with only the fields written: the server merges it over the job's block and the
- * job type's defaults (Nomad's TaskGroup.Canonicalize), and validates the result.
- */
-function rescheduleFrom<K extends "Reschedule" | "ReschedulePolicy">(
-  parent: Body,
-  key: K,
-): { [P in K]?: ReschedulePolicy } {
-  const b = parent.block("reschedule");
-  if (!b) return {};
-  const p: ReschedulePolicy = {};
-  const attempts = b.integer("attempts");
-  if (attempts !== undefined) p.Attempts = attempts;
-  const interval = b.duration("interval");
-  if (interval !== undefined) p.Interval = interval;
-  const delay = b.duration("delay");
-  if (delay !== undefined) p.Delay = delay;
-  const fn = b.string("delay_function");
-  if (fn !== undefined) p.DelayFunction = fn;
-  const max = b.duration("max_delay");
-  if (max !== undefined) p.MaxDelay = max;
-  const unlimited = b.bool("unlimited");
-  if (unlimited !== undefined) p.Unlimited = unlimited;
-  b.finish();
-  return { [key]: p } as { [P in K]?: ReschedulePolicy };
+/** `{[field]: decode(block)}` when `key`'s block is written, `{}` otherwise. */
+function kept<F extends string>(
+  b: Body,
+  key: string,
+  field: F,
+  decode: (inner: Body) => Record<string, unknown>,
+): { [P in F]?: Record<string, unknown> } {
+  const inner = b.block(key);
+  return optional(field, inner ? decode(inner) : undefined);
 }
 
 function volumeFrom(alias: string, b: Body): VolumeRequest {
@@ -145,6 +216,7 @@ function volumeFrom(alias: string, b: Body): VolumeRequest {
     MountOptions: mo ? mountOptionsFrom(mo) : null,
     PerAlloc: b.bool("per_alloc") ?? false,
   };
+  if (b.bool("sticky")) req.Sticky = true;
   b.finish();
   return req;
 }
@@ -153,66 +225,6 @@ export function mountOptionsFrom(b: Body): { FSType: string; MountFlags: string[
   const mo = { FSType: b.string("fs_type") ?? "", MountFlags: b.stringList("mount_flags") ?? [] };
   b.finish();
   return mo;
-}
-
-function taskFrom(name: string, b: Body, groupRestart: RestartPolicy): Task {
-  const plugin = b.block("csi_plugin");
-  const task: Task = {
-    Name: name,
-    Driver: b.string("driver") ?? "",
-    Config: b.raw("config") ?? {},
-    Env: b.stringMap("env") ?? {},
-    VolumeMounts: b.blocks("volume_mount").map(volumeMountFrom),
-    CSIPluginConfig: plugin ? pluginFrom(plugin) : null,
-    KillTimeout: b.duration("kill_timeout") ?? 5 * NS_PER_S,
-    RestartPolicy: restartFrom(b.block("restart"), groupRestart),
-    ...constraintsFrom(b),
-  };
-  b.finish();
-  return task;
-}
-
-/**
- * `constraint { attribute = "${node.unique.name}" operator = "=" value = "B" }` blocks, as Nomad
- * writes them (operator defaults to "="). Omitted entirely when there are none.
- */
-function constraintsFrom(b: Body): { Constraints?: Constraint[] } {
-  const blocks = b.blocks("constraint");
-  if (blocks.length === 0) return {};
-  return {
-    Constraints: blocks.map((c) => {
-      const out: Constraint = {
-        LTarget: c.string("attribute") ?? "",
-        RTarget: c.string("value") ?? "",
-        Operand: c.string("operator") ?? "=",
-      };
-      c.finish();
-      return out;
-    }),
-  };
-}
-
-function volumeMountFrom(b: Body): VolumeMount {
-  const m: VolumeMount = {
-    Volume: b.string("volume") ?? "",
-    Destination: b.string("destination") ?? "",
-    ReadOnly: b.bool("read_only") ?? false,
-    PropagationMode: b.string("propagation_mode") ?? "private",
-  };
-  b.finish();
-  return m;
-}
-
-function pluginFrom(b: Body): TaskCSIPluginConfig {
-  const p: TaskCSIPluginConfig = {
-    ID: b.string("id") ?? "",
-    Type: b.string("type") ?? "",
-    MountDir: b.string("mount_dir") ?? "",
-    StagePublishBaseDir: b.string("stage_publish_base_dir") ?? "",
-    HealthTimeout: b.duration("health_timeout") ?? 30 * NS_PER_S,
-  };
-  b.finish();
-  return p;
 }
 
 /**

@@ -25,6 +25,7 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/jobs", jobs.listJobs],
   [["PUT", "POST"], "/v1/jobs", jobs.registerJob],
   ["GET", "/v1/job/:id", jobs.getJob],
+  [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
   ["GET", "/v1/job/:id/evaluations", evals.jobEvals],

@@ -19,6 +19,19 @@ export const registerJob: Route = async (ctx, api) => {
   sendJson(ctx.res, await api.jobs.register(body.Job));
 };
 
+/**
+ * `PUT /v1/job/:id`: the same registration, for a body whose job has that ID (Nomad's answer
+ * otherwise: 400 "Job ID does not match name"). The answer carries the register warnings
+ * (job_warnings.ts) as `/v1/jobs` does.
+ */
+export const registerJobAt: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const body = await readJson(ctx.req);
+  if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
+  if (body.Job.ID !== id) throw validationError("Job.ID", "Job ID does not match name");
+  sendJson(ctx.res, await api.jobs.register(body.Job));
+};
+
 export const getJob: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");

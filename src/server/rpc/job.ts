@@ -11,6 +11,7 @@ import { isAllocTerminal } from "../../structs/alloc.js";
 import { notFound } from "../../structs/errors.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
+import { jobWarnings } from "../../structs/job_warnings.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { ServerDeps } from "../deps.js";
 
@@ -64,7 +65,7 @@ export class JobEndpoint {
       EvalID: result.evalId,
       EvalCreateIndex: Math.max(result.index, job.JobModifyIndex),
       JobModifyIndex: job.JobModifyIndex,
-      Warnings: "",
+      Warnings: jobWarnings(spec),
       Index: this.deps.store.index(),
     };
   }

@@ -68,7 +68,8 @@ describe("example specs", () => {
                 ID: "hostpath",
                 Type: "monolith",
                 MountDir: "/csi",
-                StagePublishBaseDir: "",
+                // Nomad's default when the block leaves it out (api TaskCSIPluginConfig.Canonicalize).
+                StagePublishBaseDir: "/local/csi",
                 HealthTimeout: 30 * S,
               },
               KillTimeout: 5 * S,
@@ -281,13 +282,12 @@ describe("jobspec HCL", () => {
       "Constraints" in (await parseJobSpec("n.hcl", `job "j" {\n group "g" {\n task "t" {}\n }\n}`)),
       false,
     );
-    await assert.rejects(
-      parseJobSpec(
-        "bad.hcl",
-        `job "j" {\n constraint {\n distinct_hosts = true\n }\n group "g" {\n task "t" {}\n }\n}`,
-      ),
-      /distinct_hosts/,
+    // Nomad's shorthand: the operator is the key, the value RTarget (jobspec2 decodeConstraint).
+    const hosts = await parseJobSpec(
+      "dh.hcl",
+      `job "j" {\n constraint {\n distinct_hosts = true\n }\n group "g" {\n task "t" {}\n }\n}`,
     );
+    assert.deepEqual(hosts.Constraints, [{ LTarget: "", RTarget: "true", Operand: "distinct_hosts" }]);
   });
 
   it("accepts env as a map attribute as well as a block", async () => {
@@ -308,12 +308,13 @@ describe("jobspec HCL", () => {
 
   it("names unknown keys and blocks with the file and the place", async () => {
     await rejects(
-      `job "j" {\n group "g" {\n spread {\n }\n foo = 1\n }\n}`,
-      /^bad\.hcl: job "j" group "g": unsupported keys "foo", "spread"$/,
+      `job "j" {\n group "g" {\n spreed {\n }\n foo = 1\n }\n}`,
+      /^bad\.hcl: job "j" group "g": unsupported keys "foo", "spreed" \(line 5\)$/,
     );
     // A variable block is HCL2's language (hcl2/variables.ts): one with no value is Nomad's error.
     await rejects(`job "j" {}\nvariable "x" {}`, /^bad\.hcl:2: Unset variable "x"; /);
-    await rejects(`job "j" {\n meta {\n a = "b"\n }\n}`, /job "j": unsupported key "meta"/);
+    await rejects(`job "j" {}\nvariabel "x" {}`, /^bad\.hcl: unsupported key "variabel" \(line 2\)$/);
+    await rejects(`job "j" {\n meta {\n a = "b"\n }\n mta = 1\n}`, /job "j": unsupported key "mta"/);
   });
 
   it("rejects wrong types clearly", async () => {

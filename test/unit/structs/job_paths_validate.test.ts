@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { BerthError } from "../../../src/structs/errors.js";
-import { checkTaskPath, hasControlChar } from "../../../src/structs/job_paths_validate.js";
+import { checkTaskPath, checkTemplateDest, hasControlChar } from "../../../src/structs/job_paths_validate.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 
 function refusedAt(fn: () => unknown, field: string, message: RegExp): void {
@@ -53,6 +53,31 @@ test("checkTaskPath: ordinary and interpolated paths pass unchanged", () => {
     "/a.b/c..d",
   ]) {
     assert.equal(checkTaskPath("F", ok), ok);
+  }
+});
+
+test("checkTaskPath: Nomad's task directories (${NOMAD_TASK_DIR}/…) are checked as /local, /alloc, /secrets", () => {
+  for (const ok of [
+    "${NOMAD_TASK_DIR}/data",
+    "${NOMAD_ALLOC_DIR}/web-nfs",
+    "${NOMAD_SECRETS_DIR}/certs",
+    "${NOMAD_TASK_DIR}",
+  ]) {
+    assert.equal(checkTaskPath("F", ok), ok, "returned as written: the client interpolates it");
+  }
+  refusedAt(() => checkTaskPath("F", "${NOMAD_TASK_DIR}/../../etc"), "F", /'\.\.'/);
+  refusedAt(() => checkTaskPath("F", "${NOMAD_TASK_DIR}//x"), "F", /empty segments/);
+  // Only a leading task directory stands for an absolute path; anything else is still relative.
+  refusedAt(() => checkTaskPath("F", "${NOMAD_ALLOC_ID}/x"), "F", /absolute/);
+  refusedAt(() => checkTaskPath("F", "x/${NOMAD_TASK_DIR}"), "F", /absolute/);
+});
+
+test("checkTemplateDest: relative to the task dir, may reach the alloc dir, never above it", () => {
+  for (const ok of ["local/app.conf", "${NOMAD_SECRETS_DIR}/token", "../alloc/shared.env", "/local/abs"]) {
+    assert.equal(checkTemplateDest("F", ok), ok);
+  }
+  for (const bad of ["../../etc/passwd", "local/../../../x", "../.."]) {
+    refusedAt(() => checkTemplateDest("F", bad), "F", /destination escapes allocation directory/);
   }
 });
 
@@ -107,6 +132,8 @@ test("job: a bad csi_plugin mount_dir or stage_publish_base_dir is refused namin
     "Job.TaskGroups[0].Tasks[0].CSIPluginConfig.StagePublishBaseDir",
     /absolute/,
   );
-  const ok = validateJob(plugin({ MountDir: "/csi", StagePublishBaseDir: "" })).TaskGroups[0]!.Tasks[0]!;
-  assert.equal(ok.CSIPluginConfig!.StagePublishBaseDir, "");
+  // Left out: Nomad's defaults (api TaskCSIPluginConfig.Canonicalize), /csi and /local/csi.
+  const ok = validateJob(plugin({ MountDir: "", StagePublishBaseDir: "" })).TaskGroups[0]!.Tasks[0]!;
+  assert.equal(ok.CSIPluginConfig!.MountDir, "/csi");
+  assert.equal(ok.CSIPluginConfig!.StagePublishBaseDir, "/local/csi");
 });
