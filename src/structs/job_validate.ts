@@ -158,7 +158,7 @@ function task(
     CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
     KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
     RestartPolicy: restartPolicy(`${field}.RestartPolicy`, t.RestartPolicy, groupRestart),
-    Constraints: constraints(`${field}.Constraints`, t.Constraints),
+    Constraints: constraints(`${field}.Constraints`, t.Constraints, "task"),
   };
 }
 
