@@ -20,41 +20,61 @@ export interface Usage {
   cores: number[];
 }
 
-const ZERO: Usage = { cpu: 0, memoryMB: 0, cores: [] };
-
-/** An alloc's usage; an alloc placed before resources existed uses nothing. */
-export function usageOf(r: AllocatedResources | undefined): Usage {
-  if (!r) return ZERO;
-  let cpu = 0;
-  let memoryMB = 0;
-  const cores: number[] = [];
-  for (const t of Object.values(r.Tasks)) {
-    cpu += t.Cpu.CpuShares;
-    memoryMB += t.Memory.MemoryMB;
-    cores.push(...(t.Cpu.ReservedCores ?? []));
+/** Adds the alloc's resources into `u`; an alloc placed before resources existed uses nothing. */
+function addInto(u: Usage, r: AllocatedResources | undefined): void {
+  if (!r) return;
+  for (const name in r.Tasks) {
+    const t = r.Tasks[name]!;
+    u.cpu += t.Cpu.CpuShares;
+    u.memoryMB += t.Memory.MemoryMB;
+    const cores = t.Cpu.ReservedCores;
+    if (cores) for (const c of cores) u.cores.push(c);
   }
-  return { cpu, memoryMB, cores };
 }
 
-function add(a: Usage, b: Usage): Usage {
-  return { cpu: a.cpu + b.cpu, memoryMB: a.memoryMB + b.memoryMB, cores: [...a.cores, ...b.cores] };
+/** An alloc's usage. */
+export function usageOf(r: AllocatedResources | undefined): Usage {
+  const u: Usage = { cpu: 0, memoryMB: 0, cores: [] };
+  addInto(u, r);
+  return u;
 }
 
-/** The sum of the allocs' usage. */
-export function usageOfAllocs(allocs: Pick<Allocation, "AllocatedResources">[]): Usage {
-  return allocs.reduce((u, a) => add(u, usageOf(a.AllocatedResources)), ZERO);
+const sums = new WeakMap<readonly unknown[], { counted: number; usage: Usage }>();
+
+/**
+ * The sum of the allocs' usage. A list that only grows (a node's proposed allocs during a plan) is
+ * summed incrementally: each alloc is added once.
+ */
+export function usageOfAllocs(allocs: readonly Pick<Allocation, "AllocatedResources">[]): Usage {
+  let s = sums.get(allocs);
+  if (!s || s.counted > allocs.length) {
+    s = { counted: 0, usage: { cpu: 0, memoryMB: 0, cores: [] } };
+    sums.set(allocs, s);
+  }
+  for (; s.counted < allocs.length; s.counted++) addInto(s.usage, allocs[s.counted]!.AllocatedResources);
+  return s.usage;
 }
 
-/** What the node offers the scheduler: NodeResources less ReservedResources; null when unknown. */
+const capacities = new WeakMap<object, Usage | null>();
+
+/**
+ * What the node offers the scheduler: NodeResources less ReservedResources; null when unknown.
+ * Remembered per node record (records are never changed in place).
+ */
 export function nodeCapacity(node: Pick<Node, "NodeResources" | "ReservedResources">): Usage | null {
+  let cap = capacities.get(node);
+  if (cap !== undefined) return cap;
   const res = node.NodeResources;
-  if (!res) return null;
   const rsv = node.ReservedResources;
-  return {
-    cpu: res.Cpu.CpuShares - (rsv?.Cpu.CpuShares ?? 0),
-    memoryMB: res.Memory.MemoryMB - (rsv?.Memory.MemoryMB ?? 0),
-    cores: res.Cpu.ReservableCpuCores,
-  };
+  cap = res
+    ? {
+        cpu: res.Cpu.CpuShares - (rsv?.Cpu.CpuShares ?? 0),
+        memoryMB: res.Memory.MemoryMB - (rsv?.Memory.MemoryMB ?? 0),
+        cores: res.Cpu.ReservableCpuCores,
+      }
+    : null;
+  capacities.set(node, cap);
+  return cap;
 }
 
 function groupDiskMB(group: TaskGroup): number {
@@ -62,14 +82,19 @@ function groupDiskMB(group: TaskGroup): number {
   return typeof size === "number" && size >= 0 ? size : DEFAULT_EPHEMERAL_DISK_MB;
 }
 
-export type FitResult =
-  { fit: true; resources: AllocatedResources; util: Usage } | { fit: false; dimension: string };
+export type FitResult = { fit: true; util: Usage } | { fit: false; dimension: string };
+
+function mhzPerCore(node: Pick<Node, "NodeResources">): number {
+  const cpu = node.NodeResources?.Cpu;
+  return cpu && cpu.TotalCpuCores > 0 ? cpu.CpuShares / cpu.TotalCpuCores : 0;
+}
 
 /**
- * Whether one alloc of the group fits on the node beside `used` (its live allocs), and the
- * resources it gets: each task's Resources with Nomad's defaults (CPU 100 MHz, 300 MiB), a task's
- * `cores` as that many free reservable cores (their share of the node's MHz as its CPU). The
- * refusal names Nomad's dimension: "cores" (not enough free cores), "cpu", "memory".
+ * Whether one alloc of the group fits on the node beside `used` (its live allocs): each task's
+ * Resources with Nomad's defaults (CPU 100 MHz, 300 MiB), a task's `cores` as that many free
+ * reservable cores (their share of the node's MHz as its CPU). The refusal names Nomad's
+ * dimension: "cores" (not enough free cores), "cpu", "memory". A node without NodeResources is not
+ * bin-packed: everything fits. Numbers only (no allocation): it runs for every feasible node.
  */
 export function fitGroup(
   node: Pick<Node, "NodeResources" | "ReservedResources">,
@@ -77,36 +102,57 @@ export function fitGroup(
   group: TaskGroup,
 ): FitResult {
   const cap = nodeCapacity(node);
+  let cpu = used.cpu;
+  let memoryMB = used.memoryMB;
+  let cores = 0;
+  for (const task of group.Tasks) {
+    const r = task.Resources;
+    const wantCores = r?.Cores ?? 0;
+    if (wantCores > 0 && cap) {
+      cores += wantCores;
+      cpu += Math.floor(wantCores * mhzPerCore(node));
+    } else cpu += r?.CPU ?? DEFAULT_TASK_CPU_MHZ;
+    memoryMB += r?.MemoryMB ?? DEFAULT_TASK_MEMORY_MB;
+  }
+  if (cap) {
+    if (cores > 0) {
+      const taken = new Set(used.cores);
+      if (cap.cores.filter((c) => !taken.has(c)).length < cores) return { fit: false, dimension: "cores" };
+    }
+    if (cap.cpu < cpu) return { fit: false, dimension: "cpu" };
+    if (cap.memoryMB < memoryMB) return { fit: false, dimension: "memory" };
+  }
+  return { fit: true, util: { cpu, memoryMB, cores: used.cores } };
+}
+
+/**
+ * The AllocatedResources of an alloc of the group placed on the node (which fitGroup said fits):
+ * the lowest free reservable cores for each task that asks for cores, in task order.
+ */
+export function allocateGroup(
+  node: Pick<Node, "NodeResources" | "ReservedResources">,
+  used: Usage,
+  group: TaskGroup,
+): AllocatedResources {
+  const cap = nodeCapacity(node);
   const taken = new Set(used.cores);
   const free = (cap?.cores ?? []).filter((c) => !taken.has(c));
-  const mhzPerCore =
-    node.NodeResources && node.NodeResources.Cpu.TotalCpuCores > 0
-      ? node.NodeResources.Cpu.CpuShares / node.NodeResources.Cpu.TotalCpuCores
-      : 0;
   const resources: AllocatedResources = { Tasks: {}, Shared: { DiskMB: groupDiskMB(group) } };
   for (const task of group.Tasks) {
     const r = task.Resources ?? {};
     const wantCores = r.Cores ?? 0;
     let cpu = r.CPU ?? DEFAULT_TASK_CPU_MHZ;
     let cores: number[] | null = null;
-    // A node without NodeResources is not bin-packed: no cores to hand out, none refused.
     if (wantCores > 0 && cap) {
-      if (free.length < wantCores) return { fit: false, dimension: "cores" };
       cores = free.splice(0, wantCores);
-      cpu = Math.floor(wantCores * mhzPerCore);
+      cpu = Math.floor(wantCores * mhzPerCore(node));
     }
-    const memoryMB = r.MemoryMB ?? DEFAULT_TASK_MEMORY_MB;
     resources.Tasks[task.Name] = {
       Cpu: { CpuShares: cpu, ReservedCores: cores },
-      Memory: { MemoryMB: memoryMB, MemoryMaxMB: r.MemoryMaxMB ?? 0 },
+      Memory: { MemoryMB: r.MemoryMB ?? DEFAULT_TASK_MEMORY_MB, MemoryMaxMB: r.MemoryMaxMB ?? 0 },
     };
   }
-  const util = add(used, usageOf(resources));
-  if (cap) {
-    if (cap.cpu < util.cpu) return { fit: false, dimension: "cpu" };
-    if (cap.memoryMB < util.memoryMB) return { fit: false, dimension: "memory" };
-  }
-  return { fit: true, resources, util };
+  return resources;
 }
 
 /** Nomad's binPackingMaxFitScore: the score of a perfect fit. */

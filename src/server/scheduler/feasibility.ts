@@ -48,7 +48,20 @@ export function constraintCache(ctx: PlanContext): ConstraintCache {
   return c;
 }
 
+const groupConstraintLists = new WeakMap<TaskGroup, Constraint[]>();
+
+/** The group's and its tasks' constraints (Nomad's task group constraint checker takes both). */
+function groupConstraints(group: TaskGroup): Constraint[] {
+  let list = groupConstraintLists.get(group);
+  if (!list) {
+    list = [...(group.Constraints ?? []), ...group.Tasks.flatMap((t) => t.Constraints ?? [])];
+    groupConstraintLists.set(group, list);
+  }
+  return list;
+}
+
 function firstUnmet(ctx: PlanContext, constraints: Constraint[], node: Node): string | null {
+  if (constraints.length === 0) return null;
   const cache = constraintCache(ctx);
   const unmet = constraints.find((c) => !constraintMet(c, node, cache));
   return unmet ? formatConstraint(unmet) : null;
@@ -101,8 +114,7 @@ export function nodeFeasible(
     const d = ownEntry(node.Drivers, task.Driver);
     if (!d?.Detected || !d.Healthy) return "missing drivers";
   }
-  const groupConstraints = [...(group.Constraints ?? []), ...group.Tasks.flatMap((t) => t.Constraints ?? [])];
-  const groupUnmet = firstUnmet(ctx, groupConstraints, node);
+  const groupUnmet = firstUnmet(ctx, groupConstraints(group), node);
   if (groupUnmet) return groupUnmet;
   for (const task of group.Tasks) {
     if (task.VolumeMounts.length > 0 && !ownEntry(node.Drivers, task.Driver)!.SupportsMounts)
@@ -255,13 +267,47 @@ function volumesInUseOnNode(
 }
 
 /**
- * Nomad's ProposedAllocs for a node: its live allocs (any job) less those the plan stops, plus the
- * plan's placements on it. O(allocs on the node).
+ * Per plan: each node's proposed allocs, read from state (less those the plan stops) on first use
+ * and extended with the plan's placements as they are added (ctx.planned only grows; state does not
+ * change during a plan).
  */
-export function proposedAllocsOnNode(ctx: PlanContext, nodeId: string): Allocation[] {
+interface NodeAllocIndex {
+  byNode: Map<string, Allocation[]>;
+  /** How many of ctx.planned are indexed. */
+  seen: number;
+}
+
+const nodeIndexes = new WeakMap<PlanContext, NodeAllocIndex>();
+
+function liveOnNode(ctx: PlanContext, nodeId: string): Allocation[] {
   const stopped = ctx.stopped ?? ctx.stopping;
-  const live = ctx.state
+  return ctx.state
     .allocsByNode(nodeId)
     .filter((a) => a.NodeID === nodeId && !isAllocTerminal(a) && !stopped.has(a.ID));
-  return [...live, ...ctx.planned.filter((a) => a.NodeID === nodeId)];
+}
+
+/**
+ * Nomad's ProposedAllocs for a node: its live allocs (any job) less those the plan stops, plus the
+ * plan's placements on it. O(allocs on the node) once per plan, then O(1); the caller must not
+ * change the answer.
+ */
+export function proposedAllocsOnNode(ctx: PlanContext, nodeId: string): readonly Allocation[] {
+  let idx = nodeIndexes.get(ctx);
+  if (!idx) {
+    idx = { byNode: new Map(), seen: 0 };
+    nodeIndexes.set(ctx, idx);
+  }
+  const listOf = (id: string) => {
+    let list = idx.byNode.get(id);
+    if (!list) {
+      list = liveOnNode(ctx, id);
+      idx.byNode.set(id, list);
+    }
+    return list;
+  };
+  for (; idx.seen < ctx.planned.length; idx.seen++) {
+    const a = ctx.planned[idx.seen]!;
+    listOf(a.NodeID).push(a);
+  }
+  return listOf(nodeId);
 }

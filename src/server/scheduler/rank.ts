@@ -10,12 +10,24 @@
  * Pure over the PlanContext; O(allocs on each node) plus O(allocs of the job) per placement.
  */
 import type { AllocatedResources, Allocation } from "../../structs/alloc.js";
-import { DISTINCT_HOSTS, checkOperand, resolveTarget, type Constraint } from "../../structs/constraint.js";
+import {
+  DISTINCT_HOSTS,
+  checkOperand,
+  resolveTarget,
+  type Constraint,
+  type ConstraintCache,
+} from "../../structs/constraint.js";
 import { recordExhausted, recordNode, type AllocMetric } from "../../structs/eval.js";
 import type { Job, TaskGroup } from "../../structs/job.js";
 import type { Affinity } from "../../structs/job_stanzas.js";
 import type { Node } from "../../structs/node.js";
-import { binPackScore, fitGroup, usageOfAllocs } from "../../structs/resources_fit.js";
+import {
+  allocateGroup,
+  binPackScore,
+  fitGroup,
+  usageOfAllocs,
+  type Usage,
+} from "../../structs/resources_fit.js";
 import { constraintCache, nodeFeasible, proposedAllocsOnNode, type PlanContext } from "./feasibility.js";
 import {
   SpreadScorer,
@@ -73,45 +85,72 @@ export function selectNode(
   const affinities = affinitiesOf(job, group);
   const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
 
-  let best: Selection | null = null;
+  let best: { node: Node; used: Usage; score: number; parts: (number | null)[] } | null = null;
   for (const node of nodes) {
     let reason = nodeFeasible(ctx, node, job, group, index, allocId);
     const onNode = reason ? [] : proposedAllocsOnNode(ctx, node.ID);
-    const sameJob = onNode.filter((a) => a.JobID === job.ID && a.Namespace === job.Namespace);
-    if (!reason && (jobDistinct || groupDistinct)) {
-      const collide = sameJob.some((a) => jobDistinct || a.TaskGroup === group.Name);
-      if (collide) reason = DISTINCT_HOSTS;
+    let ofJob = 0;
+    let ofGroup = 0;
+    for (const a of onNode) {
+      if (a.JobID !== job.ID || a.Namespace !== job.Namespace) continue;
+      ofJob++;
+      if (a.TaskGroup === group.Name) ofGroup++;
     }
+    if (!reason && ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0))) reason = DISTINCT_HOSTS;
     if (!reason && props.length > 0) reason = distinctPropertyReason(props, node);
     recordNode(metrics, node, reason);
     if (reason) continue;
 
-    const fit = fitGroup(node, usageOfAllocs(onNode), group);
+    const used = usageOfAllocs(onNode);
+    const fit = fitGroup(node, used, group);
     if (!fit.fit) {
       recordExhausted(metrics, node, fit.dimension);
       continue;
     }
-    const scores: Record<string, number> = {};
-    const binpack = binPackScore(node, fit.util);
-    if (binpack !== null) scores.binpack = binpack;
-    const collisions = sameJob.filter((a) => a.TaskGroup === group.Name).length;
-    if (collisions > 0) scores["job-anti-affinity"] = -(collisions + 1) / group.Count;
-    if (affinities.length > 0) {
-      let total = 0;
-      for (const a of affinities) {
-        const [l, lOk] = resolveTarget(a.LTarget, node);
-        const [r, rOk] = resolveTarget(a.RTarget, node);
-        if (checkOperand(cache, a.Operand, l, r, lOk, rOk)) total += a.Weight;
-      }
-      scores["node-affinity"] = total / sumWeight;
+    // Nomad's scorer names, in its order; a scorer that does not apply adds no score.
+    const parts: (number | null)[] = [
+      binPackScore(node, fit.util),
+      ofGroup > 0 ? -(ofGroup + 1) / group.Count : null,
+      affinities.length > 0 ? affinityScore(cache, affinities, sumWeight, node) : null,
+      spread.active ? spread.score(node) || null : null,
+    ];
+    let sum = 0;
+    let n = 0;
+    for (const p of parts) {
+      if (p === null) continue;
+      sum += p;
+      n++;
     }
-    if (spread.active) {
-      const s = spread.score(node);
-      if (s !== 0) scores["allocation-spread"] = s;
-    }
-    const parts = Object.values(scores);
-    const score = parts.length === 0 ? 0 : parts.reduce((x, y) => x + y, 0) / parts.length;
-    if (!best || score > best.score) best = { node, resources: fit.resources, score, scores };
+    const score = n === 0 ? 0 : sum / n;
+    if (!best || score > best.score) best = { node, used, score, parts };
   }
-  return best;
+  if (!best) return null;
+  const scores: Record<string, number> = {};
+  best.parts.forEach((p, i) => {
+    if (p !== null) scores[SCORERS[i]!] = p;
+  });
+  return {
+    node: best.node,
+    score: best.score,
+    scores,
+    resources: allocateGroup(best.node, best.used, group),
+  };
+}
+
+const SCORERS = ["binpack", "job-anti-affinity", "node-affinity", "allocation-spread"];
+
+/** Nomad's "node-affinity": the weights of the affinities the node matches over the sum of |weights|. */
+function affinityScore(
+  cache: ConstraintCache,
+  affinities: Affinity[],
+  sumWeight: number,
+  node: Node,
+): number {
+  let total = 0;
+  for (const a of affinities) {
+    const [l, lOk] = resolveTarget(a.LTarget, node);
+    const [r, rOk] = resolveTarget(a.RTarget, node);
+    if (checkOperand(cache, a.Operand, l, r, lOk, rOk)) total += a.Weight;
+  }
+  return total / sumWeight;
 }
