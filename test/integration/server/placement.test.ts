@@ -3,7 +3,7 @@
  * carrying what the real client fingerprints on this machine (attributes under Nomad's names and
  * NodeResources; memory_total_mb set to 1024 MiB as an operator would): an HCL job constrained on
  * `${attr.kernel.name}` places, one on another kernel is filtered with Nomad's reason text,
- * distinct_hosts puts two allocs on two nodes, and a group that needs more memory than either node
+ * distinct_hosts puts one alloc on each of the two nodes and leaves the third unplaced, and a group that needs more memory than either node
  * has left fails with the "memory" dimension in the eval's FailedTGAllocs and in `job status`.
  */
 import { test } from "node:test";
@@ -122,13 +122,13 @@ test("placement: attribute constraints, distinct_hosts and memory exhaustion on 
   const win = await latestEval(base, "win");
   assert.deepEqual(win.FailedTGAllocs?.g?.ConstraintFiltered, { "${attr.kernel.name} regexp ^windows": 2 });
 
-  // 2. distinct_hosts: two allocs of the group on two nodes.
+  // 2. distinct_hosts: one alloc of the group per node, so the third of three finds none.
   await runHcl(
     base,
     `job "dh" {
   datacenters = ["dc1"]
   group "g" {
-    count = 2
+    count = 3
     constraint {
       operator = "distinct_hosts"
       value    = "true"
@@ -139,6 +139,8 @@ test("placement: attribute constraints, distinct_hosts and memory exhaustion on 
   const dh = await allocs(base, "dh");
   assert.equal(dh.length, 2);
   assert.equal(new Set(dh.map((a) => a.NodeID)).size, 2, "one alloc per node");
+  const dhEval = await latestEval(base, "dh");
+  assert.deepEqual(dhEval.FailedTGAllocs?.g?.ConstraintFiltered, { distinct_hosts: 2 });
 
   // 3. Each node has 1024 − 124 = 900 MiB; lin and dh took 300 MiB (Nomad's default) on one and
   // 600 on the other. Three tasks of 300 MiB fit on neither.
