@@ -20,15 +20,22 @@ export interface Usage {
   cores: number[];
 }
 
-/** Adds the alloc's resources into `u`; an alloc placed before resources existed uses nothing. */
+/**
+ * Adds the alloc's resources into `u`; an alloc placed before resources existed uses nothing.
+ * Read defensively: stored allocs are checked structurally only, and one odd record must not make
+ * placement throw for every job on its node (a part that is not a number counts as nothing).
+ */
 function addInto(u: Usage, r: AllocatedResources | undefined): void {
-  if (!r) return;
-  for (const name in r.Tasks) {
-    const t = r.Tasks[name]!;
-    u.cpu += t.Cpu.CpuShares;
-    u.memoryMB += t.Memory.MemoryMB;
-    const cores = t.Cpu.ReservedCores;
-    if (cores) for (const c of cores) u.cores.push(c);
+  const tasks = r?.Tasks;
+  if (!tasks || typeof tasks !== "object") return;
+  for (const name of Object.keys(tasks)) {
+    const t = tasks[name];
+    const cpu = t?.Cpu?.CpuShares;
+    const mem = t?.Memory?.MemoryMB;
+    if (typeof cpu === "number" && Number.isFinite(cpu)) u.cpu += cpu;
+    if (typeof mem === "number" && Number.isFinite(mem)) u.memoryMB += mem;
+    const cores = t?.Cpu?.ReservedCores;
+    if (Array.isArray(cores)) for (const c of cores) if (typeof c === "number") u.cores.push(c);
   }
 }
 

@@ -221,3 +221,15 @@ test("rank: a task whose driver the node lacks filters it as 'missing drivers'",
   assert.equal(placed("j").length, 0);
   assert.deepEqual(last.failures[0]!.metrics.ConstraintFiltered, { "missing drivers": 1 });
 });
+
+test("rank: an odd stored AllocatedResources counts as nothing instead of failing placement", async () => {
+  const { store, placed } = await schedule([node("a")], job("first", 1));
+  const a = placed("first")[0]!;
+  const odd = { ...a, AllocatedResources: { Tasks: { t: { Cpu: null, Memory: { MemoryMB: "x" } } } } };
+  await store.txn((tx) => tx.putAlloc(odd as never));
+  const scheduler = new Scheduler(store, nullLogger);
+  const j = job("second", 1);
+  await store.txn((tx) => tx.putJob(j));
+  const r = await scheduler.evaluate("default", j.ID);
+  assert.equal(r.placed, 1);
+});
