@@ -1,7 +1,9 @@
 /**
  * Submit-to-running latency through real parts: a real `berth agent -dev` process, berth's hostpath
  * plugin as an exec task, N volumes (one per alloc, per_alloc), and a service job of N exec tasks
- * that each mount their volume. Prints the seconds from the job's registration until every alloc
+ * that each mount their volume and ask for resources, so every placement is bin-packed against the
+ * node's NodeResources (sized by the agent config for N allocs even at Nomad's default 100 MHz /
+ * 300 MiB per task, so the bench measures placement, not this machine's size). Prints the seconds from the job's registration until every alloc
  * is running, then until every claim is released after the job stops.
  *
  *   node dist/bench/placement.js [allocs=100]
@@ -31,8 +33,23 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const logFile = `${dir}.log`;
   // examples/hostpath/plugin.hcl keeps its volumes in the host volume agent.hcl declares.
+  const sizing = `${dir}.hcl`;
+  fs.writeFileSync(
+    sizing,
+    `client {\n  cpu_total_compute = ${(N + 10) * 100}\n  memory_total_mb = ${(N + 10) * 300}\n  reserved {\n    cpu = 100\n    memory = 256\n  }\n}\n`,
+  );
   const agent = new AgentProcess(
-    ["-dev", "-config", "examples/hostpath/agent.hcl", "-data-dir", dir, "-http-addr", `127.0.0.1:${port}`],
+    [
+      "-dev",
+      "-config",
+      "examples/hostpath/agent.hcl",
+      "-config",
+      sizing,
+      "-data-dir",
+      dir,
+      "-http-addr",
+      `127.0.0.1:${port}`,
+    ],
     logFile,
   );
   try {
@@ -88,6 +105,7 @@ async function main(): Promise<void> {
                 Driver: "exec",
                 Config: { command: "/bin/sh", args: ["-c", "echo up > /data/up; exec sleep 600"] },
                 VolumeMounts: [{ Volume: "data", Destination: "/data" }],
+                Resources: { CPU: 50, MemoryMB: 64 },
               },
             ],
           },
@@ -120,7 +138,7 @@ async function main(): Promise<void> {
       100,
     );
     const released = (Date.now() - t1) / 1000;
-    console.log(`${N} allocs, each with its own CSI volume, one node:`);
+    console.log(`${N} allocs, each with its own CSI volume and resources, one bin-packed node:`);
     console.log(
       `  submit → all running        ${running.toFixed(1)} s  (${(N / running).toFixed(1)} allocs/s)`,
     );
@@ -133,6 +151,7 @@ async function main(): Promise<void> {
     killProcessGroupsUnder(dir);
     fs.rmSync(dir, { recursive: true, force: true });
     fs.rmSync(logFile, { force: true });
+    fs.rmSync(sizing, { force: true });
   }
 }
 

@@ -65,6 +65,8 @@ export class Agent {
         nodeName: this.opts.nodeName,
         hostVolumes,
         meta: { ...fileConfig.meta, ...this.opts.meta },
+        ...(fileConfig.reserved ? { reserved: fileConfig.reserved } : {}),
+        ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
         log: this.log.child("client"),
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),

@@ -10,6 +10,8 @@
  *     meta {
  *       rack = "r1"
  *     }
+ *     reserved { cpu = 500  memory = 512  disk = 1024 }   # MHz, MiB, MiB kept from the scheduler
+ *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
  *   }
  *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
  *
@@ -23,6 +25,7 @@ import { Body, SpecError } from "../api/specs/body.js";
 import { decodeHcl } from "../api/specs/hcl.js";
 import { BerthError } from "../structs/errors.js";
 import type { ClientHostVolumeConfig } from "../structs/node.js";
+import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
@@ -37,6 +40,10 @@ export interface AgentFileConfig {
   meta: Record<string, string>;
   /** Present when some file has a `limits` block. */
   limits?: LimitsSetting;
+  /** client `reserved { cpu, memory, disk }` (Nomad's names); later files win per field. */
+  reserved?: ReservedSetting;
+  /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
+  resourceOverrides?: ResourceOverrides;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -61,6 +68,9 @@ export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileCo
       out.hostVolumes.push(...cfg.hostVolumes);
       Object.assign(out.meta, cfg.meta);
       if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
+      if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
+      if (cfg.resourceOverrides)
+        out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
     }
   }
   return out;
@@ -111,8 +121,36 @@ function fromBody(top: Body): AgentFileConfig {
     b.finish();
   }
   Object.assign(out.meta, client.stringMap("meta") ?? {});
+  const reserved = client.block("reserved");
+  if (reserved) {
+    out.reserved = definedOnly({
+      cpu: count(reserved, "cpu"),
+      memory: count(reserved, "memory"),
+      disk: count(reserved, "disk"),
+    });
+    reserved.finish();
+  }
+  const overrides = definedOnly({
+    cpuTotalCompute: count(client, "cpu_total_compute", 1),
+    memoryTotalMB: count(client, "memory_total_mb", 1),
+    diskTotalMB: count(client, "disk_total_mb", 1),
+  });
+  if (Object.keys(overrides).length > 0) out.resourceOverrides = overrides;
   client.finish();
   return out;
+}
+
+/** A whole number ≥ min (MHz or MiB), named in the refusal. */
+function count(b: Body, key: string, min = 0): number | undefined {
+  const n = b.integer(key);
+  if (n !== undefined && n < min) throw b.error(`${key} must be ${min} or more, got ${n}`);
+  return n;
+}
+
+function definedOnly<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
+    [K in keyof T]?: Exclude<T[K], undefined>;
+  };
 }
 
 /**

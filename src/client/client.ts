@@ -10,7 +10,7 @@ import { sleep } from "../internal/abort.js";
 import type { Logger } from "../internal/log.js";
 import type { Allocation } from "../structs/alloc.js";
 import { BerthError, isBerthError } from "../structs/errors.js";
-import type { ClientHostVolumeConfig, DriverInfo } from "../structs/node.js";
+import type { ClientHostVolumeConfig, DriverInfo, NodeResources } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
 import { createCsiClient } from "../csi/client.js";
 import { waitForProbe } from "../csi/capabilities.js";
@@ -25,7 +25,8 @@ import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
-import { buildNode, fingerprintAttributes, loadOrCreateNodeId } from "./node_identity.js";
+import { buildNode, fingerprintNode, loadOrCreateNodeId } from "./node_identity.js";
+import { reservedResources, type ReservedSetting, type ResourceOverrides } from "./fingerprint/resources.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
@@ -42,6 +43,10 @@ export interface ClientOptions {
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   /** Node metadata (Node.Meta). */
   meta?: Record<string, string>;
+  /** client `reserved { cpu, memory, disk }`: Node.ReservedResources. */
+  reserved?: ReservedSetting;
+  /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
+  resourceOverrides?: ResourceOverrides;
   log: Logger;
   /** csimanager re-fingerprint period (ms). */
   fingerprintIntervalMs?: number;
@@ -73,6 +78,7 @@ export class Client {
   private drivers = new Map<string, TaskDriver>();
   private driverInfo: Record<string, DriverInfo> = {};
   private attributes: Record<string, string> = {};
+  private resources: NodeResources | undefined;
   nodeId = "";
   /** The name registered with the server and seen by tasks as `node.unique.name`. */
   private get nodeName(): string {
@@ -92,7 +98,9 @@ export class Client {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
-    this.attributes = fingerprintAttributes(this.driverInfo);
+    const fp = fingerprintNode(this.driverInfo, dataDir, this.opts.resourceOverrides);
+    this.attributes = fp.attributes;
+    this.resources = fp.resources;
 
     const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
     const csi = new CsiManager({
@@ -260,6 +268,8 @@ export class Client {
           hostVolumes: this.opts.hostVolumes ?? {},
           attributes: this.attributes,
           meta: this.opts.meta ?? {},
+          ...(this.resources ? { resources: this.resources } : {}),
+          reserved: reservedResources(this.opts.reserved),
           controllers: this.fingerprint.controllers,
           nodes: this.fingerprint.nodes,
         }),

@@ -3,12 +3,18 @@
  * restarted agent is the same node to the server (its allocs and claims stay its own).
  */
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { newUuid } from "../structs/ids.js";
 import type { Node } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
-import type { ClientHostVolumeConfig, DriverInfo } from "../structs/node.js";
+import type {
+  ClientHostVolumeConfig,
+  DriverInfo,
+  NodeReservedResources,
+  NodeResources,
+} from "../structs/node.js";
+import { hostAttributes } from "./fingerprint/host.js";
+import { fingerprintResources, type ResourceOverrides } from "./fingerprint/resources.js";
 
 export async function loadOrCreateNodeId(clientDir: string): Promise<string> {
   const file = path.join(clientDir, "node-id");
@@ -33,6 +39,8 @@ export function buildNode(args: {
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   attributes?: Record<string, string>;
   meta?: Record<string, string>;
+  resources?: NodeResources;
+  reserved?: NodeReservedResources;
   controllers: Record<string, CSIInfo>;
   nodes: Record<string, CSIInfo>;
 }): Node {
@@ -50,30 +58,26 @@ export function buildNode(args: {
     HostVolumes: args.hostVolumes ?? {},
     Attributes: args.attributes ?? {},
     Meta: args.meta ?? {},
+    ...(args.resources ? { NodeResources: args.resources } : {}),
+    ...(args.reserved ? { ReservedResources: args.reserved } : {}),
     StatusUpdatedAt: Date.now(),
     CreateIndex: 0,
     ModifyIndex: 0,
   };
 }
 
-/** Go's GOARCH names, which Nomad's `${attr.cpu.arch}` reports. */
-const GO_ARCH: Record<string, string> = { x64: "amd64", ia32: "386", arm64: "arm64", arm: "arm" };
-
 /**
- * The node's attributes under Nomad's names (`${attr.kernel.name}`, …): the ones berth can tell
- * without probing hardware, plus `driver.NAME` = "1" for each healthy driver as Nomad sets it.
+ * The node's attributes under Nomad's names (host.ts, resources.ts) plus `driver.NAME` = "1" for
+ * each detected, healthy driver as Nomad sets it, and its NodeResources.
  */
-export function fingerprintAttributes(drivers: Record<string, DriverInfo>): Record<string, string> {
-  const attrs: Record<string, string> = {
-    "kernel.name": os.platform(),
-    "kernel.version": os.release(),
-    "kernel.arch": os.machine(),
-    "os.name": os.platform(),
-    "cpu.arch": GO_ARCH[os.arch()] ?? os.arch(),
-    "cpu.numcores": String(os.cpus().length),
-    "memory.totalbytes": String(os.totalmem()),
-    "unique.hostname": os.hostname(),
-  };
-  for (const [name, d] of Object.entries(drivers)) if (d.Detected && d.Healthy) attrs[`driver.${name}`] = "1";
-  return attrs;
+export function fingerprintNode(
+  drivers: Record<string, DriverInfo>,
+  dataDir: string,
+  overrides: ResourceOverrides = {},
+): { attributes: Record<string, string>; resources?: NodeResources } {
+  const res = fingerprintResources(dataDir, overrides);
+  const attributes = { ...hostAttributes(), ...res.attributes };
+  for (const [name, d] of Object.entries(drivers))
+    if (d.Detected && d.Healthy) attributes[`driver.${name}`] = "1";
+  return res.resources ? { attributes, resources: res.resources } : { attributes };
 }

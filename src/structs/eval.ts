@@ -40,7 +40,7 @@ export interface AllocMetric {
   ClassFiltered: Record<string, number>;
   /** Filtered nodes by reason: a constraint (`${node.class} = fast`) or a feasibility check's words. */
   ConstraintFiltered: Record<string, number>;
-  /** Feasible nodes without room; berth schedules no CPU/memory, so these stay empty. */
+  /** Feasible nodes without room for the alloc (CPU, memory or cores), by class and dimension. */
   NodesExhausted: number;
   ClassExhausted: Record<string, number>;
   DimensionExhausted: Record<string, number>;
@@ -126,6 +126,16 @@ export function recordNode(m: AllocMetric, node: Pick<Node, "NodeClass">, reason
   m.NodesFiltered++;
   if (node.NodeClass !== "") m.ClassFiltered[node.NodeClass] = (m.ClassFiltered[node.NodeClass] ?? 0) + 1;
   m.ConstraintFiltered[reason] = (m.ConstraintFiltered[reason] ?? 0) + 1;
+}
+
+/**
+ * Records a feasible node without room for the alloc (Nomad's ExhaustedNode): `dimension` is the
+ * resource that ran out ("cpu", "memory", "cores"), as DimensionExhausted keys it.
+ */
+export function recordExhausted(m: AllocMetric, node: Pick<Node, "NodeClass">, dimension: string): void {
+  m.NodesExhausted++;
+  if (node.NodeClass !== "") m.ClassExhausted[node.NodeClass] = (m.ClassExhausted[node.NodeClass] ?? 0) + 1;
+  if (dimension !== "") m.DimensionExhausted[dimension] = (m.DimensionExhausted[dimension] ?? 0) + 1;
 }
 
 /** A fresh eval of `job` (not yet stored: the store stamps its indexes). */

@@ -9,6 +9,7 @@ import { checkId } from "./ids.js";
 import {
   asObject,
   oneOf,
+  optArray,
   optBool,
   optNumber,
   optObject,
@@ -84,6 +85,8 @@ export type ReportedNode = Pick<
   | "HostVolumes"
   | "Attributes"
   | "Meta"
+  | "NodeResources"
+  | "ReservedResources"
 >;
 
 export function validateReportedNode(input: unknown): ReportedNode {
@@ -111,7 +114,68 @@ export function validateReportedNode(input: unknown): ReportedNode {
     HostVolumes: hostVolumes("Node.HostVolumes", n.HostVolumes),
     Attributes: optStringMap("Node.Attributes", n.Attributes),
     Meta: optStringMap("Node.Meta", n.Meta),
+    ...nodeResources(n.NodeResources, n.ReservedResources),
   };
+}
+
+/** A count of MHz or MiB a node reports: a whole number, 0 or more. */
+const amount = (field: string, v: unknown) => optNumber(field, v, 0, { integer: true, min: 0 });
+
+/**
+ * Node.NodeResources and Node.ReservedResources as the scheduler bin-packs them: whole, non-negative
+ * MHz and MiB. Either may be absent (an agent from before resources existed): such a node is not
+ * bin-packed.
+ */
+function nodeResources(res: unknown, reserved: unknown): Pick<Node, "NodeResources" | "ReservedResources"> {
+  const out: Pick<Node, "NodeResources" | "ReservedResources"> = {};
+  if (res !== undefined && res !== null) {
+    const r = asObject("Node.NodeResources", res);
+    const cpu = asObject("Node.NodeResources.Cpu", r.Cpu);
+    const cores = optArray("Node.NodeResources.Cpu.ReservableCpuCores", cpu.ReservableCpuCores);
+    out.NodeResources = {
+      Cpu: {
+        CpuShares: amount("Node.NodeResources.Cpu.CpuShares", cpu.CpuShares),
+        TotalCpuCores: amount("Node.NodeResources.Cpu.TotalCpuCores", cpu.TotalCpuCores),
+        ReservableCpuCores: cores.map((c, i) => amount(`Node.NodeResources.Cpu.ReservableCpuCores[${i}]`, c)),
+      },
+      Memory: {
+        MemoryMB: amount(
+          "Node.NodeResources.Memory.MemoryMB",
+          asObject("Node.NodeResources.Memory", r.Memory).MemoryMB,
+        ),
+      },
+      Disk: {
+        DiskMB: amount(
+          "Node.NodeResources.Disk.DiskMB",
+          optObject("Node.NodeResources.Disk", r.Disk)?.DiskMB,
+        ),
+      },
+    };
+  }
+  if (reserved !== undefined && reserved !== null) {
+    const r = asObject("Node.ReservedResources", reserved);
+    out.ReservedResources = {
+      Cpu: {
+        CpuShares: amount(
+          "Node.ReservedResources.Cpu.CpuShares",
+          optObject("Node.ReservedResources.Cpu", r.Cpu)?.CpuShares,
+        ),
+      },
+      Memory: {
+        MemoryMB: amount(
+          "Node.ReservedResources.Memory.MemoryMB",
+          optObject("Node.ReservedResources.Memory", r.Memory)?.MemoryMB,
+        ),
+      },
+      Disk: {
+        DiskMB: amount(
+          "Node.ReservedResources.Disk.DiskMB",
+          optObject("Node.ReservedResources.Disk", r.Disk)?.DiskMB,
+        ),
+      },
+    };
+  }
+  return out;
 }
 
 /**

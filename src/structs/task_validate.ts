@@ -7,7 +7,7 @@
  * name (job_fields.ts). The driver is not checked against this cluster's drivers: a task no node can
  * run is registered and fails placement (`missing drivers`), as in Nomad. Pure.
  */
-import { constraints } from "./constraint_validate.js";
+import { constraints, type ConstraintLevel } from "./constraint_validate.js";
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
 import {
@@ -67,11 +67,11 @@ const TASK_KEPT_LISTS = [
 ] as const;
 
 /** Every element of a constraint list checked for unknown keys before constraint_validate reads it. */
-export function checkedConstraints(field: string, input: unknown) {
+export function checkedConstraints(field: string, input: unknown, level: ConstraintLevel = "group") {
   optArray(field, input).forEach((c, i) => {
     if (isObject(c)) checkFields(`${field}[${i}]`, c, CONSTRAINT_FIELDS);
   });
-  return constraints(field, input);
+  return constraints(field, input, level);
 }
 
 /**
@@ -110,7 +110,7 @@ export function task(
     CSIPluginConfig: csiPlugin(`${field}.CSIPluginConfig`, t.CSIPluginConfig),
     KillTimeout: optNumber(`${field}.KillTimeout`, t.KillTimeout, 5 * NS_PER_S, { integer: true, min: 0 }),
     RestartPolicy: restart(`${field}.RestartPolicy`, t.RestartPolicy, groupRestart),
-    Constraints: checkedConstraints(`${field}.Constraints`, t.Constraints),
+    Constraints: checkedConstraints(`${field}.Constraints`, t.Constraints, "task"),
     Resources: taskResources(`${field}.Resources`, t.Resources),
     Lifecycle: lifecycle(`${field}.Lifecycle`, t.Lifecycle),
     Templates: templates(`${field}.Templates`, t.Templates),

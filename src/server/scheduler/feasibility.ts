@@ -8,7 +8,12 @@
  */
 import { allocIndex, allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { checkClaim } from "../../structs/claim.js";
-import { constraintMet, formatConstraint } from "../../structs/constraint.js";
+import {
+  ConstraintCache,
+  constraintMet,
+  formatConstraint,
+  type Constraint,
+} from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
 import type { BerthError } from "../../structs/errors.js";
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
@@ -23,6 +28,43 @@ export interface PlanContext {
   planned: Allocation[];
   /** IDs of allocs this plan stops before they ran: they will hold no claim. */
   stopping: ReadonlySet<string>;
+  /**
+   * IDs of every alloc this plan stops (Nomad's plan NodeUpdate): their CPU and memory are free
+   * for the plan's placements, and they no longer count for distinct_* and spread. Absent: the
+   * pending ones of `stopping` only.
+   */
+  stopped?: ReadonlySet<string>;
+}
+
+const caches = new WeakMap<PlanContext, ConstraintCache>();
+
+/** The plan's parsed regexps and version constraints: each right-hand side parsed once per plan. */
+export function constraintCache(ctx: PlanContext): ConstraintCache {
+  let c = caches.get(ctx);
+  if (!c) {
+    c = new ConstraintCache();
+    caches.set(ctx, c);
+  }
+  return c;
+}
+
+const groupConstraintLists = new WeakMap<TaskGroup, Constraint[]>();
+
+/** The group's and its tasks' constraints (Nomad's task group constraint checker takes both). */
+function groupConstraints(group: TaskGroup): Constraint[] {
+  let list = groupConstraintLists.get(group);
+  if (!list) {
+    list = [...(group.Constraints ?? []), ...group.Tasks.flatMap((t) => t.Constraints ?? [])];
+    groupConstraintLists.set(group, list);
+  }
+  return list;
+}
+
+function firstUnmet(ctx: PlanContext, constraints: Constraint[], node: Node): string | null {
+  if (constraints.length === 0) return null;
+  const cache = constraintCache(ctx);
+  const unmet = constraints.find((c) => !constraintMet(c, node, cache));
+  return unmet ? formatConstraint(unmet) : null;
 }
 
 /** Whether placement considers the node at all: ready, eligible, in one of the job's datacenters. */
@@ -61,20 +103,21 @@ export function nodeFeasible(
 ): string | null {
   // Placement only tries ready nodes (readyNodesInDCs); kept so any caller gets a whole answer.
   if (!nodeReady(node, job)) return "node is not ready, eligible and in the job's datacenters";
-  const constraints = [
-    ...(job.Constraints ?? []),
-    ...(group.Constraints ?? []),
-    ...group.Tasks.flatMap((t) => t.Constraints ?? []),
-  ];
-  const unmet = constraints.find((c) => !constraintMet(c, node));
-  if (unmet) return formatConstraint(unmet);
+  // Nomad's order: the job's constraints, then the group's drivers, then the group's and its tasks'
+  // constraints, so a node refused on two counts shows the reason Nomad would show.
+  const jobUnmet = firstUnmet(ctx, job.Constraints ?? [], node);
+  if (jobUnmet) return jobUnmet;
   for (const task of group.Tasks) {
     // Nomad's DriverChecker: an undetected and an unhealthy driver are both missing, and so is
     // every driver of a record without a Drivers map (validated on the way in since; an old record
     // is simply infeasible, never a TypeError that fails placement for every job).
     const d = ownEntry(node.Drivers, task.Driver);
     if (!d?.Detected || !d.Healthy) return "missing drivers";
-    if (task.VolumeMounts.length > 0 && !d.SupportsMounts)
+  }
+  const groupUnmet = firstUnmet(ctx, groupConstraints(group), node);
+  if (groupUnmet) return groupUnmet;
+  for (const task of group.Tasks) {
+    if (task.VolumeMounts.length > 0 && !ownEntry(node.Drivers, task.Driver)!.SupportsMounts)
       return `driver ${task.Driver} does not support volume mounts`;
   }
   // Nomad's HostVolumeChecker: every host volume the group asks for, writable unless read-only.
@@ -221,4 +264,50 @@ function volumesInUseOnNode(
     }
   }
   return out;
+}
+
+/**
+ * Per plan: each node's proposed allocs, read from state (less those the plan stops) on first use
+ * and extended with the plan's placements as they are added (ctx.planned only grows; state does not
+ * change during a plan).
+ */
+interface NodeAllocIndex {
+  byNode: Map<string, Allocation[]>;
+  /** How many of ctx.planned are indexed. */
+  seen: number;
+}
+
+const nodeIndexes = new WeakMap<PlanContext, NodeAllocIndex>();
+
+function liveOnNode(ctx: PlanContext, nodeId: string): Allocation[] {
+  const stopped = ctx.stopped ?? ctx.stopping;
+  return ctx.state
+    .allocsByNode(nodeId)
+    .filter((a) => a.NodeID === nodeId && !isAllocTerminal(a) && !stopped.has(a.ID));
+}
+
+/**
+ * Nomad's ProposedAllocs for a node: its live allocs (any job) less those the plan stops, plus the
+ * plan's placements on it. O(allocs on the node) once per plan, then O(1); the caller must not
+ * change the answer.
+ */
+export function proposedAllocsOnNode(ctx: PlanContext, nodeId: string): readonly Allocation[] {
+  let idx = nodeIndexes.get(ctx);
+  if (!idx) {
+    idx = { byNode: new Map(), seen: 0 };
+    nodeIndexes.set(ctx, idx);
+  }
+  const listOf = (id: string) => {
+    let list = idx.byNode.get(id);
+    if (!list) {
+      list = liveOnNode(ctx, id);
+      idx.byNode.set(id, list);
+    }
+    return list;
+  };
+  for (; idx.seen < ctx.planned.length; idx.seen++) {
+    const a = ctx.planned[idx.seen]!;
+    listOf(a.NodeID).push(a);
+  }
+  return listOf(nodeId);
 }

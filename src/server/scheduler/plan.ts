@@ -4,13 +4,14 @@
  * Pure over a StateReader; the Scheduler applies the plan in the same write transaction.
  */
 import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
-import { newAllocMetric, recordNode, type AllocMetric } from "../../structs/eval.js";
+import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
 import { newUuid } from "../../structs/ids.js";
 import type { Job, JobStatus, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
-import { nodeFeasible, readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { selectNode } from "./rank.js";
 import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
 
 export interface PlacementFailure {
@@ -93,13 +94,9 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
     state,
     planned: plan.place,
     stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
+    stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
   };
   const { ready: nodes, available } = readyNodesInDCs(state.listNodes(), job);
-  const perNode = new Map<string, number>();
-  for (const a of existing) {
-    if (!isAllocTerminal(a) && !ctx.stopping.has(a.ID))
-      perNode.set(a.NodeID, (perNode.get(a.NodeID) ?? 0) + 1);
-  }
   const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n) && !drained.has(n));
   const resched = planReschedules(state, job, existing, open, nowNs, runningEvalId);
   plan.followups = resched.followups;
@@ -111,7 +108,7 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
       if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
       if (resched.hold.has(name)) continue;
       const metrics = newAllocMetric(available);
-      const alloc = place(ctx, nodes, perNode, job, g, i, nowNs, metrics);
+      const alloc = place(ctx, nodes, job, g, i, nowNs, metrics);
       const prev = resched.replace.get(name);
       if (alloc && prev) {
         alloc.PreviousAllocation = prev.ID;
@@ -154,11 +151,10 @@ function drainedSystemSlots(state: StateReader, existing: Allocation[]): Set<str
   return out;
 }
 
-/** Picks the feasible node with the fewest of this job's allocs (spread), ties by node ID. */
+/** Places one alloc on the node rank.ts picks (Nomad's feasibility, binpack, affinity, spread). */
 function place(
   ctx: PlanContext,
   nodes: Node[],
-  perNode: Map<string, number>,
   job: Job,
   group: TaskGroup,
   index: number,
@@ -166,15 +162,9 @@ function place(
   metrics: AllocMetric,
 ): Allocation | null {
   const id = newUuid();
-  let best: Node | undefined;
-  for (const n of nodes) {
-    const reason = nodeFeasible(ctx, n, job, group, index, id);
-    recordNode(metrics, n, reason);
-    if (reason) continue;
-    if (!best || (perNode.get(n.ID) ?? 0) < (perNode.get(best.ID) ?? 0)) best = n;
-  }
-  if (!best) return null;
-  perNode.set(best.ID, (perNode.get(best.ID) ?? 0) + 1);
+  const picked = selectNode(ctx, nodes, job, group, index, id, metrics);
+  if (!picked) return null;
+  const best = picked.node;
   return {
     ID: id,
     Namespace: job.Namespace,
@@ -189,6 +179,7 @@ function place(
     ClientStatus: "pending",
     ClientDescription: "",
     TaskStates: {},
+    AllocatedResources: picked.resources,
     CreateIndex: 0,
     ModifyIndex: 0,
     AllocModifyIndex: 0,

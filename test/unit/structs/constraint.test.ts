@@ -54,7 +54,7 @@ test("constraint: unknown attributes, operators and shapes are refused by field"
     field("Job.Constraints[0].LTarget"),
   );
   assert.throws(
-    () => validateJob(jobOnly([{ LTarget: "${node.unique.name}", RTarget: "B", Operand: "regexp" }])),
+    () => validateJob(jobOnly([{ LTarget: "${node.unique.name}", RTarget: "B", Operand: "~=" }])),
     field("Job.Constraints[0].Operand"),
   );
   assert.throws(
@@ -72,7 +72,7 @@ test("constraint: unknown attributes, operators and shapes are refused by field"
   );
 });
 
-test("constraint: ${attr.*} and ${meta.*} resolve from the node; a missing one is never met", () => {
+test("constraint: ${attr.*} and ${meta.*} resolve from the node; a missing one meets only != (and is_not_set)", () => {
   const n = makeNode("n", { Attributes: { "kernel.name": "linux" }, Meta: { rack: "r1" } });
   const c = (LTarget: string, Operand: string, RTarget: string) =>
     constraintMet({ LTarget, Operand, RTarget }, n);
@@ -81,7 +81,9 @@ test("constraint: ${attr.*} and ${meta.*} resolve from the node; a missing one i
   assert.equal(c("${meta.rack}", "=", "r1"), true);
   assert.equal(c("${meta.rack}", "!=", "r2"), true);
   assert.equal(c("${meta.zone}", "=", "z"), false);
-  assert.equal(c("${meta.zone}", "!=", "z"), false, "Nomad: an unset attribute fails every operand");
+  // Nomad's checkConstraint: `!=` compares values only, and a missing attribute is "".
+  assert.equal(c("${meta.zone}", "!=", "z"), true, "Nomad: a missing attribute differs from any value");
+  assert.equal(c("${meta.zone}", "!=", "${meta.other}"), false, "both missing: equal, so not !=");
   assert.equal(c("${attr.kernel.name}", "=", "${meta.rack}"), false);
   assert.equal(
     constraintMet({ LTarget: "${meta.rack}", Operand: "=", RTarget: "r1" }, makeNode("old")),

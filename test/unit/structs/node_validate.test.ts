@@ -5,7 +5,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildNode, fingerprintAttributes } from "../../../src/client/node_identity.js";
+import { reservedResources } from "../../../src/client/fingerprint/resources.js";
+import { buildNode, fingerprintNode } from "../../../src/client/node_identity.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { ownEntry } from "../../../src/structs/node.js";
 import { validateFingerprint, validateReportedNode } from "../../../src/structs/node_validate.js";
@@ -17,13 +18,17 @@ const drivers = {
 };
 
 test("node validation: the agent's own node record passes unchanged", () => {
+  const fingerprint = fingerprintNode(drivers, process.cwd());
+  assert.ok(fingerprint.resources, "this machine's CPU, memory and disk are fingerprinted");
   const node = buildNode({
     id: "0b6c1f0e-2f63-4a53-9f8e-1c1a3c0e9a11",
     name: "node-a",
     drivers,
     hostVolumes: { data: { Name: "data", Path: "/srv/data", ReadOnly: true } },
-    attributes: fingerprintAttributes(drivers),
+    attributes: fingerprint.attributes,
     meta: { rack: "r1" },
+    resources: fingerprint.resources,
+    reserved: reservedResources({ cpu: 500, memory: 256 }),
     controllers: { p1: controllerInfo("p1") },
     nodes: { p1: nodePluginInfo("p1", {}, { AccessibleTopology: { Segments: { zone: "z1" } } }) },
   });

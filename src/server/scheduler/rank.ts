@@ -1,0 +1,156 @@
+/**
+ * Picks the node for one alloc as Nomad's generic stack does: the feasibility checks
+ * (feasibility.ts), then distinct_hosts and distinct_property, then ranking — binpack (Nomad's
+ * default algorithm: fuller nodes first, and a node without room for the alloc's CPU, memory or
+ * cores is exhausted), job anti-affinity (a penalty per alloc of the same job and group already on
+ * the node), node affinity (matched weights over the sum of |weights|) and spread — the scores
+ * averaged (Nomad's ScoreNormalizationIterator). The highest wins; ties go to the first node in
+ * the order given, so placement is deterministic. Every feasible node is scored (Nomad samples a
+ * few for jobs without affinities or spreads; scoring all only ever picks a node Nomad could).
+ * Pure over the PlanContext; O(allocs on each node) plus O(allocs of the job) per placement.
+ */
+import type { AllocatedResources, Allocation } from "../../structs/alloc.js";
+import {
+  DISTINCT_HOSTS,
+  checkOperand,
+  resolveTarget,
+  type Constraint,
+  type ConstraintCache,
+} from "../../structs/constraint.js";
+import { recordExhausted, recordNode, type AllocMetric } from "../../structs/eval.js";
+import type { Job, TaskGroup } from "../../structs/job.js";
+import type { Affinity } from "../../structs/job_stanzas.js";
+import type { Node } from "../../structs/node.js";
+import {
+  allocateGroup,
+  binPackScore,
+  fitGroup,
+  usageOfAllocs,
+  type Usage,
+} from "../../structs/resources_fit.js";
+import { constraintCache, nodeFeasible, proposedAllocsOnNode, type PlanContext } from "./feasibility.js";
+import {
+  SpreadScorer,
+  countedJobAllocs,
+  distinctProperties,
+  distinctPropertyReason,
+} from "./property_sets.js";
+
+export interface Selection {
+  node: Node;
+  /** What the alloc gets on the node. */
+  resources: AllocatedResources;
+  /** The normalised score, and each scorer's part (Nomad's score names). */
+  score: number;
+  scores: Record<string, number>;
+}
+
+/** Nomad's hasDistinctHostsConstraint: RTarget "" or anything but a false boolean enables it. */
+function distinctHosts(constraints: Constraint[] | undefined): boolean {
+  const c = (constraints ?? []).find((x) => x.Operand === DISTINCT_HOSTS);
+  if (!c) return false;
+  return !["false", "0", "f", "F", "FALSE", "False"].includes(c.RTarget);
+}
+
+/** The job's, the group's and the tasks' affinities (Nomad's NodeAffinityIterator takes all three). */
+function affinitiesOf(job: Job, group: TaskGroup): Affinity[] {
+  return [
+    ...(job.Affinities ?? []),
+    ...(group.Affinities ?? []),
+    ...group.Tasks.flatMap((t) => t.Affinities ?? []),
+  ];
+}
+
+export function selectNode(
+  ctx: PlanContext,
+  nodes: Node[],
+  job: Job,
+  group: TaskGroup,
+  index: number,
+  allocId: string,
+  metrics: AllocMetric,
+): Selection | null {
+  const cache = constraintCache(ctx);
+  const nodeCache = new Map<string, Node | undefined>();
+  const nodeOf = (id: string) => {
+    if (!nodeCache.has(id)) nodeCache.set(id, ctx.state.getNode(id));
+    return nodeCache.get(id);
+  };
+  let counted: Allocation[] | undefined;
+  const jobAllocs = () => (counted ??= countedJobAllocs(ctx, job));
+  const jobDistinct = distinctHosts(job.Constraints);
+  const groupDistinct = distinctHosts(group.Constraints);
+  const props = distinctProperties(job, group, jobAllocs, nodeOf);
+  const spread = new SpreadScorer(job, group, jobAllocs, nodeOf);
+  const affinities = affinitiesOf(job, group);
+  const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
+
+  let best: { node: Node; used: Usage; score: number; parts: (number | null)[] } | null = null;
+  for (const node of nodes) {
+    let reason = nodeFeasible(ctx, node, job, group, index, allocId);
+    const onNode = reason ? [] : proposedAllocsOnNode(ctx, node.ID);
+    let ofJob = 0;
+    let ofGroup = 0;
+    for (const a of onNode) {
+      if (a.JobID !== job.ID || a.Namespace !== job.Namespace) continue;
+      ofJob++;
+      if (a.TaskGroup === group.Name) ofGroup++;
+    }
+    if (!reason && ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0))) reason = DISTINCT_HOSTS;
+    if (!reason && props.length > 0) reason = distinctPropertyReason(props, node);
+    recordNode(metrics, node, reason);
+    if (reason) continue;
+
+    const used = usageOfAllocs(onNode);
+    const fit = fitGroup(node, used, group);
+    if (!fit.fit) {
+      recordExhausted(metrics, node, fit.dimension);
+      continue;
+    }
+    // Nomad's scorer names, in its order; a scorer that does not apply adds no score.
+    const parts: (number | null)[] = [
+      binPackScore(node, fit.util),
+      ofGroup > 0 ? -(ofGroup + 1) / group.Count : null,
+      affinities.length > 0 ? affinityScore(cache, affinities, sumWeight, node) : null,
+      spread.active ? spread.score(node) || null : null,
+    ];
+    let sum = 0;
+    let n = 0;
+    for (const p of parts) {
+      if (p === null) continue;
+      sum += p;
+      n++;
+    }
+    const score = n === 0 ? 0 : sum / n;
+    if (!best || score > best.score) best = { node, used, score, parts };
+  }
+  if (!best) return null;
+  const scores: Record<string, number> = {};
+  best.parts.forEach((p, i) => {
+    if (p !== null) scores[SCORERS[i]!] = p;
+  });
+  return {
+    node: best.node,
+    score: best.score,
+    scores,
+    resources: allocateGroup(best.node, best.used, group),
+  };
+}
+
+const SCORERS = ["binpack", "job-anti-affinity", "node-affinity", "allocation-spread"];
+
+/** Nomad's "node-affinity": the weights of the affinities the node matches over the sum of |weights|. */
+function affinityScore(
+  cache: ConstraintCache,
+  affinities: Affinity[],
+  sumWeight: number,
+  node: Node,
+): number {
+  let total = 0;
+  for (const a of affinities) {
+    const [l, lOk] = resolveTarget(a.LTarget, node);
+    const [r, rOk] = resolveTarget(a.RTarget, node);
+    if (checkOperand(cache, a.Operand, l, r, lOk, rOk)) total += a.Weight;
+  }
+  return total / sumWeight;
+}
