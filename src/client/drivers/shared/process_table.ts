@@ -191,8 +191,12 @@ export class ProcessTable {
     this.children.delete(key(handle));
   }
 
-  /** onExit, whose failure never hides the exit itself. */
+  /**
+   * onExit, whose failure never hides the exit itself. After detach() an exit is the next agent's
+   * to record and clean up after (detach's contract): onExit does not run, the wait never settles.
+   */
   private finish(handle: TaskHandle, result: ExitResult): Promise<ExitResult> {
+    if (this.detached.signal.aborted) return new Promise<never>(() => undefined);
     return this.onExit(handle, result).catch(() => result);
   }
 
