@@ -193,7 +193,8 @@ describe("task resources on real cgroups", () => {
     await waitForFile(path.join(dir, "ready"));
     first.detach();
     const dirs = await cgroupDirs(h);
-    const second = new RawExecDriver({ cgroups: manager, pollMs: 20 });
+    // The default poll (200 ms): a detached first driver that wrongly cleaned up would be done by then.
+    const second = new RawExecDriver({ cgroups: manager });
     assert.equal(await second.recover(h), true);
     await fs.writeFile(path.join(dir, "go"), "");
     const r = await withTimeout(second.wait(h), 30_000, "recovered task exit");
