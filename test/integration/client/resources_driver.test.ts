@@ -76,6 +76,17 @@ describe("task resources on real cgroups", () => {
     assert.equal(await exists(dirs.cpu), false, "cpu cgroup removed once the task is gone");
   });
 
+  it("OOM under exec too: the task is in its cgroup from the start, chrooted", async () => {
+    const d = new ExecDriver({ cgroups: manager });
+    const h = await d.start(
+      fx.cfg("/usr/bin/node", ["-e", alloc(200)], { resources: taskResources({ MemoryMB: 64 }) }),
+    );
+    const dirs = await cgroupDirs(h);
+    const r = await withTimeout(d.wait(h), 30_000, "OOM exec task exit");
+    assert.deepEqual(r, { exitCode: 137, signal: "SIGKILL", oomKilled: true });
+    assert.equal(await exists(dirs.memory!), false, "memory cgroup removed once the task is gone");
+  });
+
   it("a task within its limit runs, inside cgroups holding its memory and cpu shares", async () => {
     const d = new RawExecDriver({ cgroups: manager });
     const go = path.join(fx.allocDir.taskDir("web"), "go");
