@@ -192,6 +192,18 @@ describe("task resources on real cgroups", () => {
     }
   });
 
+  it("a host without usable cgroups runs the task unlimited, recording no cgroup", async () => {
+    const empty = path.join(fx.base, "no-cgroups");
+    await fs.mkdir(empty, { recursive: true });
+    const none = path.join(empty, "none");
+    const off = new CgroupManager({ detect: { root: empty, procCgroup: none, mountinfo: none } });
+    assert.deepEqual(await off.host(), { mode: "off", reason: "no cgroup memory controller is mounted" });
+    const d = new RawExecDriver({ cgroups: off });
+    const h = await d.start(fx.cfg("/bin/true", [], { resources: taskResources({ MemoryMB: 64 }) }));
+    assert.equal(h.state.cgroup, "");
+    assert.deepEqual(await withTimeout(d.wait(h), 30_000, "task exit"), { exitCode: 0, signal: null });
+  });
+
   it("a restarted agent recovers the task's cgroup: OOM reported, cgroup removed", async () => {
     const first = new RawExecDriver({ cgroups: manager });
     const dir = fx.allocDir.taskDir("web");
