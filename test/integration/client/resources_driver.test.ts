@@ -5,6 +5,8 @@
  * of its own, which must be empty (and is removed) at the end.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -189,6 +191,34 @@ describe("task resources on real cgroups", () => {
         entries.filter((e) => e.isDirectory()),
         [],
       );
+    }
+  });
+
+  it("a stale copy left in the task's cgroup by an earlier start is killed before the task runs", async () => {
+    const host = await manager.host();
+    assert.ok(host.mode === "v1" && host.bases.memory);
+    const stale = path.join(host.bases.memory, `berth-test-res-${process.pid}`, "a1.web");
+    await fs.mkdir(stale, { recursive: true });
+    const sleeper = spawn("/bin/sleep", ["600"], { stdio: "ignore" });
+    try {
+      await once(sleeper, "spawn");
+      await fs.writeFile(path.join(stale, "memory.limit_in_bytes"), String(32 * MIB));
+      await fs.writeFile(path.join(stale, "cgroup.procs"), String(sleeper.pid));
+      const exited = once(sleeper, "exit");
+      const d = new RawExecDriver({ cgroups: manager });
+      // The task lists who shares its cgroup while it runs: itself and its shell parent only.
+      const procs = path.join(fx.allocDir.taskLocalDir("web"), "procs");
+      const h = await d.start(
+        fx.cfg("/bin/sh", ["-c", `cat ${stale}/cgroup.procs > ${procs}`], {
+          resources: taskResources({ MemoryMB: 128 }),
+        }),
+      );
+      assert.deepEqual(await withTimeout(d.wait(h), 30_000, "task exit"), { exitCode: 0, signal: null });
+      const sharing = (await fs.readFile(procs, "utf8")).trim().split("\n");
+      assert.ok(!sharing.includes(String(sleeper.pid)), "the stale process was gone before the task ran");
+      assert.deepEqual(await exited, [null, "SIGKILL"], "the stale process was killed");
+    } finally {
+      sleeper.kill("SIGKILL");
     }
   });
 

@@ -72,20 +72,18 @@ export async function mkdirOwn(dir: string): Promise<boolean> {
 }
 
 /**
- * Empties a cgroup directory (SIGKILL to every process in it, until none is left) and removes it.
- * A directory already gone is fine. Throws when the processes do not leave in time.
+ * SIGKILLs every process in a cgroup directory until none is left (a directory without
+ * cgroup.procs counts as empty). Throws when they do not leave within EMPTY_TIMEOUT_MS.
  */
-export async function killAndRemove(dir: string): Promise<void> {
+export async function killAll(dir: string): Promise<void> {
   const deadline = Date.now() + EMPTY_TIMEOUT_MS;
   for (;;) {
-    let procs: string;
-    try {
-      procs = await readControl(dir, "cgroup.procs");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return;
+    const procs = await readControl(dir, "cgroup.procs").catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return "";
       throw err;
-    }
+    });
     const pids = procs.split("\n").filter((l) => /^\d+$/.test(l));
+    if (pids.length === 0) return;
     for (const pid of pids) {
       try {
         process.kill(Number(pid), "SIGKILL");
@@ -93,19 +91,26 @@ export async function killAndRemove(dir: string): Promise<void> {
         // gone already
       }
     }
-    if (pids.length === 0) {
-      try {
-        await fs.rmdir(dir);
-        return;
-      } catch (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === "ENOENT") return;
-        // EBUSY: a process was still leaving; ENOTEMPTY on a plain tree (tests) is not retried.
-        if (code !== "EBUSY") throw err;
-      }
-    }
     if (Date.now() > deadline)
       throw new Error(`cgroup ${dir} still has processes ${EMPTY_TIMEOUT_MS} ms after SIGKILL`);
+    await sleep(20);
+  }
+}
+
+/** Empties a cgroup directory (killAll) and removes it. A directory already gone is fine. */
+export async function killAndRemove(dir: string): Promise<void> {
+  const deadline = Date.now() + EMPTY_TIMEOUT_MS;
+  for (;;) {
+    await killAll(dir);
+    try {
+      await fs.rmdir(dir);
+      return;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return;
+      // EBUSY: a process was still leaving.
+      if (code !== "EBUSY" || Date.now() > deadline) throw err;
+    }
     await sleep(20);
   }
 }

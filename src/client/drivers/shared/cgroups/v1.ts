@@ -2,8 +2,8 @@
  * A task's cgroups on a v1 host: one directory per controller, `<agent's cgroup>/<parent>/<id>`,
  * written as Nomad's executor writes them (configureCG1):
  *
- * - memory: memory.limit_in_bytes = the hard limit (none: left unlimited), memory.soft_limit_in_bytes
- *   = the soft limit when there is one, memory.swappiness = 0 (Nomad) and, where swap accounting
+ * - memory: memory.limit_in_bytes = the hard limit (none: -1, unlimited), memory.soft_limit_in_bytes
+ *   = the soft limit (none: -1), memory.swappiness = 0 (Nomad) and, where swap accounting
  *   exists, memory.memsw.limit_in_bytes = the hard limit (memory + swap may not exceed it: no swap);
  * - cpu: cpu.shares;
  * - cpuset (only for a task with `cores`): cpuset.cpus = its cores, cpuset.mems = the parent's.
@@ -15,6 +15,7 @@
 import path from "node:path";
 import type { V1Controller } from "./detect.js";
 import {
+  killAll,
   killAndRemove,
   mkdirOwn,
   readControl,
@@ -46,13 +47,14 @@ export class V1Cgroup implements TaskCgroup {
     const cg = new V1Cgroup({});
     try {
       const mem = await cg.make(bases, "memory", parent, id);
-      if (limits.memoryHardBytes !== null) {
-        await writeControl(mem, "memory.limit_in_bytes", String(limits.memoryHardBytes));
-        await writeIfPresent(mem, "memory.memsw.limit_in_bytes", String(limits.memoryHardBytes));
-      }
-      if (limits.memorySoftBytes > 0) {
-        await writeControl(mem, "memory.soft_limit_in_bytes", String(limits.memorySoftBytes));
-      }
+      // Every limit is written, "-1" (unlimited) included: a reused cgroup may hold old values.
+      // memory+swap may never be below memory, so it is lifted first and set last (no swap).
+      const hard = limits.memoryHardBytes === null ? "-1" : String(limits.memoryHardBytes);
+      const swapAccounting = await writeIfPresent(mem, "memory.memsw.limit_in_bytes", "-1");
+      await writeControl(mem, "memory.limit_in_bytes", hard);
+      if (swapAccounting) await writeControl(mem, "memory.memsw.limit_in_bytes", hard);
+      const soft = limits.memorySoftBytes > 0 ? String(limits.memorySoftBytes) : "-1";
+      await writeControl(mem, "memory.soft_limit_in_bytes", soft);
       // As Nomad: best effort (very old kernels refuse it in non-root cgroups).
       await writeIfPresent(mem, "memory.swappiness", "0").catch(() => false);
       if (bases.cpu !== undefined) {
@@ -83,8 +85,10 @@ export class V1Cgroup implements TaskCgroup {
     id: string,
   ): Promise<string> {
     const dir = path.join(bases[c]!, parent, id);
-    await mkdirOwn(dir);
     this.dirs[c] = dir;
+    // Left by an earlier start of this task whose end no agent saw: whatever still runs in it is
+    // a stale copy (a live one would have been recovered instead of started), never a second one.
+    if (!(await mkdirOwn(dir))) await killAll(dir);
     return dir;
   }
 

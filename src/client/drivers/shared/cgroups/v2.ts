@@ -1,7 +1,7 @@
 /**
  * A task's cgroup on a v2 (unified) host: `<agent's cgroup>/<parent>/<id>.scope`, written as
  * Nomad's executor writes it (configureCG2): memory.max = the hard limit or "max", memory.low =
- * the soft limit when there is one, memory.swap.max = 0 (no swap; where the kernel offers it),
+ * the soft limit (0: none), memory.swap.max = 0 (no swap; where the kernel offers it),
  * cpu.weight converted from the shares, cpuset.cpus for a task pinned to cores.
  *
  * Controllers must be enabled top-down in cgroup.subtree_control, and v2 lets no cgroup other than
@@ -15,6 +15,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import {
+  killAll,
   killAndRemove,
   mkdirOwn,
   readControl,
@@ -46,17 +47,19 @@ export class V2Cgroup implements TaskCgroup {
     await enableControllers(parentDir, wanted, false);
     const cg = new V2Cgroup(path.join(parentDir, `${id}.scope`));
     try {
-      await mkdirOwn(cg.dir);
+      // A leftover of an earlier start: its processes are stale copies (see V1Cgroup.make).
+      if (!(await mkdirOwn(cg.dir))) await killAll(cg.dir);
       await writeControl(
         cg.dir,
         "memory.max",
         limits.memoryHardBytes === null ? "max" : String(limits.memoryHardBytes),
       );
-      if (limits.memorySoftBytes > 0)
-        await writeControl(cg.dir, "memory.low", String(limits.memorySoftBytes));
+      // Written even when 0 (none): a reused cgroup may hold an old value.
+      await writeControl(cg.dir, "memory.low", String(limits.memorySoftBytes));
       await writeIfPresent(cg.dir, "memory.swap.max", "0");
       await writeControl(cg.dir, "cpu.weight", String(limits.cpuWeight));
       if (cpus !== null) await writeControl(cg.dir, "cpuset.cpus", cpus);
+      else await writeIfPresent(cg.dir, "cpuset.cpus", "").catch(() => false);
       return cg;
     } catch (err) {
       await cg.destroy().catch(() => undefined);
