@@ -124,6 +124,22 @@ describe("task resources on real cgroups", () => {
     assert.equal(await exists(dirs.memory!), false);
   });
 
+  it("cores: the task is pinned to that many cores of the agent's cpuset", async () => {
+    const d = new RawExecDriver({ cgroups: manager });
+    const out = path.join(fx.allocDir.taskLocalDir("web"), "cpus");
+    const h = await d.start(
+      fx.cfg("/bin/sh", ["-c", `grep Cpus_allowed_list /proc/self/status > ${out}`], {
+        resources: taskResources({ Cores: 1, MemoryMB: 64 }),
+      }),
+    );
+    const dirs = await cgroupDirs(h);
+    assert.ok(dirs.cpuset, "a cpuset cgroup for a task with cores");
+    assert.deepEqual(await withTimeout(d.wait(h), 30_000, "task exit"), { exitCode: 0, signal: null });
+    const allowed = (await fs.readFile(out, "utf8")).split(":")[1]!.trim();
+    assert.match(allowed, /^\d+$/, `one core, got ${allowed}`);
+    assert.equal(await exists(dirs.cpuset), false, "cpuset cgroup removed once the task is gone");
+  });
+
   it("kill_signal: stop sends the task's signal first (SIGINT), SIGTERM by default", async () => {
     const d = new RawExecDriver({ cgroups: manager });
     const script = `trap 'echo INT > got; exit 0' INT; trap 'echo TERM > got; exit 0' TERM
