@@ -3,6 +3,7 @@
  * drivers that can) recovers it after an agent restart from the serialisable handle it returned.
  */
 import type { DriverInfo } from "../../structs/node.js";
+import type { TaskResources } from "./shared/cgroups/limits.js";
 
 export interface TaskMount {
   /** Host path to expose (for CSI volumes: the published target path in the host's view). */
@@ -35,6 +36,15 @@ export interface TaskStartConfig {
   privileged?: boolean;
   stdoutPath: string;
   stderrPath: string;
+  /**
+   * What the task's cgroup holds it to (shared/cgroups/limits.ts). Absent: the task runs without a
+   * cgroup of its own (callers that predate resources; the task runner always sets it).
+   */
+  resources?: TaskResources;
+  /** Task.KillSignal, sent first on stop ("" or absent: SIGTERM). Checked by start(). */
+  killSignal?: string;
+  /** Task.User: the task's command runs as this user ("" or absent: as the agent's user). */
+  user?: string;
 }
 
 /** Serialisable: persisted in the client state DB so a restarted agent can recover the task. */
@@ -57,6 +67,8 @@ export interface ExitResult {
    * agent stopped before saying go. Not an exit of the task: the task runner starts it afresh.
    */
   notStarted?: boolean;
+  /** The kernel's OOM killer killed a process of the task's cgroup (its memory limit was hit). */
+  oomKilled?: boolean;
 }
 
 /**
@@ -84,7 +96,10 @@ export interface TaskDriver {
   start(cfg: TaskStartConfig, beforeRun?: BeforeRun): Promise<TaskHandle>;
   /** Resolves when the task exits. Safe to call more than once for one handle. */
   wait(handle: TaskHandle): Promise<ExitResult>;
-  /** SIGTERM to the task's process group, SIGKILL after killTimeoutMs; resolves once it is gone. */
+  /**
+   * The task's kill signal (TaskStartConfig.killSignal, kept in its handle; SIGTERM by default) to
+   * its process group, SIGKILL after killTimeoutMs; resolves once it is gone.
+   */
   stop(handle: TaskHandle, killTimeoutMs: number): Promise<void>;
   /**
    * Re-attaches to a task from a persisted handle; false when the process is gone. A process that

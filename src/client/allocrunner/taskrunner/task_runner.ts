@@ -19,6 +19,7 @@ import { allocTaskGroup, type TaskEvent, type TaskState } from "../../../structs
 import { asBerthError, BerthError } from "../../../structs/errors.js";
 import { NS_PER_MS } from "../../../structs/job.js";
 import type { ExitResult, TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import { terminatedEvent } from "../../drivers/exit_event.js";
 import { runExitedHooks, runPoststartHooks, runStopHooks, timedHook } from "./hook_phases.js";
 import { refreshTaskMounts } from "./mount_refresh.js";
 import { isRecoverable, NonRecoverableError, type TaskHook, type TaskLifecycle } from "./hooks.js";
@@ -341,15 +342,8 @@ export class TaskRunner {
   /** Records an exit of the task and runs the exited hooks. */
   private async exited(result: ExitResult): Promise<RunOutcome> {
     this.st.State = "pending";
-    this.emit(
-      "Terminated",
-      `Exit Code: ${result.exitCode}${result.signal ? `, Signal: ${result.signal}` : ""}`,
-      {
-        exit_code: String(result.exitCode),
-        signal: result.signal ?? "",
-        ...(result.error ? { exit_message: result.error } : {}),
-      },
-    );
+    const ev = terminatedEvent(result);
+    this.emit("Terminated", ev.message, ev.details);
     await runExitedHooks(this.hooks, result, this.log);
     return { kind: "exited", result, hookRestart: this.hookRestartReason };
   }

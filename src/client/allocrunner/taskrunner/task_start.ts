@@ -7,6 +7,7 @@
 import path from "node:path";
 import type { Task } from "../../../structs/job.js";
 import type { TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
+import { taskResources } from "../../drivers/shared/cgroups/limits.js";
 import { NonRecoverableError } from "./hooks.js";
 import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
@@ -48,6 +49,10 @@ export function buildStartConfig(
     privileged: task.CSIPluginConfig !== null,
     stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
     stderrPath: path.join(logs, `${task.Name}.stderr.0`),
+    // Enforced by the process drivers with a cgroup (CSI plugin tasks too, as Nomad does).
+    resources: taskResources(task.Resources, cfg.alloc.AllocatedResources?.Tasks[task.Name]),
+    killSignal: task.KillSignal ?? "",
+    user: task.User ?? "",
   };
 }
 

@@ -19,10 +19,12 @@ import type {
   TaskMount,
   TaskStartConfig,
 } from "../driver.js";
+import type { CgroupManager } from "../shared/cgroups/manager.js";
 import { findTool, signalGroup } from "../shared/proc.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
 import { ProcessTable } from "../shared/process_table.js";
 import { startedFileFor } from "../shared/start_gate.js";
+import { TaskIsolation } from "../shared/task_isolation.js";
 import { EXEC_INIT_SH } from "./init_script.js";
 import { buildMountPlan, checkHostPath, validateTaskPath } from "./mount_plan.js";
 import { refreshInTaskNamespace } from "./mount_refresh.js";
@@ -32,12 +34,17 @@ const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mk
 export class ExecDriver implements TaskDriver {
   readonly name = "exec";
   private readonly procs: ProcessTable;
+  private readonly isolation: TaskIsolation;
 
   private readonly setupTimeoutMs: number;
 
-  /** `setupTimeoutMs`: how long the namespace/mount setup may take before the start fails (60 s). */
-  constructor(opts: { pollMs?: number; setupTimeoutMs?: number } = {}) {
-    this.procs = new ProcessTable(this.name, opts.pollMs);
+  /**
+   * `setupTimeoutMs`: how long the namespace/mount setup may take before the start fails (60 s).
+   * `cgroups`: where tasks with resources get their cgroup (default: the host's; null: never).
+   */
+  constructor(opts: { pollMs?: number; setupTimeoutMs?: number; cgroups?: CgroupManager | null } = {}) {
+    this.isolation = new TaskIsolation(opts.cgroups);
+    this.procs = new ProcessTable(this.name, opts.pollMs, this.isolation.onExit);
     this.setupTimeoutMs = opts.setupTimeoutMs ?? 60_000;
   }
 
@@ -70,17 +77,21 @@ export class ExecDriver implements TaskDriver {
     const files = { statusFile: statusFileFor(root), startedFile: startedFileFor(root) };
     await fs.rm(files.statusFile, { force: true });
     await fs.rm(files.startedFile, { force: true });
+    const prepared = await this.isolation.prepare(cfg);
+    const user = prepared.user;
 
     const args = ["--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", EXEC_INIT_SH, "sh"];
     args.push(root, files.statusFile, files.startedFile, String(plan.length));
+    args.push(user ? `${user.uid}:${user.gid}` : "", user ? user.groups.join(",") : "");
     for (const e of plan) args.push(e.kind, e.source, e.dest, e.readOnly ? "ro" : "rw");
     args.push(cfg.command, ...cfg.args);
 
-    const logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
+    let logs: fs.FileHandle[] = [];
     let handle: TaskHandle;
     let child: ChildProcess;
     let report: Promise<string>;
     try {
+      logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
       child = spawn(unshare, args, {
         cwd: root,
         env: withDefaultPath(cfg.env),
@@ -99,12 +110,18 @@ export class ExecDriver implements TaskDriver {
         child.once("error", reject);
       });
       // The task root travels in the handle, so a recovered handle can refresh mounts too.
-      handle = await this.procs.adopt(child, files, { taskRoot: root });
+      handle = await this.procs.adopt(child, files, { taskRoot: root, ...prepared.state });
+    } catch (err) {
+      await this.isolation.discard(prepared);
+      throw err;
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
     let setup: string;
     try {
+      // Into the cgroup at once: the setup's own mounts are charged to the task, and it is held
+      // before its command anyway (the command only runs after "go").
+      await this.isolation.enter(prepared, cfg.taskName, handle.pid);
       setup = await report;
     } catch (err) {
       // Setup is a handful of mount calls; one that never finishes must not hang the task runner

@@ -2,7 +2,8 @@
  * The exec driver's init script, run by `/bin/sh` as the first process of the task's new mount
  * namespace (`unshare --mount --propagation unchanged`):
  *
- *   sh -c EXEC_INIT_SH sh ROOT STATUS_FILE STARTED_FILE N  KIND SRC DEST RO  (N times)  COMMAND ARGS...
+ *   sh -c EXEC_INIT_SH sh ROOT STATUS_FILE STARTED_FILE N USERSPEC GROUPS
+ *         KIND SRC DEST RO  (N times)  COMMAND ARGS...
  *
  * 1. Makes the mount holding ROOT private in this namespace, so nothing mounted under the task
  *    dir propagates to the host. The namespace was created with propagation unchanged, so copies
@@ -12,7 +13,9 @@
  * 3. Reports "ok" (or the error) on fd 3, the driver's setup channel, and closes it.
  * 4. Waits for the agent's "go" on stdin and records it in STARTED_FILE (start_gate.ts): the agent
  *    says go only once the task's handle is persisted; on EOF (the agent died) it runs nothing.
- * 5. Runs COMMAND chrooted into ROOT in the foreground and records its status in STATUS_FILE.
+ * 5. Runs COMMAND chrooted into ROOT in the foreground and records its status in STATUS_FILE. With
+ *    USERSPEC ("uid:gid", numeric) non-empty, chroot drops to that user and to GROUPS (numeric,
+ *    comma-separated supplementary groups) before it runs COMMAND; empty: as the agent's user.
  *
  * The parent shell stays (instead of exec'ing the task) so a restarted agent can learn the exit
  * status from STATUS_FILE. It does not need to forward signals: stop() signals the whole process
@@ -24,7 +27,7 @@
  * must pass through untouched. Tools are found through a fixed system PATH; the task's own PATH is
  * restored only for the chroot command.
  */
-import { RECORD_STATUS_SH } from "../shared/process_table.js";
+import { PARENT_TRAPS_SH, RECORD_STATUS_SH } from "../shared/process_table.js";
 import { AWAIT_GO_SH } from "../shared/start_gate.js";
 
 /**
@@ -69,7 +72,9 @@ export const EXEC_INIT_SH = `__berth_root=$1
 __berth_status_file=$2
 __berth_started_file=$3
 __berth_n=$4
-shift 4
+__berth_userspec=$5
+__berth_groups=$6
+shift 6
 __berth_task_path=$PATH
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
 exec 4>&2 2>&3
@@ -97,7 +102,11 @@ __berth_chroot=$(command -v chroot) || __berth_fail "chroot not found"
 printf 'ok\\n' >&3
 exec 2>&4 3>&- 4>&-
 ${AWAIT_GO_SH}
-trap ':' TERM INT HUP
-PATH=$__berth_task_path "$__berth_chroot" "$__berth_root" "$@"
+${PARENT_TRAPS_SH}
+if [ -n "$__berth_userspec" ]; then
+  PATH=$__berth_task_path "$__berth_chroot" --userspec="$__berth_userspec" --groups="$__berth_groups" "$__berth_root" "$@"
+else
+  PATH=$__berth_task_path "$__berth_chroot" "$__berth_root" "$@"
+fi
 __berth_status=$?
 ${RECORD_STATUS_SH}`;

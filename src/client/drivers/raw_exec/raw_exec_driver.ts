@@ -15,9 +15,12 @@ import type {
   TaskHandle,
   TaskStartConfig,
 } from "../driver.js";
+import type { CgroupManager } from "../shared/cgroups/manager.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
-import { ProcessTable, RECORD_STATUS_SH } from "../shared/process_table.js";
+import { findTool } from "../shared/proc.js";
+import { PARENT_TRAPS_SH, ProcessTable, RECORD_STATUS_SH } from "../shared/process_table.js";
 import { AWAIT_GO_SH, startedFileFor } from "../shared/start_gate.js";
+import { type PreparedStart, TaskIsolation } from "../shared/task_isolation.js";
 
 /**
  * The shell parent: $1 is the status file, $2 the started file, the rest is the command. It waits
@@ -29,7 +32,7 @@ const RAW_EXEC_PARENT_SH = `__berth_status_file=$1
 __berth_started_file=$2
 shift 2
 ${AWAIT_GO_SH}
-trap ':' TERM INT HUP
+${PARENT_TRAPS_SH}
 "$@"
 __berth_status=$?
 ${RECORD_STATUS_SH}`;
@@ -37,9 +40,12 @@ ${RECORD_STATUS_SH}`;
 export class RawExecDriver implements TaskDriver {
   readonly name = "raw_exec";
   private readonly procs: ProcessTable;
+  private readonly isolation: TaskIsolation;
 
-  constructor(opts: { pollMs?: number } = {}) {
-    this.procs = new ProcessTable(this.name, opts.pollMs);
+  /** `cgroups`: where tasks with resources get their cgroup (default: the host's; null: never). */
+  constructor(opts: { pollMs?: number; cgroups?: CgroupManager | null } = {}) {
+    this.isolation = new TaskIsolation(opts.cgroups);
+    this.procs = new ProcessTable(this.name, opts.pollMs, this.isolation.onExit);
   }
 
   capabilities(): DriverCapabilities {
@@ -62,11 +68,20 @@ export class RawExecDriver implements TaskDriver {
     const files = { statusFile: statusFileFor(cfg.taskDir), startedFile: startedFileFor(cfg.taskDir) };
     await fs.rm(files.statusFile, { force: true });
     await fs.rm(files.startedFile, { force: true });
-    const logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
+    const command = await asUser(cfg);
+    const prepared = await this.isolation.prepare(cfg);
+    let logs: fs.FileHandle[] = [];
     let child: ChildProcess;
     let handle: TaskHandle;
     try {
-      const argv = [files.statusFile, files.startedFile, cfg.command, ...cfg.args];
+      logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
+      const argv = [
+        files.statusFile,
+        files.startedFile,
+        ...userCommand(prepared, command),
+        cfg.command,
+        ...cfg.args,
+      ];
       child = spawn("/bin/sh", ["-c", RAW_EXEC_PARENT_SH, "sh", ...argv], {
         cwd: cfg.taskDir,
         env: withDefaultPath(cfg.env),
@@ -82,12 +97,33 @@ export class RawExecDriver implements TaskDriver {
       // child right after it cannot miss the exit event.
       await spawned;
       child.unref();
-      handle = await this.procs.adopt(child, files);
+      handle = await this.procs.adopt(child, files, prepared.state);
+    } catch (err) {
+      await this.isolation.discard(prepared);
+      throw err;
     } finally {
       await Promise.all(logs.map((l) => l.close()));
     }
+    await this.enterCgroup(prepared, cfg.taskName, child, handle);
     await this.procs.release(child, handle, cfg.taskName, beforeRun);
     return handle;
+  }
+
+  /** Moves the held parent into the task's cgroup; on failure it is killed (it never ran). */
+  private async enterCgroup(
+    p: PreparedStart,
+    task: string,
+    child: ChildProcess,
+    handle: TaskHandle,
+  ): Promise<void> {
+    try {
+      await this.isolation.enter(p, task, handle.pid);
+    } catch (err) {
+      child.stdin?.destroy();
+      await this.procs.wait(handle);
+      this.procs.forget(handle);
+      throw err;
+    }
   }
 
   wait(handle: TaskHandle): Promise<ExitResult> {
@@ -105,4 +141,24 @@ export class RawExecDriver implements TaskDriver {
   detach(): void {
     this.procs.detach();
   }
+}
+
+/** setpriv's path when the task runs as a user (checked before anything is created), else null. */
+async function asUser(cfg: TaskStartConfig): Promise<string | null> {
+  if (!cfg.user) return null;
+  const setpriv = await findTool("setpriv");
+  if (setpriv === null) {
+    throw new BerthError(
+      "ERR_DRIVER",
+      `task ${JSON.stringify(cfg.taskName)}: raw_exec needs setpriv (util-linux) to run as user ${JSON.stringify(cfg.user)}`,
+    );
+  }
+  return setpriv;
+}
+
+/** The prefix that drops the task's command to its user (uid, gid, supplementary groups). */
+function userCommand(p: PreparedStart, setpriv: string | null): string[] {
+  if (!p.user || setpriv === null) return [];
+  const { uid, gid, groups } = p.user;
+  return [setpriv, `--reuid=${uid}`, `--regid=${gid}`, `--groups=${groups.join(",")}`, "--"];
 }

@@ -10,6 +10,7 @@ import type { ChildProcess } from "node:child_process";
 import fs from "node:fs/promises";
 import { sleep } from "../../../internal/abort.js";
 import type { BeforeRun, ExitResult, TaskHandle } from "../driver.js";
+import { parseKillSignal } from "../../../structs/kill_signal.js";
 import { isSameLiveProcess, readProcStat, resultFromStatus, signalGroup, statusFromSignal } from "./proc.js";
 import { ranCommand, sayGo, testPause } from "./start_gate.js";
 
@@ -21,6 +22,19 @@ export interface ParentFiles {
 
 /** How long recover() waits for a held process it killed to be gone before giving up. */
 const KILL_HELD_TIMEOUT_MS = 10_000;
+
+/**
+ * The shell parent's traps: it must outlive any kill signal a task may be given (structs/
+ * kill_signal.ts; stop() signals the whole group) long enough to record the task's status. A trap
+ * with an action is reset to the default in the child, so the task itself sees normal dispositions.
+ */
+export const PARENT_TRAPS_SH = "trap ':' HUP INT QUIT ABRT USR1 USR2 PIPE ALRM TERM";
+
+/**
+ * Called once per exit of a task, seen live or after a recovery, before anyone waiting learns it:
+ * the driver adds what it knows (an OOM kill) and releases the task's resources (its cgroup).
+ */
+export type OnExit = (handle: TaskHandle, result: ExitResult) => Promise<ExitResult>;
 
 /** The statement a shell parent runs after the task: record `$1`'s status, exit with it. */
 export const RECORD_STATUS_SH = `printf '%s\\n' "$__berth_status" > "$__berth_status_file"
@@ -34,6 +48,7 @@ export class ProcessTable {
   constructor(
     private readonly driverName: string,
     private readonly pollMs = 200,
+    private readonly onExit: OnExit = async (_h, r) => r,
   ) {}
 
   /**
@@ -55,9 +70,10 @@ export class ProcessTable {
       startedAt: Date.now(),
       state: { ...extra, startTime, statusFile: files.statusFile, startedFile: files.startedFile },
     };
-    this.exits.set(key(handle), exited);
+    const finished = exited.then((r) => this.finish(handle, r));
+    this.exits.set(key(handle), finished);
     this.children.set(key(handle), child);
-    void exited.then(() => this.children.delete(key(handle)));
+    void finished.then(() => this.children.delete(key(handle)));
     return handle;
   }
 
@@ -70,7 +86,7 @@ export class ProcessTable {
     if (!this.detached.signal.aborted) this.children.get(k)?.ref();
     let p = this.exits.get(k);
     if (!p) {
-      p = this.pollUntilGone(handle);
+      p = this.pollUntilGone(handle).then((r) => this.finish(handle, r));
       this.exits.set(k, p);
     }
     return p;
@@ -137,14 +153,17 @@ export class ProcessTable {
     return ranCommand(file, handle.pid);
   }
 
-  /** SIGTERM to the group, SIGKILL after killTimeoutMs; then any stragglers in the group. */
+  /**
+   * The handle's kill signal (SIGTERM when it records none) to the group, SIGKILL after
+   * killTimeoutMs; then any stragglers in the group.
+   */
   async stop(handle: TaskHandle, killTimeoutMs: number): Promise<void> {
     const exited = this.wait(handle);
     if (!(await this.recover(handle))) {
       await exited;
       return;
     }
-    signalGroup(handle.pid, "SIGTERM");
+    signalGroup(handle.pid, killSignalOf(handle));
     const ac = new AbortController();
     const timedOut = await Promise.race([
       exited.then(() => false),
@@ -170,6 +189,15 @@ export class ProcessTable {
   forget(handle: TaskHandle): void {
     this.exits.delete(key(handle));
     this.children.delete(key(handle));
+  }
+
+  /**
+   * onExit, whose failure never hides the exit itself. After detach() an exit is the next agent's
+   * to record and clean up after (detach's contract): onExit does not run, the wait never settles.
+   */
+  private finish(handle: TaskHandle, result: ExitResult): Promise<ExitResult> {
+    if (this.detached.signal.aborted) return new Promise<never>(() => undefined);
+    return this.onExit(handle, result).catch(() => result);
   }
 
   private async pollUntilGone(handle: TaskHandle): Promise<ExitResult> {
@@ -213,6 +241,16 @@ function notStarted(pid: number): ExitResult {
     notStarted: true,
     error: `task process ${pid} never ran the task's command (it was stopped before it was released)`,
   };
+}
+
+/** The signal recorded in the handle; an unreadable record (never written by start()) is SIGTERM. */
+function killSignalOf(handle: TaskHandle): NodeJS.Signals {
+  const recorded = handle.state.killSignal;
+  try {
+    return parseKillSignal(typeof recorded === "string" ? recorded : "");
+  } catch {
+    return "SIGTERM";
+  }
 }
 
 function key(h: TaskHandle): string {
