@@ -77,8 +77,13 @@ function harness(tasks: Task[], volumes: Record<string, VolumeRequest> = {}) {
     onUpdate: () => undefined,
     csiBackoff: { baseMs: 1, maxMs: 5, jitter: 0 },
   });
+  // Bounded, so that a task that is never started or stopped fails the test instead of hanging it.
   const until = async (cond: () => boolean) => {
-    while (!cond()) await new Promise((r) => setTimeout(r, 2));
+    const deadline = Date.now() + 10_000;
+    while (!cond()) {
+      if (Date.now() > deadline) throw new Error("condition not reached within 10 s");
+      await new Promise((r) => setTimeout(r, 2));
+    }
   };
   const state = (name: string) => fakes.get(name)?.state();
   const events = (name: string) => state(name)?.Events.map((e) => e.Type) ?? [];
@@ -122,7 +127,7 @@ test("a prestart sidecar runs alongside main and is stopped once main ends", asy
   assert.equal(h.state("proxy")!.State, "running");
   assert.equal(h.started.includes("cleanup"), false, "poststop waits for the sidecar too");
   h.fakes.get("main")!.finish();
-  await h.until(() => h.started.includes("cleanup"));
+  await h.until(() => h.started.includes("cleanup") || h.state("proxy")?.State === "dead");
   assert.equal(h.fakes.get("proxy")!.killedWith, "main tasks dead");
   assert.ok(h.events("proxy").includes("Main Tasks Dead"));
   assert.equal(h.state("proxy")!.State, "dead");
