@@ -12,6 +12,7 @@ import { after, describe, it } from "node:test";
 import { AllocRunner } from "../../../src/client/allocrunner/alloc_runner.js";
 import { TaskRunner } from "../../../src/client/allocrunner/taskrunner/task_runner.js";
 import { VolumeManager } from "../../../src/client/csimanager/volume_manager.js";
+import { ExecDriver } from "../../../src/client/drivers/exec/exec_driver.js";
 import { RawExecDriver } from "../../../src/client/drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "../../../src/client/dynamicplugins/registry.js";
 import { StateDB } from "../../../src/client/state/state_db.js";
@@ -83,7 +84,7 @@ describe("task lifecycle and templates with raw_exec", () => {
     const alloc = makeAlloc(tasks[0]!, { jobType: "batch", group: { Tasks: tasks } });
     const stateDb = StateDB.open(path.join(dataDir, "client.db"));
     dbs.push(stateDb);
-    const driver = new RawExecDriver({ pollMs: 20 });
+    const drivers = { raw_exec: new RawExecDriver({ pollMs: 20 }), exec: new ExecDriver({ pollMs: 20 }) };
     const node = { id: "node-1", name: "lc-node", attributes: { "kernel.name": "linux" } };
     const runner = new AllocRunner({
       alloc,
@@ -105,7 +106,7 @@ describe("task lifecycle and templates with raw_exec", () => {
           alloc,
           task,
           allocDir,
-          driver,
+          driver: task.Driver === "exec" ? drivers.exec : drivers.raw_exec,
           hookResources,
           pluginRegistrar: new PluginRegistry(stateDb, nullLogger),
           node,
@@ -155,6 +156,39 @@ describe("task lifecycle and templates with raw_exec", () => {
       );
       assert.equal(runner.clientStatus, "complete");
       assert.equal(alive(proxyPid), false, "the sidecar was stopped when main ended");
+    } finally {
+      await runner.destroy();
+    }
+    assert.deepEqual(await mountsUnder(dataDir), []);
+  });
+
+  it("an exec task (chrooted) reads its rendered files at its own paths", async () => {
+    const { runner, dataDir } = await runAlloc([
+      sh("main", 'cat /local/app.conf "$NOMAD_SECRETS_DIR/from-source"; echo "mode=$MODE"', {
+        Driver: "exec",
+        Templates: [
+          tmpl({
+            EmbeddedTmpl:
+              'dir={{ env "NOMAD_TASK_DIR" }}\n{{- range $i, $p := split "," "a,b" }}\nopt{{ $i }}={{ $p }}{{ end }}\n',
+            DestPath: "${NOMAD_TASK_DIR}/app.conf",
+          }),
+          tmpl({
+            EmbeddedTmpl: "MODE=[[ env `NOMAD_GROUP_NAME` ]]",
+            LeftDelim: "[[",
+            RightDelim: "]]",
+            DestPath: "secrets/mode.env",
+            Envvars: true,
+          }),
+          tmpl({ SourcePath: "local/app.conf", DestPath: "secrets/from-source", Perms: "0600" }),
+        ],
+      }),
+    ]);
+    try {
+      assert.equal(runner.clientStatus, "complete");
+      assert.equal(
+        await fs.readFile(path.join(runner.allocDir.taskLogsDir("main"), "main.stdout.0"), "utf8"),
+        "dir=/local\nopt0=a\nopt1=b\ndir=/local\nopt0=a\nopt1=b\nmode=g\n",
+      );
     } finally {
       await runner.destroy();
     }
