@@ -161,6 +161,20 @@ describe("template language", () => {
     fails("{{ 1 2 }}", /can't give argument to non-function 1/);
   });
 
+  it("bounds: positions deep in a long template, range iterations, Sprig names", () => {
+    const long = `${"line\n".repeat(50_000)}  {{ nosuchfn }}`;
+    assert.throws(() => r(long), /local\/out.conf:50001:6: function "nosuchfn" not defined/);
+    assert.equal(r("{{ range 3 }}{{ end }}{{ range 0 }}x{{ else }}none{{ end }}"), "none");
+    fails(
+      "{{ range 100000000000 }}{{ end }}",
+      /local\/out.conf:1:1: range exceeds 10000000 iterations in one render/,
+    );
+    fails(
+      '{{ sprig_upper "a" }}',
+      /error calling sprig_upper: berth's template renderer does not implement Sprig functions/,
+    );
+  });
+
   it("Consul, Vault and Nomad lookups fail naming the function; denied ones as Nomad's", () => {
     fails(
       'a\n  {{ key "service/redis/maxconns" }}',

@@ -15,7 +15,7 @@ export type TemplateFunc = (args: Value[]) => Value;
 
 export interface ExecOptions {
   name: string;
-  funcs: ReadonlyMap<string, TemplateFunc>;
+  funcs: { get(name: string): TemplateFunc | undefined };
   /** Nomad's `error_on_missing_key`: a missing map key fails instead of printing `<no value>`. */
   errMissingKey: boolean;
   data?: Value;
@@ -25,12 +25,17 @@ export interface ExecOptions {
 class Break extends Error {}
 class Continue extends Error {}
 
-/** Upper bound on range iterations and output size, so a template cannot exhaust the agent. */
+/**
+ * Upper bounds on output size and on range iterations (all ranges of one render together): the
+ * render runs on the agent's event loop, so a template must not be able to stall or exhaust it.
+ */
 const MAX_OUTPUT = 64 * 1024 * 1024;
+const MAX_ITERATIONS = 10_000_000;
 
 export function execute(nodes: Node[], opts: ExecOptions): string {
   const out: string[] = [];
   let size = 0;
+  let iterations = 0;
   const vars: [string, Value][] = [["$", opts.data]];
   const fail = (pos: Pos, msg: string): never => {
     throw new TemplateError(opts.name, pos.line, pos.col, msg);
@@ -177,22 +182,31 @@ export function execute(nodes: Node[], opts: ExecOptions): string {
     const p = n.pipe;
     // The declared variables get each element, not the ranged value.
     const v = evalPipe({ ...p, decl: [] }, dot);
-    let entries: [Value, Value][];
-    if (Array.isArray(v)) entries = v.map((e, i) => [i, e]);
-    else if (isMap(v))
-      entries = Object.keys(v)
-        .sort()
-        .map((k) => [k, v[k]]);
-    else if (typeof v === "number" && Number.isInteger(v))
-      entries = [...Array(Math.max(0, v)).keys()].map((i) => [i, i]);
-    else if (v === undefined || v === null) entries = [];
-    else return fail(n.pos, `range can't iterate over ${printValue(v)}`);
-    if (entries.length === 0) {
+    let count: number;
+    let entry: (i: number) => [Value, Value];
+    if (Array.isArray(v)) {
+      count = v.length;
+      entry = (i) => [i, v[i]];
+    } else if (isMap(v)) {
+      const keys = Object.keys(v).sort();
+      count = keys.length;
+      entry = (i) => [keys[i]!, v[keys[i]!]];
+    } else if (typeof v === "number" && Number.isInteger(v)) {
+      count = Math.max(0, v);
+      entry = (i) => [i, i];
+    } else if (v === undefined || v === null) {
+      count = 0;
+      entry = () => [null, null];
+    } else return fail(n.pos, `range can't iterate over ${printValue(v)}`);
+    if (count === 0) {
       vars.length = mark;
       if (n.else) walk(n.else, dot);
       return;
     }
-    for (const [k, e] of entries) {
+    for (let i = 0; i < count; i++) {
+      if (++iterations > MAX_ITERATIONS)
+        fail(n.pos, `range exceeds ${MAX_ITERATIONS} iterations in one render`);
+      const [k, e] = entry(i);
       vars.length = mark;
       if (p.decl.length === 1) vars.push([p.decl[0]!, e]);
       if (p.decl.length === 2) vars.push([p.decl[0]!, k], [p.decl[1]!, e]);

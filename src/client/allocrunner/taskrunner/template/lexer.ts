@@ -43,23 +43,27 @@ export interface Delims {
 const SPACE = /[ \t\r\n]/;
 const TRIM_SPACE = /^[ \t\r\n]+/;
 
-/** The position (1-based line and column) of offset `i` in `src`. */
-export function position(src: string, i: number): { line: number; col: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let k = 0; k < i; k++) {
-    if (src[k] === "\n") {
-      line++;
-      lineStart = k + 1;
+/** Positions (1-based line and column) of offsets in `src`: line starts found once, then searched. */
+function positioner(src: string): (i: number) => { line: number; col: number } {
+  const starts = [0];
+  for (let k = src.indexOf("\n"); k >= 0; k = src.indexOf("\n", k + 1)) starts.push(k + 1);
+  return (i) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= i) lo = mid;
+      else hi = mid - 1;
     }
-  }
-  return { line, col: i - lineStart + 1 };
+    return { line: lo + 1, col: i - starts[lo]! + 1 };
+  };
 }
 
 export function lex(name: string, src: string, delims: Delims): Item[] {
   const left = delims.left || "{{";
   const right = delims.right || "}}";
   const items: Item[] = [];
+  const position = positioner(src);
   let i = 0;
   let trimNext = false;
   while (i <= src.length) {
@@ -77,8 +81,8 @@ export function lex(name: string, src: string, delims: Delims): Item[] {
       start += 1;
     }
     if (text) items.push({ kind: "text", text });
-    const at = position(src, open);
-    const { tokens, end, trimAfter } = lexAction(name, src, start, right, at);
+    const at = position(open);
+    const { tokens, end, trimAfter } = lexAction(name, src, start, right, at, position);
     trimNext = trimAfter;
     if (tokens !== null) items.push({ kind: "action", tokens, line: at.line, col: at.col });
     i = end;
@@ -93,9 +97,10 @@ function lexAction(
   i: number,
   right: string,
   at: { line: number; col: number },
+  position: (i: number) => { line: number; col: number },
 ): { tokens: Token[] | null; end: number; trimAfter: boolean } {
   const fail = (msg: string, k: number): never => {
-    const p = position(src, k);
+    const p = position(k);
     throw new TemplateError(name, p.line, p.col, msg);
   };
   const closes = (k: number): { len: number; trim: boolean } | null => {
@@ -127,7 +132,7 @@ function lexAction(
       spaced = true;
       continue;
     }
-    const p = position(src, k);
+    const p = position(k);
     const push = (kind: TokenKind, value: string, len: number): void => {
       tokens.push({ kind, value, line: p.line, col: p.col, adjacent: !spaced });
       k += len;

@@ -3,7 +3,7 @@
  * parse.ts) against the function table (funcs.ts), then execute (exec.ts) with no data, as Nomad
  * does. Any problem is a TemplateError naming the template, line and column.
  */
-import { execute } from "./exec.js";
+import { execute, type TemplateFunc } from "./exec.js";
 import { templateFuncs, type FuncEnv } from "./funcs.js";
 import { parseTemplate } from "./parse.js";
 
@@ -15,13 +15,24 @@ export interface RenderOptions extends FuncEnv {
   errMissingKey?: boolean;
 }
 
+/** consul-template adds Sprig's functions as `sprig_<name>`; berth has none of them. */
+const SPRIG_PREFIX = "sprig_";
+
+const sprigUnsupported: TemplateFunc = () => {
+  throw new Error("berth's template renderer does not implement Sprig functions (sprig_*)");
+};
+
 export function renderTemplate(src: string, opts: RenderOptions): string {
-  const funcs = templateFuncs(opts);
+  const table = templateFuncs(opts);
+  const funcs = {
+    get: (fn: string): TemplateFunc | undefined =>
+      table.get(fn) ?? (fn.startsWith(SPRIG_PREFIX) ? sprigUnsupported : undefined),
+  };
   const nodes = parseTemplate(
     opts.name,
     src,
     { left: opts.leftDelim || "{{", right: opts.rightDelim || "}}" },
-    (fn) => funcs.has(fn),
+    (fn) => funcs.get(fn) !== undefined,
   );
   return execute(nodes, { name: opts.name, funcs, errMissingKey: opts.errMissingKey ?? false });
 }
