@@ -1,6 +1,8 @@
 /**
- * Runs one allocation on this node: prerun hooks (alloc dir, csi_hook), then every task in
- * parallel, then postrun hooks; reports ClientStatus pending → running → complete/failed.
+ * Runs one allocation on this node: prerun hooks (alloc dir, csi_hook), then its tasks in their
+ * lifecycle order (prestart, main, poststart, poststop: alloc_runner_lifecycle.ts), then postrun
+ * hooks — so volumes are released only after poststop tasks ended; reports ClientStatus
+ * pending → running → complete/failed.
  *
  * Lifecycle contracts:
  * - `update(alloc)` with DesiredStatus stop/evict kills the tasks (and abandons a prerun that is
@@ -31,6 +33,8 @@ import type { AllocClientUpdate } from "../../structs/rpc.js";
 import { AllocDir } from "../allocdir/alloc_dir.js";
 import { AllocDirHook } from "./alloc_dir_hook.js";
 import { clientStatusOf, newTaskState, withPrerunEvent } from "./alloc_status.js";
+import { TaskCoordinator } from "./alloc_runner_lifecycle.js";
+import { runPostrun } from "./alloc_runner_postrun.js";
 import type { AllocRunnerConfig, TaskRunnerLike } from "./alloc_runner_config.js";
 import { CsiHook } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
@@ -62,6 +66,7 @@ export class AllocRunner {
   private restoredTasks: Record<string, TaskState> | null = null;
   /** Publish targets a restored prerun made again before the task runners existed. */
   private readonly remountedBeforeTasks = new Set<string>();
+  private coordinator: TaskCoordinator | null = null;
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -180,10 +185,14 @@ export class AllocRunner {
   private stop(reason: string): void {
     if (this.stopCtl.signal.aborted) return;
     this.stopCtl.abort(abortError());
-    for (const [name, tr] of this.taskRunners) this.killTask(name, tr, reason);
+    // Poststop tasks run once the others are dead, also on a stop.
+    for (const [name, tr] of this.taskRunners) {
+      if (!this.coordinator?.isPoststop(name)) this.killTask(name, tr, reason);
+    }
   }
 
   private killTask(name: string, tr: TaskRunnerLike, reason: string): void {
+    this.coordinator?.markKilled(name);
     this.track(
       tr
         .kill(reason)
@@ -294,13 +303,22 @@ export class AllocRunner {
     });
   }
 
-  /** Runs every task to its end; resolves early (tasks untouched) when the agent shuts down. */
+  /**
+   * Runs every task to its end, each once its lifecycle gate opens; resolves early (tasks untouched)
+   * when the agent shuts down.
+   */
   private async runTasks(): Promise<void> {
     const runs: Promise<void>[] = [];
     const runners = this.newTaskRunners();
+    const coordinator = new TaskCoordinator(allocTaskGroup(this.alloc)?.Tasks ?? []);
+    this.coordinator = coordinator;
+    coordinator.update(this.taskStates);
     for (const [name, tr] of runners) {
       runs.push(
-        tr.run().catch((err: unknown) => {
+        (async () => {
+          await coordinator.gate(name);
+          await tr.run();
+        })().catch((err: unknown) => {
           const message = asBerthError(err).message;
           this.log.error("task runner failed", { task: name, error: message });
           this.onTaskState(name, {
@@ -328,12 +346,13 @@ export class AllocRunner {
 
   private onTaskState(name: string, s: TaskState): void {
     this.taskStates[name] = s;
-    if (s.State === "dead" && s.Failed) {
-      for (const [other, tr] of this.taskRunners) {
-        if (other !== name && tr.state().State !== "dead")
-          this.killTask(other, tr, `sibling task ${name} failed`);
-      }
+    const kill = this.coordinator?.killDecision(this.taskStates);
+    for (const other of kill?.tasks ?? []) {
+      const tr = this.taskRunners.get(other)!;
+      tr.emitEvent(kill!.type, kill!.message);
+      this.killTask(other, tr, kill!.reason);
     }
+    this.coordinator?.update(this.taskStates);
     const { status, description } = clientStatusOf(Object.values(this.taskStates));
     // Terminal statuses are set once every task runner returned, not on the first dead task; and
     // once set, a later task change (a killed restored task, an event from a release) keeps them.
@@ -343,27 +362,7 @@ export class AllocRunner {
   }
 
   private async postrun(): Promise<void> {
-    for (const hook of this.hooks) {
-      if (!hook.postrun) continue;
-      const h = hook;
-      try {
-        const res = await runHookPhase(hook, "postrun", this.log, () => h.postrun!(this.shutdownCtl.signal));
-        if (res?.background) {
-          const name = hook.name;
-          this.track(
-            res.background.catch((err: unknown) => {
-              this.log.error("background postrun work failed", {
-                hook: name,
-                error: asBerthError(err).message,
-              });
-              throw err;
-            }),
-          );
-        }
-      } catch (err) {
-        this.log.error("postrun hook failed", { error: asBerthError(err).message });
-      }
-    }
+    await runPostrun(this.hooks, this.shutdownCtl.signal, this.log, (p) => this.track(p));
   }
 
   private setStatus(status: ClientStatus, description: string): void {

@@ -4,13 +4,16 @@
  * at the first failure after it ends), each after `Delay` plus up to 25% jitter. When attempts run
  * out, mode "fail" gives up and mode "delay" waits for the window to end and starts over. A policy
  * with 0 attempts never restarts. A batch task that exits 0 is complete; a service task that exits
- * 0 is restarted like a failed one (Nomad restarts non-batch tasks on success).
+ * 0 is restarted like a failed one (Nomad restarts non-batch tasks on success) — except lifecycle
+ * tasks: a prestart or poststart task is restarted on success only when it is a sidecar, a
+ * poststop task never (Nomad's NewRestartTracker).
  *
  * Each decision carries the task event Nomad records: "Restarting" with "Task restarting in 16.2s"
  * (prefixed by the reason when it is not "Restart within policy") and the delay in
  * Details.start_delay, or "Not Restarting" with the reason.
  */
 import type { JobType, RestartPolicy } from "../../../structs/job.js";
+import type { TaskLifecycle } from "../../../structs/job_stanzas.js";
 import { NS_PER_MS } from "../../../structs/job.js";
 import { goDuration } from "../../../structs/reschedule.js";
 
@@ -44,13 +47,24 @@ export type RestartDecision =
 export class RestartTracker {
   private windowStart = 0;
   private count = 0;
+  private readonly onSuccess: boolean;
 
-  /** `rand` in [0, 1) draws the jitter (Nomad's rand.Int63n). */
+  /** `rand` in [0, 1) draws the jitter (Nomad's rand.Int63n); `lifecycle`: the task's, if any. */
   constructor(
     private readonly policy: RestartPolicy,
-    private readonly jobType: JobType,
+    jobType: JobType,
     private readonly rand: () => number = Math.random,
-  ) {}
+    lifecycle: TaskLifecycle | null = null,
+  ) {
+    this.onSuccess = RestartTracker.restartsOnSuccess(jobType, lifecycle);
+  }
+
+  /** Whether a task that exited 0 is started again. */
+  static restartsOnSuccess(jobType: JobType, lifecycle: TaskLifecycle | null): boolean {
+    if (lifecycle?.Hook === "prestart" || lifecycle?.Hook === "poststart") return lifecycle.Sidecar;
+    if (lifecycle?.Hook === "poststop") return false;
+    return jobType !== "batch";
+  }
 
   /**
    * The task's effective policy: the task's own (the server merged it over the group's), else the
@@ -62,7 +76,7 @@ export class RestartTracker {
 
   /** `success`: the task exited 0 on its own (not a setup failure, not a hook-requested restart). */
   next(success: boolean, nowMs = Date.now()): RestartDecision {
-    const onSuccess = this.jobType !== "batch";
+    const onSuccess = this.onSuccess;
     if (this.policy.Attempts === 0) {
       if (success && !onSuccess) return { restart: false, failed: false, reason: REASON_SUCCESS };
       return { restart: false, failed: true, reason: REASON_NO_RESTARTS };

@@ -1,6 +1,7 @@
 /**
- * Which hooks a task runs, in order: its task dir, its volume mounts, and for a task with a
- * csi_plugin block the plugin supervisor. The runner calls them phase by phase (hook_phases.ts).
+ * Which hooks a task runs, in order: its task dir, its volume mounts, its templates (rendered
+ * once the task dir exists, as Nomad's template hook follows its volumes hook), and for a task
+ * with a csi_plugin block the plugin supervisor. The runner calls them phase by phase (hook_phases.ts).
  */
 import type { Logger } from "../../../internal/log.js";
 import { BerthError } from "../../../structs/errors.js";
@@ -11,6 +12,7 @@ import { TaskDirHook } from "./task_dir_hook.js";
 import { buildTaskEnv, interpolate } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
 import { taskEnvInput } from "./task_start.js";
+import { TemplateHook } from "./template_hook.js";
 import { VolumeHook } from "./volume_hook.js";
 
 /** The task's hooks; `volumeHook` is one of them, kept apart for a recovered task's mounts. */
@@ -30,6 +32,7 @@ export function taskHooks(
     (text) => interpolate(text, buildTaskEnv(taskEnvInput(cfg), {}).scope),
   );
   const hooks: TaskHook[] = [new TaskDirHook(cfg.allocDir, cfg.task.Name, lifecycle), volumeHook];
+  if ((cfg.task.Templates ?? []).length > 0) hooks.push(new TemplateHook(cfg, cfg.task.Templates ?? []));
   const plugin = cfg.task.CSIPluginConfig;
   if (plugin) {
     if (!cfg.csiPlugin)

@@ -81,6 +81,8 @@ export class TaskRunner {
     this.restarts = new RestartTracker(
       RestartTracker.policyFor(cfg.alloc.Job.Type, cfg.task.RestartPolicy, group.RestartPolicy),
       cfg.alloc.Job.Type,
+      Math.random,
+      cfg.task.Lifecycle ?? null,
     );
     this.lifecycle = {
       emitEvent: (type, message, details) => this.emit(type, message, details),

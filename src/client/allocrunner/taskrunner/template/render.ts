@@ -1,0 +1,38 @@
+/**
+ * Renders one template source with the task's environment: parse (Go's text/template grammar,
+ * parse.ts) against the function table (funcs.ts), then execute (exec.ts) with no data, as Nomad
+ * does. Any problem is a TemplateError naming the template, line and column.
+ */
+import { execute, type TemplateFunc } from "./exec.js";
+import { templateFuncs, type FuncEnv } from "./funcs.js";
+import { parseTemplate } from "./parse.js";
+
+export interface RenderOptions extends FuncEnv {
+  /** The name errors show (Nomad's jobs see the destination path). */
+  name: string;
+  leftDelim?: string;
+  rightDelim?: string;
+  errMissingKey?: boolean;
+}
+
+/** consul-template adds Sprig's functions as `sprig_<name>`; berth has none of them. */
+const SPRIG_PREFIX = "sprig_";
+
+const sprigUnsupported: TemplateFunc = () => {
+  throw new Error("berth's template renderer does not implement Sprig functions (sprig_*)");
+};
+
+export function renderTemplate(src: string, opts: RenderOptions): string {
+  const table = templateFuncs(opts);
+  const funcs = {
+    get: (fn: string): TemplateFunc | undefined =>
+      table.get(fn) ?? (fn.startsWith(SPRIG_PREFIX) ? sprigUnsupported : undefined),
+  };
+  const nodes = parseTemplate(
+    opts.name,
+    src,
+    { left: opts.leftDelim || "{{", right: opts.rightDelim || "}}" },
+    (fn) => funcs.get(fn) !== undefined,
+  );
+  return execute(nodes, { name: opts.name, funcs, errMissingKey: opts.errMissingKey ?? false });
+}
