@@ -27,7 +27,8 @@ export type EvalTrigger =
   | "node-drain"
   | "alloc-stop"
   | "alloc-failure"
-  | "queued-allocs";
+  | "queued-allocs"
+  | "deployment-watcher";
 
 /** Nomad's AllocMetric for one task group's placement attempt. */
 export interface AllocMetric {

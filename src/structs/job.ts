@@ -151,6 +151,8 @@ export interface Job {
   ParameterizedJob?: KeptStanza | null;
   Multiregion?: KeptStanza | null;
   Version: number;
+  /** Set once a deployment of this version succeeded (Nomad's Stable); absent: not stable. */
+  Stable?: boolean;
   /** Unix nanoseconds. */
   SubmitTime: number;
   CreateIndex: number;
