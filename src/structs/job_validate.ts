@@ -31,6 +31,7 @@ import {
 } from "./job.js";
 import { PLUGIN_TYPES } from "./plugin.js";
 import { constraints } from "./constraint_validate.js";
+import { effectiveUpdate } from "./update_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
 import { defaultRestart, groupReschedulePolicy, jobReschedule, restartPolicy } from "./policy_validate.js";
@@ -51,6 +52,15 @@ export function validateJob(input: unknown): Job {
   if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "at least one task group is required");
   const Reschedule = jobReschedule(Type, j.Reschedule);
   const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j.Reschedule));
+  // `update`: each group's effective strategy, the job's as written (update_validate.ts).
+  TaskGroups.forEach((tg, i) => {
+    const u = effectiveUpdate(
+      `Job.TaskGroups[${i}].Update`,
+      j.Update,
+      (groupsIn[i] as { Update?: unknown }).Update,
+    );
+    if (u && Type === "service") tg.Update = u;
+  });
   noDuplicates("Job.TaskGroups", TaskGroups);
   const Datacenters = optStringArray("Job.Datacenters", j.Datacenters, ["dc1"]);
   return {
@@ -65,6 +75,9 @@ export function validateJob(input: unknown): Job {
     Status: "pending",
     TaskGroups,
     ...(Reschedule ? { Reschedule } : {}),
+    ...(Type === "service" && isObject(j.Update)
+      ? { Update: effectiveUpdate("Job.Update", j.Update, null) }
+      : {}),
     Constraints: constraints("Job.Constraints", j.Constraints),
     Version: 0,
     SubmitTime: 0,

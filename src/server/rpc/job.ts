@@ -35,6 +35,7 @@ function specOf(job: Job): string {
     ...job,
     Status: "",
     Version: 0,
+    Stable: undefined,
     SubmitTime: 0,
     CreateIndex: 0,
     ModifyIndex: 0,

@@ -224,6 +224,8 @@ export function evaluateIn(
   }
   if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
   const plan = computePlan(tx, job, nowNs, running?.ID ?? "");
+  for (const d of plan.cancelDeployments) tx.putDeployment(d);
+  if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
   for (const { alloc, description } of plan.stop) {
     tx.putAlloc({ ...alloc, DesiredStatus: "stop", DesiredDescription: description, ModifyTime: nowNs });
   }
@@ -239,7 +241,7 @@ export function evaluateIn(
     placed: placed.length,
     stopped: outcome.stopped,
     failures: outcome.failures,
-    index: placed.length + outcome.stopped > 0 ? tx.writeIndex : evalIndex,
+    index: placed.length + outcome.stopped > 0 || plan.newDeployment ? tx.writeIndex : evalIndex,
     ...recorded,
     followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
   };

@@ -252,7 +252,13 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getDeployment(d.ID);
     if (prev && contentOf(prev) === contentOf(d)) return prev;
     const rec = stamp(d, prev, this.writeIndex);
-    this.r.deploymentStatements.put.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, JSON.stringify(rec));
+    this.r.deploymentStatements.put.run(
+      rec.ID,
+      rec.Namespace,
+      rec.JobID,
+      rec.CreateIndex,
+      JSON.stringify(rec),
+    );
     this.touched.add("deployments");
     return rec;
   }
