@@ -226,8 +226,9 @@ test("single-writer canary: the old alloc is stopped first; the canary is placed
   assert.equal(scheduler.isBlocked("default", "web"), false, "a hand-over is not a placement failure");
   // Stopped, but its claim is not released yet: still no canary.
   await complete(store, [v0!.ID], false);
-  await scheduler.evaluate("default", "web", "deployment-watcher");
+  const waiting = await scheduler.evaluate("default", "web", "deployment-watcher");
   assert.equal(live(store).length, 0);
+  assert.deepEqual(waiting.failures, [], "waiting for the claim is not a placement failure");
   await complete(store, [v0!.ID], true);
   await scheduler.evaluate("default", "web", "deployment-watcher");
   const [canary] = live(store);
