@@ -19,6 +19,7 @@ import * as nodes from "./routes_nodes.js";
 import * as operator from "./routes_operator.js";
 import * as orphans from "./routes_orphans.js";
 import * as deployments from "./routes_deployments.js";
+import * as jobPlan from "./routes_job_plan.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -68,6 +69,7 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/job/:id/deployments", deployments.jobDeployments],
   ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment],
   ["GET", "/v1/job/:id/versions", deployments.jobVersions],
+  [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute],
 ];
 
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */

@@ -238,3 +238,20 @@ export function planUpdates(
   }
   return out;
 }
+
+/**
+ * `job plan`'s warnings for the update of single-writer groups: their old allocs are stopped before
+ * their replacements (or canaries) are placed, so each slot is briefly empty.
+ */
+export function singleWriterUpdateWarnings(state: StateReader, job: Job): string[] {
+  const out: string[] = [];
+  for (const g of job.TaskGroups) {
+    const u = activeStrategy(g);
+    if (!u || job.Type !== "service" || !groupHasSingleWriter(state, job, g)) continue;
+    const what = u.Canary > 0 ? `its ${u.Canary} canar${u.Canary === 1 ? "y" : "ies"}` : "its replacement";
+    out.push(
+      `Group ${JSON.stringify(g.Name)} writes to a single-writer volume: an update stops each old allocation and waits for its volume claim to be released before placing ${what} (at most max_parallel = ${u.MaxParallel} at a time), so the group runs fewer allocations during the update`,
+    );
+  }
+  return out;
+}
