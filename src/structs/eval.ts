@@ -74,6 +74,8 @@ export interface Evaluation {
   QueuedAllocations: Record<string, number>;
   /** The state index the pass read. */
   SnapshotIndex: number;
+  /** The deployment the pass worked for (Nomad's DeploymentID); absent when none. */
+  DeploymentID?: string;
   /**
    * A delayed eval runs at this time (RFC 3339, as Nomad's JSON gives time.Time); Nomad's zero time
    * otherwise. Absent on evals stored before follow-up evals existed.

@@ -35,6 +35,8 @@ export interface Plan {
   newDeployment: Deployment | null;
   /** Deployments this pass cancels (an older version's, or the stopped job's). */
   cancelDeployments: Deployment[];
+  /** The deployment of the job's version this pass works for, "" when none. */
+  deploymentId: string;
 }
 
 /**
@@ -65,11 +67,13 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
     followups: [],
     newDeployment: null,
     cancelDeployments: [],
+    deploymentId: "",
   };
   const upd = planUpdates(state, job, existing, nowNs, newUuid);
   plan.cancelDeployments = upd.cancel;
   if (upd.created) plan.newDeployment = upd.deployment;
   const deploymentId = upd.deployment?.ID;
+  plan.deploymentId = deploymentId ?? "";
   for (const a of all) {
     if (!isAllocOfJob(a, job) && a.DesiredStatus === "run" && !isAllocTerminal(a)) {
       plan.stop.push({ alloc: a, description: "alloc not needed as job is purged" });

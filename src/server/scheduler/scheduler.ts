@@ -235,6 +235,8 @@ export function evaluateIn(
   const placed = plan.place.map((a) => a.ID);
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
   const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
+  const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
+  if (recordedEval && plan.deploymentId) tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
   refreshJobStatus(tx, job);
   const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
   return {
