@@ -134,12 +134,13 @@ test("rolling update: MaxParallel 1 over count 2 replaces one alloc, the next on
   const first = store.deploymentsByJob("default", "web");
   assert.equal(first.length, 1, "the first version is deployed too");
   await setRunning(store, live(store), true);
-  await register(
+  const pass = await register(
     store,
     scheduler,
     job({ count: 2, accessMode: "multi-node-multi-writer", update: {}, env: "2" }),
   );
   const deps = store.deploymentsByJob("default", "web");
+  assert.equal(store.getEval(pass.evalId)?.DeploymentID, deps[1]?.ID, "the eval names its deployment");
   assert.equal(deps.length, 2);
   assert.equal(deps[0]!.Status, "cancelled");
   assert.equal(deps[0]!.StatusDescription, DEPLOYMENT_DESC.newerJob);
