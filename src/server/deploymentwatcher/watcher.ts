@@ -13,7 +13,7 @@
  */
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
-import { isDeploymentActive } from "../../structs/deployment.js";
+import { DEPLOYMENT_DESC, isDeploymentActive } from "../../structs/deployment.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore, StateWriter, Table } from "../state/store.js";
 import { decideDeployment } from "./decide.js";
@@ -55,6 +55,17 @@ export function stepDeployment(
 ): { wakeAtMs: number | null; changed: boolean; namespace: string; jobId: string } | null {
   const d = tx.getDeployment(id);
   if (!d || !isDeploymentActive(d)) return null;
+  const current = tx.getJob(d.Namespace, d.JobID);
+  if (!current || current.CreateIndex !== d.JobCreateIndex) {
+    // The job was purged (and maybe registered again as a new job): nothing is left to roll out.
+    tx.putDeployment({
+      ...d,
+      Status: "cancelled",
+      StatusDescription: DEPLOYMENT_DESC.stoppedJob,
+      ModifyTime: nowMs * NS_PER_MS,
+    });
+    return { wakeAtMs: null, changed: true, namespace: d.Namespace, jobId: d.JobID };
+  }
   const allocs = tx.allocsByJob(d.Namespace, d.JobID).filter((a) => a.DeploymentID === d.ID);
   const decision = decideDeployment({
     deployment: d,

@@ -103,3 +103,12 @@ test("a healthy alloc completes the deployment and marks its job version stable"
   assert.equal(store.jobVersions("default", "web")[0]?.Stable, true);
   store.close();
 });
+
+test("the deployment of a purged job is cancelled", async () => {
+  const store = await setup("running");
+  await store.txn((tx) => tx.deleteJob("default", "web"));
+  await store.txn((tx) => stepDeployment(tx, "d1", Date.now()));
+  const d = store.getDeployment("d1")!;
+  assert.deepEqual([d.Status, d.StatusDescription], ["cancelled", "Cancelled because job is stopped"]);
+  store.close();
+});
