@@ -23,8 +23,9 @@ test("job versions, plan as a dry run, deployment reads, promote and fail", asyn
   assert.equal((await http(base, "PUT", "/v1/jobs", { Job: job("1") })).status, 200);
   const versions = await http(base, "GET", "/v1/job/web/versions");
   assert.equal(versions.status, 200);
+  const listed = versions.json.Versions as { Version: number }[];
   assert.deepEqual(
-    versions.json.Versions.map((v: { Version: number }) => v.Version),
+    listed.map((v) => v.Version),
     [0],
   );
   assert.equal(versions.json.Diffs, null);
