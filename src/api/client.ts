@@ -26,6 +26,9 @@ import type {
   NodeListStub,
   NodeUpdateResponse,
   DrainSpec,
+  DeploymentUpdateResponse,
+  JobPlanResponse,
+  JobVersionsResponse,
   QuarantinedRecord,
 } from "./types.js";
 
@@ -281,6 +284,26 @@ export class ApiClient {
   async deleteQuarantined(table: string, key: string, namespace?: string): Promise<void> {
     const ns = namespace ? `?namespace=${enc(namespace)}` : "";
     await this.request("DELETE", `/v1/operator/quarantine/${enc(table)}/${enc(key)}${ns}`);
+  }
+
+  // Updates: plan, versions, deployments
+
+  /** Nomad's `PUT /v1/job/:id/plan`: the scheduler's dry run over `job`. */
+  planJob(job: Job, opts: { diff?: boolean } = {}): Promise<JobPlanResponse> {
+    return this.request("PUT", `/v1/job/${enc(job.ID)}/plan`, {
+      body: { Job: job, Diff: opts.diff ?? false },
+    });
+  }
+  jobVersions(id: string): Promise<JobVersionsResponse> {
+    return this.request("GET", `/v1/job/${enc(id)}/versions`);
+  }
+  /** Promotes every group's canaries, or only `groups`'. */
+  promoteDeployment(id: string, groups?: string[]): Promise<DeploymentUpdateResponse> {
+    const body = groups ? { DeploymentID: id, Groups: groups } : { DeploymentID: id, All: true };
+    return this.request("PUT", `/v1/deployment/promote/${enc(id)}`, { body });
+  }
+  failDeployment(id: string): Promise<DeploymentUpdateResponse> {
+    return this.request("PUT", `/v1/deployment/fail/${enc(id)}`, { body: { DeploymentID: id } });
   }
 
   /**

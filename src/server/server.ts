@@ -28,6 +28,8 @@ import { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
+import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
+import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
 
 export interface ServerOptions {
@@ -49,6 +51,8 @@ export interface ServerOptions {
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */
   drainer?: Partial<DrainerOptions>;
+  /** Overrides of the deployment watcher's coalescing and backoff. */
+  deploymentWatcher?: Partial<DeploymentWatcherOptions>;
   /** Overrides of the orphan reconciler's interval. */
   orphans?: Partial<OrphanReconcilerOptions>;
   /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
@@ -67,6 +71,7 @@ export class Server {
   private watcher: VolumeWatcher | undefined;
   private gc: GarbageCollector | undefined;
   private drainer: NodeDrainer | undefined;
+  private deployments: DeploymentWatcher | undefined;
   private orphans: OrphanReconciler | undefined;
   private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
@@ -112,6 +117,12 @@ export class Server {
     this.watcher = new VolumeWatcher(store, claim, this.log.child("volumewatcher"), this.opts.volumeWatcher);
     this.gc = new GarbageCollector(store, this.log.child("gc"), this.opts.gc);
     this.drainer = new NodeDrainer(store, scheduler, this.log.child("drainer"), this.opts.drainer);
+    this.deployments = new DeploymentWatcher(
+      store,
+      scheduler,
+      this.log.child("deploymentwatcher"),
+      this.opts.deploymentWatcher,
+    );
     const volumes = new VolumeEndpoint(deps);
     this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
     const handler = createApiHandler(
@@ -122,6 +133,7 @@ export class Server {
         nodes: node,
         volumes,
         plugins: new PluginEndpoint(deps),
+        deployments: new DeploymentEndpoint(store, scheduler),
       },
       this.log.child("http"),
     );
@@ -152,6 +164,7 @@ export class Server {
     await scheduler.evaluateAll();
     this.watcher.start();
     this.drainer.start();
+    this.deployments.start();
     this.gc.start();
     this.orphans.start();
     this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
@@ -179,6 +192,7 @@ export class Server {
     await this.api?.drain();
     await this.heartbeat?.stop();
     await this.drainer?.stop();
+    await this.deployments?.stop();
     await this.watcher?.stop();
     await this.gc?.stop();
     await this.orphans?.stop();

@@ -27,7 +27,8 @@ export type EvalTrigger =
   | "node-drain"
   | "alloc-stop"
   | "alloc-failure"
-  | "queued-allocs";
+  | "queued-allocs"
+  | "deployment-watcher";
 
 /** Nomad's AllocMetric for one task group's placement attempt. */
 export interface AllocMetric {
@@ -73,6 +74,8 @@ export interface Evaluation {
   QueuedAllocations: Record<string, number>;
   /** The state index the pass read. */
   SnapshotIndex: number;
+  /** The deployment the pass worked for (Nomad's DeploymentID); absent when none. */
+  DeploymentID?: string;
   /**
    * A delayed eval runs at this time (RFC 3339, as Nomad's JSON gives time.Time); Nomad's zero time
    * otherwise. Absent on evals stored before follow-up evals existed.

@@ -179,6 +179,8 @@ export interface Job {
   /** Nomad's node pool ("default" when unset); berth has one pool and stores what was asked. */
   NodePool?: string;
   Version: number;
+  /** Set once a deployment of this version succeeded (Nomad's Stable); absent: not stable. */
+  Stable?: boolean;
   /** Unix nanoseconds. */
   SubmitTime: number;
   CreateIndex: number;

@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import type { StateStore, Table } from "../../src/server/state/store.js";
 import { TABLES } from "../../src/server/state/store.js";
 import { intentOf } from "../../src/structs/volume_intent.js";
+import { newDeployment } from "../../src/structs/deployment.js";
+import type { UpdateStrategy } from "../../src/structs/job_stanzas.js";
 import { alloc, evaluation, node, pluginInfo, pluginJob, volume, volumeJob } from "./builders.js";
 
 /** A fresh, empty store; `now` is the clock that stamps CSIPlugin.EmptySince. */
@@ -72,7 +74,9 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
           })) as { CreateIndex: number; ModifyIndex: number };
           assert.equal(s.index(), i + 1);
           assert.deepEqual([rec.CreateIndex, rec.ModifyIndex], [i + 1, i + 1], table);
-          assert.deepEqual(indexes(s), { ...before, [table]: i + 1 }, `only ${table} moves`);
+          // A job's put stores its version too (table `versions`).
+          const alsoVersions = table === "jobs" ? { versions: i + 1 } : {};
+          assert.deepEqual(indexes(s), { ...before, [table]: i + 1, ...alsoVersions }, `only ${table} moves`);
         }
         const n = await s.txn((tx) => tx.putNode({ ...tx.getNode("n1")!, Name: "renamed" }));
         assert.deepEqual([n.CreateIndex, n.ModifyIndex, s.index()], [1, 6, 6], "CreateIndex is kept");
@@ -101,7 +105,9 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
           const before = indexes(s);
           await s.txn(del);
           assert.equal(s.index(), i + 2, table);
-          assert.deepEqual(indexes(s), { ...before, [table]: i + 2 }, `only ${table} moves`);
+          // A job's delete deletes its versions too (table `versions`).
+          const alsoVersions = table === "jobs" ? { versions: i + 2 } : {};
+          assert.deepEqual(indexes(s), { ...before, [table]: i + 2, ...alsoVersions }, `only ${table} moves`);
         }
       }));
 
@@ -464,6 +470,75 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         assert.equal(s.getVolumeIntent("default", "a"), undefined);
         assert.equal(s.getVolumeIntent("other", "a")?.ID, "a");
         assert.equal(s.tableIndex("intents"), 3);
+      }));
+
+    test("deployments: put, get, oldest first, by namespace and by job; own table index; they outlive their job", () =>
+      withStore(async (s) => {
+        const u: UpdateStrategy = {
+          Stagger: 0,
+          MaxParallel: 1,
+          HealthCheck: "task_states",
+          MinHealthyTime: 0,
+          HealthyDeadline: 0,
+          ProgressDeadline: 0,
+          Canary: 1,
+          AutoRevert: false,
+          AutoPromote: false,
+        };
+        const j = volumeJob("j");
+        const k = volumeJob("k", { namespace: "prod" });
+        const dep = (id: string, job: typeof j) =>
+          newDeployment(id, job, { g: { total: 1, canaries: 1, update: u } }, 5);
+        await s.txn((tx) => {
+          tx.putDeployment(dep("d-z", j));
+          tx.putDeployment(dep("d-a", k));
+          assert.equal(tx.getDeployment("d-z")?.ID, "d-z", "a txn sees its own writes");
+        });
+        await s.txn((tx) => tx.putDeployment(dep("d-m", j)));
+        assert.equal(s.tableIndex("deployments"), 2);
+        await s.txn((tx) => tx.putDeployment({ ...tx.getDeployment("d-z")!, Status: "successful" }));
+        const z = s.getDeployment("d-z")!;
+        assert.deepEqual([z.Status, z.CreateIndex, z.ModifyIndex], ["successful", 1, 3]);
+        assert.deepEqual(z.TaskGroups.g?.DesiredCanaries, 1);
+        assert.deepEqual(ids(s.listDeployments()), ["d-z", "d-a", "d-m"]);
+        assert.deepEqual(ids(s.listDeployments("default")), ["d-z", "d-m"]);
+        assert.deepEqual(ids(s.deploymentsByJob("default", "j")), ["d-z", "d-m"]);
+        assert.deepEqual(ids(s.deploymentsByJob("prod", "k")), ["d-a"]);
+        const before = s.index();
+        await s.txn((tx) => tx.putDeployment(tx.getDeployment("d-m")!));
+        assert.equal(s.index(), before, "an unchanged put writes nothing");
+        await s.txn((tx) => tx.deleteDeployment("d-z"));
+        assert.equal(s.getDeployment("d-z"), undefined);
+        assert.equal(s.tableIndex("deployments"), before + 1);
+      }));
+
+    test("job versions: every put stores its version, newest first, 6 kept (the newest stable too), gone with the job", () =>
+      withStore(async (s) => {
+        const j = volumeJob("j");
+        await s.txn((tx) => tx.putJob({ ...j, Version: 0 }));
+        assert.deepEqual(
+          s.jobVersions("default", "j").map((v) => v.Version),
+          [0],
+        );
+        assert.equal(s.tableIndex("versions"), 1);
+        await s.txn((tx) => tx.putJob({ ...tx.getJob("default", "j")!, Stable: true }));
+        assert.equal(s.jobVersions("default", "j")[0]?.Stable, true, "a version follows its job record");
+        for (let v = 1; v <= 6; v++) {
+          await s.txn((tx) => tx.putJob({ ...tx.getJob("default", "j")!, Version: v, Stable: false }));
+        }
+        assert.deepEqual(
+          s.jobVersions("default", "j").map((v) => v.Version),
+          [6, 5, 4, 3, 2, 0],
+          "the stable version 0 is kept, version 1 dropped in its place",
+        );
+        await s.txn((tx) => tx.putJob({ ...tx.getJob("default", "j")!, Version: 7 }));
+        assert.deepEqual(
+          s.jobVersions("default", "j").map((v) => v.Version),
+          [7, 6, 5, 4, 3, 0],
+        );
+        assert.deepEqual(s.jobVersions("prod", "j"), []);
+        await s.txn((tx) => tx.deleteJob("default", "j"));
+        assert.deepEqual(s.jobVersions("default", "j"), []);
       }));
   });
 }

@@ -18,6 +18,8 @@ import * as evals from "./routes_evals.js";
 import * as nodes from "./routes_nodes.js";
 import * as operator from "./routes_operator.js";
 import * as orphans from "./routes_orphans.js";
+import * as deployments from "./routes_deployments.js";
+import * as jobPlan from "./routes_job_plan.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -59,6 +61,16 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
   ["GET", "/v1/operator/quarantine", operator.listQuarantine],
   ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined],
+  ["GET", "/v1/deployments", deployments.listDeployments],
+  ["GET", "/v1/deployment/:id", deployments.getDeployment],
+  ["GET", "/v1/deployment/allocations/:id", deployments.deploymentAllocations],
+  [["PUT", "POST"], "/v1/deployment/promote/:id", deployments.promoteDeployment],
+  [["PUT", "POST"], "/v1/deployment/fail/:id", deployments.failDeployment],
+  [["PUT", "POST"], "/v1/deployment/allocation-health/:id", deployments.deploymentAllocHealth],
+  ["GET", "/v1/job/:id/deployments", deployments.jobDeployments],
+  ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment],
+  ["GET", "/v1/job/:id/versions", deployments.jobVersions],
+  [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute],
 ];
 
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */

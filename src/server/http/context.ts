@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
+import type { DeploymentEndpoint } from "../deploymentwatcher/endpoint.js";
 import type { AllocEndpoint } from "../rpc/alloc.js";
 import type { JobEndpoint } from "../rpc/job.js";
 import type { NodeEndpoint } from "../rpc/node.js";
@@ -16,6 +17,7 @@ export interface HttpEndpoints {
   nodes: NodeEndpoint;
   volumes: VolumeEndpoint;
   plugins: PluginEndpoint;
+  deployments: DeploymentEndpoint;
 }
 
 export interface Ctx {

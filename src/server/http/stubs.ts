@@ -44,6 +44,7 @@ export function allocStub(a: Allocation) {
     FollowupEvalID: a.FollowupEvalID ?? "",
     NextAllocation: a.NextAllocation ?? "",
     PreviousAllocation: a.PreviousAllocation ?? "",
+    DeploymentStatus: a.DeploymentStatus ?? null,
     CreateIndex: a.CreateIndex,
     ModifyIndex: a.ModifyIndex,
     CreateTime: a.CreateTime,

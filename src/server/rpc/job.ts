@@ -31,11 +31,12 @@ export interface JobDeregisterResponse {
 }
 
 /** The spec part of a job: what an operator can change. Equal specs mean no new version. */
-function specOf(job: Job): string {
+export function specOf(job: Job): string {
   return JSON.stringify({
     ...job,
     Status: "",
     Version: 0,
+    Stable: undefined,
     SubmitTime: 0,
     CreateIndex: 0,
     ModifyIndex: 0,

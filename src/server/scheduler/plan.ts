@@ -5,6 +5,7 @@
  */
 import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
 import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
+import type { Deployment } from "../../structs/deployment.js";
 import { newUuid } from "../../structs/ids.js";
 import type { Job, JobStatus, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
@@ -13,6 +14,7 @@ import type { StateReader } from "../state/store.js";
 import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
 import { selectNode } from "./rank.js";
 import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
+import { HANDOVER_DESCRIPTION, planUpdates, UPDATE_DESCRIPTION } from "./reconcile_update.js";
 
 export interface PlacementFailure {
   group: string;
@@ -30,6 +32,12 @@ export interface Plan {
   update: Allocation[];
   /** Delayed evals to create for failed allocs not yet due. */
   followups: FollowupPlan[];
+  /** A deployment this pass creates (reconcile_update.ts), to store before its allocs. */
+  newDeployment: Deployment | null;
+  /** Deployments this pass cancels (an older version's, or the stopped job's). */
+  cancelDeployments: Deployment[];
+  /** The deployment of the job's version this pass works for, "" when none. */
+  deploymentId: string;
 }
 
 /**
@@ -52,7 +60,21 @@ export function allocName(job: Pick<Job, "ID">, group: string, index: number): s
 export function computePlan(state: StateReader, job: Job, nowNs: number, runningEvalId = ""): Plan {
   const all = state.allocsByJob(job.Namespace, job.ID);
   const existing = all.filter((a) => isAllocOfJob(a, job));
-  const plan: Plan = { place: [], stop: [], failures: [], update: [], followups: [] };
+  const plan: Plan = {
+    place: [],
+    stop: [],
+    failures: [],
+    update: [],
+    followups: [],
+    newDeployment: null,
+    cancelDeployments: [],
+    deploymentId: "",
+  };
+  const upd = planUpdates(state, job, existing, nowNs, newUuid);
+  plan.cancelDeployments = upd.cancel;
+  if (upd.created) plan.newDeployment = upd.deployment;
+  const deploymentId = upd.deployment?.ID;
+  plan.deploymentId = deploymentId ?? "";
   for (const a of all) {
     if (!isAllocOfJob(a, job) && a.DesiredStatus === "run" && !isAllocTerminal(a)) {
       plan.stop.push({ alloc: a, description: "alloc not needed as job is purged" });
@@ -75,8 +97,12 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
       });
     } else if (shouldMigrate(a)) {
       plan.stop.push({ alloc: a, description: MIGRATE_DESCRIPTION });
+    } else if (a.Job.Version !== job.Version && upd.keep.has(a.ID)) {
+      // Not replaced yet (the update strategy's pace): it keeps its slot.
+      runningByName.set(a.Name, a);
     } else if (a.Job.Version !== job.Version) {
-      plan.stop.push({ alloc: a, description: "alloc is being updated due to job update" });
+      const description = upd.handover.has(a.ID) ? HANDOVER_DESCRIPTION : UPDATE_DESCRIPTION;
+      plan.stop.push({ alloc: a, description });
     } else {
       runningByName.set(a.Name, a);
     }
@@ -106,9 +132,10 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
       if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
-      if (resched.hold.has(name)) continue;
+      if (resched.hold.has(name) || upd.hold.has(name)) continue;
       const metrics = newAllocMetric(available);
       const alloc = place(ctx, nodes, job, g, i, nowNs, metrics);
+      if (alloc && deploymentId && upd.deployment?.TaskGroups[g.Name]) alloc.DeploymentID = deploymentId;
       const prev = resched.replace.get(name);
       if (alloc && prev) {
         alloc.PreviousAllocation = prev.ID;
@@ -123,6 +150,23 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
       }
     }
     if (failure) plan.failures.push(failure);
+  }
+  for (const c of upd.canaries) {
+    const g = job.TaskGroups.find((x) => x.Name === c.group);
+    if (!g || !deploymentId) continue;
+    const metrics = newAllocMetric(available);
+    const alloc = place(ctx, nodes, job, g, c.index, nowNs, metrics);
+    if (!alloc) {
+      const prior = plan.failures.find((f) => f.group === g.Name);
+      if (prior) {
+        prior.missing++;
+        prior.metrics.CoalescedFailures++;
+      } else plan.failures.push({ group: g.Name, missing: 1, metrics });
+      continue;
+    }
+    alloc.DeploymentID = deploymentId;
+    alloc.DeploymentStatus = { Healthy: null, Canary: true, Timestamp: new Date(nowNs / 1e6).toISOString() };
+    plan.place.push(alloc);
   }
   return plan;
 }

@@ -224,6 +224,8 @@ export function evaluateIn(
   }
   if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
   const plan = computePlan(tx, job, nowNs, running?.ID ?? "");
+  for (const d of plan.cancelDeployments) tx.putDeployment(d);
+  if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
   for (const { alloc, description } of plan.stop) {
     tx.putAlloc({ ...alloc, DesiredStatus: "stop", DesiredDescription: description, ModifyTime: nowNs });
   }
@@ -233,13 +235,15 @@ export function evaluateIn(
   const placed = plan.place.map((a) => a.ID);
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
   const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
+  const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
+  if (recordedEval && plan.deploymentId) tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
   refreshJobStatus(tx, job);
   const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
   return {
     placed: placed.length,
     stopped: outcome.stopped,
     failures: outcome.failures,
-    index: placed.length + outcome.stopped > 0 ? tx.writeIndex : evalIndex,
+    index: placed.length + outcome.stopped > 0 || plan.newDeployment ? tx.writeIndex : evalIndex,
     ...recorded,
     followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
   };

@@ -53,6 +53,9 @@ const SELECT: Record<CheckedTable, string> = {
   evals: "SELECT id, namespace, job_id, create_index, json FROM evals",
   plugins: "SELECT id, json FROM plugins",
   intents: "SELECT namespace, id, json FROM volume_intents",
+  deployments: "SELECT id, namespace, job_id, create_index, json FROM deployments",
+  // Keyed in the quarantine as `<job>@<version>`.
+  versions: "SELECT namespace, id || '@' || version AS id, id AS job_id, version, json FROM job_versions",
 };
 
 function keyOf(table: CheckedTable, row: StoredRow): { namespace: string; key: string } {
@@ -211,6 +214,17 @@ class Mover {
         return;
       case "intents":
         this.run("DELETE FROM volume_intents WHERE namespace = ? AND id = ?", namespace, id);
+        return;
+      case "deployments":
+        this.run("DELETE FROM deployments WHERE id = ?", id);
+        return;
+      case "versions":
+        this.run(
+          "DELETE FROM job_versions WHERE namespace = ? AND id = ? AND version = ?",
+          namespace,
+          row.job_id,
+          row.version,
+        );
         return;
       case "plugins":
         this.run("DELETE FROM plugins WHERE id = ?", id);

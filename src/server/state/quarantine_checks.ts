@@ -20,7 +20,7 @@ export const CHECKED_TABLES = TABLES;
 export type CheckedTable = Table;
 
 /** Tables whose key is (namespace, id); the others are keyed by ID alone. */
-export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes", "intents"];
+export const NAMESPACED_TABLES: readonly CheckedTable[] = ["jobs", "volumes", "intents", "versions"];
 
 /** A row as read for the check: its key columns (strings), and the stored JSON. */
 export type StoredRow = Record<string, unknown> & { json: string };
@@ -281,6 +281,28 @@ function checkIntent(v: unknown, row: StoredRow): void {
   }
 }
 
+function checkDeployment(v: unknown, row: StoredRow): void {
+  const d = obj("Deployment", v);
+  sameKey("Deployment.ID", d.ID, row.id);
+  sameKey("Deployment.Namespace", d.Namespace, row.namespace);
+  sameKey("Deployment.JobID", d.JobID, row.job_id);
+  sameKey("Deployment.CreateIndex", d.CreateIndex, row.create_index);
+  oneOfStr("Deployment.Status", d.Status, ["running", "paused", "failed", "successful", "cancelled"]);
+  int("Deployment.JobVersion", d.JobVersion);
+  for (const [name, s] of Object.entries(objMap("Deployment.TaskGroups", d.TaskGroups))) {
+    for (const f of ["DesiredTotal", "DesiredCanaries", "HealthyAllocs", "UnhealthyAllocs"] as const) {
+      int(`Deployment.TaskGroups.${name}.${f}`, s[f]);
+    }
+    arr(`Deployment.TaskGroups.${name}.PlacedCanaries`, s.PlacedCanaries);
+  }
+}
+
+/** A stored job version: a job record as checkJob wants it, under its (namespace, job, version) row. */
+function checkJobVersion(v: unknown, row: StoredRow): void {
+  checkJob(v, { ...row, id: row.job_id });
+  sameKey("Job.Version", obj("Job", v).Version, row.version);
+}
+
 /** One table's check: `check` throws a coded error naming the field when the record cannot load. */
 export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: StoredRow) => void>> = {
   nodes: checkNode,
@@ -290,6 +312,8 @@ export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: 
   evals: checkEval,
   plugins: checkPlugin,
   intents: checkIntent,
+  deployments: checkDeployment,
+  versions: checkJobVersion,
 };
 
 /** Parses and checks one row; returns the problem, or undefined when it loads. */

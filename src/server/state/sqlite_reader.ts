@@ -1,12 +1,14 @@
 /** The SQLite store's reads (StateReader), shared by the store and its transactions' writers. */
 import type Database from "better-sqlite3";
 import type { Allocation } from "../../structs/alloc.js";
+import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
+import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite_deployments.js";
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import type { StateReader, Table } from "./store.js";
@@ -18,6 +20,8 @@ export class SqliteReader implements StateReader {
   readonly statements: Statements;
   /** @internal used by SqliteWriter */
   readonly intentStatements: IntentStatements;
+  /** @internal used by SqliteWriter */
+  readonly deploymentStatements: DeploymentStatements;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
@@ -25,6 +29,7 @@ export class SqliteReader implements StateReader {
     this.now = now;
     this.statements = prepareStatements(db);
     this.intentStatements = prepareIntentStatements(db);
+    this.deploymentStatements = prepareDeploymentStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -102,5 +107,18 @@ export class SqliteReader implements StateReader {
   }
   listVolumeIntents(): VolumeCreateIntent[] {
     return parseRows<VolumeCreateIntent>(this.intentStatements.list.all());
+  }
+  getDeployment(id: string): Deployment | undefined {
+    return parseRow<Deployment>(this.deploymentStatements.get.get(id));
+  }
+  listDeployments(namespace?: string): Deployment[] {
+    const s = this.deploymentStatements;
+    return parseRows<Deployment>(namespace === undefined ? s.list.all() : s.listNs.all(namespace));
+  }
+  deploymentsByJob(namespace: string, jobId: string): Deployment[] {
+    return parseRows<Deployment>(this.deploymentStatements.byJob.all(namespace, jobId));
+  }
+  jobVersions(namespace: string, jobId: string): Job[] {
+    return parseRows<Job>(this.deploymentStatements.versions.all(namespace, jobId));
   }
 }

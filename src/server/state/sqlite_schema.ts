@@ -182,6 +182,22 @@ const MIGRATIONS: Migration[] = [
   UPDATE jobs SET json = replace(json, '"FsType":', '"FSType":');
   UPDATE allocs SET json = replace(json, '"FsType":', '"FSType":');
   `,
+  // Deployments (structs/deployment.ts), looked up by job; and the job versions each job keeps
+  // (sqlite_deployments.ts), filled with the current version of every job already stored.
+  `
+  CREATE TABLE deployments (
+    id TEXT PRIMARY KEY, namespace TEXT NOT NULL, job_id TEXT NOT NULL, create_index INTEGER NOT NULL,
+    json TEXT NOT NULL
+  );
+  CREATE INDEX deployments_by_job ON deployments (namespace, job_id, create_index);
+  CREATE TABLE job_versions (
+    namespace TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL, json TEXT NOT NULL,
+    PRIMARY KEY (namespace, id, version)
+  );
+  INSERT OR IGNORE INTO job_versions (namespace, id, version, json)
+    SELECT namespace, id, COALESCE(json_extract(json, '$.Version'), 0), json FROM jobs
+    WHERE json_valid(json);
+  `,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -4,6 +4,7 @@
  * derive_plugins.ts, written here inside the same transaction.
  */
 import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import { volumeSourceForAlloc, type Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
@@ -20,6 +21,7 @@ import {
 } from "./derive_plugins.js";
 import { contentOf, stamp } from "./records.js";
 import type { SqliteReader } from "./sqlite_reader.js";
+import { upsertJobVersion } from "./sqlite_deployments.js";
 import { liveAllocsByGroup } from "./sqlite_schema.js";
 import type { StateWriter, Table } from "./store.js";
 
@@ -91,6 +93,18 @@ export class SqliteWriter implements StateWriter {
   evalsByJob(ns: string, jobId: string) {
     return this.r.evalsByJob(ns, jobId);
   }
+  getDeployment(id: string) {
+    return this.r.getDeployment(id);
+  }
+  listDeployments(ns?: string) {
+    return this.r.listDeployments(ns);
+  }
+  deploymentsByJob(ns: string, jobId: string) {
+    return this.r.deploymentsByJob(ns, jobId);
+  }
+  jobVersions(ns: string, jobId: string) {
+    return this.r.jobVersions(ns, jobId);
+  }
   getVolumeIntent(ns: string, id: string) {
     return this.r.getVolumeIntent(ns, id);
   }
@@ -142,12 +156,15 @@ export class SqliteWriter implements StateWriter {
     this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
     this.touched.add("jobs");
     this.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
+    upsertJobVersion(this.r.deploymentStatements, rec);
+    this.touched.add("versions");
     return rec;
   }
 
   deleteJob(namespace: string, id: string): void {
     if (this.s.delJob.run(namespace, id).changes === 0) return;
     this.touched.add("jobs");
+    if (this.r.deploymentStatements.delVersions.run(namespace, id).changes > 0) this.touched.add("versions");
     this.syncPluginUses(namespace, id, []);
   }
 
@@ -229,6 +246,25 @@ export class SqliteWriter implements StateWriter {
 
   deleteVolumeIntent(namespace: string, id: string): void {
     if (this.r.intentStatements.del.run(namespace, id).changes > 0) this.touched.add("intents");
+  }
+
+  putDeployment(d: Deployment): Deployment {
+    const prev = this.getDeployment(d.ID);
+    if (prev && contentOf(prev) === contentOf(d)) return prev;
+    const rec = stamp(d, prev, this.writeIndex);
+    this.r.deploymentStatements.put.run(
+      rec.ID,
+      rec.Namespace,
+      rec.JobID,
+      rec.CreateIndex,
+      JSON.stringify(rec),
+    );
+    this.touched.add("deployments");
+    return rec;
+  }
+
+  deleteDeployment(id: string): void {
+    if (this.r.deploymentStatements.del.run(id).changes > 0) this.touched.add("deployments");
   }
 
   /** Records the node's changed plugin instances (plugin_instances) and updates those plugins. */

@@ -25,6 +25,7 @@
  * - Records are returned as fresh copies; mutating one never changes the store.
  */
 import type { Allocation } from "../../structs/alloc.js";
+import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
@@ -32,7 +33,17 @@ import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 
-export const TABLES = ["nodes", "jobs", "allocs", "volumes", "plugins", "evals", "intents"] as const;
+export const TABLES = [
+  "nodes",
+  "jobs",
+  "allocs",
+  "volumes",
+  "plugins",
+  "evals",
+  "intents",
+  "deployments",
+  "versions",
+] as const;
 export type Table = (typeof TABLES)[number];
 
 /** A stored record that could not be loaded when the store opened (never with its content). */
@@ -83,6 +94,18 @@ export interface StateReader {
   /** Volume creates started and not yet recorded (structs/volume_intent.ts); table `intents`. */
   getVolumeIntent(namespace: string, id: string): VolumeCreateIntent | undefined;
   listVolumeIntents(): VolumeCreateIntent[];
+
+  getDeployment(id: string): Deployment | undefined;
+  /** Oldest first (by CreateIndex); all namespaces when `namespace` is undefined. */
+  listDeployments(namespace?: string): Deployment[];
+  /** The job's deployments, oldest first; they outlive their job until collected. */
+  deploymentsByJob(namespace: string, jobId: string): Deployment[];
+  /**
+   * The job's stored versions, newest first (table `versions`): every putJob stores the record
+   * under its Version, at most JOB_TRACKED_VERSIONS kept (the newest stable one is never the one
+   * dropped); deleteJob deletes them.
+   */
+  jobVersions(namespace: string, jobId: string): Job[];
 }
 
 export interface StateWriter extends StateReader {
@@ -103,6 +126,8 @@ export interface StateWriter extends StateReader {
   deleteEval(id: string): void;
   putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent;
   deleteVolumeIntent(namespace: string, id: string): void;
+  putDeployment(d: Deployment): Deployment;
+  deleteDeployment(id: string): void;
 }
 
 export interface StateStore extends StateReader {

@@ -1,6 +1,6 @@
 /**
- * Mount options' file-system field was stored as `FsType`; Nomad's name is `FSType`. The last
- * migration of each state DB renames it in stored records, so old volumes, jobs and allocs keep
+ * Mount options' file-system field was stored as `FsType`; Nomad's name is `FSType`. A migration
+ * of each state DB (the client's last) renames it in stored records, so old volumes, jobs and allocs keep
  * their file system.
  */
 import assert from "node:assert/strict";
@@ -15,11 +15,10 @@ import {
 const OLD = JSON.stringify({ ID: "v", MountOptions: { FsType: "ext4", MountFlags: [] } });
 
 test("server state: FsType in stored volumes, jobs and allocs becomes FSType", () => {
-  const db = new Database(":memory:");
-  migrateServer(db, Number.MAX_SAFE_INTEGER);
-  const latest = db.pragma("user_version", { simple: true }) as number;
+  // The schema version just before the rename (migrations appended after it must not move it).
+  const beforeRename = 6;
   const fresh = new Database(":memory:");
-  migrateServer(fresh, latest - 1);
+  migrateServer(fresh, beforeRename);
   fresh
     .prepare("INSERT INTO volumes (namespace, id, plugin_id, json) VALUES ('default', 'v', 'p', ?)")
     .run(OLD);

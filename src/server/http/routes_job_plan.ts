@@ -1,0 +1,52 @@
+/**
+ * PUT /v1/job/:id/plan (Nomad's JobPlanRequest → JobPlanResponse): the scheduler's pass over the
+ * submitted job, a dry run that changes nothing (scheduler/job_plan.ts).
+ */
+import { validationError } from "../../structs/errors.js";
+import { isObject } from "../../structs/json_check.js";
+import { NS_PER_MS } from "../../structs/job.js";
+import { validateJob } from "../../structs/job_validate.js";
+import { specOf } from "../rpc/job.js";
+import { planJob } from "../scheduler/job_plan.js";
+import { singleWriterUpdateWarnings } from "../scheduler/reconcile_update.js";
+import { readJson, sendJson } from "./respond.js";
+import { param, type Route } from "./context.js";
+
+/** Nomad's zero time: a job that is not periodic has no next launch. */
+const ZERO_TIME = "0001-01-01T00:00:00Z";
+
+/** Warnings as Nomad's helper.MergeMultierrorWarnings writes them ("" when none). */
+export function mergeWarnings(warnings: string[]): string {
+  if (warnings.length === 0) return "";
+  const head = warnings.length === 1 ? "1 warning:\n" : `${warnings.length} warnings:\n`;
+  return head + warnings.map((w) => `\n* ${w.trim()}`).join("");
+}
+
+export const planJobRoute: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const body = await readJson(ctx.req);
+  if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
+  if (body.Diff !== undefined && typeof body.Diff !== "boolean")
+    throw validationError("Diff", "must be a boolean");
+  const spec = validateJob(body.Job);
+  if (spec.ID !== id)
+    throw validationError("Job.ID", `does not match the job in the URL (${JSON.stringify(id)})`);
+  const prev = api.store.getJob(spec.Namespace, spec.ID);
+  const same = prev !== undefined && specOf(prev) === specOf({ ...spec, Status: prev.Status });
+  const result = planJob(api.store, spec, same, body.Diff === true, Date.now() * NS_PER_MS);
+  const index = api.store.index();
+  sendJson(
+    ctx.res,
+    {
+      Annotations: { DesiredTGUpdates: result.annotations, PreemptedAllocs: null },
+      FailedTGAllocs: result.failed,
+      JobModifyIndex: result.jobModifyIndex,
+      CreatedEvals: null,
+      Diff: result.diff,
+      NextPeriodicLaunch: ZERO_TIME,
+      Warnings: mergeWarnings(singleWriterUpdateWarnings(api.store, spec)),
+      Index: index,
+    },
+    index,
+  );
+};

@@ -1,0 +1,237 @@
+/**
+ * `job plan` (Nomad's Job.Plan): the scheduler's pass over a submitted job, run on the current
+ * state and applied nowhere. Pure over a StateReader: it reads, it never writes, so the store is
+ * byte for byte the same after it. The answer is Nomad's JobPlanResponse: per group what the pass
+ * would do (DesiredTGUpdates), the groups that would find no node (FailedTGAllocs), and with
+ * `diff` the job's diff at job, group and task level (Type Added/Deleted/Edited/None, the changed
+ * primitive fields).
+ */
+import { isClientTerminal } from "../../structs/alloc.js";
+import type { AllocMetric } from "../../structs/eval.js";
+import type { Job } from "../../structs/job.js";
+import type { StateReader } from "../state/store.js";
+import { computePlan, isAllocOfJob, MIGRATE_DESCRIPTION } from "./plan.js";
+import { HANDOVER_DESCRIPTION, UPDATE_DESCRIPTION } from "./reconcile_update.js";
+
+/** Nomad's DesiredUpdates. */
+export interface DesiredUpdates {
+  Ignore: number;
+  Place: number;
+  Migrate: number;
+  Stop: number;
+  InPlaceUpdate: number;
+  DestructiveUpdate: number;
+  Canary: number;
+  Preemptions: number;
+}
+
+export interface FieldDiff {
+  Type: DiffType;
+  Name: string;
+  Old: string;
+  New: string;
+  Annotations: string[] | null;
+}
+export type DiffType = "Added" | "Deleted" | "Edited" | "None";
+
+export interface TaskDiff {
+  Type: DiffType;
+  Name: string;
+  Fields: FieldDiff[] | null;
+  Objects: null;
+  Annotations: string[] | null;
+}
+export interface TaskGroupDiff {
+  Type: DiffType;
+  Name: string;
+  Fields: FieldDiff[] | null;
+  Objects: null;
+  Tasks: TaskDiff[] | null;
+  /** Nomad's words per kind of change: "create", "destroy", "create/destroy update", "ignore", "canary", ... */
+  Updates: Record<string, number> | null;
+}
+export interface JobDiff {
+  Type: DiffType;
+  ID: string;
+  Fields: FieldDiff[] | null;
+  Objects: null;
+  TaskGroups: TaskGroupDiff[] | null;
+}
+
+export interface JobPlanResult {
+  annotations: Record<string, DesiredUpdates>;
+  failed: Record<string, AllocMetric> | null;
+  diff: JobDiff | null;
+  /** The stored job's JobModifyIndex (0 when it is new): `job run -check-index` checks it. */
+  jobModifyIndex: number;
+}
+
+const zero = (): DesiredUpdates => ({
+  Ignore: 0,
+  Place: 0,
+  Migrate: 0,
+  Stop: 0,
+  InPlaceUpdate: 0,
+  DestructiveUpdate: 0,
+  Canary: 0,
+  Preemptions: 0,
+});
+
+/**
+ * `spec` is the validated submitted job; `sameSpec` says whether it equals the stored one (then no
+ * new version would be made).
+ */
+export function planJob(
+  state: StateReader,
+  spec: Job,
+  sameSpec: boolean,
+  wantDiff: boolean,
+  nowNs: number,
+): JobPlanResult {
+  const prev = state.getJob(spec.Namespace, spec.ID);
+  const job: Job = {
+    ...spec,
+    Status: prev?.Status ?? "pending",
+    Version: prev ? (sameSpec ? prev.Version : prev.Version + 1) : 0,
+    // A new job is a new incarnation: no alloc of a purged namesake is its own.
+    CreateIndex: prev?.CreateIndex ?? state.index() + 1,
+    ModifyIndex: state.index() + 1,
+    JobModifyIndex: state.index() + 1,
+  };
+  const plan = computePlan(state, job, nowNs);
+  const annotations: Record<string, DesiredUpdates> = {};
+  for (const g of job.TaskGroups) annotations[g.Name] = zero();
+  const of = (group: string) => (annotations[group] ??= zero());
+  const replaced = new Set<string>();
+  for (const { alloc, description } of plan.stop) {
+    const u = of(alloc.TaskGroup);
+    if (description === MIGRATE_DESCRIPTION) u.Migrate++;
+    else if (description === HANDOVER_DESCRIPTION && plan.place.every((p) => p.Name !== alloc.Name)) {
+      // Stopped first for a single-writer hand-over: its replacement (or canary) follows later.
+      if (job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)?.Update?.Canary) u.Canary++;
+      else u.DestructiveUpdate++;
+    } else if (description === UPDATE_DESCRIPTION || description === HANDOVER_DESCRIPTION) {
+      u.DestructiveUpdate++;
+      replaced.add(alloc.Name);
+    } else u.Stop++;
+  }
+  for (const a of plan.place) {
+    const u = of(a.TaskGroup);
+    if (a.DeploymentStatus?.Canary) u.Canary++;
+    else if (!replaced.has(a.Name)) u.Place++;
+  }
+  const stopped = new Set(plan.stop.map((s) => s.alloc.ID));
+  for (const a of state.allocsByJob(job.Namespace, job.ID)) {
+    if (!isAllocOfJob(a, job) || a.DesiredStatus !== "run" || isClientTerminal(a.ClientStatus)) continue;
+    if (!stopped.has(a.ID)) of(a.TaskGroup).Ignore++;
+  }
+  const failed =
+    plan.failures.length === 0 ? null : Object.fromEntries(plan.failures.map((f) => [f.group, f.metrics]));
+  return {
+    annotations,
+    failed,
+    diff: wantDiff ? jobDiff(prev, job, sameSpec, annotations) : null,
+    jobModifyIndex: prev?.JobModifyIndex ?? 0,
+  };
+}
+
+/** Nomad's words for each DesiredUpdates count in a group diff's Updates. */
+const UPDATE_WORDS: [keyof DesiredUpdates, string][] = [
+  ["Place", "create"],
+  ["Stop", "destroy"],
+  ["Migrate", "migrate"],
+  ["InPlaceUpdate", "in-place update"],
+  ["DestructiveUpdate", "create/destroy update"],
+  ["Canary", "canary"],
+  ["Ignore", "ignore"],
+];
+
+function updatesOf(u: DesiredUpdates | undefined): Record<string, number> | null {
+  if (!u) return null;
+  const out: Record<string, number> = {};
+  for (const [k, word] of UPDATE_WORDS) if (u[k] > 0) out[word] = u[k];
+  return Object.keys(out).length > 0 ? out : null;
+}
+
+function primitive(v: unknown): v is string | number | boolean {
+  return typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+}
+
+/** The primitive fields that differ (keys in `skip` left out), sorted by name as Nomad sorts them. */
+function fieldDiffs(
+  old: Record<string, unknown> | undefined,
+  next: Record<string, unknown> | undefined,
+  skip: readonly string[],
+): FieldDiff[] {
+  const names = new Set([...Object.keys(old ?? {}), ...Object.keys(next ?? {})]);
+  const out: FieldDiff[] = [];
+  for (const name of [...names].sort()) {
+    if (skip.includes(name)) continue;
+    const o = old?.[name];
+    const n = next?.[name];
+    if (!primitive(o) && !primitive(n)) continue;
+    const os = primitive(o) ? String(o) : "";
+    const ns = primitive(n) ? String(n) : "";
+    if (os === ns) continue;
+    const Type: DiffType = os === "" ? "Added" : ns === "" ? "Deleted" : "Edited";
+    out.push({ Type, Name: name, Old: os, New: ns, Annotations: null });
+  }
+  return out;
+}
+
+const JOB_SKIP = [
+  "Status",
+  "Version",
+  "Stable",
+  "SubmitTime",
+  "CreateIndex",
+  "ModifyIndex",
+  "JobModifyIndex",
+];
+
+function typeOf(exists: [boolean, boolean], changed: boolean): DiffType {
+  if (!exists[0]) return "Added";
+  if (!exists[1]) return "Deleted";
+  return changed ? "Edited" : "None";
+}
+
+function jobDiff(
+  prev: Job | undefined,
+  job: Job,
+  sameSpec: boolean,
+  annotations: Record<string, DesiredUpdates>,
+): JobDiff {
+  const asRec = (v: unknown) => v as Record<string, unknown>;
+  const groups = new Set([
+    ...(prev?.TaskGroups ?? []).map((g) => g.Name),
+    ...job.TaskGroups.map((g) => g.Name),
+  ]);
+  const TaskGroups: TaskGroupDiff[] = [...groups].sort().map((name) => {
+    const o = prev?.TaskGroups.find((g) => g.Name === name);
+    const n = job.TaskGroups.find((g) => g.Name === name);
+    const tasks = new Set([...(o?.Tasks ?? []).map((t) => t.Name), ...(n?.Tasks ?? []).map((t) => t.Name)]);
+    const Tasks: TaskDiff[] = [...tasks].sort().map((tn) => {
+      const ot = o?.Tasks.find((t) => t.Name === tn);
+      const nt = n?.Tasks.find((t) => t.Name === tn);
+      const changed = JSON.stringify(ot) !== JSON.stringify(nt);
+      const Fields = fieldDiffs(asRec(ot), asRec(nt), []);
+      return { Type: typeOf([!!ot, !!nt], changed), Name: tn, Fields, Objects: null, Annotations: null };
+    });
+    const changed = JSON.stringify(o) !== JSON.stringify(n);
+    return {
+      Type: typeOf([!!o, !!n], changed),
+      Name: name,
+      Fields: fieldDiffs(asRec(o), asRec(n), []),
+      Objects: null,
+      Tasks,
+      Updates: updatesOf(annotations[name]),
+    };
+  });
+  return {
+    Type: prev ? (sameSpec ? "None" : "Edited") : "Added",
+    ID: job.ID,
+    Fields: fieldDiffs(asRec(prev), asRec(job), JOB_SKIP),
+    Objects: null,
+    TaskGroups,
+  };
+}

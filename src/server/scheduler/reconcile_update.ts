@@ -1,0 +1,257 @@
+/**
+ * The update half of the reconciler (Nomad's reconcile.go for groups with an `update` strategy):
+ * which old-version allocs a pass replaces and which stay, where canaries go, and the deployment
+ * that tracks the rollout. Pure over a StateReader; plan.ts applies the answer.
+ *
+ * - A service job version whose groups have a strategy (MaxParallel > 0) gets one deployment, made
+ *   when it first has something to place or replace; a deployment of an older version, or of a job
+ *   now stopped, is cancelled with Nomad's words.
+ * - Canaries (`canary = N`, only when old allocs are to be replaced): N allocs of the new version
+ *   are placed beside the old ones, named after the first N old ones; nothing else is replaced until
+ *   the group is promoted (by the API, or by the deployment watcher when `auto_promote`).
+ * - Rolling: at most MaxParallel replacements in flight — a new alloc of the deployment not yet
+ *   healthy, or a slot whose old alloc was stopped and whose replacement still waits, counts as one.
+ *   A paused, failed or cancelled deployment replaces nothing more.
+ * - Single-writer volumes (Nomad #13380, where a canary can never claim): the old alloc is stopped
+ *   first and its slot is filled — by the canary or the replacement — only once that alloc is
+ *   terminal and no write claim is left on the volume (claims being released still hold it), so
+ *   there is never a second writer waiting on a claim it cannot get.
+ */
+import {
+  allocIndex,
+  isAllocTerminal,
+  isClientTerminal,
+  shouldMigrate,
+  type Allocation,
+} from "../../structs/alloc.js";
+import {
+  activeStrategy,
+  allocHealth,
+  awaitsPromotion,
+  DEPLOYMENT_DESC,
+  isCanary,
+  isDeploymentActive,
+  isSingleWriterRequest,
+  newDeployment,
+  type Deployment,
+} from "../../structs/deployment.js";
+import { volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
+import type { UpdateStrategy } from "../../structs/job_stanzas.js";
+import type { StateReader } from "../state/store.js";
+
+export interface UpdatePlan {
+  /** The deployment of this job version: newly made (CreateIndex 0), or the stored one; or null. */
+  deployment: Deployment | null;
+  /** Whether `deployment` is new and must be stored. */
+  created: boolean;
+  /** Active deployments of other versions (or of the stopped job), already marked cancelled. */
+  cancel: Deployment[];
+  /** Old-version allocs that stay running this pass. */
+  keep: Set<string>;
+  /** Slots (alloc names) no ordinary placement may fill this pass. */
+  hold: Set<string>;
+  /** Canaries to place this pass. */
+  canaries: { group: string; index: number }[];
+  /** Why a stopped old alloc is stopped, when it is for a single-writer hand-over. */
+  handover: Set<string>;
+}
+
+/** Nomad's description of an alloc stopped to be replaced by a new version. */
+export const UPDATE_DESCRIPTION = "alloc is being updated due to job update";
+/** berth's: an old alloc stopped so that its replacement can claim its single-writer volume. */
+export const HANDOVER_DESCRIPTION =
+  "alloc is being updated due to job update (stopped first: its single-writer volume must be released before the replacement claims it)";
+
+function emptyPlan(): UpdatePlan {
+  return {
+    deployment: null,
+    created: false,
+    cancel: [],
+    keep: new Set(),
+    hold: new Set(),
+    canaries: [],
+    handover: new Set(),
+  };
+}
+
+/** Whether the group writes to a volume that admits one writer (see isSingleWriterRequest). */
+export function groupHasSingleWriter(state: StateReader, job: Pick<Job, "Namespace">, g: TaskGroup): boolean {
+  return Object.values(g.Volumes).some((req) => {
+    if (req.Type !== "csi") return isSingleWriterRequest(req);
+    const vol = state.getVolume(job.Namespace, req.PerAlloc ? `${req.Source}[0]` : req.Source);
+    return isSingleWriterRequest(req, vol?.AccessMode ?? "");
+  });
+}
+
+/**
+ * Whether slot `index` of a single-writer group can take its new writer: no live alloc of the job
+ * holds the slot, and none of its single-writer volumes has a write claim, live or being released.
+ */
+export function slotFree(
+  state: StateReader,
+  job: Job,
+  g: TaskGroup,
+  index: number,
+  name: string,
+  existing: Allocation[],
+): boolean {
+  if (existing.some((a) => a.Name === name && !isAllocTerminal(a))) return false;
+  for (const req of Object.values(g.Volumes)) {
+    if (req.Type !== "csi" || req.ReadOnly) continue;
+    const vol = state.getVolume(job.Namespace, volumeSourceForAlloc(req, index));
+    if (!vol) continue;
+    if (Object.keys(vol.WriteClaims).length > 0) return false;
+    if (Object.values(vol.PastClaims).some((c) => c.Mode === "write")) return false;
+  }
+  return true;
+}
+
+/**
+ * The update decisions of one pass. `existing` are the job's current incarnation's allocs; `newId`
+ * makes the ID of a deployment this pass creates.
+ */
+export function planUpdates(
+  state: StateReader,
+  job: Job,
+  existing: Allocation[],
+  nowNs: number,
+  newId: () => string,
+): UpdatePlan {
+  const out = emptyPlan();
+  const deployments = state
+    .deploymentsByJob(job.Namespace, job.ID)
+    .filter((d) => d.JobCreateIndex === job.CreateIndex);
+  let current = deployments.filter((d) => d.JobVersion === job.Version).at(-1) ?? null;
+  for (const d of deployments) {
+    if (d === current || !isDeploymentActive(d)) continue;
+    const why = job.Stop ? DEPLOYMENT_DESC.stoppedJob : DEPLOYMENT_DESC.newerJob;
+    out.cancel.push({ ...d, Status: "cancelled", StatusDescription: why, ModifyTime: nowNs });
+  }
+  if (job.Stop) {
+    if (current && isDeploymentActive(current)) {
+      out.cancel.push({
+        ...current,
+        Status: "cancelled",
+        StatusDescription: DEPLOYMENT_DESC.stoppedJob,
+        ModifyTime: nowNs,
+      });
+    }
+    return out;
+  }
+  if (job.Type !== "service") return out;
+  const live = existing.filter((a) => a.DesiredStatus === "run" && !isClientTerminal(a.ClientStatus));
+  const groups = job.TaskGroups.map((g) => ({ g, u: activeStrategy(g) })).filter(
+    (x): x is { g: TaskGroup; u: UpdateStrategy } => x.u !== null,
+  );
+  if (groups.length === 0) return out;
+  const oldOf = (g: TaskGroup) =>
+    live.filter(
+      (a) =>
+        a.TaskGroup === g.Name &&
+        a.Job.Version !== job.Version &&
+        !shouldMigrate(a) &&
+        allocIndex(a) < g.Count,
+    );
+  const newOf = (g: TaskGroup) => live.filter((a) => a.TaskGroup === g.Name && a.Job.Version === job.Version);
+  if (!current) {
+    const wanted: Record<string, { total: number; canaries: number; update: UpdateStrategy }> = {};
+    let work = false;
+    for (const { g, u } of groups) {
+      const olds = oldOf(g).length;
+      if (olds > 0 || newOf(g).length < g.Count) work = true;
+      wanted[g.Name] = { total: g.Count, canaries: olds > 0 ? Math.min(u.Canary, g.Count) : 0, update: u };
+    }
+    if (!work) return out;
+    current = newDeployment(newId(), job, wanted, nowNs);
+    out.created = true;
+  }
+  out.deployment = current;
+  const proceeding = current.Status === "running";
+  for (const { g, u } of groups) {
+    const state0 = current.TaskGroups[g.Name];
+    if (!state0) continue;
+    const olds = oldOf(g).sort((a, b) => allocIndex(a) - allocIndex(b));
+    const news = newOf(g);
+    const single = groupHasSingleWriter(state, job, g);
+    const coveredByNew = new Set(news.map((a) => a.Name));
+    const name = (i: number) => `${job.ID}.${g.Name}[${i}]`;
+    if (awaitsPromotion(state0)) {
+      // Canary slots: the first DesiredCanaries old allocs' names (then the lowest free indexes).
+      const slots = olds.map((a) => allocIndex(a));
+      for (let i = 0; slots.length < state0.DesiredCanaries && i < g.Count; i++) {
+        if (!slots.includes(i)) slots.push(i);
+      }
+      const canarySlots = new Set(slots.slice(0, state0.DesiredCanaries));
+      const canaryNames = new Set(
+        news.filter((a) => isCanary(a) && a.DeploymentID === current.ID).map((a) => a.Name),
+      );
+      for (const a of olds) {
+        const i = allocIndex(a);
+        if (single && proceeding && canarySlots.has(i) && !canaryNames.has(a.Name)) {
+          out.handover.add(a.ID);
+        } else {
+          out.keep.add(a.ID);
+        }
+      }
+      for (const i of canarySlots) {
+        if (canaryNames.has(name(i))) continue;
+        out.hold.add(name(i));
+        if (!proceeding) continue;
+        // A handed-over slot's old alloc is stopped this pass: it is free once terminal, not before.
+        if (single && olds.some((a) => allocIndex(a) === i)) continue;
+        if (single && !slotFree(state, job, g, i, name(i), existing)) continue;
+        out.canaries.push({ group: g.Name, index: i });
+      }
+      continue;
+    }
+    // Rolling: the replacements in flight count against MaxParallel.
+    const inFlight = news.filter((a) => a.DeploymentID === current.ID && allocHealth(a) !== true).length;
+    const open: number[] = [];
+    for (let i = 0; i < g.Count; i++) {
+      if (coveredByNew.has(name(i))) continue;
+      if (olds.some((a) => allocIndex(a) === i)) continue;
+      open.push(i);
+    }
+    let waiting = 0;
+    if (single) {
+      for (const i of open) {
+        if (!slotFree(state, job, g, i, name(i), existing)) {
+          out.hold.add(name(i));
+          waiting++;
+        }
+      }
+    }
+    let limit = proceeding ? u.MaxParallel - inFlight - waiting : 0;
+    for (const a of olds) {
+      // A promoted canary already holds this name: its old alloc goes now, outside the limit.
+      if (coveredByNew.has(a.Name)) continue;
+      if (limit > 0) {
+        limit--;
+        if (single) {
+          out.handover.add(a.ID);
+          out.hold.add(a.Name);
+        }
+        continue;
+      }
+      out.keep.add(a.ID);
+    }
+  }
+  return out;
+}
+
+/**
+ * `job plan`'s warnings for the update of single-writer groups: their old allocs are stopped before
+ * their replacements (or canaries) are placed, so each slot is briefly empty.
+ */
+export function singleWriterUpdateWarnings(state: StateReader, job: Job): string[] {
+  const out: string[] = [];
+  for (const g of job.TaskGroups) {
+    const u = activeStrategy(g);
+    if (!u || job.Type !== "service" || !groupHasSingleWriter(state, job, g)) continue;
+    const what = u.Canary > 0 ? `its ${u.Canary} canar${u.Canary === 1 ? "y" : "ies"}` : "its replacement";
+    out.push(
+      `Group ${JSON.stringify(g.Name)} writes to a single-writer volume: an update stops each old allocation and waits for its volume claim to be released before placing ${what} (at most max_parallel = ${u.MaxParallel} at a time), so the group runs fewer allocations during the update`,
+    );
+  }
+  return out;
+}
