@@ -55,6 +55,8 @@ test("in / contains over strings, lists and maps; is (not) empty; matches", () =
 
 test("and / or / not with Nomad's precedence and parentheses", () => {
   assert.equal(run('ClientStatus == "dead" or ClientStatus == "running" and JobVersion == 3'), true);
+  // "and" binds tighter: running or (dead and 4), not (running or dead) and 4.
+  assert.equal(run('ClientStatus == "running" or ClientStatus == "dead" and JobVersion == 4'), true);
   assert.equal(run('(ClientStatus == "dead" or ClientStatus == "running") and JobVersion == 4'), false);
   assert.equal(run('not ClientStatus == "dead"'), true);
   assert.equal(run("not (JobVersion == 3 and Drain == false)"), false);
