@@ -61,8 +61,8 @@ export class ApiClient {
 
   // Jobs
 
-  listJobs(): Promise<JobListStub[]> {
-    return this.request("GET", "/v1/jobs");
+  listJobs(opts: ListOptions = {}): Promise<JobListStub[]> {
+    return this.request("GET", "/v1/jobs", { query: listQuery(opts) });
   }
   registerJob(job: Job): Promise<JobRegisterResponse> {
     return this.request("PUT", "/v1/jobs", { body: { Job: job } });
@@ -105,8 +105,8 @@ export class ApiClient {
   // Allocations
 
   /** `prefix` narrows to IDs starting with it (Nomad's `?prefix=`). */
-  listAllocations(opts: { prefix?: string } = {}): Promise<AllocationListStub[]> {
-    return this.request("GET", "/v1/allocations", { query: { prefix: opts.prefix } });
+  listAllocations(opts: ListOptions = {}): Promise<AllocationListStub[]> {
+    return this.request("GET", "/v1/allocations", { query: listQuery(opts) });
   }
   getAllocation(id: string): Promise<Allocation> {
     return this.request("GET", `/v1/allocation/${enc(id)}`);
@@ -115,8 +115,8 @@ export class ApiClient {
   // Nodes
 
   /** `prefix` narrows to IDs starting with it (Nomad's `?prefix=`). */
-  listNodes(opts: { prefix?: string } = {}): Promise<NodeListStub[]> {
-    return this.request("GET", "/v1/nodes", { query: { prefix: opts.prefix } });
+  listNodes(opts: ListOptions = {}): Promise<NodeListStub[]> {
+    return this.request("GET", "/v1/nodes", { query: listQuery(opts) });
   }
   getNode(id: string): Promise<Node> {
     return this.request("GET", `/v1/node/${enc(id)}`);
@@ -143,8 +143,17 @@ export class ApiClient {
 
   // CSI volumes
 
-  listVolumes(): Promise<CSIVolumeListStub[]> {
-    return this.request("GET", "/v1/volumes", { query: { type: "csi" } });
+  /** `nodeId` / `pluginId`: volumes claimed on that node / of that plugin (Nomad's node_id, plugin_id). */
+  listVolumes(opts: ListOptions & { nodeId?: string; pluginId?: string } = {}): Promise<CSIVolumeListStub[]> {
+    const { nodeId, pluginId, ...list } = opts;
+    return this.request("GET", "/v1/volumes", {
+      query: {
+        type: "csi",
+        node_id: nodeId || undefined,
+        plugin_id: pluginId || undefined,
+        ...listQuery(list),
+      },
+    });
   }
   getVolume(id: string): Promise<CSIVolume> {
     return this.request("GET", `/v1/volume/csi/${enc(id)}`);
@@ -265,8 +274,8 @@ export class ApiClient {
 
   // CSI plugins
 
-  listPlugins(): Promise<CSIPluginListStub[]> {
-    return this.request("GET", "/v1/plugins", { query: { type: "csi" } });
+  listPlugins(opts: ListOptions = {}): Promise<CSIPluginListStub[]> {
+    return this.request("GET", "/v1/plugins", { query: { type: "csi", ...listQuery(opts) } });
   }
   getPlugin(id: string): Promise<CSIPlugin> {
     return this.request("GET", `/v1/plugin/csi/${enc(id)}`);
@@ -346,6 +355,28 @@ export class ApiClient {
 function secretsHeader(secrets: Record<string, string> | undefined): Record<string, string> {
   const pairs = Object.entries(secrets ?? {});
   return pairs.length > 0 ? { "X-Nomad-CSI-Secrets": pairs.map(([k, v]) => `${k}=${v}`).join(",") } : {};
+}
+
+/**
+ * Nomad's list options (api.QueryOptions): `prefix` (ID prefix), `filter` (a go-bexpr expression
+ * over the list's stubs), `perPage`/`nextToken` paging (the next token arrives in the
+ * X-Nomad-NextToken header of the answer) and `reverse`. Unset options are not sent.
+ */
+export interface ListOptions {
+  prefix?: string;
+  filter?: string;
+  perPage?: number;
+  nextToken?: string;
+  reverse?: boolean;
+}
+
+function listQuery(opts: ListOptions): Query {
+  return {
+    prefix: opts.prefix || undefined,
+    filter: opts.filter || undefined,
+    ...paging(opts),
+    reverse: opts.reverse ? "true" : undefined,
+  };
 }
 
 function paging(opts: { perPage?: number; nextToken?: string }): Query {

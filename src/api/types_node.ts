@@ -45,8 +45,8 @@ export interface CSIInfo {
   AllocID: string;
   Healthy: boolean;
   HealthDescription: string;
-  /** Unix milliseconds. */
-  UpdateTime: number;
+  /** RFC 3339 (Nomad's time.Time). */
+  UpdateTime: string;
   Provider: string;
   ProviderVersion: string;
   RequiresControllerPlugin: boolean;

@@ -82,9 +82,13 @@ export interface CSIVolume {
   ControllersExpected: number;
   NodesHealthy: number;
   NodesExpected: number;
-  ResourceExhausted: number | null;
+  /** RFC 3339 (Nomad's time.Time); the zero time 0001-01-01T00:00:00Z when never exhausted. */
+  ResourceExhausted: string;
   CreateIndex: number;
   ModifyIndex: number;
+  /** Unix nanoseconds of the first / latest register or create; 0 on volumes from before them. */
+  CreateTime: number;
+  ModifyTime: number;
 }
 
 export interface CSIVolumeListStub {
@@ -105,9 +109,13 @@ export interface CSIVolumeListStub {
   ControllersExpected: number;
   NodesHealthy: number;
   NodesExpected: number;
-  ResourceExhausted: number | null;
+  /** RFC 3339 (Nomad's time.Time); the zero time 0001-01-01T00:00:00Z when never exhausted. */
+  ResourceExhausted: string;
   CreateIndex: number;
   ModifyIndex: number;
+  /** Unix nanoseconds of the first / latest register or create; 0 on volumes from before them. */
+  CreateTime: number;
+  ModifyTime: number;
 }
 
 /**

@@ -126,7 +126,8 @@ export function bytes(n: number): string {
 }
 
 export function orNone(s: string | null | undefined): string {
-  return s ? s : "<none>";
+  // Nomad's zero time.Time (the API's "not yet") reads as none too.
+  return s && s !== "0001-01-01T00:00:00Z" ? s : "<none>";
 }
 
 /** The one-line description of a failure: the server's words with its status, or the error's message. */

@@ -176,10 +176,17 @@ export interface CSIVolume {
   ControllersExpected: number;
   NodesHealthy: number;
   NodesExpected: number;
+  /** Unix ms at which the plugin last said it was out of capacity; null: never (API: time.Time). */
   ResourceExhausted: number | null;
 
   CreateIndex: number;
   ModifyIndex: number;
+  /**
+   * Unix nanoseconds (Nomad's int64 CreateTime/ModifyTime) of the first and the latest register or
+   * create. Optional: records stored before they existed carry neither (the API answers 0).
+   */
+  CreateTime?: number;
+  ModifyTime?: number;
 }
 
 export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {

@@ -43,7 +43,20 @@ const namespaceParam = fc.constantFrom("default", "*", "fz-ns", "", "../x", "a".
 const blocking = fc.oneof(
   fc.record({
     index: fc.oneof(fc.nat({ max: 5 }).map(String), fc.constantFrom("1000000", "9007199254740993", "1e300")),
-    wait: fc.constantFrom("1ms", "2ms", "0s", "0", "1.5ms", "0.2ms", "abc", "-1s", "1e3ms", "5x", "ms"),
+    // No zero wait: as Nomad's, "0s" means the default 5 minutes (respond.ts blockingWaitMs).
+    wait: fc.constantFrom(
+      "1ms",
+      "2ms",
+      "0.1ms",
+      "0.001s",
+      "1.5ms",
+      "0.2ms",
+      "abc",
+      "-1s",
+      "1e3ms",
+      "5x",
+      "ms",
+    ),
   }),
   fc.record({ index: fc.constantFrom("-1", "1.5", "abc", "", "0x10", "NaN", "Infinity") }),
 );

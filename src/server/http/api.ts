@@ -41,13 +41,16 @@ const ROUTES: [Method | Method[], string, Route][] = [
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode],
   [["PUT", "POST"], "/v1/node/:id/eligibility", nodes.nodeEligibility],
   ["GET", "/v1/node/:id/allocations", nodes.nodeAllocations],
+  // Methods as Nomad's handlers take them (command/agent/csi_endpoint.go): /v1/volumes registers on
+  // PUT and POST, /v1/volume/csi/:id and .../create on PUT only; anything else answers 405.
   ["GET", "/v1/volumes", csi.listVolumes],
+  [["PUT", "POST"], "/v1/volumes", csi.registerVolume],
   ["GET", "/v1/volume/csi/:id", csi.getVolume],
-  [["PUT", "POST"], "/v1/volume/csi/:id", csi.registerVolume],
+  ["PUT", "/v1/volume/csi/:id", csi.registerVolume],
   // The body names the volumes; an ID-less URL still gets the body's validation error, not a 404.
-  [["PUT", "POST"], "/v1/volume/csi/", csi.registerVolume],
+  ["PUT", "/v1/volume/csi/", csi.registerVolume],
   ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume],
-  [["PUT", "POST"], "/v1/volume/csi/:id/create", csi.createVolume],
+  ["PUT", "/v1/volume/csi/:id/create", csi.createVolume],
   ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume],
   ["DELETE", "/v1/volume/csi/:id/detach", ops.detachVolume],
   [["PUT", "POST"], "/v1/volumes/snapshot", ops.createSnapshot],

@@ -24,6 +24,8 @@ const MAX_ENTRIES = 64;
 interface Entry {
   index: number;
   body: Buffer;
+  /** Nomad's X-Nomad-NextToken of a paged list; "" when the answer is the last page. */
+  nextToken: string;
 }
 
 const caches = new WeakMap<StateStore, Map<string, Entry>>();
@@ -36,23 +38,42 @@ export function sendCachedJson(
   index: number,
   read: () => unknown,
 ): void {
+  sendCachedPage(res, store, key, index, () => ({ items: read(), nextToken: "" }));
+}
+
+/**
+ * As sendCachedJson for a paged list: `read()` answers the page and its next token, sent in
+ * `X-Nomad-NextToken` when there is a next page. `key` must then name every list option too.
+ */
+export function sendCachedPage(
+  res: ServerResponse,
+  store: StateStore,
+  key: string,
+  index: number,
+  read: () => { items: unknown; nextToken: string },
+): void {
   let cache = caches.get(store);
   if (!cache) {
     cache = new Map();
     caches.set(store, cache);
   }
   let entry = cache.get(key);
-  if (!entry || entry.index !== index) {
-    entry = { index, body: Buffer.from(JSON.stringify(read())) };
+  // blockingIndex answers at least 1, also for a table never written (index 0): a body read then
+  // would look as fresh as one read after the table's first write, at index 1. Never reuse index 1.
+  if (!entry || entry.index !== index || index <= 1) {
+    const page = read();
+    entry = { index, body: Buffer.from(JSON.stringify(page.items)), nextToken: page.nextToken };
     cache.delete(key);
     cache.set(key, entry);
     if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
   }
-  res.writeHead(200, {
+  const headers: Record<string, string> = {
     "Content-Type": "application/json",
     "X-Nomad-Index": String(index),
     "X-Nomad-KnownLeader": "true",
     "X-Nomad-LastContact": "0",
-  });
+  };
+  if (entry.nextToken !== "") headers["X-Nomad-NextToken"] = entry.nextToken;
+  res.writeHead(200, headers);
   res.end(entry.body);
 }

@@ -74,13 +74,28 @@ export function parseDuration(field: string, s: string): number {
   return Math.round(n * mult);
 }
 
-const DEFAULT_WAIT_MS = 5 * 60_000;
-const MAX_WAIT_MS = 10 * 60_000;
+/** Nomad's MaxBlockingRPCQueryTime and DefaultBlockingRPCQueryTime: 5 minutes both. */
+const MAX_WAIT_MS = 5 * 60_000;
+/** Nomad adds up to wait/16 of random jitter (structs.JitterFraction) so waiters do not wake together. */
+const JITTER_FRACTION = 16;
 
 /**
- * Nomad's blocking query: with `?index=N`, waits until one of `tables` moves past N (or `wait`,
- * default 5m, capped at 10m, runs out). Returns the index to send in X-Nomad-Index: the highest
- * index of the tables the answer is read from.
+ * The time a blocking query waits, as Nomad's QueryOptions.TimeToBlock: `wait` capped at 5m, and a
+ * missing or zero `wait` is the default 5m; plus Nomad's jitter of up to a sixteenth of it.
+ * `random` is injectable for tests.
+ */
+export function blockingWaitMs(rawWait: string | null, random: () => number = Math.random): number {
+  let asked = rawWait ? parseDuration("wait", rawWait) : 0;
+  // A positive wait below a millisecond ("0.4ms") stays positive: only 0 means "the default".
+  if (asked === 0 && rawWait && /[1-9]/.test(rawWait)) asked = 1;
+  const wait = asked <= 0 || asked > MAX_WAIT_MS ? MAX_WAIT_MS : asked;
+  return wait + Math.floor(random() * (wait / JITTER_FRACTION));
+}
+
+/**
+ * Nomad's blocking query: with `?index=N`, waits until one of `tables` moves past N (or the wait of
+ * blockingWaitMs runs out). Returns the index to send in X-Nomad-Index: the highest index of the
+ * tables the answer is read from.
  */
 export async function blockingIndex(
   store: StateStore,
@@ -94,9 +109,7 @@ export async function blockingIndex(
     // "1e3" or " 5" and turn a typo into a 5-minute blocking query.
     const min = /^\d{1,15}$/.test(rawIndex) ? Number(rawIndex) : NaN;
     if (!Number.isSafeInteger(min)) throw validationError("index", "must be a non-negative decimal integer");
-    const rawWait = query.get("wait");
-    const wait = Math.min(rawWait ? parseDuration("wait", rawWait) : DEFAULT_WAIT_MS, MAX_WAIT_MS);
-    await store.waitFor(tables, min, signal, wait);
+    await store.waitFor(tables, min, signal, blockingWaitMs(query.get("wait")));
   }
   return Math.max(1, ...tables.map((t) => store.tableIndex(t)));
 }

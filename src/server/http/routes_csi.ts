@@ -1,16 +1,24 @@
 /** /v1/volumes, /v1/volume/csi/..., /v1/plugins, /v1/plugin/csi/..., /v1/nodes, /v1/node/:id. */
-import { notFound, validationError } from "../../structs/errors.js";
+import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { validateVolumeSpec, type VolumeSpecPurpose } from "../../structs/volume_validate.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { blockingIndex, boolParam, parseSecretsHeader, readJson, sendJson } from "./respond.js";
 import { nodeFull, nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "./stubs.js";
 import { namespaceOf, param, type Ctx, type Route } from "./context.js";
+import { sendCachedPage } from "./list_cache.js";
+import { listOptions, optionsKey, pageOf } from "./list_options.js";
+import { claimedOnNode, listHostVolumes } from "./routes_host_volumes.js";
 
-function requireCsiType(ctx: Ctx): void {
-  const t = ctx.query.get("type");
-  if (t !== null && t !== "csi")
-    throw validationError("type", `unsupported type ${JSON.stringify(t)} (want "csi")`);
+/**
+ * Nomad's `?type` of the volume and plugin lists: missing answers `[]` (Nomad's handlers do, before
+ * anything else), "csi" the CSI list. Any other type: volumes answer 404 "Resource not found"
+ * ("host" is handled by the caller), plugins answer JSON null — both as Nomad's handlers.
+ */
+function listType(ctx: Ctx): "none" | "csi" | "other" {
+  const t = ctx.query.getAll("type");
+  if (t.length === 0) return "none";
+  return t[0] === "csi" ? "csi" : "other";
 }
 
 /** Reads `{"Volumes": [...]}` and validates every spec; the one in the URL must be among them. */
@@ -22,11 +30,16 @@ async function volumeSpecs(ctx: Ctx, purpose: VolumeSpecPurpose): Promise<CSIVol
   const ns = namespaceOf(ctx) ?? "default";
   const vols = body.Volumes.map((v, i) =>
     validateVolumeSpec(
-      isObject(v) && v.Namespace === undefined ? { ...v, Namespace: ns } : v,
+      // Nomad's Go client always sends "Namespace": "" — it means the request's namespace.
+      isObject(v) && (v.Namespace === undefined || v.Namespace === null || v.Namespace === "")
+        ? { ...v, Namespace: ns }
+        : v,
       purpose,
       `Volumes[${i}]`,
     ),
   );
+  // PUT /v1/volumes (and Nomad's /v1/volume/csi/ with an empty ID) name no volume in the URL.
+  if (ctx.params.id === undefined || ctx.params.id === "") return vols;
   const id = param(ctx, "id");
   if (!vols.some((v) => v.ID === id)) {
     throw validationError("Volumes", `no volume in the body has the ID ${JSON.stringify(id)} from the URL`);
@@ -35,12 +48,21 @@ async function volumeSpecs(ctx: Ctx, purpose: VolumeSpecPurpose): Promise<CSIVol
 }
 
 export const listVolumes: Route = async (ctx, api) => {
-  requireCsiType(ctx);
+  const type = listType(ctx);
+  if (type === "none") return sendJson(ctx.res, [], api.store.tableIndex("volumes"));
+  if (ctx.query.get("type") === "host") return listHostVolumes(ctx, api);
+  if (type === "other") throw new BerthError("ERR_NOT_FOUND", "Resource not found");
+  const opts = listOptions(ctx.query);
   const pluginId = ctx.query.get("plugin_id") || undefined;
+  const nodeId = ctx.query.get("node_id") || undefined;
   const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins"], ctx.signal);
   const ns = namespaceOf(ctx, true);
   const filter = { ...(ns !== undefined ? { namespace: ns } : {}), ...(pluginId ? { pluginId } : {}) };
-  sendJson(ctx.res, api.volumes.list(filter).map(volumeStub), index);
+  const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}`;
+  sendCachedPage(ctx.res, api.store, key, index, () => {
+    const vols = api.volumes.list(filter).filter((v) => nodeId === undefined || claimedOnNode(v, nodeId));
+    return pageOf(vols, opts, "namespace-id", volumeStub);
+  });
 };
 
 export const getVolume: Route = async (ctx, api) => {
@@ -56,8 +78,13 @@ export const getVolume: Route = async (ctx, api) => {
 
 export const registerVolume: Route = async (ctx, api) => {
   const vols = await volumeSpecs(ctx, "register");
-  const { Index } = await api.volumes.register(vols, ctx.signal);
-  sendJson(ctx.res, { Warnings: "", Index }, Index);
+  const { Index, Volumes } = await api.volumes.register(vols, ctx.signal);
+  // Nomad's CSIVolumeRegisterResponse: the volumes as stored, Warnings, and the write's index.
+  sendJson(
+    ctx.res,
+    { Volumes: Volumes.map((v) => volumeFull(v, (a) => api.store.getAlloc(a))), Warnings: "", Index },
+    Index,
+  );
 };
 
 export const deregisterVolume: Route = async (ctx, api) => {
@@ -91,9 +118,14 @@ export const deleteVolume: Route = async (ctx, api) => {
 };
 
 export const listPlugins: Route = async (ctx, api) => {
-  requireCsiType(ctx);
+  const type = listType(ctx);
+  if (type === "none") return sendJson(ctx.res, [], api.store.tableIndex("plugins"));
+  if (type === "other") return sendJson(ctx.res, null, api.store.tableIndex("plugins"));
+  const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["plugins"], ctx.signal);
-  sendJson(ctx.res, api.plugins.list().map(pluginStub), index);
+  sendCachedPage(ctx.res, api.store, `plugins|${optionsKey(opts, ctx.query)}`, index, () =>
+    pageOf(api.plugins.list(), opts, "id", pluginStub),
+  );
 };
 
 export const getPlugin: Route = async (ctx, api) => {
@@ -104,10 +136,11 @@ export const getPlugin: Route = async (ctx, api) => {
 };
 
 export const listNodes: Route = async (ctx, api) => {
+  const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
-  const prefix = ctx.query.get("prefix") ?? "";
-  const nodes = api.store.listNodes().filter((n) => n.ID.startsWith(prefix));
-  sendJson(ctx.res, nodes.map(nodeStub), index);
+  sendCachedPage(ctx.res, api.store, `nodes|${optionsKey(opts, ctx.query)}`, index, () =>
+    pageOf(api.store.listNodes(), opts, "id", nodeStub),
+  );
 };
 
 export const getNode: Route = async (ctx, api) => {

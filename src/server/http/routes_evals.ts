@@ -8,6 +8,8 @@ import { notFound } from "../../structs/errors.js";
 import type { Evaluation } from "../../structs/eval.js";
 import { blockingIndex, sendJson } from "./respond.js";
 import { allocStub } from "./stubs.js";
+import { sendCachedPage } from "./list_cache.js";
+import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { namespaceOf, param, type Route } from "./context.js";
 
 /** The API's Evaluation: the record without the server's bookkeeping. */
@@ -16,19 +18,23 @@ export function evalView(e: Evaluation) {
   return rest;
 }
 
-/** `?prefix=` (ID), `?job=` and `?status=` narrow the list, as Nomad's do. */
+/**
+ * `?job=` and `?status=` narrow the list, as Nomad's do; then Nomad's list options (list_options.ts:
+ * prefix, filter, per_page/next_token ordered by CreateIndex, reverse).
+ */
 export const listEvals: Route = async (ctx, api) => {
+  const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["evals"], ctx.signal);
-  const prefix = ctx.query.get("prefix") ?? "";
   const job = ctx.query.get("job") ?? "";
   const status = ctx.query.get("status") ?? "";
-  const evals = api.store
-    .listEvals(namespaceOf(ctx, true))
-    .filter(
-      (e) =>
-        e.ID.startsWith(prefix) && (job === "" || e.JobID === job) && (status === "" || e.Status === status),
-    );
-  sendJson(ctx.res, evals.map(evalView), index);
+  const ns = namespaceOf(ctx, true);
+  const key = `evals|${ns ?? "*"}|${job}|${status}|${optionsKey(opts, ctx.query)}`;
+  sendCachedPage(ctx.res, api.store, key, index, () => {
+    const evals = api.store
+      .listEvals(ns)
+      .filter((e) => (job === "" || e.JobID === job) && (status === "" || e.Status === status));
+    return pageOf(evals, opts, "index-id", evalView);
+  });
 };
 
 export const getEval: Route = async (ctx, api) => {

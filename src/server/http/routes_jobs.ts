@@ -1,22 +1,31 @@
 /** /v1/jobs, /v1/job/:id, /v1/allocations, /v1/allocation/:id. */
-import { redactAlloc, redactJob } from "../../structs/redact.js";
+import { redactJob } from "../../structs/redact.js";
 import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
-import { sendCachedJson } from "./list_cache.js";
-import { allocStub, jobStub } from "./stubs.js";
+import { sendCachedPage } from "./list_cache.js";
+import { listOptions, optionsKey, pageOf } from "./list_options.js";
+import { allocFull, allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
 
 export const listJobs: Route = async (ctx, api) => {
+  const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedJson(ctx.res, api.store, `jobs|${ns ?? "*"}`, index, () => api.jobs.list(ns).map(jobStub));
+  sendCachedPage(ctx.res, api.store, `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
+    pageOf(api.jobs.list(ns), opts, "namespace-id", jobStub),
+  );
 };
 
 export const registerJob: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
-  sendJson(ctx.res, await api.jobs.register(body.Job));
+  // Nomad's Go client sends "Namespace": "" (or none): the request's namespace, as Nomad fills it.
+  const job =
+    body.Job.Namespace === undefined || body.Job.Namespace === null || body.Job.Namespace === ""
+      ? { ...body.Job, Namespace: namespaceOf(ctx) }
+      : body.Job;
+  sendJson(ctx.res, await api.jobs.register(job));
 };
 
 /**
@@ -52,13 +61,16 @@ export const jobAllocations: Route = async (ctx, api) => {
 };
 
 export const listAllocs: Route = async (ctx, api) => {
+  const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedJson(ctx.res, api.store, `allocs|${ns ?? "*"}`, index, () => api.allocs.list(ns).map(allocStub));
+  sendCachedPage(ctx.res, api.store, `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
+    pageOf(api.allocs.list(ns), opts, "index-id", allocStub),
+  );
 };
 
 export const getAlloc: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
-  sendJson(ctx.res, redactAlloc(api.allocs.get(id)), index);
+  sendJson(ctx.res, allocFull(api.allocs.get(id)), index);
 };

@@ -1,7 +1,7 @@
 /** /v1/node/:id/drain, /v1/node/:id/eligibility, /v1/node/:id/allocations (Nomad's node routes). */
 import { notFound } from "../../structs/errors.js";
 import { validateDrainRequest, validateEligibilityRequest } from "../../structs/node_validate.js";
-import { redactAlloc } from "../../structs/redact.js";
+import { allocFull } from "./stubs.js";
 import { param, type Route } from "./context.js";
 import { blockingIndex, readJson, sendJson } from "./respond.js";
 
@@ -24,5 +24,5 @@ export const nodeAllocations: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
   if (!api.store.getNode(id)) throw notFound("node", id);
-  sendJson(ctx.res, api.store.allocsByNode(id).map(redactAlloc), index);
+  sendJson(ctx.res, api.store.allocsByNode(id).map(allocFull), index);
 };

@@ -3,8 +3,10 @@ import type { Allocation } from "../../structs/alloc.js";
 import type { Job } from "../../structs/job.js";
 import { drainStrategyOf, isDraining, type Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
-import { redactVolume } from "../../structs/redact.js";
+import { redactAlloc, redactVolume } from "../../structs/redact.js";
+import type { CSIInfo } from "../../structs/csi_terms.js";
 import type { CSIVolume } from "../../structs/volume.js";
+import { goTime, unixSeconds, ZERO_TIME } from "./go_time.js";
 
 export function jobStub(j: Job) {
   return {
@@ -16,12 +18,30 @@ export function jobStub(j: Job) {
     Status: j.Status,
     Stop: j.Stop,
     Datacenters: j.Datacenters,
-    Version: j.Version,
     CreateIndex: j.CreateIndex,
     ModifyIndex: j.ModifyIndex,
     JobModifyIndex: j.JobModifyIndex,
     SubmitTime: j.SubmitTime,
   };
+}
+
+/**
+ * Task states as Nomad's TaskState: StartedAt/FinishedAt are time.Time, the zero time until they
+ * happen (berth stores null then).
+ */
+export function taskStatesView(states: Allocation["TaskStates"]) {
+  return Object.fromEntries(
+    Object.entries(states ?? {}).map(([name, st]) => [
+      name,
+      { ...st, StartedAt: st.StartedAt ?? ZERO_TIME, FinishedAt: st.FinishedAt ?? ZERO_TIME },
+    ]),
+  );
+}
+
+/** The full alloc answer: secrets redacted (redact.ts) and task states in Nomad's time shape. */
+export function allocFull(a: Allocation) {
+  const r = redactAlloc(a);
+  return { ...r, TaskStates: taskStatesView(r.TaskStates) };
 }
 
 export function allocStub(a: Allocation) {
@@ -39,7 +59,7 @@ export function allocStub(a: Allocation) {
     DesiredTransition: { Migrate: a.DesiredTransition?.Migrate ?? null },
     ClientStatus: a.ClientStatus,
     ClientDescription: a.ClientDescription,
-    TaskStates: a.TaskStates,
+    TaskStates: taskStatesView(a.TaskStates),
     RescheduleTracker: a.RescheduleTracker ?? null,
     FollowupEvalID: a.FollowupEvalID ?? "",
     NextAllocation: a.NextAllocation ?? "",
@@ -69,9 +89,31 @@ export function nodeStub(n: Node) {
   };
 }
 
-/** The full node answer: the record with Nomad's Drain flag and a DrainStrategy that is never absent. */
+/** A plugin instance as Nomad's CSIInfo: UpdateTime is a time.Time (RFC 3339), stored as Unix ms. */
+export function csiInfoView(i: CSIInfo) {
+  return { ...i, UpdateTime: goTime(i.UpdateTime) };
+}
+
+function csiInfoMap(m: Record<string, CSIInfo>) {
+  return Object.fromEntries(Object.entries(m).map(([k, i]) => [k, csiInfoView(i)]));
+}
+
+/**
+ * The full node answer: the record with Nomad's Drain flag, a DrainStrategy that is never absent,
+ * StatusUpdatedAt in Unix seconds (Nomad's unit; stored as ms) and CSIInfo times as RFC 3339. The
+ * server's own bookkeeping (CSIPluginsDetachedAt) stays inside.
+ */
 export function nodeFull(n: Node) {
-  return { ...n, Drain: isDraining(n), DrainStrategy: drainStrategyOf(n), LastDrain: n.LastDrain ?? null };
+  const { CSIPluginsDetachedAt: _detached, ...rest } = n;
+  return {
+    ...rest,
+    StatusUpdatedAt: unixSeconds(n.StatusUpdatedAt),
+    CSIControllerPlugins: csiInfoMap(n.CSIControllerPlugins),
+    CSINodePlugins: csiInfoMap(n.CSINodePlugins),
+    Drain: isDraining(n),
+    DrainStrategy: drainStrategyOf(n),
+    LastDrain: n.LastDrain ?? null,
+  };
 }
 
 export function pluginStub(p: CSIPlugin) {
@@ -94,7 +136,12 @@ export function pluginStub(p: CSIPlugin) {
  */
 export function pluginFull(p: CSIPlugin, allocations: Allocation[]) {
   const { EmptySince: _emptySince, ...rest } = p;
-  return { ...rest, Allocations: allocations.map(allocStub) };
+  return {
+    ...rest,
+    Controllers: csiInfoMap(p.Controllers),
+    Nodes: csiInfoMap(p.Nodes),
+    Allocations: allocations.map(allocStub),
+  };
 }
 
 /** `vol` is denormalised (volumeView). */
@@ -117,9 +164,11 @@ export function volumeStub(v: CSIVolume) {
     ControllersExpected: v.ControllersExpected,
     NodesHealthy: v.NodesHealthy,
     NodesExpected: v.NodesExpected,
-    ResourceExhausted: v.ResourceExhausted,
+    ResourceExhausted: goTime(v.ResourceExhausted),
     CreateIndex: v.CreateIndex,
     ModifyIndex: v.ModifyIndex,
+    CreateTime: v.CreateTime ?? 0,
+    ModifyTime: v.ModifyTime ?? 0,
   };
 }
 
@@ -139,6 +188,9 @@ export function volumeFull(v: CSIVolume, allocOf: (id: string) => Allocation | u
     .map(allocStub);
   return {
     ...redactVolume(v),
+    ResourceExhausted: goTime(v.ResourceExhausted),
+    CreateTime: v.CreateTime ?? 0,
+    ModifyTime: v.ModifyTime ?? 0,
     ReadAllocs: Object.fromEntries(Object.keys(v.ReadClaims).map((id) => [id, null])),
     WriteAllocs: Object.fromEntries(Object.keys(v.WriteClaims).map((id) => [id, null])),
     Allocations: allocations,

@@ -41,7 +41,7 @@ export class VolumeEndpoint {
   }
 
   /** All or nothing; see volume_register.ts. */
-  register(vols: CSIVolume[], signal?: AbortSignal): Promise<{ Index: number }> {
+  register(vols: CSIVolume[], signal?: AbortSignal): Promise<{ Index: number; Volumes: CSIVolume[] }> {
     return registerVolumes(this.deps, vols, signal);
   }
 
@@ -52,7 +52,8 @@ export class VolumeEndpoint {
    * because no usable controller of its plugin exists (AwaitingControllerError) is dropped with the
    * volume — the operator's way out when that controller will never return — and each such claim
    * comes back in `Warnings` (also logged at WARN): the volume's external ID may still be attached
-   * on that node. Any other release failure refuses the deregister. Unknown volumes are a no-op.
+   * on that node. Any other release failure refuses the deregister. An unknown volume is a 404 with
+   * Nomad's text ("volume not found: ID"), so a typo is never reported as done.
    */
   async deregister(
     namespace: string,
@@ -83,7 +84,7 @@ export class VolumeEndpoint {
       async () => {
         await this.deps.store.txn((tx) => {
           const vol = tx.getVolume(namespace, id);
-          if (!vol) return;
+          if (!vol) throw volumeNotFound(id);
           if (!force && !isUnclaimed(vol)) throw inUse(vol);
           tx.deleteVolume(namespace, id);
         });
@@ -98,7 +99,7 @@ export class VolumeEndpoint {
     return createVolumes(this.deps, vols, signal);
   }
 
-  /** Deletes the storage through the plugin, then the record. Refused while claimed; unknown volumes are a no-op. */
+  /** Deletes the storage through the plugin, then the record. Refused while claimed; an unknown volume is a 404. */
   async delete(
     namespace: string,
     id: string,
@@ -109,7 +110,7 @@ export class VolumeEndpoint {
       volumeKey(namespace, id),
       async () => {
         const vol = this.deps.store.getVolume(namespace, id);
-        if (!vol) return { Index: this.deps.store.index() };
+        if (!vol) throw volumeNotFound(id);
         if (!isUnclaimed(vol)) throw inUse(vol);
         try {
           await this.deps.controllers.call(
@@ -156,6 +157,11 @@ export class VolumeEndpoint {
     );
     return { Volumes: res.Entries.map((e) => ({ ...e })), NextToken: res.NextToken };
   }
+}
+
+/** Nomad's text for a deregister or delete of a volume it does not know (its state store's). */
+function volumeNotFound(id: string): BerthError {
+  return new BerthError("ERR_NOT_FOUND", `volume not found: ${id}`);
 }
 
 function inUse(vol: CSIVolume): BerthError {

@@ -87,6 +87,7 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
         if (prev && prev.ExternalID !== "") {
           throw new BerthError("ERR_CONFLICT", `volume ${JSON.stringify(spec.ID)} was registered meanwhile`);
         }
+        const nowNs = Date.now() * 1_000_000;
         tx.putVolume(
           prev
             ? {
@@ -94,8 +95,10 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
                 ReadClaims: prev.ReadClaims,
                 WriteClaims: prev.WriteClaims,
                 PastClaims: prev.PastClaims,
+                CreateTime: prev.CreateTime ?? nowNs,
+                ModifyTime: nowNs,
               }
-            : record,
+            : { ...record, CreateTime: nowNs, ModifyTime: nowNs },
         );
         tx.deleteVolumeIntent(spec.Namespace, spec.ID);
       }

@@ -7,6 +7,14 @@
  * is written; then every volume is written in one store transaction, which checks the stored state
  * again (a register or create that slipped in between refuses the whole request). A refused
  * request changes nothing. Re-registering keeps claims.
+ *
+ * A re-register follows Nomad's CSIVolume.Merge: the user-set identity of a volume is immutable —
+ * Name, ExternalID, CloneID and SnapshotID (each only when the new spec sets it), PluginID, and
+ * Parameters (when the new spec has any) — and a change answers 409 with Nomad's texts
+ * ("unable to update volume: volume name cannot be updated"). A spec without a name carries the
+ * default Name = ID (volume_validate.ts), which is read as "not set". Context is replaced only
+ * when the new spec has one. The answer carries the stored volumes (Nomad's
+ * CSIVolumeRegisterResponse.Volumes), and CreateTime/ModifyTime (Unix ns) are stamped.
  */
 import { BerthError, validationError } from "../../structs/errors.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
@@ -19,45 +27,75 @@ export async function registerVolumes(
   deps: ServerDeps,
   vols: CSIVolume[],
   signal?: AbortSignal,
-): Promise<{ Index: number }> {
+): Promise<{ Index: number; Volumes: CSIVolume[] }> {
   checkDistinctVolumes(vols);
   vols.forEach((v, i) => checkRegister(deps.store, v, i));
   for (const v of vols) {
     const plugin = deps.store.getPlugin(v.PluginID);
     if (plugin?.ControllerRequired) await validateWithController(deps, v, signal);
   }
+  const stored: CSIVolume[] = [];
   await deps.store.txn((tx) => {
+    stored.length = 0;
     vols.forEach((v, i) => checkRegister(tx, v, i));
+    const nowNs = Date.now() * 1_000_000;
     for (const v of vols) {
       const prev = tx.getVolume(v.Namespace, v.ID);
-      tx.putVolume(
-        prev
-          ? {
-              ...prev,
-              Name: v.Name,
-              RequestedCapabilities: v.RequestedCapabilities,
-              MountOptions: v.MountOptions,
-              Secrets: v.Secrets,
-              Parameters: v.Parameters,
-              Context: v.Context,
-              Topologies: v.Topologies,
-              Capacity: v.Capacity || prev.Capacity,
-            }
-          : v,
-      );
+      const next: CSIVolume = prev
+        ? {
+            ...prev,
+            RequestedCapabilities: v.RequestedCapabilities,
+            MountOptions: v.MountOptions,
+            Secrets: v.Secrets,
+            Context: Object.keys(v.Context).length > 0 ? v.Context : prev.Context,
+            Topologies: v.Topologies,
+            Capacity: v.Capacity || prev.Capacity,
+            CreateTime: prev.CreateTime ?? nowNs,
+            ModifyTime: nowNs,
+          }
+        : { ...v, CreateTime: nowNs, ModifyTime: nowNs };
+      tx.putVolume(next);
+      stored.push(next);
     }
   });
   void deps.scheduler.retryBlocked();
-  return { Index: deps.store.index() };
+  return { Index: deps.store.index(), Volumes: stored };
+}
+
+/** Nomad's CSIVolume.Merge refusals for `update` over the stored `prev`, in Merge's order. */
+export function immutableChanges(prev: CSIVolume, update: CSIVolume): string[] {
+  const errs: string[] = [];
+  // The validator fills Name = ID when the spec has none: that is "not set", as Nomad's "".
+  if (update.Name !== "" && update.Name !== update.ID && update.Name !== prev.Name)
+    errs.push("volume name cannot be updated");
+  if (update.ExternalID !== "" && update.ExternalID !== prev.ExternalID)
+    errs.push("volume external ID cannot be updated");
+  if (update.PluginID !== prev.PluginID) errs.push("volume plugin ID cannot be updated");
+  if (update.CloneID !== "" && update.CloneID !== prev.CloneID)
+    errs.push("volume clone ID cannot be updated");
+  if (update.SnapshotID !== "" && update.SnapshotID !== prev.SnapshotID)
+    errs.push("volume snapshot ID cannot be updated");
+  if (Object.keys(update.Parameters).length > 0 && !sameStringMap(update.Parameters, prev.Parameters))
+    errs.push("volume parameters cannot be updated");
+  return errs;
+}
+
+function sameStringMap(a: Record<string, string>, b: Record<string, string>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && a[k] === b[k]);
 }
 
 function checkRegister(state: StateReader, v: CSIVolume, i: number): void {
   requirePlugin(state, v, i);
   const prev = state.getVolume(v.Namespace, v.ID);
-  if (prev && (prev.PluginID !== v.PluginID || prev.ExternalID !== v.ExternalID)) {
+  const errs = prev ? immutableChanges(prev, v) : [];
+  if (errs.length > 0) {
     throw new BerthError(
       "ERR_CONFLICT",
-      `volume ${JSON.stringify(v.ID)} is already registered with plugin ${JSON.stringify(prev.PluginID)} and external ID ${JSON.stringify(prev.ExternalID)}`,
+      `Volumes[${i}] (${JSON.stringify(v.ID)}): unable to update volume: ${errs.join("; ")}`,
+      {
+        field: `Volumes[${i}]`,
+      },
     );
   }
 }

@@ -84,7 +84,13 @@ test("evaluations: a CSI placement failure is visible over HTTP, then resolved b
   assert.deepEqual(one.json, first);
   assert.equal((await http(base, "GET", "/v1/evaluation/no-such-eval")).status, 404);
   const all = await http(base, "GET", "/v1/evaluations");
-  assert.deepEqual(ids(all), [first.ID, blocked.ID]);
+  // Nomad's order: CreateIndex, then ID (both evals may be written at one index).
+  const byNomad = [first, blocked] as { ID: string; CreateIndex: number }[];
+  byNomad.sort((a, b) => a.CreateIndex - b.CreateIndex || (a.ID < b.ID ? -1 : 1));
+  assert.deepEqual(
+    ids(all),
+    byNomad.map((e) => e.ID),
+  );
   const byPrefix = await http(base, "GET", `/v1/evaluations?prefix=${String(blocked.ID).slice(0, 8)}`);
   assert.deepEqual(ids(byPrefix), [blocked.ID]);
   const byStatus = await http(base, "GET", "/v1/evaluations?status=blocked&job=web");
