@@ -36,10 +36,9 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
   const ID = checkId(f("ID"), spec.ID);
   const Namespace = checkId(f("Namespace"), spec.Namespace ?? "default");
   const PluginID = checkId(f("PluginID"), spec.PluginID);
-  const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
-  if (purpose === "register" && ExternalID === "") {
-    throw validationError(f("ExternalID"), "is required to register an existing volume");
-  }
+  // A registered volume without an external ID is known to its plugin by its own ID, as Nomad's
+  // CSIVolume.RemoteID() answers; Nomad's server does not refuse it, and neither does berth's.
+  const ExternalID = optString(f("ExternalID"), spec.ExternalID, "") || (purpose === "register" ? ID : "");
   const RequestedCapabilities = capabilities(spec, prefix);
   const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
     integer: true,

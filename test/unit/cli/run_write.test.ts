@@ -18,7 +18,7 @@ before(async () => {
   for (const f of ["job.hcl", "volume.hcl", "plugin.hcl"])
     files[f] = await readFile(new URL(f, examples), "utf8");
   files["bad.hcl"] = 'job "x" {\n group "g" {\n count = "many"\n }\n}';
-  files["reg.hcl"] = 'id = "old"\nplugin_id = "hostpath"\nexternal_id = "ext-9"\n';
+  files["reg.hcl"] = 'id = "old"\ntype = "csi"\nplugin_id = "hostpath"\nexternal_id = "ext-9"\n';
   files["warn.json"] = JSON.stringify({ Job: { ID: "warn" } });
   api = await startFakeApi({
     "PUT /v1/jobs": (req) => {

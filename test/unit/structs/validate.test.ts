@@ -32,7 +32,7 @@ test("volume spec: a valid register spec normalises with defaults", () => {
   assert.deepEqual(v.ReadClaims, {});
 });
 
-test("volume spec: missing ID, PluginID, capability, ExternalID", () => {
+test("volume spec: missing ID, PluginID, capability; a register without ExternalID uses the ID", () => {
   refused(
     () => validateVolumeSpec(spec({ ID: undefined }), "register", "Volumes[0]"),
     "Volumes[0].ID",
@@ -43,10 +43,9 @@ test("volume spec: missing ID, PluginID, capability, ExternalID", () => {
     () => validateVolumeSpec(spec({ RequestedCapabilities: [] }), "register", "Volumes[0]"),
     "Volumes[0].RequestedCapabilities",
   );
-  refused(
-    () => validateVolumeSpec(spec({ ExternalID: "" }), "register", "Volumes[0]"),
-    "Volumes[0].ExternalID",
-  );
+  // Nomad registers a volume without an external ID under its own ID (CSIVolume.RemoteID()).
+  assert.equal(validateVolumeSpec(spec({ ExternalID: "" }), "register", "Volumes[0]").ExternalID, "v1");
+  assert.equal(validateVolumeSpec(spec({ ExternalID: undefined }), "register").ExternalID, "v1");
   assert.equal(validateVolumeSpec(spec({ ExternalID: "" }), "create").ExternalID, "");
 });
 
