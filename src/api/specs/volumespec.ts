@@ -65,6 +65,7 @@ const MAPS: [string, "Secrets" | "Parameters" | "Context"][] = [
 const SPECIAL = ["type", "capability", "mount_options", "capacity_min", "capacity_max", "topology_request"];
 
 export function volumeFromItems(file: string, items: Item[], opts: VolumeSpecOptions = {}): CSIVolumeSpec {
+  refuseInterpolation(file, "", items);
   const m = decodeItems(file, items);
   const lastItem = (key: string) => items.findLast((i) => i.keys[0]?.name === key)!;
   const fail = (key: string, problem: string): never => {
@@ -108,6 +109,25 @@ export function volumeFromItems(file: string, items: Item[], opts: VolumeSpecOpt
   const topos = elem(filter(items, "topology_request"));
   if (topos.length > 0) vol.RequestedTopologies = topologyRequest(file, topos);
   return vol;
+}
+
+/**
+ * Nomad's volume decoder evaluates nothing: `"${var.pw}"` would reach the plugin as that literal
+ * text, which is never what its author meant (issue 10), so berth refuses it, naming the place and
+ * never the value.
+ */
+function refuseInterpolation(file: string, path: string, items: Item[]): void {
+  const walk = (where: string, n: Node): void => {
+    if (n.kind === "object") refuseInterpolation(file, where, n.items);
+    else if (n.kind === "list") n.items.forEach((e, i) => walk(`${where}[${i}]`, e));
+    else if (typeof n.value === "string" && n.value.includes("${"))
+      throw new Hcl1Error(
+        file,
+        n.pos,
+        `${where}: "\${…}" is not evaluated in a volume spec (it would be sent as literal text): write the value itself`,
+      );
+  };
+  for (const i of items) walk([path, ...i.keys.map((k) => k.name)].filter((x) => x !== "").join("."), i.val);
 }
 
 function checkType(

@@ -133,7 +133,9 @@ describe("volume create / register", () => {
   it("a jobspec given as a volume spec is rejected by name", async () => {
     const o = io();
     assert.equal(await volumeCreate.run(volumeCreate.parse(["job.hcl"]), o), 1);
-    assert.deepEqual(o.err, ['Error parsing volume file job.hcl: job.hcl: unsupported key "job"']);
+    assert.deepEqual(o.err, [
+      'Error parsing volume file job.hcl: job.hcl: type is missing: a volume spec names its type, type = "csi"',
+    ]);
   });
 });
 
