@@ -107,7 +107,7 @@ export function volumeFromItems(file: string, items: Item[], opts: VolumeSpecOpt
   const mount = elem(filter(items, "mount_options"))[0];
   if (mount !== undefined) vol.MountOptions = mountOptions(file, mount);
   const topos = elem(filter(items, "topology_request"));
-  if (topos.length > 0) vol.RequestedTopologies = topologyRequest(file, topos);
+  if (topos.length > 0) vol.RequestedTopologies = topologyRequest(file, topos, opts);
   return vol;
 }
 
@@ -266,7 +266,7 @@ function scalarText(v: Value): string | undefined {
 
 type Blocks = Record<string, Value>[];
 
-function topologyRequest(file: string, topos: Item[]): CSITopologyRequest {
+function topologyRequest(file: string, topos: Item[], opts: VolumeSpecOptions): CSITopologyRequest {
   const req: CSITopologyRequest = { Required: null, Preferred: null };
   // As in Nomad, each topology_request block replaces what an earlier one set.
   for (const o of topos) {
@@ -301,7 +301,13 @@ function topologyRequest(file: string, topos: Item[]): CSITopologyRequest {
             if (Object.keys(segments).length > 0) found.push({ Segments: segments });
           }
         }
-        if (found.length > 0) return found;
+        if (found.length > 0) {
+          if (blocks(decoded[key], key).indexOf(block) < blocks(decoded[key], key).length - 1)
+            opts.warn?.(
+              `${file}:${o.val.pos.line}:${o.val.pos.col}: topology_request: only the first ${key} block with segments counts (as in Nomad); put every topology in one ${key} block`,
+            );
+          return found;
+        }
       }
       return null;
     };
