@@ -21,7 +21,7 @@ const ours = (text: string): unknown => decodeItems("f.hcl", parseHcl1("f.hcl", 
 
 const key = fc.constantFrom("a", "b_c", "d-e", "f.g", "zone", '"quoted/key"');
 const scalar = fc.oneof(
-  fc.stringMatching(/^[a-z0-9 ._\/-]{0,8}$/).map((s) => JSON.stringify(s)),
+  fc.stringMatching(/^[a-z0-9 ._/-]{0,8}$/).map((s) => JSON.stringify(s)),
   fc.integer({ min: -1000, max: 100000 }).map(String),
   fc.constantFrom("true", "false", "2.5", "0x1f", "017", "1e3"),
   fc.constantFrom('"tab\\there"', '"\\u00e9"', "<<EOF\nline\nEOF\n", "<<-EOT\n    x\n      y\n    EOT\n"),
