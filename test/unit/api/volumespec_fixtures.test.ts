@@ -9,7 +9,10 @@ import path from "node:path";
 import { after, describe, it } from "node:test";
 import { parseVolumeSpec } from "../../../src/api/index.js";
 import { volumeInit } from "../../../src/cli/commands/volume_init.js";
+import { volumeRegister } from "../../../src/cli/commands/volume_register.js";
 import type { CommandIO } from "../../../src/cli/io.js";
+import { startFakeApi } from "../../fakes/api.js";
+import { captureIO } from "../../fakes/command_io.js";
 
 const dir = new URL("../../../../test/fixtures/volumes/", import.meta.url);
 
@@ -66,5 +69,24 @@ describe("berth volume init", () => {
     assert.deepEqual(volumeInit.parse([]).file, "volume.hcl");
     assert.deepEqual(volumeInit.parse(["-json"]).file, "volume.json");
     assert.throws(() => volumeInit.parse(["-type", "host"]), /-type "host"/);
+  });
+});
+
+describe("berth volume register with a Nomad spec", () => {
+  it("sends no ExternalID when the spec has none, and names ignored keys on stderr", async () => {
+    const api = await startFakeApi({ "PUT /v1/volume/csi/legacy": { text: "" } });
+    try {
+      const spec = `${await readFile(new URL("register.hcl", dir), "utf8")}\nnode_pool = "all"\n`;
+      const o = captureIO(api.address, { "v.hcl": spec });
+      assert.equal(await volumeRegister.run(volumeRegister.parse(["v.hcl"]), o), 0);
+      assert.deepEqual(o.err, [
+        'Warning: v.hcl:25:1: ignoring key "node_pool": Nomad\'s volume spec has no such key',
+      ]);
+      const sent = JSON.parse(api.requests.at(-1)!.body) as { Volumes: Record<string, unknown>[] };
+      assert.equal(sent.Volumes[0]!.ID, "legacy");
+      assert.equal("ExternalID" in sent.Volumes[0]!, false);
+    } finally {
+      await api.close();
+    }
   });
 });
