@@ -36,9 +36,9 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
   const ID = checkId(f("ID"), spec.ID);
   const Namespace = checkId(f("Namespace"), spec.Namespace ?? "default");
   const PluginID = checkId(f("PluginID"), spec.PluginID);
-  // A registered volume without an external ID is known to its plugin by its own ID, as Nomad's
-  // CSIVolume.RemoteID() answers; Nomad's server does not refuse it, and neither does berth's.
-  const ExternalID = optString(f("ExternalID"), spec.ExternalID, "") || (purpose === "register" ? ID : "");
+  // Register does not require an external ID, as Nomad's server does not: the register endpoint
+  // keeps the stored one, or uses the volume ID (Nomad's CSIVolume.RemoteID()).
+  const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
   const RequestedCapabilities = capabilities(spec, prefix);
   const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
     integer: true,

@@ -32,7 +32,7 @@ test("volume spec: a valid register spec normalises with defaults", () => {
   assert.deepEqual(v.ReadClaims, {});
 });
 
-test("volume spec: missing ID, PluginID, capability; a register without ExternalID uses the ID", () => {
+test("volume spec: missing ID, PluginID, capability; a register needs no ExternalID", () => {
   refused(
     () => validateVolumeSpec(spec({ ID: undefined }), "register", "Volumes[0]"),
     "Volumes[0].ID",
@@ -43,9 +43,9 @@ test("volume spec: missing ID, PluginID, capability; a register without External
     () => validateVolumeSpec(spec({ RequestedCapabilities: [] }), "register", "Volumes[0]"),
     "Volumes[0].RequestedCapabilities",
   );
-  // Nomad registers a volume without an external ID under its own ID (CSIVolume.RemoteID()).
-  assert.equal(validateVolumeSpec(spec({ ExternalID: "" }), "register", "Volumes[0]").ExternalID, "v1");
-  assert.equal(validateVolumeSpec(spec({ ExternalID: undefined }), "register").ExternalID, "v1");
+  // Nomad's server does not require an external ID to register (the endpoint resolves it).
+  assert.equal(validateVolumeSpec(spec({ ExternalID: "" }), "register", "Volumes[0]").ExternalID, "");
+  assert.equal(validateVolumeSpec(spec({ ExternalID: undefined }), "register").ExternalID, "");
   assert.equal(validateVolumeSpec(spec({ ExternalID: "" }), "create").ExternalID, "");
 });
 
