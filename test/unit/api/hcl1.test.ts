@@ -23,7 +23,7 @@ const key = fc.constantFrom("a", "b_c", "d-e", "f.g", "zone", '"quoted/key"');
 const scalar = fc.oneof(
   fc.stringMatching(/^[a-z0-9 ._/-]{0,8}$/).map((s) => JSON.stringify(s)),
   fc.integer({ min: -1000, max: 100000 }).map(String),
-  fc.constantFrom("true", "false", "2.5", "0x1f", "017", "1e3"),
+  fc.constantFrom("true", "false", "2.5", "-0", "0x1f", "017", "1e3", "-7.25"),
   fc.constantFrom('"tab\\there"', '"\\u00e9"', "<<EOF\nline\nEOF\n", "<<-EOT\n    x\n      y\n    EOT\n"),
 );
 const list = fc.array(scalar, { maxLength: 3 }).map((xs) => `[${xs.join(", ")}]`);

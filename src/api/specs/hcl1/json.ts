@@ -151,7 +151,8 @@ class JsonParser {
     if (num !== undefined && num !== "") {
       this.advance(num.length);
       const float = /[.eE]/.test(num);
-      const value = Number(num);
+      // An integer -0 is 0, as Go's ParseInt reads it.
+      const value = float ? Number(num) : Number(num) + 0;
       if (!float && !Number.isSafeInteger(value)) this.fail(`number ${num} is out of range`, pos);
       return { kind: "literal", type: float ? "float" : "number", value, text: num, pos };
     }

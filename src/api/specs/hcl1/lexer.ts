@@ -260,7 +260,7 @@ function numberValue(file: string, pos: Pos, type: "number" | "float", text: str
     n = parseInt(digits, 8);
   } else n = parseInt(digits, 10);
   if (!Number.isSafeInteger(n)) throw new Hcl1Error(file, pos, `number ${text} is out of range`);
-  return neg ? -n : n;
+  return neg && n !== 0 ? -n : n;
 }
 
 /**
