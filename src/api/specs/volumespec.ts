@@ -228,33 +228,41 @@ function capability(file: string, o: Item): VolumeCapability {
   return { AccessMode: field("access_mode"), AttachmentMode: field("attachment_mode") };
 }
 
+/** The first mount_options block, decoded as hcl v1 decodes it into Nomad's CSIMountOptions. */
 function mountOptions(file: string, o: Item): MountOptions {
   const items = checkedBody(file, "mount_options", o, ["fs_type", "mount_flags"]);
-  const body = decodeItems(file, items);
-  const at = (k: string) => itemPos(items.findLast((i) => i.keys[0]!.name === k)!);
+  decodeItems(file, items); // refuses redefinitions hcl v1 refuses
+  const last = (k: string) => items.findLast((i) => i.keys[0]!.name === k);
   const opts: MountOptions = { FSType: "", MountFlags: [] };
-  if (Object.hasOwn(body, "fs_type")) {
-    const s = scalarText(body.fs_type!);
+  const fs = last("fs_type");
+  if (fs !== undefined) {
+    const s = literalString(fs.val);
     if (s === undefined)
       throw new Hcl1Error(
         file,
-        at("fs_type"),
-        `mount_options: fs_type must be a string, got ${describeValue(body.fs_type!)}`,
+        itemPos(fs),
+        `mount_options: fs_type must be a string, got ${describeNode(fs.val)}`,
       );
     opts.FSType = s;
   }
-  if (Object.hasOwn(body, "mount_flags")) {
-    const flags = body.mount_flags!;
-    const list = Array.isArray(flags) ? flags.map(scalarText) : [];
-    if (!Array.isArray(flags) || list.some((f) => f === undefined))
+  const flags = last("mount_flags");
+  if (flags !== undefined) {
+    const list = flags.val.kind === "list" ? flags.val.items.map(literalString) : [undefined];
+    if (list.some((f) => f === undefined))
       throw new Hcl1Error(
         file,
-        at("mount_flags"),
-        `mount_options: mount_flags must be a list of strings, got ${describeValue(flags)}`,
+        itemPos(flags),
+        `mount_options: mount_flags must be a list of strings, got ${describeNode(flags.val)}`,
       );
     opts.MountFlags = list as string[];
   }
   return opts;
+}
+
+/** A literal as hcl v1 decodes it into a Go string: strings by value, numbers and bools as written. */
+function literalString(n: Node): string | undefined {
+  if (n.kind !== "literal") return undefined;
+  return n.type === "string" || n.type === "heredoc" ? String(n.value) : n.text;
 }
 
 /** A scalar as hcl v1 decodes it into a string: numbers and bools as written. */

@@ -35,6 +35,19 @@ describe("volume spec fixtures", async () => {
   }
 });
 
+describe("mount_options as hcl v1 decodes them", () => {
+  it("keeps numbers and bools as written, refuses a bare string for mount_flags with its line", async () => {
+    const spec = 'type = "csi"\nmount_options { fs_type = 0x10, mount_flags = ["ro", 1.50, true] }\n';
+    assert.deepEqual(await parseVolumeSpec("v.hcl", spec), {
+      MountOptions: { FSType: "0x10", MountFlags: ["ro", "1.50", "true"] },
+    });
+    await assert.rejects(
+      parseVolumeSpec("v.hcl", 'type = "csi"\nmount_options {\n mount_flags = "ro"\n}\n'),
+      /^SpecError: v\.hcl:3:2: mount_options: mount_flags must be a list of strings, got string "ro"$/,
+    );
+  });
+});
+
 describe("berth volume init", () => {
   let tmp = "";
   after(async () => {
