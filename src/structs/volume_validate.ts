@@ -36,10 +36,9 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
   const ID = checkId(f("ID"), spec.ID);
   const Namespace = checkId(f("Namespace"), spec.Namespace ?? "default");
   const PluginID = checkId(f("PluginID"), spec.PluginID);
+  // Register does not require an external ID, as Nomad's server does not: the register endpoint
+  // keeps the stored one, or uses the volume ID (Nomad's CSIVolume.RemoteID()).
   const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
-  if (purpose === "register" && ExternalID === "") {
-    throw validationError(f("ExternalID"), "is required to register an existing volume");
-  }
   const RequestedCapabilities = capabilities(spec, prefix);
   const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
     integer: true,

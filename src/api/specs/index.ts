@@ -7,11 +7,13 @@ import { SpecError } from "./body.js";
 import { checkExpressions } from "./expressions.js";
 import type { HclInputs } from "./hcl.js";
 import { jobFromDecoded, parseJobHcl } from "./jobspec.js";
-import { parseVolumeHcl, volumeFromDecoded } from "./volumespec.js";
+import { parseVolumeHcl, type VolumeSpecOptions } from "./volumespec.js";
 import type { CSIVolumeSpec, Job } from "../types.js";
 
 export { SpecError } from "./body.js";
 export type { HclInputs } from "./hcl.js";
+export type { VolumeSpecOptions } from "./volumespec.js";
+export { Hcl1Error } from "./hcl1/index.js";
 export { parseDuration } from "./duration.js";
 export { parseSize } from "./size.js";
 
@@ -47,16 +49,19 @@ export async function parseJobSpec(file: string, text: string, inputs: HclInputs
 
 /**
  * A volume from `file`'s text. API-shaped JSON, `{"Volumes": [vol]}` with one volume or the bare
- * volume object, is sent as written; a lowercase key marks HCL's JSON syntax.
+ * volume object, is sent as written; JSON with a lowercase key is HCL's JSON form (what
+ * `volume init -json` writes) and decodes exactly as the HCL would; anything else is HCL 1, read as
+ * Nomad reads volume specs (volumespec.ts). `warn` hears about keys Nomad ignores.
  */
-export async function parseVolumeSpec(file: string, text: string): Promise<CSIVolumeSpec> {
+export async function parseVolumeSpec(
+  file: string,
+  text: string,
+  opts: VolumeSpecOptions = {},
+): Promise<CSIVolumeSpec> {
   const json = tryJson(text);
-  if (!json.ok) return parseVolumeHcl(file, text);
+  if (!json.ok) return parseVolumeHcl(file, text, opts);
   const v = json.value;
-  if (isObj(v) && Object.keys(v).some((k) => /^[a-z]/.test(k))) {
-    checkExpressions(file, text, v);
-    return volumeFromDecoded(file, v);
-  }
+  if (isObj(v) && Object.keys(v).some((k) => /^[a-z]/.test(k))) return parseVolumeHcl(file, text, opts);
   let vol: unknown = v;
   if (isObj(v) && "Volumes" in v) {
     if (!Array.isArray(v.Volumes) || v.Volumes.length !== 1) {

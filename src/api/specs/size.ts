@@ -1,33 +1,37 @@
 /**
- * Byte sizes as Nomad's volume specs write them (go-humanize's ParseBytes): "10MiB" and "1GiB" are
- * powers of 1024, "500M", "1G", "1GB" powers of 1000, a bare number is bytes; units are
- * case-insensitive and may follow a space.
+ * Byte sizes as Nomad reads a volume spec's `capacity_min`/`capacity_max` (go-humanize v1.0.1's
+ * ParseBytes): the leading run of digits and dots is the number (a float, so "1.5GiB" works), the
+ * rest, trimmed and lower-cased, is the unit. "KiB"/"Ki" … "EiB"/"Ei" are powers of 1024, "kB"/"k" …
+ * "EB"/"E" powers of 1000, "B" and no unit are bytes, so "10GiB", "10G", "10 GB" and "10gb" all
+ * parse; the result is truncated to whole bytes. No sign and no leading blanks: "-1G" and " 1G" are
+ * not sizes.
  */
-const UNITS: Record<string, number> = {
-  "": 1,
-  b: 1,
-  k: 1e3,
-  kb: 1e3,
-  kib: 2 ** 10,
-  m: 1e6,
-  mb: 1e6,
-  mib: 2 ** 20,
-  g: 1e9,
-  gb: 1e9,
-  gib: 2 ** 30,
-  t: 1e12,
-  tb: 1e12,
-  tib: 2 ** 40,
-  p: 1e15,
-  pb: 1e15,
-  pib: 2 ** 50,
-};
+const K = 1000;
+const KI = 1024;
+const UNITS: Record<string, number> = { "": 1, b: 1 };
+for (const [i, p] of ["k", "m", "g", "t", "p", "e"].entries()) {
+  UNITS[p] = UNITS[`${p}b`] = K ** (i + 1);
+  UNITS[`${p}i`] = UNITS[`${p}ib`] = KI ** (i + 1);
+}
+
+/** The largest size ParseBytes returns (it fails at 2^64 and above). */
+const MAX = 2 ** 64;
+
+/** Why `text` is not a size (go-humanize's reasons), or its bytes. */
+export function parseSizeOrReason(text: string): { bytes: number } | { reason: string } {
+  const m = /^[0-9.]*/.exec(text)![0];
+  const num = /^(\d+\.?\d*|\.\d+)$/.test(m) ? Number(m) : NaN;
+  if (Number.isNaN(num)) return { reason: `${JSON.stringify(m)} is not a number` };
+  const unit = text.slice(m.length).trim().toLowerCase();
+  const mult = UNITS[unit];
+  if (mult === undefined) return { reason: `unhandled size name: ${unit}` };
+  const bytes = num * mult;
+  if (bytes >= MAX) return { reason: `too large: ${text}` };
+  return { bytes: Math.floor(bytes) };
+}
 
 /** Bytes in `text`, or undefined when it is not a size. */
 export function parseSize(text: string): number | undefined {
-  const m = /^(\d+(?:\.\d*)?|\.\d+)\s*([a-z]*)$/i.exec(text.trim());
-  if (!m) return undefined;
-  const unit = UNITS[m[2]!.toLowerCase()];
-  if (unit === undefined) return undefined;
-  return Math.floor(Number(m[1]) * unit);
+  const r = parseSizeOrReason(text);
+  return "bytes" in r ? r.bytes : undefined;
 }

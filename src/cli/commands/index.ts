@@ -15,6 +15,7 @@ import { volumeCreate } from "./volume_create.js";
 import { volumeDelete } from "./volume_delete.js";
 import { volumeDeregister } from "./volume_deregister.js";
 import { volumeDetach } from "./volume_detach.js";
+import { volumeInit } from "./volume_init.js";
 import { volumeOrphans } from "./volume_orphans.js";
 import { volumeSnapshot } from "./volume_snapshot.js";
 import { volumeRegister } from "./volume_register.js";
@@ -50,6 +51,7 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     register: entry(volumeRegister),
     deregister: entry(volumeDeregister),
     detach: entry(volumeDetach),
+    init: entry(volumeInit),
     orphans: entry(volumeOrphans),
     snapshot: entry(volumeSnapshot),
     status: entry(volumeStatus),

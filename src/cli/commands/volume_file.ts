@@ -27,7 +27,8 @@ export function volumeFileCommand(
       submitSpec(io, {
         file: p.file,
         kind: "volume",
-        parse: parseVolumeSpec,
+        // Keys Nomad ignores are ignored here too, but said on stderr so a typo does not pass unseen.
+        parse: (file, text) => parseVolumeSpec(file, text, { warn: (m) => io.stderr(`Warning: ${m}`) }),
         doing,
         submit: (spec) => submit(spec, io),
       }),

@@ -25,9 +25,16 @@ import type { StateReader } from "../state/store.js";
 
 export async function registerVolumes(
   deps: ServerDeps,
-  vols: CSIVolume[],
+  specs: CSIVolume[],
   signal?: AbortSignal,
 ): Promise<{ Index: number; Volumes: CSIVolume[] }> {
+  // No external ID (Nomad does not require one): an update keeps the stored one, a new volume is
+  // known to its plugin by its own ID, as Nomad's CSIVolume.RemoteID() answers.
+  const vols = specs.map((v) =>
+    v.ExternalID !== ""
+      ? v
+      : { ...v, ExternalID: deps.store.getVolume(v.Namespace, v.ID)?.ExternalID || v.ID },
+  );
   checkDistinctVolumes(vols);
   vols.forEach((v, i) => checkRegister(deps.store, v, i));
   for (const v of vols) {

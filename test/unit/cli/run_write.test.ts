@@ -18,7 +18,7 @@ before(async () => {
   for (const f of ["job.hcl", "volume.hcl", "plugin.hcl"])
     files[f] = await readFile(new URL(f, examples), "utf8");
   files["bad.hcl"] = 'job "x" {\n group "g" {\n count = "many"\n }\n}';
-  files["reg.hcl"] = 'id = "old"\nplugin_id = "hostpath"\nexternal_id = "ext-9"\n';
+  files["reg.hcl"] = 'id = "old"\ntype = "csi"\nplugin_id = "hostpath"\nexternal_id = "ext-9"\n';
   files["warn.json"] = JSON.stringify({ Job: { ID: "warn" } });
   api = await startFakeApi({
     "PUT /v1/jobs": (req) => {
@@ -133,7 +133,9 @@ describe("volume create / register", () => {
   it("a jobspec given as a volume spec is rejected by name", async () => {
     const o = io();
     assert.equal(await volumeCreate.run(volumeCreate.parse(["job.hcl"]), o), 1);
-    assert.deepEqual(o.err, ['Error parsing volume file job.hcl: job.hcl: unsupported key "job"']);
+    assert.deepEqual(o.err, [
+      'Error parsing volume file job.hcl: job.hcl: type is missing: a volume spec names its type, type = "csi"',
+    ]);
   });
 });
 
