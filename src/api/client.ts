@@ -33,7 +33,11 @@ export interface ApiClientOptions {
   /** Agent address; defaults to BERTH_ADDR, then http://127.0.0.1:4646. */
   address?: string;
   /** Sent as `?namespace=` when set; the server's default namespace applies otherwise. */
-  namespace?: string;
+  namespace?: string | undefined;
+  /** Sent as Nomad's `X-Nomad-Token` header when set. */
+  token?: string | undefined;
+  /** Sent as `?region=` when set. */
+  region?: string | undefined;
   signal?: AbortSignal;
 }
 
@@ -48,11 +52,15 @@ interface RequestOptions {
 export class ApiClient {
   readonly address: string;
   private readonly namespace: string | undefined;
+  private readonly token: string | undefined;
+  private readonly region: string | undefined;
   private readonly signal: AbortSignal | undefined;
 
   constructor(options: ApiClientOptions = {}) {
     this.address = resolveAddress(options.address);
     this.namespace = options.namespace;
+    this.token = options.token;
+    this.region = options.region;
     this.signal = options.signal;
   }
 
@@ -289,10 +297,12 @@ export class ApiClient {
    */
   private async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const url = new URL(path, this.address + "/");
-    for (const [k, v] of Object.entries({ ...opts.query, namespace: this.namespace })) {
+    const query = { ...opts.query, namespace: this.namespace, region: this.region };
+    for (const [k, v] of Object.entries(query)) {
       if (v !== undefined) url.searchParams.set(k, v);
     }
     const headers: Record<string, string> = { ...opts.headers };
+    if (this.token) headers["X-Nomad-Token"] = this.token;
     let body: string | undefined;
     if (opts.body !== undefined) {
       headers["Content-Type"] = "application/json";
