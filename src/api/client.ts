@@ -17,6 +17,7 @@ import type {
   CSISnapshotListResponse,
   CSIVolumeExternalListResponse,
   CSIVolumeOrphan,
+  Deployment,
   Evaluation,
   Job,
   JobDeregisterResponse,
@@ -101,6 +102,10 @@ export class ApiClient {
   }
   getEvaluation(id: string): Promise<Evaluation> {
     return this.request("GET", `/v1/evaluation/${enc(id)}`);
+  }
+  /** Nomad's `GET /v1/deployment/:id`. */
+  getDeployment(id: string): Promise<Deployment> {
+    return this.request("GET", `/v1/deployment/${enc(id)}`);
   }
   /** The allocations the evaluation placed. */
   evaluationAllocations(id: string): Promise<AllocationListStub[]> {

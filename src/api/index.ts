@@ -3,4 +3,5 @@ export { ApiClient, type ApiClientOptions } from "./client.js";
 export { API_ERROR_CODES, ApiError, ConnectionError, hasErrorCode, type ApiErrorCode } from "./errors.js";
 export { DEFAULT_ADDRESS, resolveAddress, resolveConnection, type Connection } from "./address.js";
 export { parseJobSpec, parseVolumeSpec, parseDuration, parseSize, SpecError } from "./specs/index.js";
+export type { HclInputs } from "./specs/index.js";
 export type * from "./types.js";

@@ -13,3 +13,4 @@ export type * from "./types_node.js";
 export type * from "./types_volume.js";
 export type * from "./types_plugin.js";
 export type * from "./types_operator.js";
+export type * from "./types_deployment.js";

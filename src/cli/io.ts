@@ -11,6 +11,10 @@ export interface CommandIO {
   readFile(path: string): Promise<string>;
   /** Unix milliseconds, for "3m ago" columns. */
   now(): number;
+  /** Waits between polls (monitors, `-f`); absent: a real timer. Tests pass a short one. */
+  sleep?(ms: number): Promise<void>;
+  /** The environment (`NOMAD_VAR_*` for jobspec variables); absent: none. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function readFileOrStdin(path: string): Promise<string> {
@@ -38,6 +42,7 @@ export function processIO(api: ApiClient): CommandIO {
     api,
     readFile: readFileOrStdin,
     now: () => Date.now(),
+    env: process.env,
   };
 }
 

@@ -40,11 +40,27 @@ describe("flag normalisation", () => {
 
 describe("job commands parse", () => {
   it("job run", () => {
-    assert.deepEqual(jobRun.parse(["job.hcl"]), { address: undefined, file: "job.hcl", detach: false });
+    const defaults = { output: false, verbose: false, vars: [], varFiles: [] };
+    assert.deepEqual(jobRun.parse(["job.hcl"]), {
+      address: undefined,
+      file: "job.hcl",
+      detach: false,
+      ...defaults,
+    });
     assert.deepEqual(jobRun.parse(["-detach", "-address=http://h:1", "job.hcl"]), {
       address: "http://h:1",
       file: "job.hcl",
       detach: true,
+      ...defaults,
+    });
+    assert.deepEqual(jobRun.parse(["-var", "a=1", "-var=b=2", "-var-file", "x.hcl", "-verbose", "job.hcl"]), {
+      address: undefined,
+      file: "job.hcl",
+      detach: false,
+      ...defaults,
+      verbose: true,
+      vars: ["a=1", "b=2"],
+      varFiles: ["x.hcl"],
     });
     usageError(() => jobRun.parse([]), /exactly one argument: <path>/);
     usageError(() => jobRun.parse(["a", "b"]), /exactly one argument/);
