@@ -23,6 +23,7 @@ import type {
   JobDeregisterResponse,
   JobListStub,
   JobRegisterResponse,
+  JobValidateResponse,
   Node,
   NodeListStub,
   NodeUpdateResponse,
@@ -72,6 +73,10 @@ export class ApiClient {
   }
   registerJob(job: Job): Promise<JobRegisterResponse> {
     return this.request("PUT", "/v1/jobs", { body: { Job: job } });
+  }
+  /** The server's validation of a job, registering nothing (Nomad's `PUT /v1/validate/job`). */
+  validateJob(job: Job): Promise<JobValidateResponse> {
+    return this.request("PUT", "/v1/validate/job", { body: { Job: job } });
   }
   getJob(id: string): Promise<Job> {
     return this.request("GET", `/v1/job/${enc(id)}`);

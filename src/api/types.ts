@@ -14,3 +14,4 @@ export type * from "./types_volume.js";
 export type * from "./types_plugin.js";
 export type * from "./types_operator.js";
 export type * from "./types_deployment.js";
+export type * from "./types_validate.js";

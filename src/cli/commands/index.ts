@@ -3,7 +3,10 @@ import type { Command, Parsed } from "../command.js";
 import type { CommandIO } from "../io.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
+import { jobInit } from "./job_init.js";
+import { jobInspect } from "./job_inspect.js";
 import { jobRun } from "./job_run.js";
+import { jobValidate } from "./job_validate.js";
 import { jobStatus } from "./job_status.js";
 import { jobStop } from "./job_stop.js";
 import { nodeDrain } from "./node_drain.js";
@@ -40,7 +43,14 @@ function entry<P extends Parsed>(c: Command<P>): Entry {
 }
 
 export const COMMANDS: Record<string, Record<string, Entry>> = {
-  job: { run: entry(jobRun), stop: entry(jobStop), status: entry(jobStatus) },
+  job: {
+    run: entry(jobRun),
+    stop: entry(jobStop),
+    status: entry(jobStatus),
+    validate: entry(jobValidate),
+    inspect: entry(jobInspect),
+    init: entry(jobInit),
+  },
   alloc: { status: entry(allocStatus) },
   eval: { status: entry(evalStatus), list: entry(evalList) },
   node: { status: entry(nodeStatus), drain: entry(nodeDrain), eligibility: entry(nodeEligibility) },

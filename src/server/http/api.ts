@@ -12,6 +12,7 @@ import type { Logger } from "../../internal/log.js";
 import type { HttpEndpoints, Route } from "./context.js";
 import { sendError } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
+import { validateJobRoute } from "./routes_validate.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
@@ -25,6 +26,7 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/jobs", jobs.listJobs],
   [["PUT", "POST"], "/v1/jobs", jobs.registerJob],
   ["GET", "/v1/job/:id", jobs.getJob],
+  [["PUT", "POST"], "/v1/validate/job", validateJobRoute],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
   ["GET", "/v1/job/:id/evaluations", evals.jobEvals],
