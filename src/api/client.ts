@@ -126,6 +126,21 @@ export class ApiClient {
   getAllocation(id: string): Promise<Allocation> {
     return this.request("GET", `/v1/allocation/${enc(id)}`);
   }
+  /** Stops the alloc and lets the scheduler replace it (Nomad's AllocStopResponse). */
+  stopAllocation(id: string): Promise<{ EvalID: string; Index: number }> {
+    return this.request("PUT", `/v1/allocation/${enc(id)}/stop`);
+  }
+  /** `task` "" signals every running task. */
+  async signalAllocation(id: string, task: string, signal: string): Promise<void> {
+    await this.request("PUT", `/v1/client/allocation/${enc(id)}/signal`, {
+      body: { Task: task, Signal: signal },
+    });
+  }
+  async restartAllocation(id: string, task: string, allTasks: boolean): Promise<void> {
+    await this.request("PUT", `/v1/client/allocation/${enc(id)}/restart`, {
+      body: { TaskName: task, AllTasks: allTasks },
+    });
+  }
 
   // Nodes
 
@@ -302,17 +317,24 @@ export class ApiClient {
   }
 
   /**
+   * The URL and headers of a request this client would send, for the streams (alloc_stream.ts)
+   * that read the answer as it comes instead of as one JSON value.
+   */
+  endpoint(path: string, query: Query = {}): { url: URL; headers: Record<string, string> } {
+    const url = new URL(path, this.address + "/");
+    for (const [k, v] of Object.entries({ ...query, namespace: this.namespace, region: this.region })) {
+      if (v !== undefined) url.searchParams.set(k, v);
+    }
+    return { url, headers: this.token ? { "X-Nomad-Token": this.token } : {} };
+  }
+
+  /**
    * Sends one request. The JSON answer is trusted to have the documented shape (the server is
    * berth's own); an empty body resolves to undefined.
    */
   private async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const url = new URL(path, this.address + "/");
-    const query = { ...opts.query, namespace: this.namespace, region: this.region };
-    for (const [k, v] of Object.entries(query)) {
-      if (v !== undefined) url.searchParams.set(k, v);
-    }
-    const headers: Record<string, string> = { ...opts.headers };
-    if (this.token) headers["X-Nomad-Token"] = this.token;
+    const { url, headers: auth } = this.endpoint(path, opts.query);
+    const headers: Record<string, string> = { ...opts.headers, ...auth };
     let body: string | undefined;
     if (opts.body !== undefined) {
       headers["Content-Type"] = "application/json";

@@ -17,7 +17,7 @@ export function normaliseFlags(argv: readonly string[]): string[] {
     if (rest || arg === "--") {
       rest = true;
       out.push(arg);
-    } else if (/^-[a-zA-Z][\w-]+(=.*)?$/s.test(arg)) {
+    } else if (/^-[a-zA-Z][\w-]*(=.*)?$/s.test(arg)) {
       out.push("-" + arg);
     } else {
       out.push(arg);

@@ -16,6 +16,8 @@ export interface CommandIO {
    * overwrite); absent: the command cannot write files.
    */
   writeNewFile?(path: string, text: string): Promise<void>;
+  /** Standard input when it is piped (not a terminal), whole; absent: none. */
+  readStdin?(): Promise<Buffer>;
   /** Waits between polls (monitors, `-f`); absent: a real timer. Tests pass a short one. */
   sleep?(ms: number): Promise<void>;
   /** The environment (`NOMAD_VAR_*` for jobspec variables); absent: none. */
@@ -47,6 +49,8 @@ export function processIO(api: ApiClient): CommandIO {
     api,
     readFile: readFileOrStdin,
     writeNewFile: (path, text) => writeFile(path, text, { flag: "wx" }),
+    readStdin: async () =>
+      process.stdin.isTTY ? Buffer.alloc(0) : Buffer.from(await readFileOrStdin("-"), "utf8"),
     now: () => Date.now(),
     env: process.env,
   };

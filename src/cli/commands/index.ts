@@ -1,6 +1,9 @@
 /** The CLI's own commands by noun and verb (the agent and the hostpath plugin dispatch apart). */
 import type { Command, Parsed } from "../command.js";
 import type { CommandIO } from "../io.js";
+import { allocExec } from "./alloc_exec.js";
+import { allocLogs } from "./alloc_logs.js";
+import { allocRestart, allocSignal, allocStop } from "./alloc_ops.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
 import { jobInit } from "./job_init.js";
@@ -51,7 +54,14 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     inspect: entry(jobInspect),
     init: entry(jobInit),
   },
-  alloc: { status: entry(allocStatus) },
+  alloc: {
+    status: entry(allocStatus),
+    logs: entry(allocLogs),
+    exec: entry(allocExec),
+    stop: entry(allocStop),
+    restart: entry(allocRestart),
+    signal: entry(allocSignal),
+  },
   eval: { status: entry(evalStatus), list: entry(evalList) },
   node: { status: entry(nodeStatus), drain: entry(nodeDrain), eligibility: entry(nodeEligibility) },
   volume: {

@@ -14,7 +14,7 @@ import { BerthError, notFound } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { TaskHandle } from "../drivers/driver.js";
-import { findTool, signalGroup } from "../drivers/shared/proc.js";
+import { findTool } from "../drivers/shared/proc.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
 import { openReadNoFollow } from "../allocdir/no_follow.js";
 
@@ -68,7 +68,15 @@ export function registerClientAllocHandlers(
       const handle = t.runningHandle?.();
       if (!handle) throw new BerthError("ERR_CONFLICT", `task ${JSON.stringify(req.Task)} is not running`);
       t.emitEvent("Signaling", `Task being sent signal ${req.Signal}`, { signal: req.Signal });
-      signalGroup(handle.pid, req.Signal as NodeJS.Signals);
+      // The task's command only, as Nomad signals it: the handle's process is the driver's shell
+      // parent, which would die of most signals and take the task's record with it.
+      for (const pid of await childrenOf(handle.pid)) {
+        try {
+          process.kill(pid, req.Signal as NodeJS.Signals);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
+        }
+      }
     }
     log.info("alloc signalled", { alloc: req.AllocID, task: req.Task || "*", signal: req.Signal });
     return {};
@@ -192,6 +200,17 @@ function signalNumber(sig: NodeJS.Signals): number {
   );
 }
 
+/** The direct children of `pid` (the task's command under the drivers' shell parent). */
+async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  const tids = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  for (const tid of tids) {
+    const kids = await fs.readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
+    for (const k of kids.split(" ").filter(Boolean)) out.push(Number(k));
+  }
+  return out;
+}
+
 /**
  * A process of the task whose root is not the host's: the exec driver's task runs chrooted in its
  * own mount namespace below the handle's process. null for a task that runs in the host's root
@@ -203,11 +222,7 @@ async function processInTaskRoot(pid: number): Promise<number | null> {
     const p = queue.shift()!;
     const root = await fs.readlink(`/proc/${p}/root`).catch(() => "/");
     if (root !== "/") return p;
-    const tids = await fs.readdir(`/proc/${p}/task`).catch(() => [] as string[]);
-    for (const tid of tids) {
-      const kids = await fs.readFile(`/proc/${p}/task/${tid}/children`, "utf8").catch(() => "");
-      for (const k of kids.split(" ").filter(Boolean)) queue.push(Number(k));
-    }
+    queue.push(...(await childrenOf(p)));
   }
   return null;
 }

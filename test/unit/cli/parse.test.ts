@@ -26,7 +26,8 @@ describe("flag normalisation", () => {
       normaliseFlags(["-json", "-address=http://x:1", "-address", "a", "--purge", "-", "id"]),
       ["--json", "--address=http://x:1", "--address", "a", "--purge", "-", "id"],
     );
-    assert.deepEqual(normaliseFlags(["-h", "--", "-json"]), ["-h", "--", "-json"]);
+    // One-letter flags are Go flags too (`-f`, `-n 5`): long options for parseArgs.
+    assert.deepEqual(normaliseFlags(["-h", "-f", "--", "-json"]), ["--h", "--f", "--", "-json"]);
   });
 
   it("spots a help flag before --", () => {

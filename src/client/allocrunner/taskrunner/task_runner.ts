@@ -145,6 +145,7 @@ export class TaskRunner {
     return this.killReason === null ? this.handle : null;
   }
   restart(reason: string): Promise<void> {
+    this.restarts.requestRestart();
     return this.restartFromHook(reason);
   }
 
