@@ -72,7 +72,7 @@ export function registerClientAllocHandlers(
       // parent, which would die of most signals and take the task's record with it.
       for (const pid of await childrenOf(handle.pid)) {
         try {
-          process.kill(pid, req.Signal as NodeJS.Signals);
+          process.kill(pid, req.Signal);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err;
         }

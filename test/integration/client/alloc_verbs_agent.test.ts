@@ -190,7 +190,7 @@ test("alloc logs, exec, signal, restart and stop on a running exec task", async 
         : undefined;
     });
   } catch (e) {
-    throw new Error(`${String(e)}; last events: ${lastSeen}`);
+    throw new Error(`${String(e)}; last events: ${lastSeen}`, { cause: e });
   }
 
   // stop: the alloc ends and the scheduler places a replacement; the monitor shows it.
