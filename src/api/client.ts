@@ -24,6 +24,8 @@ import type {
   JobListStub,
   JobRegisterResponse,
   JobValidateResponse,
+  JobPlanResponse,
+  JobVersionsResponse,
   Node,
   NodeListStub,
   NodeUpdateResponse,
@@ -71,8 +73,23 @@ export class ApiClient {
   listJobs(): Promise<JobListStub[]> {
     return this.request("GET", "/v1/jobs");
   }
-  registerJob(job: Job): Promise<JobRegisterResponse> {
-    return this.request("PUT", "/v1/jobs", { body: { Job: job } });
+  /** `checkIndex` (`job run -check-index`): register only if the job's JobModifyIndex is that. */
+  registerJob(job: Job, opts: { checkIndex?: number } = {}): Promise<JobRegisterResponse> {
+    const enforce =
+      opts.checkIndex === undefined ? {} : { EnforceIndex: true, JobModifyIndex: opts.checkIndex };
+    return this.request("PUT", "/v1/jobs", { body: { Job: job, ...enforce } });
+  }
+  /** The scheduler's dry run of the job, changing nothing (Nomad's `PUT /v1/job/:id/plan`). */
+  planJob(job: Job, opts: { diff?: boolean } = {}): Promise<JobPlanResponse> {
+    return this.request("PUT", `/v1/job/${enc(job.ID)}/plan`, {
+      body: { Job: job, Diff: opts.diff ?? true },
+    });
+  }
+  /** The job's kept versions, newest first (Nomad's `GET /v1/job/:id/versions`). */
+  jobVersions(id: string, opts: { diffs?: boolean } = {}): Promise<JobVersionsResponse> {
+    return this.request("GET", `/v1/job/${enc(id)}/versions`, {
+      query: { diffs: opts.diffs ? "true" : undefined },
+    });
   }
   /** The server's validation of a job, registering nothing (Nomad's `PUT /v1/validate/job`). */
   validateJob(job: Job): Promise<JobValidateResponse> {

@@ -15,3 +15,4 @@ export type * from "./types_plugin.js";
 export type * from "./types_operator.js";
 export type * from "./types_deployment.js";
 export type * from "./types_validate.js";
+export type * from "./types_plan.js";

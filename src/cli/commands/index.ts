@@ -8,6 +8,7 @@ import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
 import { jobInit } from "./job_init.js";
 import { jobInspect } from "./job_inspect.js";
+import { jobPlan } from "./job_plan.js";
 import { jobRun } from "./job_run.js";
 import { jobValidate } from "./job_validate.js";
 import { jobStatus } from "./job_status.js";
@@ -53,6 +54,7 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     validate: entry(jobValidate),
     inspect: entry(jobInspect),
     init: entry(jobInit),
+    plan: entry(jobPlan),
   },
   alloc: {
     status: entry(allocStatus),

@@ -6,7 +6,7 @@
  */
 import { parseJobSpec, type HclInputs } from "../../api/index.js";
 import { attempt, fail, type Command, type Parsed } from "../command.js";
-import { expectArgs, parseCommandArgs } from "../flags.js";
+import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { json } from "../format.js";
 import type { CommandIO } from "../io.js";
 import { monitorEvaluation, rfc3339Local } from "../monitor.js";
@@ -16,6 +16,8 @@ export interface JobRunArgs extends Parsed {
   detach: boolean;
   verbose: boolean;
   output: boolean;
+  /** `-check-index N`: run only if the registered job's JobModifyIndex is N (0: only a new job). */
+  checkIndex: number | undefined;
   vars: string[];
   varFiles: string[];
 }
@@ -39,22 +41,28 @@ export const jobRun: Command<JobRunArgs> = {
     "Registers the job in <path> (HCL or JSON; - reads stdin) and monitors its evaluation and deployment " +
     "until they finish. -detach returns after registering, printing the evaluation ID; -verbose shows full " +
     "IDs; -var 'name=value' and -var-file=<file> set the jobspec's variables (NOMAD_VAR_<name> too); " +
-    "-output prints the job as the API's JSON without submitting it. Exit code 2: some allocations could " +
+    "-output prints the job as the API's JSON without submitting it; -check-index N (from `job plan`) " +
+    "registers only if the job has not changed since. Exit code 2: some allocations could " +
     "not be placed.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       detach: { type: "boolean" },
       verbose: { type: "boolean" },
       output: { type: "boolean" },
+      "check-index": { type: "string" },
       ...VARIABLE_FLAGS,
     });
     expectArgs(positionals, 1, 1, "<path>");
+    const ci = values["check-index"];
+    if (ci !== undefined && !/^\d+$/.test(ci))
+      throw new UsageError("-check-index must be a non-negative integer");
     return {
       address: values.address,
       file: positionals[0]!,
       detach: values.detach ?? false,
       verbose: values.verbose ?? false,
       output: values.output ?? false,
+      checkIndex: ci === undefined ? undefined : Number(ci),
       vars: values.var ?? [],
       varFiles: values["var-file"] ?? [],
     };
@@ -72,7 +80,10 @@ export const jobRun: Command<JobRunArgs> = {
     }
     let evalId = "";
     const submitted = await attempt(io, "submitting job", async () => {
-      const res = await io.api.registerJob(job);
+      const res = await io.api.registerJob(
+        job,
+        p.checkIndex === undefined ? {} : { checkIndex: p.checkIndex },
+      );
       if (res.Warnings) {
         io.stdout("Job Warnings:");
         io.stdout(res.Warnings);

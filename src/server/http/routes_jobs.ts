@@ -16,7 +16,14 @@ export const listJobs: Route = async (ctx, api) => {
 export const registerJob: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
-  sendJson(ctx.res, await api.jobs.register(body.Job));
+  let enforce: number | undefined;
+  if (body.EnforceIndex === true) {
+    const i = body.JobModifyIndex ?? 0;
+    if (typeof i !== "number" || !Number.isSafeInteger(i) || i < 0)
+      throw validationError("JobModifyIndex", "must be a non-negative integer");
+    enforce = i;
+  }
+  sendJson(ctx.res, await api.jobs.register(body.Job, enforce));
 };
 
 export const getJob: Route = async (ctx, api) => {

@@ -41,7 +41,7 @@ describe("flag normalisation", () => {
 
 describe("job commands parse", () => {
   it("job run", () => {
-    const defaults = { output: false, verbose: false, vars: [], varFiles: [] };
+    const defaults = { output: false, verbose: false, checkIndex: undefined, vars: [], varFiles: [] };
     assert.deepEqual(jobRun.parse(["job.hcl"]), {
       address: undefined,
       file: "job.hcl",
