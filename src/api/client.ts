@@ -3,8 +3,17 @@
  * resolves with the decoded JSON answer or rejects with ApiError (the server said no) or
  * ConnectionError (nothing answered).
  */
-import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
-import { resolveAddress } from "./address.js";
+import {
+  ApiClientBase,
+  enc,
+  listQuery,
+  newestFirst,
+  paging,
+  secretsHeader,
+  type ListOptions,
+} from "./client_base.js";
+
+export type { ApiClientOptions, ListOptions } from "./client_base.js";
 import type {
   Allocation,
   AllocationListStub,
@@ -17,55 +26,50 @@ import type {
   CSISnapshotListResponse,
   CSIVolumeExternalListResponse,
   CSIVolumeOrphan,
+  Deployment,
   Evaluation,
   Job,
   JobDeregisterResponse,
   JobListStub,
   JobRegisterResponse,
+  JobValidateResponse,
+  JobPlanResponse,
+  JobVersionsResponse,
   Node,
   NodeListStub,
   NodeUpdateResponse,
   DrainSpec,
   DeploymentUpdateResponse,
-  JobPlanResponse,
-  JobVersionsResponse,
   QuarantinedRecord,
 } from "./types.js";
 
-export interface ApiClientOptions {
-  /** Agent address; defaults to BERTH_ADDR, then http://127.0.0.1:4646. */
-  address?: string;
-  /** Sent as `?namespace=` when set; the server's default namespace applies otherwise. */
-  namespace?: string;
-  signal?: AbortSignal;
-}
-
-type Query = Record<string, string | undefined>;
-
-interface RequestOptions {
-  query?: Query;
-  body?: unknown;
-  headers?: Record<string, string>;
-}
-
-export class ApiClient {
-  readonly address: string;
-  private readonly namespace: string | undefined;
-  private readonly signal: AbortSignal | undefined;
-
-  constructor(options: ApiClientOptions = {}) {
-    this.address = resolveAddress(options.address);
-    this.namespace = options.namespace;
-    this.signal = options.signal;
-  }
-
+export class ApiClient extends ApiClientBase {
   // Jobs
 
   listJobs(opts: ListOptions = {}): Promise<JobListStub[]> {
     return this.request("GET", "/v1/jobs", { query: listQuery(opts) });
   }
-  registerJob(job: Job): Promise<JobRegisterResponse> {
-    return this.request("PUT", "/v1/jobs", { body: { Job: job } });
+  /** `checkIndex` (`job run -check-index`): register only if the job's JobModifyIndex is that. */
+  registerJob(job: Job, opts: { checkIndex?: number } = {}): Promise<JobRegisterResponse> {
+    const enforce =
+      opts.checkIndex === undefined ? {} : { EnforceIndex: true, JobModifyIndex: opts.checkIndex };
+    return this.request("PUT", "/v1/jobs", { body: { Job: job, ...enforce } });
+  }
+  /** The scheduler's dry run of the job, changing nothing (Nomad's `PUT /v1/job/:id/plan`). */
+  planJob(job: Job, opts: { diff?: boolean } = {}): Promise<JobPlanResponse> {
+    return this.request("PUT", `/v1/job/${enc(job.ID)}/plan`, {
+      body: { Job: job, Diff: opts.diff ?? true },
+    });
+  }
+  /** The job's kept versions, newest first (Nomad's `GET /v1/job/:id/versions`). */
+  jobVersions(id: string, opts: { diffs?: boolean } = {}): Promise<JobVersionsResponse> {
+    return this.request("GET", `/v1/job/${enc(id)}/versions`, {
+      query: { diffs: opts.diffs ? "true" : undefined },
+    });
+  }
+  /** The server's validation of a job, registering nothing (Nomad's `PUT /v1/validate/job`). */
+  validateJob(job: Job): Promise<JobValidateResponse> {
+    return this.request("PUT", "/v1/validate/job", { body: { Job: job } });
   }
   getJob(id: string): Promise<Job> {
     return this.request("GET", `/v1/job/${enc(id)}`);
@@ -97,6 +101,10 @@ export class ApiClient {
   getEvaluation(id: string): Promise<Evaluation> {
     return this.request("GET", `/v1/evaluation/${enc(id)}`);
   }
+  /** Nomad's `GET /v1/deployment/:id`. */
+  getDeployment(id: string): Promise<Deployment> {
+    return this.request("GET", `/v1/deployment/${enc(id)}`);
+  }
   /** The allocations the evaluation placed. */
   evaluationAllocations(id: string): Promise<AllocationListStub[]> {
     return this.request("GET", `/v1/evaluation/${enc(id)}/allocations`);
@@ -110,6 +118,21 @@ export class ApiClient {
   }
   getAllocation(id: string): Promise<Allocation> {
     return this.request("GET", `/v1/allocation/${enc(id)}`);
+  }
+  /** Stops the alloc and lets the scheduler replace it (Nomad's AllocStopResponse). */
+  stopAllocation(id: string): Promise<{ EvalID: string; Index: number }> {
+    return this.request("PUT", `/v1/allocation/${enc(id)}/stop`);
+  }
+  /** `task` "" signals every running task. */
+  async signalAllocation(id: string, task: string, signal: string): Promise<void> {
+    await this.request("PUT", `/v1/client/allocation/${enc(id)}/signal`, {
+      body: { Task: task, Signal: signal },
+    });
+  }
+  async restartAllocation(id: string, task: string, allTasks: boolean): Promise<void> {
+    await this.request("PUT", `/v1/client/allocation/${enc(id)}/restart`, {
+      body: { TaskName: task, AllTasks: allTasks },
+    });
   }
 
   // Nodes
@@ -295,17 +318,8 @@ export class ApiClient {
     await this.request("DELETE", `/v1/operator/quarantine/${enc(table)}/${enc(key)}${ns}`);
   }
 
-  // Updates: plan, versions, deployments
+  // Deployments
 
-  /** Nomad's `PUT /v1/job/:id/plan`: the scheduler's dry run over `job`. */
-  planJob(job: Job, opts: { diff?: boolean } = {}): Promise<JobPlanResponse> {
-    return this.request("PUT", `/v1/job/${enc(job.ID)}/plan`, {
-      body: { Job: job, Diff: opts.diff ?? false },
-    });
-  }
-  jobVersions(id: string): Promise<JobVersionsResponse> {
-    return this.request("GET", `/v1/job/${enc(id)}/versions`);
-  }
   /** Promotes every group's canaries, or only `groups`'. */
   promoteDeployment(id: string, groups?: string[]): Promise<DeploymentUpdateResponse> {
     const body = groups ? { DeploymentID: id, Groups: groups } : { DeploymentID: id, All: true };
@@ -314,86 +328,4 @@ export class ApiClient {
   failDeployment(id: string): Promise<DeploymentUpdateResponse> {
     return this.request("PUT", `/v1/deployment/fail/${enc(id)}`, { body: { DeploymentID: id } });
   }
-
-  /**
-   * Sends one request. The JSON answer is trusted to have the documented shape (the server is
-   * berth's own); an empty body resolves to undefined.
-   */
-  private async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const url = new URL(path, this.address + "/");
-    for (const [k, v] of Object.entries({ ...opts.query, namespace: this.namespace })) {
-      if (v !== undefined) url.searchParams.set(k, v);
-    }
-    const headers: Record<string, string> = { ...opts.headers };
-    let body: string | undefined;
-    if (opts.body !== undefined) {
-      headers["Content-Type"] = "application/json";
-      body = JSON.stringify(opts.body);
-    }
-    let res: Response;
-    try {
-      res = await fetch(url, { method, headers, body, signal: this.signal });
-    } catch (err) {
-      if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) throw err;
-      throw new ConnectionError(this.address, err);
-    }
-    const text = await res.text();
-    if (!res.ok) {
-      const message = text.trim() || res.statusText || `HTTP ${res.status}`;
-      throw new ApiError(res.status, message, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
-    }
-    if (text.trim() === "") return undefined as T;
-    try {
-      return JSON.parse(text) as T;
-    } catch {
-      throw new ApiError(res.status, `invalid JSON in answer to ${method} ${path}`);
-    }
-  }
-}
-
-/** Secrets travel in Nomad's X-Nomad-CSI-Secrets header (k=v,k2=v2), never in a URL. */
-function secretsHeader(secrets: Record<string, string> | undefined): Record<string, string> {
-  const pairs = Object.entries(secrets ?? {});
-  return pairs.length > 0 ? { "X-Nomad-CSI-Secrets": pairs.map(([k, v]) => `${k}=${v}`).join(",") } : {};
-}
-
-/**
- * Nomad's list options (api.QueryOptions): `prefix` (ID prefix), `filter` (a go-bexpr expression
- * over the list's stubs), `perPage`/`nextToken` paging (the next token arrives in the
- * X-Nomad-NextToken header of the answer) and `reverse`. Unset options are not sent.
- */
-export interface ListOptions {
-  prefix?: string;
-  filter?: string;
-  perPage?: number;
-  nextToken?: string;
-  reverse?: boolean;
-}
-
-function listQuery(opts: ListOptions): Query {
-  return {
-    prefix: opts.prefix || undefined,
-    filter: opts.filter || undefined,
-    ...paging(opts),
-    reverse: opts.reverse ? "true" : undefined,
-  };
-}
-
-function paging(opts: { perPage?: number; nextToken?: string }): Query {
-  return {
-    per_page: opts.perPage ? String(opts.perPage) : undefined,
-    next_token: opts.nextToken || undefined,
-  };
-}
-
-/**
- * Newest first by CreateIndex; evals made together (an eval and the blocked eval it created) keep
- * the server's order reversed, so the blocked one comes first.
- */
-function newestFirst(evals: Evaluation[] | undefined): Evaluation[] {
-  return [...(evals ?? [])].reverse().sort((a, b) => b.CreateIndex - a.CreateIndex);
-}
-
-function enc(id: string): string {
-  return encodeURIComponent(id);
 }

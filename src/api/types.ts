@@ -14,3 +14,6 @@ export type * from "./types_volume.js";
 export type * from "./types_plugin.js";
 export type * from "./types_operator.js";
 export type * from "./types_update.js";
+export type * from "./types_deployment.js";
+export type * from "./types_validate.js";
+export type * from "./types_plan.js";

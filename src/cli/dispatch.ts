@@ -3,9 +3,9 @@
  * into one line on stderr and an exit code. `berth agent` and `berth csi-hostpath` never get here:
  * the program router (../main.ts) sends them to their own entry points, so the CLI imports api/ only.
  */
-import { resolveAddress } from "../api/index.js";
+import { resolveConnection, type Connection } from "../api/index.js";
 import { COMMANDS } from "./commands/index.js";
-import { UsageError, wantsHelp } from "./flags.js";
+import { connectionFlags, UsageError, wantsHelp } from "./flags.js";
 import { describeError } from "./format.js";
 import { mainHelp, nounHelp } from "./help.js";
 import type { CommandIO } from "./io.js";
@@ -13,8 +13,8 @@ import type { CommandIO } from "./io.js";
 export interface CliDeps {
   stdout(line: string): void;
   stderr(line: string): void;
-  /** The IO a command runs with, for the agent address it resolved. */
-  io(address: string): CommandIO;
+  /** The IO a command runs with, for the agent address, namespace, token and region it resolved. */
+  io(connection: Connection): CommandIO;
   env: NodeJS.ProcessEnv;
 }
 
@@ -58,7 +58,8 @@ export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
     return 1;
   }
   try {
-    return await prepared.run(deps.io(resolveAddress(prepared.address, deps.env)));
+    const flags = { ...connectionFlags(rest), address: prepared.address };
+    return await prepared.run(deps.io(resolveConnection(flags, deps.env)));
   } catch (err) {
     // Commands report their own failures; this is the net for the unexpected.
     deps.stderr(`Error: ${describeError(err)}`);

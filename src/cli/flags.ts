@@ -17,7 +17,7 @@ export function normaliseFlags(argv: readonly string[]): string[] {
     if (rest || arg === "--") {
       rest = true;
       out.push(arg);
-    } else if (/^-[a-zA-Z][\w-]+(=.*)?$/s.test(arg)) {
+    } else if (/^-[a-zA-Z][\w-]*(=.*)?$/s.test(arg)) {
       out.push("-" + arg);
     } else {
       out.push(arg);
@@ -28,9 +28,41 @@ export function normaliseFlags(argv: readonly string[]): string[] {
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 
+/**
+ * The connection flags every command takes, as Nomad's: each falls back to BERTH_*, then NOMAD_*
+ * (api/address.ts resolveConnection).
+ */
 const COMMON = {
   address: { type: "string" },
+  namespace: { type: "string" },
+  token: { type: "string" },
+  region: { type: "string" },
 } as const satisfies Options;
+
+/**
+ * The connection flags out of a command line, whatever command it is for: the dispatcher reads them
+ * here so each command's parse need only know its own flags (it still accepts these). A flag given
+ * twice: the last wins, as parseArgs does.
+ */
+export function connectionFlags(argv: readonly string[]): Record<keyof typeof COMMON, string | undefined> {
+  const out: Record<keyof typeof COMMON, string | undefined> = {
+    address: undefined,
+    namespace: undefined,
+    token: undefined,
+    region: undefined,
+  };
+  const args = normaliseFlags(argv);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    const m = /^--(address|namespace|token|region)(?:=(.*))?$/s.exec(arg);
+    if (!m) continue;
+    const name = m[1] as keyof typeof COMMON;
+    if (m[2] !== undefined) out[name] = m[2];
+    else if (i + 1 < args.length) out[name] = args[++i];
+  }
+  return out;
+}
 
 /** True when the user asked for a command's help (`-h`, `-help`, `--help`) before any `--`. */
 export function wantsHelp(argv: readonly string[]): boolean {

@@ -1,5 +1,5 @@
 /** What a command needs from the world, passed in so commands run as plain functions in tests. */
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import type { ApiClient } from "../api/index.js";
 import { terminalSafe } from "./format.js";
 
@@ -11,6 +11,17 @@ export interface CommandIO {
   readFile(path: string): Promise<string>;
   /** Unix milliseconds, for "3m ago" columns. */
   now(): number;
+  /**
+   * Creates `path` with `text`, failing with EEXIST when it exists (`job init`, `volume init` never
+   * overwrite); absent: the command cannot write files.
+   */
+  writeNewFile?(path: string, text: string): Promise<void>;
+  /** Standard input when it is piped (not a terminal), whole; absent: none. */
+  readStdin?(): Promise<Buffer>;
+  /** Waits between polls (monitors, `-f`); absent: a real timer. Tests pass a short one. */
+  sleep?(ms: number): Promise<void>;
+  /** The environment (`NOMAD_VAR_*` for jobspec variables); absent: none. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export async function readFileOrStdin(path: string): Promise<string> {
@@ -37,7 +48,11 @@ export function processIO(api: ApiClient): CommandIO {
     stderr: lineWriter(process.stderr),
     api,
     readFile: readFileOrStdin,
+    writeNewFile: (path, text) => writeFile(path, text, { flag: "wx" }),
+    readStdin: async () =>
+      process.stdin.isTTY ? Buffer.alloc(0) : Buffer.from(await readFileOrStdin("-"), "utf8"),
     now: () => Date.now(),
+    env: process.env,
   };
 }
 

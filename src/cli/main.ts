@@ -13,7 +13,7 @@ export async function cliMain(argv: string[]): Promise<number> {
     return await runCli(argv, {
       stdout: lineWriter(process.stdout),
       stderr: err,
-      io: (address) => processIO(new ApiClient({ address })),
+      io: (connection) => processIO(new ApiClient(connection)),
       env: process.env,
     });
   } catch (e) {

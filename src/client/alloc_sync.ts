@@ -27,7 +27,8 @@ export interface AllocSource {
 const BLOCKING_WAIT_MS = 30_000;
 
 /** What this class needs of an alloc runner (a fake in unit tests). */
-export type AllocRunnerLike = Pick<AllocRunner, "run" | "update" | "destroy" | "shutdown">;
+export type AllocRunnerLike = Pick<AllocRunner, "run" | "update" | "destroy" | "shutdown"> &
+  Partial<Pick<AllocRunner, "taskRunner" | "allocDir">>;
 
 export class AllocSync {
   private readonly runners = new Map<string, { runner: AllocRunnerLike; alloc: Allocation }>();
@@ -83,6 +84,11 @@ export class AllocSync {
       (tasks.some((t) => t.CSIPluginConfig) ? plugins : users).push([id, runner]);
     }
     return { users, plugins };
+  }
+
+  /** An alloc this node runs and its runner, for the ClientAlloc RPCs. */
+  runner(allocId: string): { runner: AllocRunnerLike; alloc: Allocation } | undefined {
+    return this.runners.get(allocId);
   }
 
   forget(allocId: string): void {

@@ -27,6 +27,8 @@ import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId } from "./node_identity.js";
 import { reservedResources, type ReservedSetting, type ResourceOverrides } from "./fingerprint/resources.js";
+import { allocTaskGroup } from "../structs/alloc.js";
+import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
@@ -255,6 +257,21 @@ export class Client {
       nodeVolumes,
       log: this.opts.log,
     });
+    registerClientAllocHandlers(
+      peer,
+      (id) => {
+        const entry = this.sync?.runner(id);
+        const r = entry?.runner;
+        if (!entry || !r?.allocDir || !r.taskRunner) return undefined;
+        const { allocDir, taskRunner } = r;
+        return {
+          root: allocDir.root,
+          taskNames: () => (allocTaskGroup(entry.alloc)?.Tasks ?? []).map((t) => t.Name),
+          task: (name) => taskRunner.call(r, name),
+        };
+      },
+      this.opts.log.child("client_alloc"),
+    );
   }
 
   private async register(peer: ServerPeer, signal: AbortSignal): Promise<void> {

@@ -19,6 +19,8 @@ import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_l
 import { ReadQueue } from "./http/read_queue.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
+import { AllocOps } from "./rpc/alloc_ops.js";
+import { ExecSockets } from "./http/exec_ws.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
 import { JobEndpoint } from "./rpc/job.js";
 import { NodeEndpoint } from "./rpc/node.js";
@@ -67,6 +69,7 @@ export class Server {
   private http: http.Server | undefined;
   private api: ApiHandler | undefined;
   private agentRpc: AgentRpcServer | undefined;
+  private execSockets: ExecSockets | undefined;
   private heartbeat: HeartbeatMonitor | undefined;
   private watcher: VolumeWatcher | undefined;
   private gc: GarbageCollector | undefined;
@@ -125,11 +128,14 @@ export class Server {
     );
     const volumes = new VolumeEndpoint(deps);
     this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
+    const allocOps = new AllocOps(deps);
+    this.execSockets = new ExecSockets(allocOps, this.log.child("exec"));
     const handler = createApiHandler(
       {
         store,
         jobs: new JobEndpoint(deps),
         allocs: new AllocEndpoint(deps),
+        allocOps,
         nodes: node,
         volumes,
         plugins: new PluginEndpoint(deps),
@@ -149,7 +155,8 @@ export class Server {
     // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
-    this.agentRpc.attach(server);
+    const exec = this.execSockets;
+    this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(port, host, () => {
@@ -181,6 +188,7 @@ export class Server {
    */
   async stop(): Promise<void> {
     this.agentRpc?.close();
+    this.execSockets?.close();
     this.conns?.closeAll();
     const server = this.http;
     if (server) {

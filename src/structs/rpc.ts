@@ -292,6 +292,56 @@ export interface NodeExpandVolumeResponse {
 /** NodeUnpublish (and NodeUnstage when no other alloc uses the staging) for one alloc. */
 export type NodeDetachVolumeRequest = NodeVolumeRef;
 
+// ---- server → node (ClientAlloc): what `alloc logs|exec|signal|restart` need of a running alloc ----
+
+/** `Task` "" means every running task of the alloc. */
+export interface AllocSignalRequest {
+  AllocID: string;
+  Task: string;
+  /** A signal name ("SIGHUP"); validated by the server. */
+  Signal: string;
+}
+export interface AllocRestartRequest {
+  AllocID: string;
+  /** "" with AllTasks false: the alloc's running tasks; with AllTasks: every task, also dead ones. */
+  Task: string;
+  AllTasks: boolean;
+}
+export interface AllocReadLogRequest {
+  AllocID: string;
+  Task: string;
+  Type: "stdout" | "stderr";
+  /** Bytes from `Origin`. */
+  Offset: number;
+  Origin: "start" | "end";
+  /** At most this many bytes are returned. */
+  Limit: number;
+}
+export interface AllocReadLogResponse {
+  /** Base64. */
+  Data: string;
+  /** Absolute offset of the first byte of Data in the file. */
+  Offset: number;
+  /** The file's size when read. */
+  Size: number;
+  /** The task is dead: the file will not grow (follow ends). */
+  TaskDead: boolean;
+}
+export interface AllocExecRequest {
+  AllocID: string;
+  Task: string;
+  Command: string[];
+  /** Base64 of the whole standard input (non-interactive exec). */
+  Stdin: string;
+  TimeoutMs: number;
+}
+export interface AllocExecResponse {
+  /** Base64. */
+  Stdout: string;
+  Stderr: string;
+  ExitCode: number;
+}
+
 /** Method name → [request, response]. Both peers type their handlers and calls from this map. */
 export interface ServerMethods {
   "Node.Register": [NodeRegisterRequest, NodeRegisterResponse];
@@ -318,4 +368,8 @@ export interface ClientMethods {
   "ClientCSI.ControllerListVolumes": [ControllerListVolumesRequest, ControllerListVolumesResponse];
   "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];
   "ClientCSI.NodeDetachVolume": [NodeDetachVolumeRequest, Record<string, never>];
+  "ClientAlloc.Signal": [AllocSignalRequest, Record<string, never>];
+  "ClientAlloc.Restart": [AllocRestartRequest, Record<string, never>];
+  "ClientAlloc.ReadLog": [AllocReadLogRequest, AllocReadLogResponse];
+  "ClientAlloc.Exec": [AllocExecRequest, AllocExecResponse];
 }

@@ -204,7 +204,28 @@ export const pluginStub = {
 export const plugin = {
   ...pluginStub,
   Version: "0.1.0",
-  Controllers: { [NODE_ID]: csiInfo(true) },
-  Nodes: { [NODE_ID]: csiInfo(true) },
+  Controllers: {
+    [NODE_ID]: {
+      ...csiInfo(true),
+      ControllerInfo: {
+        SupportsCreateDelete: true,
+        SupportsAttachDetach: true,
+        SupportsListVolumes: false,
+        SupportsListSnapshots: true,
+      },
+    },
+  },
+  Nodes: {
+    [NODE_ID]: {
+      ...csiInfo(true),
+      RequiresTopologies: true,
+      NodeInfo: {
+        ID: "node-1",
+        MaxVolumes: 0,
+        AccessibleTopology: { Segments: { zone: "z1", rack: "r1" } },
+        RequiresNodeStageVolume: true,
+      },
+    },
+  },
   Allocations: [allocStub],
 };

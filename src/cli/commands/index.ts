@@ -1,9 +1,16 @@
 /** The CLI's own commands by noun and verb (the agent and the hostpath plugin dispatch apart). */
 import type { Command, Parsed } from "../command.js";
 import type { CommandIO } from "../io.js";
+import { allocExec } from "./alloc_exec.js";
+import { allocLogs } from "./alloc_logs.js";
+import { allocRestart, allocSignal, allocStop } from "./alloc_ops.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
+import { jobInit } from "./job_init.js";
+import { jobInspect } from "./job_inspect.js";
+import { jobPlan } from "./job_plan.js";
 import { jobRun } from "./job_run.js";
+import { jobValidate } from "./job_validate.js";
 import { jobStatus } from "./job_status.js";
 import { jobStop } from "./job_stop.js";
 import { nodeDrain } from "./node_drain.js";
@@ -41,8 +48,23 @@ function entry<P extends Parsed>(c: Command<P>): Entry {
 }
 
 export const COMMANDS: Record<string, Record<string, Entry>> = {
-  job: { run: entry(jobRun), stop: entry(jobStop), status: entry(jobStatus) },
-  alloc: { status: entry(allocStatus) },
+  job: {
+    run: entry(jobRun),
+    stop: entry(jobStop),
+    status: entry(jobStatus),
+    validate: entry(jobValidate),
+    inspect: entry(jobInspect),
+    init: entry(jobInit),
+    plan: entry(jobPlan),
+  },
+  alloc: {
+    status: entry(allocStatus),
+    logs: entry(allocLogs),
+    exec: entry(allocExec),
+    stop: entry(allocStop),
+    restart: entry(allocRestart),
+    signal: entry(allocSignal),
+  },
   eval: { status: entry(evalStatus), list: entry(evalList) },
   node: { status: entry(nodeStatus), drain: entry(nodeDrain), eligibility: entry(nodeEligibility) },
   volume: {

@@ -1,36 +1,109 @@
-/** `berth job run [-detach] <path>`: parses a jobspec (HCL or JSON) and registers it. */
-import { parseJobSpec } from "../../api/index.js";
-import { expectArgs, parseCommandArgs } from "../flags.js";
-import { submitSpec, type Command, type Parsed } from "../command.js";
+/**
+ * `berth job run [options] <path>`: parses a jobspec (HCL or JSON; `-var`, `-var-file` and
+ * NOMAD_VAR_* fill its variables), registers it and, as Nomad does, monitors the evaluation and
+ * its deployment until they finish (`-detach` prints the evaluation ID and returns at once;
+ * `-output` prints the API's JSON instead of submitting).
+ */
+import { parseJobSpec, type HclInputs } from "../../api/index.js";
+import { attempt, fail, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
+import { json } from "../format.js";
+import type { CommandIO } from "../io.js";
+import { monitorEvaluation, rfc3339Local } from "../monitor.js";
 
 export interface JobRunArgs extends Parsed {
   file: string;
   detach: boolean;
+  verbose: boolean;
+  output: boolean;
+  /** `-check-index N`: run only if the registered job's JobModifyIndex is N (0: only a new job). */
+  checkIndex: number | undefined;
+  vars: string[];
+  varFiles: string[];
+}
+
+/** The variable flags `job run`, `job plan` and `job validate` share. */
+export const VARIABLE_FLAGS = {
+  var: { type: "string", multiple: true },
+  "var-file": { type: "string", multiple: true },
+} as const;
+
+/** -var, -var-file (read now, in order) and the environment, for the jobspec's variables. */
+export async function hclInputs(io: CommandIO, vars: string[], varFiles: string[]): Promise<HclInputs> {
+  const files = [];
+  for (const file of varFiles) files.push({ file, text: await io.readFile(file) });
+  return { vars, varFiles: files, env: io.env ?? {} };
 }
 
 export const jobRun: Command<JobRunArgs> = {
   usage: "Usage: berth job run [options] <path>",
-  help: "Registers the job in <path> (HCL or JSON; - reads stdin) and prints its evaluation ID. -detach is accepted for Nomad compatibility: berth does not monitor the evaluation.",
+  help:
+    "Registers the job in <path> (HCL or JSON; - reads stdin) and monitors its evaluation and deployment " +
+    "until they finish. -detach returns after registering, printing the evaluation ID; -verbose shows full " +
+    "IDs; -var 'name=value' and -var-file=<file> set the jobspec's variables (NOMAD_VAR_<name> too); " +
+    "-output prints the job as the API's JSON without submitting it; -check-index N (from `job plan`) " +
+    "registers only if the job has not changed since. Exit code 2: some allocations could " +
+    "not be placed.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { detach: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, {
+      detach: { type: "boolean" },
+      verbose: { type: "boolean" },
+      output: { type: "boolean" },
+      "check-index": { type: "string" },
+      ...VARIABLE_FLAGS,
+    });
     expectArgs(positionals, 1, 1, "<path>");
-    return { address: values.address, file: positionals[0]!, detach: values.detach ?? false };
+    const ci = values["check-index"];
+    if (ci !== undefined && !/^\d+$/.test(ci))
+      throw new UsageError("-check-index must be a non-negative integer");
+    return {
+      address: values.address,
+      file: positionals[0]!,
+      detach: values.detach ?? false,
+      verbose: values.verbose ?? false,
+      output: values.output ?? false,
+      checkIndex: ci === undefined ? undefined : Number(ci),
+      vars: values.var ?? [],
+      varFiles: values["var-file"] ?? [],
+    };
   },
-  run: (p, io) =>
-    submitSpec(io, {
-      file: p.file,
-      kind: "job",
-      parse: parseJobSpec,
-      doing: "submitting job",
-      submit: async (job) => {
-        const res = await io.api.registerJob(job);
-        if (res.Warnings) {
-          io.stdout("Job Warnings:");
-          io.stdout(res.Warnings);
-          io.stdout("");
-        }
-        io.stdout("Job registration successful");
-        if (res.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
-      },
-    }),
+  async run(p, io) {
+    let job;
+    try {
+      job = await parseJobSpec(p.file, await io.readFile(p.file), await hclInputs(io, p.vars, p.varFiles));
+    } catch (err) {
+      return fail(io, `parsing job file ${p.file}`, err);
+    }
+    if (p.output) {
+      io.stdout(json({ Job: job }));
+      return 0;
+    }
+    let evalId = "";
+    const submitted = await attempt(io, "submitting job", async () => {
+      const res = await io.api.registerJob(
+        job,
+        p.checkIndex === undefined ? {} : { checkIndex: p.checkIndex },
+      );
+      if (res.Warnings) {
+        io.stdout("Job Warnings:");
+        io.stdout(res.Warnings);
+        io.stdout("");
+      }
+      evalId = res.EvalID;
+    });
+    if (submitted !== 0) return submitted;
+    // Nomad: a job with no evaluation (periodic, parameterized) or -detach ends here.
+    if (p.detach || !evalId) {
+      io.stdout("Job registration successful");
+      if (evalId) io.stdout(`Evaluation ID: ${evalId}`);
+      return 0;
+    }
+    return monitorEvaluation(evalId, {
+      io,
+      verbose: p.verbose,
+      sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
+      formatTime: rfc3339Local,
+      getDeployment: (id) => io.api.getDeployment(id),
+    });
+  },
 };

@@ -1,13 +1,15 @@
 /** `berth plugin status [<plugin>]`: all CSI plugins, or one with its health counts and allocations. */
 import { kv, orNone } from "../format.js";
 import { allocationsSection } from "../allocs.js";
+import { getByIdOrPrefix } from "../prefix.js";
 import { statusCommand, type StatusArgs } from "../status.js";
+import { capabilitySections } from "./plugin_caps.js";
 
 export type PluginStatusArgs = StatusArgs;
 
 export const pluginStatus = statusCommand({
   usage: "Usage: berth plugin status [options] [<plugin>]",
-  help: "Lists CSI plugins, or shows one plugin with its healthy/expected controllers and nodes and its allocations. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists CSI plugins, or shows one plugin (by ID or unique prefix) with its healthy/expected controllers and nodes and its allocations. -json prints the API's JSON; -verbose shows full IDs and the plugin's controller and node capabilities and accessible topologies.",
   what: "[<plugin>]",
   csi: true,
   list: {
@@ -25,7 +27,13 @@ export const pluginStatus = statusCommand({
   },
   one: {
     doing: "querying CSI plugin",
-    fetch: (id, io) => io.api.getPlugin(id),
+    fetch: (id, io) =>
+      getByIdOrPrefix(
+        id,
+        "plugin",
+        (x) => io.api.getPlugin(x),
+        () => io.api.listPlugins(),
+      ),
     render: (plugin, p, io) => [
       ...kv([
         ["ID", plugin.ID],
@@ -36,6 +44,7 @@ export const pluginStatus = statusCommand({
         ["Nodes Healthy", String(plugin.NodesHealthy)],
         ["Nodes Expected", String(plugin.NodesExpected)],
       ]),
+      ...(p.verbose ? capabilitySections(plugin.Controllers, plugin.Nodes) : []),
       "",
       ...allocationsSection(plugin.Allocations ?? [], p.verbose, io.now()),
     ],

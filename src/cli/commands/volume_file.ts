@@ -1,4 +1,9 @@
-/** What `volume create` and `volume register` share: one <path> argument naming a volume spec. */
+/**
+ * What `volume create` and `volume register` share: one <path> argument naming a volume spec, and
+ * Nomad's `-detach` / `-verbose` / `-policy-override`, accepted so scripts run unchanged: Nomad acts
+ * on them only for dynamic host volumes (monitoring their creation); a CSI volume is created or
+ * registered before the command returns either way.
+ */
 import { parseVolumeSpec, type CSIVolumeSpec } from "../../api/index.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { submitSpec, type Command, type Parsed } from "../command.js";
@@ -19,7 +24,11 @@ export function volumeFileCommand(
     usage,
     help,
     parse(argv) {
-      const { values, positionals } = parseCommandArgs(argv, {});
+      const { values, positionals } = parseCommandArgs(argv, {
+        detach: { type: "boolean" },
+        verbose: { type: "boolean" },
+        "policy-override": { type: "boolean" },
+      });
       expectArgs(positionals, 1, 1, "<path>");
       return { address: values.address, file: positionals[0]! };
     },

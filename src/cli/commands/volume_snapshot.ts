@@ -3,7 +3,10 @@
  *   create <volume> [<name>]       snapshots a volume through its controller plugin
  *   delete <plugin> <snapshot>     deletes a snapshot
  *   list [-plugin <plugin>]        lists snapshots, of one plugin or of every plugin that lists them
- * `-secret key=value` (repeatable) passes secrets to the plugin; `-json` prints the API's JSON.
+ * `-secret key=value` (repeatable) passes secrets to the plugin; `-parameter key=value` (create,
+ * repeatable) passes CreateSnapshot parameters; `-per-page N` / `-page-token T` (list) show one
+ * page and how to get the next, as Nomad's; `-verbose` shows longer volume IDs; `-json` prints the
+ * API's JSON.
  */
 import { hasErrorCode, type ApiErrorCode, type CSISnapshot } from "../../api/index.js";
 import { attempt, type Command, type Parsed } from "../command.js";
@@ -16,6 +19,10 @@ export interface SnapshotArgs extends Parsed {
   args: string[];
   plugin: string | undefined;
   secrets: Record<string, string>;
+  parameters: Record<string, string>;
+  /** Set when -per-page or -page-token asks for one page. */
+  page: { perPage: number; token: string } | undefined;
+  verbose: boolean;
   json: boolean;
 }
 
@@ -26,24 +33,25 @@ const VERBS = {
 } as const;
 
 /** `key=value` secrets; the message never echoes the argument (it is a secret). */
-export function parseSecrets(list: string[] | undefined): Record<string, string> {
+export function parseSecrets(list: string[] | undefined, flag = "-secret"): Record<string, string> {
   const out: Record<string, string> = {};
   for (const s of list ?? []) {
     const eq = s.indexOf("=");
     if (eq <= 0 || s.slice(0, eq).includes(",") || s.slice(eq + 1).includes(",")) {
-      throw new UsageError("-secret must be key=value, with no comma in the key or the value");
+      throw new UsageError(`${flag} must be key=value, with no comma in the key or the value`);
     }
     out[s.slice(0, eq)] = s.slice(eq + 1);
   }
   return out;
 }
 
-function snapshotTable(snaps: CSISnapshot[]): string[] {
+/** Nomad's table: the source volume's ID cut to 12 characters, 30 with -verbose. */
+function snapshotTable(snaps: CSISnapshot[], verbose: boolean): string[] {
   return table([
     ["Snapshot ID", "Volume ID", "Size", "Create Time", "Ready?"],
     ...snaps.map((s) => [
       s.ID,
-      s.ExternalSourceVolumeID,
+      s.ExternalSourceVolumeID.slice(0, verbose ? 30 : 12),
       bytes(s.SizeBytes),
       s.CreateTime ? new Date(s.CreateTime * 1000).toISOString().replace(/\.\d{3}Z$/, "Z") : "<none>",
       String(s.IsReady),
@@ -120,7 +128,7 @@ function noPluginCanList(found: AcrossPlugins): Error {
 
 export const volumeSnapshot: Command<SnapshotArgs> = {
   usage: "Usage: berth volume snapshot <create|delete|list> [options] [args]",
-  help: "create <volume> [<name>] snapshots a volume; delete <plugin> <snapshot> deletes a snapshot; list [-plugin <plugin>] lists snapshots. -secret key=value (repeatable) passes secrets to the plugin; -json prints the API's JSON.",
+  help: "create <volume> [<name>] snapshots a volume (-parameter key=value, repeatable, for the plugin); delete <plugin> <snapshot> deletes a snapshot; list [-plugin <plugin>] lists snapshots (-per-page N and -page-token T for one page). -secret key=value (repeatable) passes secrets to the plugin; -verbose shows longer volume IDs; -json prints the API's JSON.",
   parse(argv) {
     const [verb, ...rest] = argv;
     if (verb !== "create" && verb !== "delete" && verb !== "list") {
@@ -131,17 +139,33 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
     const { values, positionals } = parseCommandArgs(rest, {
       plugin: { type: "string" },
       secret: { type: "string", multiple: true },
+      parameter: { type: "string", multiple: true },
+      "per-page": { type: "string" },
+      "page-token": { type: "string" },
+      verbose: { type: "boolean" },
       json: { type: "boolean" },
     });
     const shape = VERBS[verb];
     expectArgs(positionals, shape.min, shape.max, shape.what);
     if (values.plugin !== undefined && verb !== "list") throw new UsageError("-plugin is only for list");
+    if (values.parameter !== undefined && verb !== "create")
+      throw new UsageError("-parameter is only for create");
+    const paged = values["per-page"] !== undefined || values["page-token"] !== undefined;
+    if (paged && (verb !== "list" || values.plugin === undefined)) {
+      throw new UsageError("-per-page and -page-token are for list -plugin <plugin>");
+    }
+    const perPage = values["per-page"] === undefined ? 30 : Number(values["per-page"]);
+    if (!Number.isInteger(perPage) || perPage < 1)
+      throw new UsageError("-per-page must be a positive integer");
     return {
       address: values.address,
       verb,
       args: positionals,
       plugin: values.plugin,
       secrets: parseSecrets(values.secret),
+      parameters: parseSecrets(values.parameter, "-parameter"),
+      page: paged ? { perPage, token: values["page-token"] ?? "" } : undefined,
+      verbose: values.verbose ?? false,
       json: values.json ?? false,
     };
   },
@@ -149,10 +173,13 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
     if (p.verb === "create") {
       return attempt(io, "creating snapshot", async () => {
         const [volume, name] = [p.args[0]!, p.args[1] ?? ""];
-        const snaps = await io.api.createSnapshot(volume, name, { secrets: p.secrets });
+        const snaps = await io.api.createSnapshot(volume, name, {
+          secrets: p.secrets,
+          parameters: p.parameters,
+        });
         if (p.json) return io.stdout(json(snaps));
         for (const s of snaps) io.stdout(`Completed snapshot of volume ${volume} with snapshot ID ${s.ID}.`);
-        snapshotTable(snaps).forEach((l) => io.stdout(l));
+        snapshotTable(snaps, p.verbose).forEach((l) => io.stdout(l));
       });
     }
     if (p.verb === "delete") {
@@ -161,6 +188,7 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
         io.stdout(`Deleted snapshot ${p.args[1]!}.`);
       });
     }
+    if (p.page) return listOnePage(p, p.page, io);
     return attempt(io, "listing snapshots", async () => {
       let snaps: CSISnapshot[];
       if (p.plugin) snaps = await allSnapshots(io, p.plugin, p.secrets);
@@ -171,7 +199,33 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
       }
       if (p.json) return io.stdout(json(snaps));
       if (snaps.length === 0) return io.stdout("No snapshots found");
-      snapshotTable(snaps).forEach((l) => io.stdout(l));
+      snapshotTable(snaps, p.verbose).forEach((l) => io.stdout(l));
     });
   },
 };
+
+/** One page of one plugin's snapshots, and (as Nomad prints it) the command for the next page. */
+function listOnePage(
+  p: SnapshotArgs,
+  page: { perPage: number; token: string },
+  io: CommandIO,
+): Promise<number> {
+  return attempt(io, "listing snapshots", async () => {
+    const res = await io.api.listSnapshots(p.plugin!, {
+      perPage: page.perPage,
+      nextToken: page.token,
+      secrets: p.secrets,
+    });
+    const snaps = res.Snapshots ?? [];
+    if (p.json) return io.stdout(json(res));
+    if (snaps.length === 0) return io.stdout("No snapshots found");
+    snapshotTable(snaps, p.verbose).forEach((l) => io.stdout(l));
+    if (res.NextToken) {
+      io.stdout("");
+      io.stdout("Results have been paginated. To get the next page run:");
+      io.stdout(
+        `berth volume snapshot list -plugin ${p.plugin!} -per-page ${page.perPage} -page-token ${res.NextToken}`,
+      );
+    }
+  });
+}

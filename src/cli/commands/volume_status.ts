@@ -2,6 +2,7 @@
 import type { CSIVolume } from "../../api/index.js";
 import { kv, orNone, table } from "../format.js";
 import { allocationsSection } from "../allocs.js";
+import { getByIdOrPrefix } from "../prefix.js";
 import { statusCommand, type StatusArgs } from "../status.js";
 import { formatCapacity, formatMountOptions } from "./volume_format.js";
 import { releasesSection } from "./volume_releases.js";
@@ -10,7 +11,7 @@ export type VolumeStatusArgs = StatusArgs;
 
 export const volumeStatus = statusCommand({
   usage: "Usage: berth volume status [options] [<volume>]",
-  help: "Lists CSI volumes, or shows one volume: plugin health, modes, capacity and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
   what: "[<volume>]",
   csi: true,
   list: {
@@ -23,10 +24,17 @@ export const volumeStatus = statusCommand({
   },
   one: {
     doing: "querying volume",
-    fetch: (id, io) => io.api.getVolume(id),
+    fetch: (id, io) =>
+      getByIdOrPrefix(
+        id,
+        "volume",
+        (x) => io.api.getVolume(x),
+        () => io.api.listVolumes(),
+      ),
     render: (vol, p, io) => [
       ...details(vol),
       ...topologiesSection(vol),
+      ...capabilitiesSection(vol),
       ...releasesSection(vol, p.verbose, io.now()),
       "",
       ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()),
@@ -53,6 +61,13 @@ function details(vol: CSIVolume): string[] {
     ["Attachment Mode", orNone(vol.AttachmentMode)],
     ["Mount Options", formatMountOptions(vol.MountOptions)],
   ]);
+}
+
+/** The capabilities the volume was registered or created with (Nomad's "Capabilities"). */
+function capabilitiesSection(vol: CSIVolume): string[] {
+  const rows = [["Access Mode", "Attachment Mode"]];
+  for (const c of vol.RequestedCapabilities ?? []) rows.push([c.AccessMode, c.AttachmentMode]);
+  return ["", "Capabilities", ...table(rows)];
 }
 
 /** A blank line and the table, or nothing when the volume has no topologies. */

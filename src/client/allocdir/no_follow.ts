@@ -132,3 +132,35 @@ export async function openAppendNoFollow(
     throw err;
   }
 }
+
+/**
+ * Opens `anchor/rel…/file` for reading (logs a task can tamper with): the same walk and checks as
+ * openAppendNoFollow, nothing created. A missing file is ENOENT.
+ */
+export async function openReadNoFollow(
+  anchor: string,
+  rel: readonly string[],
+  file: string,
+): Promise<fs.FileHandle> {
+  checkName(file);
+  const shown = [anchor, ...rel, file].join("/");
+  const dir = await openDirNoFollow(anchor, rel);
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(at(dir, file), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ELOOP") throw refused(shown, "is a symlink", err);
+    throw err;
+  } finally {
+    await dir.close();
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw refused(shown, "is not a regular file");
+    if (st.nlink !== 1) throw refused(shown, `has ${st.nlink} hard links`);
+    return fh;
+  } catch (err) {
+    await fh.close();
+    throw err;
+  }
+}

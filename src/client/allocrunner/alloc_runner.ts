@@ -136,6 +136,10 @@ export class AllocRunner {
     this.cfg.stateDb.deleteAlloc(this.alloc.ID);
   }
 
+  /** Task `name`'s runner once the tasks started (`alloc signal|restart|exec`). */
+  taskRunner(name: string): TaskRunnerLike | undefined {
+    return this.taskRunners.get(name);
+  }
   /** Agent exit: cancel waiting and background work; tasks keep running, mounts stay. */
   async shutdown(): Promise<void> {
     this.shutdownCtl.abort(abortError());

@@ -3,6 +3,7 @@
  * persists, and how it makes the runner of each task (TaskRunnerLike, so tests can fake tasks).
  * Apart from alloc_runner.ts so the runner file holds the lifecycle only.
  */
+import type { TaskHandle } from "../drivers/driver.js";
 import type { Logger } from "../../internal/log.js";
 import type { Allocation, TaskEvent, TaskState } from "../../structs/alloc.js";
 import type { Task } from "../../structs/job.js";
@@ -32,6 +33,12 @@ export interface TaskRunnerLike {
    * then; never throws.
    */
   refreshMounts(hostPath: string): Promise<boolean>;
+  /**
+   * `alloc signal|restart|exec` (ClientAlloc RPCs). Optional so test fakes need not implement
+   * them; the real TaskRunner does. `runningHandle` is the running task's process, or null.
+   */
+  restart?(reason: string): Promise<void>;
+  runningHandle?(): TaskHandle | null;
 }
 
 export type NewTaskRunner = (args: {

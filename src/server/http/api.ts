@@ -12,6 +12,8 @@ import type { Logger } from "../../internal/log.js";
 import type { HttpEndpoints, Route } from "./context.js";
 import { sendError } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
+import * as allocOps from "./routes_alloc_ops.js";
+import { validateJobRoute } from "./routes_validate.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
@@ -28,6 +30,7 @@ const ROUTES: [Method | Method[], string, Route][] = [
   [["PUT", "POST"], "/v1/jobs", jobs.registerJob],
   ["GET", "/v1/job/:id", jobs.getJob],
   [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt],
+  [["PUT", "POST"], "/v1/validate/job", validateJobRoute],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
   ["GET", "/v1/job/:id/evaluations", evals.jobEvals],
@@ -36,6 +39,10 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/evaluation/:id/allocations", evals.evalAllocations],
   ["GET", "/v1/allocations", jobs.listAllocs],
   ["GET", "/v1/allocation/:id", jobs.getAlloc],
+  [["PUT", "POST"], "/v1/allocation/:id/stop", allocOps.stopAlloc],
+  [["PUT", "POST"], "/v1/client/allocation/:id/signal", allocOps.signalAlloc],
+  [["PUT", "POST"], "/v1/client/allocation/:id/restart", allocOps.restartAlloc],
+  ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs],
   ["GET", "/v1/nodes", csi.listNodes],
   ["GET", "/v1/node/:id", csi.getNode],
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode],

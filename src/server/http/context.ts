@@ -4,6 +4,7 @@ import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import type { DeploymentEndpoint } from "../deploymentwatcher/endpoint.js";
 import type { AllocEndpoint } from "../rpc/alloc.js";
+import type { AllocOps } from "../rpc/alloc_ops.js";
 import type { JobEndpoint } from "../rpc/job.js";
 import type { NodeEndpoint } from "../rpc/node.js";
 import type { PluginEndpoint } from "../rpc/plugin.js";
@@ -14,6 +15,7 @@ export interface HttpEndpoints {
   store: StateStore;
   jobs: JobEndpoint;
   allocs: AllocEndpoint;
+  allocOps: AllocOps;
   nodes: NodeEndpoint;
   volumes: VolumeEndpoint;
   plugins: PluginEndpoint;

@@ -20,12 +20,19 @@ export const listJobs: Route = async (ctx, api) => {
 export const registerJob: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
+  let enforce: number | undefined;
+  if (body.EnforceIndex === true) {
+    const i = body.JobModifyIndex ?? 0;
+    if (typeof i !== "number" || !Number.isSafeInteger(i) || i < 0)
+      throw validationError("JobModifyIndex", "must be a non-negative integer");
+    enforce = i;
+  }
   // Nomad's Go client sends "Namespace": "" (or none): the request's namespace, as Nomad fills it.
   const job =
     body.Job.Namespace === undefined || body.Job.Namespace === null || body.Job.Namespace === ""
       ? { ...body.Job, Namespace: namespaceOf(ctx) }
       : body.Job;
-  sendJson(ctx.res, await api.jobs.register(job));
+  sendJson(ctx.res, await api.jobs.register(job, enforce));
 };
 
 /**

@@ -32,9 +32,14 @@ export class AgentRpcServer {
     private readonly log: Logger,
   ) {}
 
-  /** Takes over the http server's upgrade event for the agent RPC path; other paths are refused. */
-  attach(http: HttpServer): void {
+  /**
+   * Takes over the http server's upgrade event for the agent RPC path; `other` may take an upgrade
+   * for another path first (exec sessions); the rest are refused.
+   */
+  attach(http: HttpServer, other?: (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean): void {
     http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (socket.destroyed) return;
+      if (other?.(req, socket, head)) return;
       const path = (req.url ?? "").split("?")[0];
       if (path !== AGENT_RPC_PATH) {
         socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");

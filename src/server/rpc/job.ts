@@ -8,7 +8,7 @@
  */
 import type { Allocation } from "../../structs/alloc.js";
 import { isAllocTerminal } from "../../structs/alloc.js";
-import { notFound } from "../../structs/errors.js";
+import { BerthError, notFound } from "../../structs/errors.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { jobWarnings } from "../../structs/job_warnings.js";
@@ -44,14 +44,34 @@ export function specOf(job: Job): string {
   });
 }
 
+/** Nomad's check-index refusals, word for word. */
+function checkEnforcedIndex(want: number, current: number | undefined): void {
+  const prefix = `Enforcing job modify index ${want}`;
+  if (want === 0 && current !== undefined)
+    throw new BerthError("ERR_CONFLICT", `${prefix}: job already exists`);
+  if (want !== 0 && current === undefined)
+    throw new BerthError("ERR_CONFLICT", `${prefix}: job does not exist`);
+  if (want !== 0 && current !== want) {
+    throw new BerthError(
+      "ERR_CONFLICT",
+      `${prefix}: job exists with conflicting job modify index: ${current}`,
+    );
+  }
+}
+
 export class JobEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
-  /** `input` is the body's `Job` value, validated here. */
-  async register(input: unknown): Promise<JobRegisterResponse> {
+  /**
+   * `input` is the body's `Job` value, validated here. `enforceIndex` (Nomad's EnforceIndex with
+   * JobModifyIndex, `job run -check-index`): register only if the stored job's JobModifyIndex is
+   * that (0: only if there is no such job), so a plan's result is what gets run.
+   */
+  async register(input: unknown, enforceIndex?: number): Promise<JobRegisterResponse> {
     const spec = validateJob(input);
     const job = await this.deps.store.txn((tx) => {
       const prev = tx.getJob(spec.Namespace, spec.ID);
+      if (enforceIndex !== undefined) checkEnforcedIndex(enforceIndex, prev?.JobModifyIndex);
       if (prev && specOf(prev) === specOf({ ...spec, Status: prev.Status })) return prev;
       return tx.putJob({
         ...spec,

@@ -104,10 +104,10 @@ async function cli(base: string, ...args: string[]): Promise<{ code: number; out
     stdout: (l) => out.push(l),
     stderr: (l) => err.push(l),
     env: {},
-    io: (address) => ({
+    io: (connection) => ({
       stdout: (l) => out.push(l),
       stderr: (l) => err.push(l),
-      api: new ApiClient({ address }),
+      api: new ApiClient(connection),
       readFile: () => Promise.reject(new Error("no files")),
       now: () => Date.now(),
     }),

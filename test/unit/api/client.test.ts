@@ -43,6 +43,18 @@ after(() => api.close());
 
 const last = () => api.requests.at(-1)!;
 
+describe("ApiClient connection settings", () => {
+  it("sends the token as X-Nomad-Token and the namespace and region as query parameters", async () => {
+    const c = new ApiClient({ address: api.address, namespace: "prod", token: "s3cret", region: "eu" });
+    await c.listJobs();
+    assert.equal(last().url, "/v1/jobs?namespace=prod&region=eu");
+    assert.equal(last().headers["x-nomad-token"], "s3cret");
+    await client.listJobs();
+    assert.equal(last().url, "/v1/jobs");
+    assert.equal(last().headers["x-nomad-token"], undefined);
+  });
+});
+
 describe("ApiClient routes", () => {
   it("jobs: list, register, get, deregister, allocations", async () => {
     assert.deepEqual(await client.listJobs(), [{ ID: "web" }]);

@@ -7,6 +7,7 @@ import { DEFAULT_ADDRESS } from "../../../src/api/index.js";
 import { runCli } from "../../../src/cli/dispatch.js";
 import { jobStub } from "../../builders/api_records.js";
 import { captureIO } from "../../fakes/command_io.js";
+import type { Connection } from "../../../src/api/index.js";
 
 let api: FakeApi;
 
@@ -21,17 +22,19 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const addresses: string[] = [];
+  const connections: Connection[] = [];
   const code = await runCli(argv, {
     stdout: (l) => out.push(l),
     stderr: (l) => err.push(l),
-    io: (address) => {
-      addresses.push(address);
-      const io = captureIO(address);
+    io: (connection) => {
+      addresses.push(connection.address);
+      connections.push(connection);
+      const io = captureIO(connection.address);
       return { ...io, stdout: (l) => out.push(l), stderr: (l) => err.push(l) };
     },
     env,
   });
-  return { code, out, err, addresses };
+  return { code, out, err, addresses, connections };
 }
 
 describe("dispatch", () => {
@@ -95,6 +98,36 @@ describe("dispatch", () => {
       new RegExp(`^Error querying node status: cannot reach berth at ${dead}: .*ECONNREFUSED`),
     );
     assert.equal(DEFAULT_ADDRESS, "http://127.0.0.1:4646");
+  });
+
+  it("a Nomad operator's NOMAD_ADDR, NOMAD_NAMESPACE, NOMAD_TOKEN, NOMAD_REGION work; BERTH_* and flags win", async () => {
+    const nomad = await cli(["job", "status"], {
+      NOMAD_ADDR: api.address,
+      NOMAD_NAMESPACE: "prod",
+      NOMAD_TOKEN: "s3cret",
+      NOMAD_REGION: "eu",
+    });
+    assert.equal(nomad.code, 0);
+    assert.deepEqual(nomad.connections, [
+      { address: api.address, namespace: "prod", token: "s3cret", region: "eu" },
+    ]);
+    const berth = await cli(["job", "status"], {
+      NOMAD_ADDR: "http://127.0.0.1:1",
+      BERTH_ADDR: api.address,
+      NOMAD_NAMESPACE: "prod",
+      BERTH_NAMESPACE: "dev",
+    });
+    assert.deepEqual(berth.connections, [
+      { address: api.address, namespace: "dev", token: undefined, region: undefined },
+    ]);
+    const flags = await cli(
+      ["job", "status", "-namespace=web", "-token", "t0k", "-region=us", `-address=${api.address}`],
+      { BERTH_NAMESPACE: "dev", NOMAD_TOKEN: "s3cret" },
+    );
+    assert.equal(flags.code, 0);
+    assert.deepEqual(flags.connections, [
+      { address: api.address, namespace: "web", token: "t0k", region: "us" },
+    ]);
   });
 });
 

@@ -26,7 +26,8 @@ describe("flag normalisation", () => {
       normaliseFlags(["-json", "-address=http://x:1", "-address", "a", "--purge", "-", "id"]),
       ["--json", "--address=http://x:1", "--address", "a", "--purge", "-", "id"],
     );
-    assert.deepEqual(normaliseFlags(["-h", "--", "-json"]), ["-h", "--", "-json"]);
+    // One-letter flags are Go flags too (`-f`, `-n 5`): long options for parseArgs.
+    assert.deepEqual(normaliseFlags(["-h", "-f", "--", "-json"]), ["--h", "--f", "--", "-json"]);
   });
 
   it("spots a help flag before --", () => {
@@ -40,11 +41,27 @@ describe("flag normalisation", () => {
 
 describe("job commands parse", () => {
   it("job run", () => {
-    assert.deepEqual(jobRun.parse(["job.hcl"]), { address: undefined, file: "job.hcl", detach: false });
+    const defaults = { output: false, verbose: false, checkIndex: undefined, vars: [], varFiles: [] };
+    assert.deepEqual(jobRun.parse(["job.hcl"]), {
+      address: undefined,
+      file: "job.hcl",
+      detach: false,
+      ...defaults,
+    });
     assert.deepEqual(jobRun.parse(["-detach", "-address=http://h:1", "job.hcl"]), {
       address: "http://h:1",
       file: "job.hcl",
       detach: true,
+      ...defaults,
+    });
+    assert.deepEqual(jobRun.parse(["-var", "a=1", "-var=b=2", "-var-file", "x.hcl", "-verbose", "job.hcl"]), {
+      address: undefined,
+      file: "job.hcl",
+      detach: false,
+      ...defaults,
+      verbose: true,
+      vars: ["a=1", "b=2"],
+      varFiles: ["x.hcl"],
     });
     usageError(() => jobRun.parse([]), /exactly one argument: <path>/);
     usageError(() => jobRun.parse(["a", "b"]), /exactly one argument/);

@@ -27,6 +27,11 @@ before(async () => {
     "GET /v1/volume/csi/demo": { json: fx.volume },
     "GET /v1/plugins": { json: [fx.pluginStub] },
     "GET /v1/plugin/csi/hostpath": { json: fx.plugin },
+    "GET /v1/plugin/csi/host": {
+      status: 404,
+      text: "not found",
+      headers: { "X-Berth-Error-Code": "ERR_NOT_FOUND" },
+    },
   });
 });
 
@@ -237,6 +242,10 @@ describe("volume status", () => {
       "Topology  Segments",
       "00        rack=r1",
       "",
+      "Capabilities",
+      "Access Mode         Attachment Mode",
+      "single-node-writer  file-system",
+      "",
       "Allocations",
       "ID        Node ID   Task Group  Desired  Status   Created  Modified",
       "a1b2c3d4  f00dfeed  writer      run      running  5m ago   4m ago",
@@ -277,6 +286,27 @@ describe("plugin status", () => {
       "Allocations",
       "ID        Node ID   Task Group  Desired  Status   Created  Modified",
       "a1b2c3d4  f00dfeed  writer      run      running  5m ago   4m ago",
+    ]);
+  });
+
+  it("-verbose adds the capabilities the instances advertise and their topologies; a prefix finds it", async () => {
+    const o = io();
+    assert.equal(await pluginStatus.run(pluginStatus.parse(["-verbose", "host"]), o), 0);
+    const at = o.out.indexOf("Controller Capabilities");
+    assert.deepEqual(o.out.slice(at, at + 13), [
+      "Controller Capabilities",
+      "  CONTROLLER_ATTACH_DETACH",
+      "  CREATE_DELETE_VOLUME",
+      "  LIST_SNAPSHOTS",
+      "",
+      "Node Capabilities",
+      "  STAGE_UNSTAGE_VOLUME",
+      "  VOLUME_ACCESSIBILITY_CONSTRAINTS",
+      "",
+      "Accessible Topologies",
+      "Node ID   Accessible Topology",
+      "f00dfeed  rack=r1,zone=z1",
+      "",
     ]);
   });
 

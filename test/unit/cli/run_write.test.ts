@@ -63,7 +63,7 @@ describe("job run", () => {
 
   it("prints the server's warnings first", async () => {
     const o = io();
-    assert.equal(await jobRun.run(jobRun.parse(["warn.json"]), o), 0);
+    assert.equal(await jobRun.run(jobRun.parse(["-detach", "warn.json"]), o), 0);
     assert.deepEqual(o.out, [
       "Job Warnings:",
       "group has no tasks",

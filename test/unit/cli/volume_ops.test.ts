@@ -129,6 +129,54 @@ describe("volume snapshot", () => {
     assert.match(failing.err[0]!, /^Error listing snapshots: Unexpected response code: 400/);
   });
 
+  it("-parameter reaches CreateSnapshot; -per-page/-page-token show one page and the next command", async () => {
+    const o = io();
+    const args = ["create", "demo", "-parameter", "tier=cold", "-parameter=zone=a", "-verbose"];
+    assert.equal(await volumeSnapshot.run(volumeSnapshot.parse(args), o), 0);
+    const sent = JSON.parse(requests("PUT", "/v1/volumes/snapshot").at(-1)!.body) as {
+      Snapshots: { Parameters: Record<string, string> }[];
+    };
+    assert.deepEqual(sent.Snapshots[0]!.Parameters, { tier: "cold", zone: "a" });
+    usageError(() => volumeSnapshot.parse(["list", "-parameter", "a=b"]), /-parameter is only for create/);
+    usageError(
+      () => volumeSnapshot.parse(["list", "-per-page", "2"]),
+      /-per-page and -page-token are for list -plugin/,
+    );
+    usageError(
+      () => volumeSnapshot.parse(["list", "-plugin", "p", "-per-page", "0"]),
+      /-per-page must be a positive integer/,
+    );
+
+    const page = io();
+    assert.equal(
+      await volumeSnapshot.run(volumeSnapshot.parse(["list", "-plugin", "hostpath", "-per-page", "1"]), page),
+      0,
+    );
+    const asked = new URL(requests("GET", "/v1/volumes/snapshot").at(-1)!.url, "http://x").searchParams;
+    assert.equal(asked.get("per_page"), "1");
+    assert.deepEqual(
+      page.out.slice(1, 2).map((l) => l.split(/\s+/)[0]),
+      ["snap-1"],
+    );
+    assert.deepEqual(page.out.slice(-3), [
+      "",
+      "Results have been paginated. To get the next page run:",
+      "berth volume snapshot list -plugin hostpath -per-page 1 -page-token 2",
+    ]);
+    const next = io();
+    assert.equal(
+      await volumeSnapshot.run(
+        volumeSnapshot.parse(["list", "-plugin", "hostpath", "-per-page", "1", "-page-token", "2"]),
+        next,
+      ),
+      0,
+    );
+    assert.deepEqual(
+      next.out.slice(1).map((l) => l.split(/\s+/)[0]),
+      ["snap-3"],
+    );
+  });
+
   it("delete passes secrets in the header, never the URL", async () => {
     const o = io();
     assert.equal(

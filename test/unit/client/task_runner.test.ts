@@ -176,6 +176,24 @@ describe("RestartTracker", () => {
     );
   });
 
+  it("an operator's restart starts the task at once and uses up no attempt", () => {
+    const t = new RestartTracker(
+      { Attempts: 1, Interval: 10_000e6, Delay: 100e6, Mode: "fail" },
+      "service",
+      noJitter,
+    );
+    t.requestRestart();
+    assert.deepEqual(t.next(false, 0), {
+      restart: true,
+      delayMs: 0,
+      reason: "User requested restart",
+      message: "Task restarting in 0s",
+    });
+    // The one attempt the policy allows is still there.
+    assert.equal(t.next(false, 10).restart, true);
+    assert.equal(t.next(false, 20).restart, false);
+  });
+
   it("opens a new window after the interval", () => {
     const t = new RestartTracker(
       { Attempts: 1, Interval: 1000e6, Delay: 1e6, Mode: "fail" },

@@ -25,6 +25,7 @@ export const REASON_WITHIN_POLICY = "Restart within policy";
 export const REASON_NO_RESTARTS = "Policy allows no restarts";
 export const REASON_DELAY = "Exceeded allowed attempts, applying a delay";
 export const REASON_SUCCESS = "Restart unnecessary as task terminated successfully";
+export const REASON_USER = "User requested restart";
 
 export const DEFAULT_BATCH_RESTART: RestartPolicy = {
   Attempts: 3,
@@ -48,6 +49,7 @@ export class RestartTracker {
   private windowStart = 0;
   private count = 0;
   private readonly onSuccess: boolean;
+  private userRequested = false;
 
   /** `rand` in [0, 1) draws the jitter (Nomad's rand.Int63n); `lifecycle`: the task's, if any. */
   constructor(
@@ -74,8 +76,26 @@ export class RestartTracker {
     return task ?? group ?? (jobType === "batch" ? DEFAULT_BATCH_RESTART : DEFAULT_SERVICE_RESTART);
   }
 
+  /**
+   * The next exit is an operator's `alloc restart` (Nomad's non-failure restart): the task starts
+   * again at once, and the restart counts against no attempt.
+   */
+  requestRestart(): void {
+    this.userRequested = true;
+  }
+
   /** `success`: the task exited 0 on its own (not a setup failure, not a hook-requested restart). */
   next(success: boolean, nowMs = Date.now()): RestartDecision {
+    if (this.userRequested) {
+      this.userRequested = false;
+      // The runner prefixes the reason it stopped the task for (REASON_USER) to the message.
+      return {
+        restart: true,
+        delayMs: 0,
+        reason: REASON_USER,
+        message: `Task restarting in ${goDuration(0)}`,
+      };
+    }
     const onSuccess = this.onSuccess;
     if (this.policy.Attempts === 0) {
       if (success && !onSuccess) return { restart: false, failed: false, reason: REASON_SUCCESS };

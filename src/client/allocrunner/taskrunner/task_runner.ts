@@ -15,7 +15,7 @@
  */
 import { isAbortError, sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
-import { allocTaskGroup, type TaskEvent, type TaskState } from "../../../structs/alloc.js";
+import { allocTaskGroup, type TaskState } from "../../../structs/alloc.js";
 import { asBerthError, BerthError } from "../../../structs/errors.js";
 import { NS_PER_MS } from "../../../structs/job.js";
 import type { ExitResult, TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
@@ -27,11 +27,11 @@ import { RestartTracker, formatMs } from "./restart_tracker.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
 import { buildStartConfig, startPersisted } from "./task_start.js";
 import { taskHooks } from "./task_hooks.js";
+import { killTimeoutMs, newTaskEvent } from "./task_event.js";
 import { VolumeHook } from "./volume_hook.js";
 
 export type { TaskHandleStore, TaskRunnerConfig } from "./task_runner_config.js";
 
-const DEFAULT_KILL_TIMEOUT_MS = 5000;
 /** Nomad keeps the latest 10; a flapping plugin should not grow the state without bound either. */
 const MAX_EVENTS = 50;
 
@@ -143,11 +143,20 @@ export class TaskRunner {
     return this.runPromise;
   }
 
+  /** `alloc signal|restart|exec` (client_alloc.ts): the running task's process, or null. */
+  runningHandle(): TaskHandle | null {
+    return this.killReason === null ? this.handle : null;
+  }
+  restart(reason: string): Promise<void> {
+    this.restarts.requestRestart();
+    return this.restartFromHook(reason);
+  }
+
   /** Stops the task without restarting it; resolves when it is dead. Safe before and after run(). */
   async kill(reason: string): Promise<void> {
     if (this.killReason === null && this.st.State !== "dead") {
       this.killReason = reason;
-      const timeoutMs = this.killTimeoutMs();
+      const timeoutMs = killTimeoutMs(this.cfg.task);
       this.emit("Killing", `Sent interrupt. Waiting ${formatMs(timeoutMs)} before force killing`, {
         kill_reason: reason,
         kill_timeout: String(timeoutMs * NS_PER_MS),
@@ -360,24 +369,14 @@ export class TaskRunner {
 
   private async stopHandle(handle: TaskHandle): Promise<void> {
     try {
-      await this.cfg.driver.stop(handle, this.killTimeoutMs());
+      await this.cfg.driver.stop(handle, killTimeoutMs(this.cfg.task));
     } catch (err) {
       this.log.error("stopping the task failed", { err });
     }
   }
 
-  private killTimeoutMs(): number {
-    return this.cfg.task.KillTimeout > 0 ? this.cfg.task.KillTimeout / NS_PER_MS : DEFAULT_KILL_TIMEOUT_MS;
-  }
-
   private emit(type: string, message: string, details: Record<string, string> = {}): void {
-    const ev: TaskEvent = {
-      Type: type,
-      Time: Date.now() * NS_PER_MS,
-      DisplayMessage: message,
-      Details: details,
-    };
-    this.st.Events.push(ev);
+    this.st.Events.push(newTaskEvent(type, message, details));
     // Events are also the task's trace in the agent log (details stay out: they may echo errors).
     this.cfg.log.debug("task event", { alloc: this.cfg.alloc.ID, type, message });
     if (this.st.Events.length > MAX_EVENTS) this.st.Events.splice(0, this.st.Events.length - MAX_EVENTS);

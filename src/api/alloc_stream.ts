@@ -1,0 +1,115 @@
+/**
+ * The two alloc routes whose answers are streams, not one JSON value: a task's log (Nomad's
+ * `GET /v1/client/fs/logs/:id` with `plain=true`, followed as the task writes) and exec (Nomad's
+ * WebSocket protocol at `/v1/client/allocation/:id/exec`).
+ */
+import { WebSocket } from "ws";
+import type { ApiClient } from "./client.js";
+import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+
+export interface LogQuery {
+  task: string;
+  type: "stdout" | "stderr";
+  /** Keep the answer open and stream what the task writes until it is dead. */
+  follow?: boolean;
+  /** Bytes from `origin`. */
+  offset?: number;
+  origin?: "start" | "end";
+  signal?: AbortSignal;
+}
+
+/** The log's bytes as the server sends them. */
+export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery): AsyncGenerator<Uint8Array> {
+  const { url, headers } = api.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
+    task: q.task,
+    type: q.type,
+    plain: "true",
+    follow: q.follow ? "true" : undefined,
+    offset: q.offset === undefined ? undefined : String(q.offset),
+    origin: q.origin,
+  });
+  let res: Response;
+  try {
+    res = await fetch(url, { headers, signal: q.signal });
+  } catch (err) {
+    if (err instanceof Error && err.name === "AbortError") return;
+    throw new ConnectionError(api.address, err);
+  }
+  if (!res.ok) {
+    const text = (await res.text()).trim();
+    throw new ApiError(res.status, text || res.statusText, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
+  }
+  if (!res.body) return;
+  try {
+    for await (const chunk of res.body) yield chunk;
+  } catch (err) {
+    if (!(err instanceof Error && err.name === "AbortError")) throw err;
+  }
+}
+
+export interface ExecResult {
+  stdout: Buffer;
+  stderr: Buffer;
+  exitCode: number;
+}
+
+/**
+ * Runs `command` in the task non-interactively: sends `stdin` whole, then closes it; resolves
+ * with the output and exit code. A refusal before the upgrade is an ApiError; a failure after it
+ * (the socket closed with a reason) rejects with that reason.
+ */
+export function execInAlloc(
+  api: ApiClient,
+  allocId: string,
+  task: string,
+  command: string[],
+  stdin: Buffer,
+): Promise<ExecResult> {
+  const { url, headers } = api.endpoint(`/v1/client/allocation/${encodeURIComponent(allocId)}/exec`, {
+    task,
+    command: JSON.stringify(command),
+    tty: "false",
+  });
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let exitCode: number | null = null;
+    ws.on("unexpected-response", (_req, res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
+        reject(
+          new ApiError(
+            res.statusCode ?? 500,
+            Buffer.concat(chunks).toString("utf8").trim(),
+            typeof code === "string" ? code : undefined,
+          ),
+        );
+      });
+    });
+    ws.on("open", () => {
+      if (stdin.length > 0) ws.send(JSON.stringify({ stdin: { data: stdin.toString("base64") } }));
+      ws.send(JSON.stringify({ stdin: { close: true } }));
+    });
+    ws.on("message", (raw: Buffer) => {
+      const frame = JSON.parse(raw.toString("utf8")) as {
+        stdout?: { data?: string };
+        stderr?: { data?: string };
+        exited?: boolean;
+        result?: { exit_code: number };
+      };
+      if (frame.stdout?.data) out.push(Buffer.from(frame.stdout.data, "base64"));
+      if (frame.stderr?.data) err.push(Buffer.from(frame.stderr.data, "base64"));
+      if (frame.exited) exitCode = frame.result?.exit_code ?? 0;
+    });
+    ws.on("close", (_code, reason) => {
+      if (exitCode === null)
+        return reject(new Error(reason.toString() || "exec session closed before the command ended"));
+      resolve({ stdout: Buffer.concat(out), stderr: Buffer.concat(err), exitCode });
+    });
+    ws.on("error", (e) => reject(new ConnectionError(api.address, e)));
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * What every ApiClient method shares: the connection settings, the request (JSON in, JSON or
+ * nothing out, errors as ApiError/ConnectionError) and the query helpers. client.ts adds one method
+ * per route.
+ */
+import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+import { resolveAddress } from "./address.js";
+import type { Evaluation } from "./types.js";
+
+export interface ApiClientOptions {
+  /** Agent address; defaults to BERTH_ADDR, then http://127.0.0.1:4646. */
+  address?: string;
+  /** Sent as `?namespace=` when set; the server's default namespace applies otherwise. */
+  namespace?: string | undefined;
+  /** Sent as Nomad's `X-Nomad-Token` header when set. */
+  token?: string | undefined;
+  /** Sent as `?region=` when set. */
+  region?: string | undefined;
+  signal?: AbortSignal;
+}
+
+export type Query = Record<string, string | undefined>;
+
+export interface RequestOptions {
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export class ApiClientBase {
+  readonly address: string;
+  private readonly namespace: string | undefined;
+  private readonly token: string | undefined;
+  private readonly region: string | undefined;
+  private readonly signal: AbortSignal | undefined;
+
+  constructor(options: ApiClientOptions = {}) {
+    this.address = resolveAddress(options.address);
+    this.namespace = options.namespace;
+    this.token = options.token;
+    this.region = options.region;
+    this.signal = options.signal;
+  }
+
+  /**
+   * The URL and headers of a request this client would send, for the streams (alloc_stream.ts)
+   * that read the answer as it comes instead of as one JSON value.
+   */
+  endpoint(path: string, query: Query = {}): { url: URL; headers: Record<string, string> } {
+    const url = new URL(path, this.address + "/");
+    for (const [k, v] of Object.entries({ ...query, namespace: this.namespace, region: this.region })) {
+      if (v !== undefined) url.searchParams.set(k, v);
+    }
+    return { url, headers: this.token ? { "X-Nomad-Token": this.token } : {} };
+  }
+
+  /**
+   * Sends one request. The JSON answer is trusted to have the documented shape (the server is
+   * berth's own); an empty body resolves to undefined.
+   */
+  protected async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const { url, headers: auth } = this.endpoint(path, opts.query);
+    const headers: Record<string, string> = { ...opts.headers, ...auth };
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      body = JSON.stringify(opts.body);
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, { method, headers, body, signal: this.signal });
+    } catch (err) {
+      if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) throw err;
+      throw new ConnectionError(this.address, err);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      const message = text.trim() || res.statusText || `HTTP ${res.status}`;
+      throw new ApiError(res.status, message, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
+    }
+    if (text.trim() === "") return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ApiError(res.status, `invalid JSON in answer to ${method} ${path}`);
+    }
+  }
+}
+
+/** Secrets travel in Nomad's X-Nomad-CSI-Secrets header (k=v,k2=v2), never in a URL. */
+export function secretsHeader(secrets: Record<string, string> | undefined): Record<string, string> {
+  const pairs = Object.entries(secrets ?? {});
+  return pairs.length > 0 ? { "X-Nomad-CSI-Secrets": pairs.map(([k, v]) => `${k}=${v}`).join(",") } : {};
+}
+
+/**
+ * Nomad's list options (api.QueryOptions): `prefix` (ID prefix), `filter` (a go-bexpr expression
+ * over the list's stubs), `perPage`/`nextToken` paging (the next token arrives in the
+ * X-Nomad-NextToken header of the answer) and `reverse`. Unset options are not sent.
+ */
+export interface ListOptions {
+  prefix?: string;
+  filter?: string;
+  perPage?: number;
+  nextToken?: string;
+  reverse?: boolean;
+}
+
+export function listQuery(opts: ListOptions): Query {
+  return {
+    prefix: opts.prefix || undefined,
+    filter: opts.filter || undefined,
+    ...paging(opts),
+    reverse: opts.reverse ? "true" : undefined,
+  };
+}
+
+export function paging(opts: { perPage?: number; nextToken?: string }): Query {
+  return {
+    per_page: opts.perPage ? String(opts.perPage) : undefined,
+    next_token: opts.nextToken || undefined,
+  };
+}
+
+/**
+ * Newest first by CreateIndex; evals made together (an eval and the blocked eval it created) keep
+ * the server's order reversed, so the blocked one comes first.
+ */
+export function newestFirst(evals: Evaluation[] | undefined): Evaluation[] {
+  return [...(evals ?? [])].reverse().sort((a, b) => b.CreateIndex - a.CreateIndex);
+}
+
+export function enc(id: string): string {
+  return encodeURIComponent(id);
+}

@@ -1,0 +1,101 @@
+/**
+ * Nomad's routes for acting on one alloc: `PUT|POST /v1/allocation/:id/stop`,
+ * `PUT|POST /v1/client/allocation/:id/signal` (`{"Task", "Signal"}`),
+ * `PUT|POST /v1/client/allocation/:id/restart` (`{"TaskName", "AllTasks"}`) and
+ * `GET /v1/client/fs/logs/:id?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=`.
+ * Logs answer Nomad's stream frames (`{"Offset", "Data" (base64), "File"}` objects one after the
+ * other) or, with `plain=true`, the bytes; `follow=true` keeps the answer open and sends what the
+ * task writes until the task is dead or the client goes away. Exec is a WebSocket (exec_ws.ts).
+ */
+import { sleep } from "../../internal/abort.js";
+import { validationError } from "../../structs/errors.js";
+import { isObject } from "../../structs/json_check.js";
+import { boolParam, readJson, sendJson } from "./respond.js";
+import { param, type Route } from "./context.js";
+
+/** How often a follow asks the node for more. */
+export const LOG_FOLLOW_POLL_MS = 250;
+const LOG_CHUNK = 256 * 1024;
+
+export const stopAlloc: Route = async (ctx, api) => {
+  sendJson(ctx.res, await api.allocOps.stop(param(ctx, "id")));
+};
+
+export const signalAlloc: Route = async (ctx, api) => {
+  const body = await readJson(ctx.req);
+  if (!isObject(body)) throw validationError("body", "must be a JSON object");
+  const task = optString("Task", body.Task);
+  const signal = optString("Signal", body.Signal);
+  await api.allocOps.signal(param(ctx, "id"), task, signal);
+  sendJson(ctx.res, {});
+};
+
+export const restartAlloc: Route = async (ctx, api) => {
+  const body = await readJson(ctx.req);
+  if (!isObject(body)) throw validationError("body", "must be a JSON object");
+  const task = optString("TaskName", body.TaskName);
+  if (body.AllTasks !== undefined && typeof body.AllTasks !== "boolean")
+    throw validationError("AllTasks", "must be a boolean");
+  await api.allocOps.restart(param(ctx, "id"), task, body.AllTasks === true);
+  sendJson(ctx.res, {});
+};
+
+function optString(field: string, v: unknown): string {
+  if (v === undefined || v === null) return "";
+  if (typeof v !== "string") throw validationError(field, "must be a string");
+  return v;
+}
+
+export const allocLogs: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const task = ctx.query.get("task") ?? "";
+  if (!task) throw validationError("task", "must name the task whose logs to read");
+  const type = ctx.query.get("type") ?? "";
+  if (type !== "stdout" && type !== "stderr") throw validationError("type", 'must be "stdout" or "stderr"');
+  const origin = ctx.query.get("origin") || "start";
+  if (origin !== "start" && origin !== "end") throw validationError("origin", 'must be "start" or "end"');
+  const rawOffset = ctx.query.get("offset") || "0";
+  if (!/^\d{1,15}$/.test(rawOffset))
+    throw validationError("offset", "must be a non-negative decimal integer");
+  const follow = boolParam(ctx.query, "follow");
+  const plain = boolParam(ctx.query, "plain");
+  const file = `alloc/logs/${task}.${type}.0`;
+
+  // The first read answers errors (unknown alloc, node away) as a status before anything is sent.
+  let read = await api.allocOps.readLog(
+    id,
+    { Task: task, Type: type, Offset: Number(rawOffset), Origin: origin, Limit: LOG_CHUNK },
+    ctx.signal,
+  );
+  ctx.res.writeHead(200, { "Content-Type": plain ? "text/plain; charset=utf-8" : "application/json" });
+  for (;;) {
+    const data = Buffer.from(read.Data, "base64");
+    if (data.length > 0) {
+      ctx.res.write(
+        plain ? data : JSON.stringify({ Offset: read.Offset + data.length, Data: read.Data, File: file }),
+      );
+    }
+    const next = read.Offset + data.length;
+    const more = next < read.Size;
+    if (!more && (!follow || read.TaskDead)) break;
+    if (!more) {
+      try {
+        await sleep(LOG_FOLLOW_POLL_MS, ctx.signal);
+      } catch {
+        break;
+      }
+    }
+    if (ctx.signal.aborted) break;
+    try {
+      read = await api.allocOps.readLog(
+        id,
+        { Task: task, Type: type, Offset: next, Origin: "start", Limit: LOG_CHUNK },
+        ctx.signal,
+      );
+    } catch {
+      // The alloc went away or its node did: the stream ends, as Nomad's does.
+      break;
+    }
+  }
+  ctx.res.end();
+};
