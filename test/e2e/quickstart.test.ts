@@ -35,8 +35,9 @@ async function cliJson<T>(args: string[]): Promise<T> {
   return JSON.parse(r.stdout) as T;
 }
 
+/** The README's commands as written: `job run` monitors the evaluation and deployment, as in Nomad. */
 async function cli(args: string[]) {
-  const r = await runCli(args, env);
+  const r = await runCli(args, env, 120_000, { monitor: true });
   assert.equal(r.code, 0, `berth ${args.join(" ")} failed: ${r.stderr}\n${r.stdout}`);
   return r;
 }

@@ -29,9 +29,21 @@ export interface CliResult {
   stderr: string;
 }
 
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
+/**
+ * Runs the real CLI. `berth job run` is sent with `-detach` unless `opts.monitor`: the monitor
+ * follows the job's deployment to its end (Nomad's default `min_healthy_time` is 10 s), which only
+ * slows a test that polls for what it needs; the tests of the monitor itself ask for it.
+ */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  opts: { monitor?: boolean } = {},
+): Promise<CliResult> {
+  const detach = !opts.monitor && args[0] === "job" && args[1] === "run" && !args.includes("-detach");
+  const argv = detach ? ["job", "run", "-detach", ...args.slice(2)] : args;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BERTH_BIN, ...args], {
+    const child = spawn(process.execPath, [BERTH_BIN, ...argv], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"],

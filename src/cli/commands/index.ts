@@ -6,6 +6,7 @@ import { allocLogs } from "./alloc_logs.js";
 import { allocRestart, allocSignal, allocStop } from "./alloc_ops.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
+import { jobHistory } from "./job_history.js";
 import { jobInit } from "./job_init.js";
 import { jobInspect } from "./job_inspect.js";
 import { jobPlan } from "./job_plan.js";
@@ -56,6 +57,7 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     inspect: entry(jobInspect),
     init: entry(jobInit),
     plan: entry(jobPlan),
+    history: entry(jobHistory),
   },
   alloc: {
     status: entry(allocStatus),

@@ -9,36 +9,8 @@ import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { ClientMethods } from "../../structs/rpc.js";
+import { SIGNAL_NAMES } from "../../structs/task_stanzas_validate.js";
 import type { ServerDeps } from "../deps.js";
-
-/** The signals `alloc signal` accepts (names as Nomad takes them). */
-export const SIGNALS = [
-  "SIGABRT",
-  "SIGALRM",
-  "SIGCHLD",
-  "SIGCONT",
-  "SIGHUP",
-  "SIGINT",
-  "SIGIO",
-  "SIGKILL",
-  "SIGPIPE",
-  "SIGPROF",
-  "SIGQUIT",
-  "SIGSTOP",
-  "SIGSYS",
-  "SIGTERM",
-  "SIGTRAP",
-  "SIGTSTP",
-  "SIGTTIN",
-  "SIGTTOU",
-  "SIGURG",
-  "SIGUSR1",
-  "SIGUSR2",
-  "SIGVTALRM",
-  "SIGWINCH",
-  "SIGXCPU",
-  "SIGXFSZ",
-] as const;
 
 /** Exec's deadline: a non-interactive command must finish within it. */
 export const EXEC_TIMEOUT_MS = 5 * 60_000;
@@ -62,10 +34,10 @@ export class AllocOps {
   async signal(id: string, task: string, signal: string): Promise<void> {
     const alloc = this.running(id, task);
     const sig = signal === "" ? "SIGKILL" : signal.toUpperCase();
-    if (!(SIGNALS as readonly string[]).includes(sig)) {
+    if (!SIGNAL_NAMES.includes(sig)) {
       throw validationError(
         "Signal",
-        `unknown signal ${JSON.stringify(signal)} (one of ${SIGNALS.join(", ")})`,
+        `unknown signal ${JSON.stringify(signal)} (one of ${SIGNAL_NAMES.join(", ")})`,
       );
     }
     await this.call(alloc, "ClientAlloc.Signal", { AllocID: id, Task: task, Signal: sig });

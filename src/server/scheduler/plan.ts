@@ -38,6 +38,11 @@ export interface Plan {
   cancelDeployments: Deployment[];
   /** The deployment of the job's version this pass works for, "" when none. */
   deploymentId: string;
+  /**
+   * Slots an update holds empty until a single-writer volume is free (reconcile_update.ts): not
+   * failures, but the job must be evaluated again when a claim is freed, as a blocked one is.
+   */
+  heldSlots: number;
 }
 
 /**
@@ -69,8 +74,10 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
     newDeployment: null,
     cancelDeployments: [],
     deploymentId: "",
+    heldSlots: 0,
   };
   const upd = planUpdates(state, job, existing, nowNs, newUuid);
+  plan.heldSlots = upd.hold.size;
   plan.cancelDeployments = upd.cancel;
   if (upd.created) plan.newDeployment = upd.deployment;
   const deploymentId = upd.deployment?.ID;

@@ -31,6 +31,8 @@ export interface EvalResult {
   blockedEvalId: string;
   /** Delayed evals the pass created, with when each is due (unix ns). */
   followups: { evalId: string; waitUntil: number }[];
+  /** Slots left empty until a single-writer volume is free (plan.ts heldSlots). */
+  heldSlots: number;
 }
 
 /** How a pass is recorded. */
@@ -104,6 +106,10 @@ export class Scheduler {
           reasons: f.metrics.ConstraintFiltered,
         })),
       });
+    } else if (result.heldSlots > 0) {
+      // Waiting for a single-writer volume to be released: retried like a blocked job when a
+      // claim is freed (claim.ts), or nothing would ever fill the slot.
+      this.blocked.set(key(namespace, id), { namespace, id });
     } else {
       this.blocked.delete(key(namespace, id));
     }
@@ -213,6 +219,7 @@ export function evaluateIn(
     evalId: "",
     blockedEvalId: "",
     followups: [],
+    heldSlots: 0,
   };
   const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
   // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
@@ -246,6 +253,7 @@ export function evaluateIn(
     index: placed.length + outcome.stopped > 0 || plan.newDeployment ? tx.writeIndex : evalIndex,
     ...recorded,
     followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
+    heldSlots: plan.heldSlots,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
- * End to end through a real `berth agent -dev` and the CLI: a task that sets no `resources` is
- * held to Nomad's default 300 MiB by its cgroup, so one that touches 400 MiB is OOM-killed, and
- * `berth alloc status` says so. Its cgroup is gone afterwards.
+ * End to end through a real `berth agent -dev` and the CLI (issue 11's acceptance): a task with
+ * `resources { memory = 64 }` is held to 64 MiB by its cgroup, so one that touches 200 MiB is
+ * OOM-killed, and `berth alloc status` says so. Its cgroup is gone afterwards.
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -39,7 +39,10 @@ const JOB = `job "hog" {
       driver = "raw_exec"
       config {
         command = ${JSON.stringify(process.execPath)}
-        args    = ["-e", "Buffer.alloc(400 * 1024 * 1024, 1)"]
+        args    = ["-e", "Buffer.alloc(200 * 1024 * 1024, 1)"]
+      }
+      resources {
+        memory = 64
       }
     }
   }
@@ -70,12 +73,17 @@ after(async () => {
   }
 });
 
-test("a task over Nomad's default 300 MiB is OOM-killed and alloc status shows it", async () => {
+test("resources { memory = 64 }: a task touching 200 MiB is OOM-killed and alloc status shows it", async () => {
   const jobFile = path.join(dataDir, "hog.hcl");
   fs.writeFileSync(jobFile, JOB);
   const env = { BERTH_ADDR: addr };
   const run = await runCli(["job", "run", jobFile], env);
   assert.equal(run.code, 0, run.stderr);
+  const job = await getJson<{ TaskGroups: { Tasks: { Resources: { MemoryMB: number } }[] }[] }>(
+    addr,
+    "/v1/job/hog",
+  );
+  assert.equal(job.TaskGroups[0]!.Tasks[0]!.Resources.MemoryMB, 64);
   const allocId = await eventually(
     "the alloc to fail",
     async () => {

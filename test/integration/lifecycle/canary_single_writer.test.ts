@@ -10,13 +10,16 @@
  *    writers), and the volume ends with exactly the canary's claim, nothing stuck in release.
  * 2. A rolling update with max_parallel = 1 over count = 2 with one canary and manual promotion:
  *    the deployment waits for `PUT /v1/deployment/promote/:id`, then replaces the other alloc.
+ * 3. Issue 11's acceptance as an operator runs it: `berth job run` of an HCL jobspec with
+ *    `update { canary = 1 }` on a single-node-writer volume, twice; the second run monitors the
+ *    evaluation and the deployment and ends with "Deployment ... successful", exit 0.
  * The file ends with no task running and nothing mounted under its dir.
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, before, test } from "node:test";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
-import { eventually, findFiles, getJson } from "../../helpers/agent_process.js";
+import { eventually, findFiles, getJson, runCli } from "../../helpers/agent_process.js";
 import { HostpathCluster, claimCount, volumeHcl, type ClaimsView } from "./hostpath_cluster.js";
 
 const cluster = new HostpathCluster("berth-canary-");
@@ -135,7 +138,7 @@ before(async () => {
   baseline = await mountsUnder(cluster.dir);
 });
 
-after(() => cluster.teardown(completed >= 3));
+after(() => cluster.teardown(completed >= 4));
 
 test("a canary on a single-node-writer volume claims after the old alloc released it, and is promoted", async () => {
   await cluster.cli(["volume", "create", cluster.writeFile("vol.hcl", volumeHcl("shared"))]);
@@ -238,18 +241,80 @@ test("a rolling update with max_parallel = 1 over count = 2 waits for promotion 
   completed++;
 });
 
+/** The HCL jobspec an operator writes for test 3: a canary update on a single-writer volume. */
+function cliJobHcl(version: string): string {
+  const script = `echo "start $V" >> /data/log; trap 'exit 0' TERM INT; while true; do sleep 0.2; done`;
+  return `job "cli" {
+  update {
+    canary           = 1
+    auto_promote     = true
+    min_healthy_time = "1s"
+  }
+  group "g" {
+    volume "data" {
+      type            = "csi"
+      source          = "clivol"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", ${JSON.stringify(script)}]
+      }
+      env {
+        V = "${version}"
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }
+  }
+}
+`;
+}
+
+test("berth job run of a canary update on a single-node-writer volume completes, monitored", async () => {
+  await cluster.cli(["volume", "create", cluster.writeFile("clivol.hcl", volumeHcl("clivol"))]);
+  const run = async (file: string) => {
+    const r = await runCli(["job", "run", file], { BERTH_ADDR: addr }, 120_000, { monitor: true });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    return r.stdout;
+  };
+  const first = await run(cluster.writeFile("cli1.hcl", cliJobHcl("1")));
+  assert.match(first, /Deployment "[0-9a-f]{8}" successful/);
+  const second = await run(cluster.writeFile("cli2.hcl", cliJobHcl("2")));
+  assert.match(second, /Evaluation within deployment: "[0-9a-f]{8}"/);
+  assert.match(second, /==> .*Deployment "[0-9a-f]{8}" successful/);
+  assert.match(
+    second,
+    /Task Group\s+Promoted\s+Desired\s+Canaries\s+Placed\s+Healthy\s+Unhealthy\n\s+g\s+true\s+1\s+1\s+\d+\s+\d+\s+0/,
+  );
+  const running = (await allocs("cli")).filter((a) => a.ClientStatus === "running");
+  assert.deepEqual(
+    running.map((a) => a.JobVersion),
+    [1],
+  );
+  const vol = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol");
+  assert.deepEqual(Object.keys(vol.WriteAllocs ?? {}), [running[0]!.ID], "only the canary's claim");
+  completed++;
+});
+
 test("purged, the jobs leave no task, no claim and no mount behind", async () => {
-  for (const job of ["web", "roll"]) {
+  for (const job of ["web", "roll", "cli"]) {
     const res = await fetch(`${addr}/v1/job/${job}?purge=true`, { method: "DELETE" });
     assert.equal(res.status, 200);
   }
   await eventually("every alloc to be done and the volume free", async () => {
     const v = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared");
+    const cli = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol");
     const all = (await getJson<(AllocView & { JobID: string })[]>(addr, "/v1/allocations")).filter(
-      (a) => a.JobID === "web" || a.JobID === "roll",
+      (a) => a.JobID === "web" || a.JobID === "roll" || a.JobID === "cli",
     );
     const busy = all.some((a) => a.ClientStatus === "running" || a.ClientStatus === "pending");
-    return !busy && claimCount(v) === 0 ? true : undefined;
+    return !busy && claimCount(v) === 0 && claimCount(cli) === 0 ? true : undefined;
   });
   assert.deepEqual(await mountsUnder(cluster.dir), baseline, "only the plugins' own mounts are left");
   completed++;

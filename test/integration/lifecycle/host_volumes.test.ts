@@ -125,11 +125,14 @@ function job(
 `;
 }
 
-async function run(id: string, hcl: string): Promise<void> {
+/** `job run`, monitored: exit 0, or 2 (Nomad's) when `placeable` is false and allocs found no node. */
+async function run(id: string, hcl: string, placeable = true): Promise<void> {
   const file = path.join(dir, `${id}.hcl`);
   fs.writeFileSync(file, hcl);
-  const r = await runCli(["job", "run", file], { BERTH_ADDR: addr });
-  assert.equal(r.code, 0, r.stderr);
+  const r = await runCli(["job", "run", file], { BERTH_ADDR: addr }, 60_000, { monitor: true });
+  assert.equal(r.code, placeable ? 0 : 2, r.stderr + r.stdout);
+  if (!placeable)
+    assert.match(r.stdout, /finished with status "complete" but failed to place all allocations/);
 }
 
 async function finalStatus(id: string): Promise<{ status: string; events: string[] }> {
@@ -198,11 +201,11 @@ test("a read-only host volume mount refuses writes and still shows the host's fi
 });
 
 test("placement: a missing host volume, or read-write on a read-only one, is infeasible", async () => {
-  await run("missing", job("missing", "nope", { script: "true" }));
+  await run("missing", job("missing", "nope", { script: "true" }), false);
   assert.deepEqual(await placementFailure("missing"), { "missing compatible host volumes": 1 });
-  await run("rw-on-ro", job("rw-on-ro", "ro", { script: "true" }));
+  await run("rw-on-ro", job("rw-on-ro", "ro", { script: "true" }), false);
   assert.deepEqual(await placementFailure("rw-on-ro"), { "missing compatible host volumes": 1 });
-  await run("other-rack", job("other-rack", "rw", { script: "true", rack: "r2" }));
+  await run("other-rack", job("other-rack", "rw", { script: "true", rack: "r2" }), false);
   assert.deepEqual(await placementFailure("other-rack"), { "${meta.rack} = r2": 1 });
   const allocs = await getJson<unknown[]>(addr, "/v1/job/missing/allocations");
   assert.deepEqual(allocs, [], "nothing was placed");

@@ -1,7 +1,8 @@
 /**
- * `job validate`, `job inspect` and `job init` as a Nomad operator uses them, against the real
- * HTTP API of an in-process server: validation registers nothing; inspect prints `{"Job": ...}`
- * that `job run` accepts again; init writes an example once and never overwrites it.
+ * `job validate`, `job inspect`, `job init`, `job plan` and `job history` as a Nomad operator uses
+ * them, against the real HTTP API of an in-process server: validation registers nothing; inspect
+ * prints `{"Job": ...}` that `job run` accepts again; init writes an example once and never
+ * overwrites it; plan shows the diff and changes nothing; history lists the kept versions.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -10,7 +11,9 @@ import path from "node:path";
 import { test } from "node:test";
 import { ApiClient, parseJobSpec } from "../../../src/api/index.js";
 import { jobInit } from "../../../src/cli/commands/job_init.js";
+import { jobHistory } from "../../../src/cli/commands/job_history.js";
 import { jobInspect } from "../../../src/cli/commands/job_inspect.js";
+import { jobPlan } from "../../../src/cli/commands/job_plan.js";
 import { jobRun } from "../../../src/cli/commands/job_run.js";
 import { jobValidate } from "../../../src/cli/commands/job_validate.js";
 import { processIO, type CommandIO } from "../../../src/cli/io.js";
@@ -98,4 +101,44 @@ test("job init: writes example.nomad.hcl once, which parses; -short too", async 
   const short = io("http://127.0.0.1:1", {}, dir);
   assert.equal(await jobInit.run(jobInit.parse(["-short", "s.hcl"]), short.io), 0);
   assert.equal((await parseJobSpec("s.hcl", readFileSync(path.join(dir, "s.hcl"), "utf8"))).ID, "example");
+});
+
+test("job plan: the diff and the dry run, exit 1 when allocs would change, nothing changed; job history", async (t) => {
+  const base = await startServer(t);
+  const first = io(base, { "good.hcl": GOOD });
+  assert.equal(await jobRun.run(jobRun.parse(["-detach", "good.hcl"]), first.io), 0, first.err.join("\n"));
+  const v2 = GOOD.replace('config { command = "/bin/true" }', 'config { command = "/bin/false" }');
+  const indexBefore = (await fetch(`${base}/v1/jobs`)).headers.get("x-nomad-index");
+  const plan = io(base, { "v2.hcl": v2 });
+  const code = await jobPlan.run(jobPlan.parse(["v2.hcl"]), plan.io);
+  assert.equal(code, 1, plan.err.join("\n"));
+  const text = plan.out.join("\n");
+  assert.match(text, /^\+\/- Job: "checked"\n\+\/- Task Group: "g"/);
+  assert.match(text, /Scheduler dry-run:\n- All tasks successfully allocated\./);
+  assert.match(text, /Job Modify Index: \d+\n.*\n\nberth job run -check-index \d+ v2\.hcl/);
+  assert.equal(
+    (await fetch(`${base}/v1/jobs`)).headers.get("x-nomad-index"),
+    indexBefore,
+    "plan changed nothing",
+  );
+  const same = io(base, { "good.hcl": GOOD });
+  assert.equal(await jobPlan.run(jobPlan.parse(["good.hcl"]), same.io), 0, "no change: exit 0");
+
+  // -check-index: the index the plan printed registers; a stale one is refused.
+  const index = /Job Modify Index: (\d+)/.exec(text)![1]!;
+  const stale = io(base, { "v2.hcl": v2 });
+  assert.equal(await jobRun.run(jobRun.parse(["-detach", "-check-index", "1", "v2.hcl"]), stale.io), 1);
+  assert.match(stale.err[0]!, /Enforcing job modify index 1: job exists with conflicting job modify index/);
+  const checked = io(base, { "v2.hcl": v2 });
+  assert.equal(await jobRun.run(jobRun.parse(["-detach", "-check-index", index, "v2.hcl"]), checked.io), 0);
+
+  const history = io(base, {});
+  assert.equal(await jobHistory.run(jobHistory.parse(["checked"]), history.io), 0, history.err.join("\n"));
+  assert.deepEqual(
+    history.out.filter((l) => l.startsWith("Version")),
+    ["Version     = 1", "Version     = 0"],
+  );
+  const one = io(base, {});
+  assert.equal(await jobHistory.run(jobHistory.parse(["-json", "-version", "0", "checked"]), one.io), 0);
+  assert.equal((JSON.parse(one.out.join("\n")) as { Version: number }).Version, 0);
 });

@@ -1,0 +1,81 @@
+/**
+ * `berth job history [options] <job>`: the job's kept versions, newest first, as Nomad's: Version,
+ * Stable and Submit Date each (`-full` adds the job's JSON; `-version N` shows one; `-json` prints
+ * the API's JSON). A unique prefix of the ID works.
+ */
+import { fail, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
+import { formatTimeNs, json, kv } from "../format.js";
+import { getByIdOrPrefix } from "../prefix.js";
+
+export interface JobHistoryArgs extends Parsed {
+  id: string;
+  version: number | undefined;
+  full: boolean;
+  json: boolean;
+}
+
+export const jobHistory: Command<JobHistoryArgs> = {
+  usage: "Usage: berth job history [options] <job>",
+  help: "Shows the job's kept versions (the last six), newest first: version, whether it deployed successfully (Stable) and when it was submitted. -version N shows one; -full adds each version's JSON; -json prints the API's JSON.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, {
+      version: { type: "string" },
+      full: { type: "boolean" },
+      json: { type: "boolean" },
+      p: { type: "boolean" },
+    });
+    expectArgs(positionals, 1, 1, "<job>");
+    const v = values.version;
+    if (v !== undefined && !/^\d+$/.test(v)) throw new UsageError("-version must be a non-negative integer");
+    return {
+      address: values.address,
+      id: positionals[0]!,
+      version: v === undefined ? undefined : Number(v),
+      full: values.full ?? false,
+      json: values.json ?? false,
+    };
+  },
+  async run(p, io) {
+    let versions;
+    try {
+      const job = await getByIdOrPrefix(
+        p.id,
+        "job",
+        (id) => io.api.getJob(id),
+        () => io.api.listJobs(),
+      );
+      versions = (await io.api.jobVersions(job.ID)).Versions;
+    } catch (err) {
+      return fail(io, "retrieving job versions", err);
+    }
+    if (p.version !== undefined) {
+      versions = versions.filter((v) => v.Version === p.version);
+      if (versions.length === 0) {
+        io.stderr(
+          `Error: version ${p.version} of job ${JSON.stringify(p.id)} is not kept (or never existed)`,
+        );
+        return 1;
+      }
+    }
+    if (p.json) {
+      io.stdout(json(p.version !== undefined ? versions[0] : versions));
+      return 0;
+    }
+    versions.forEach((v, i) => {
+      if (i > 0) io.stdout("");
+      kv([
+        ["Version", String(v.Version)],
+        ["Stable", String(v.Stable ?? false)],
+        ["Submit Date", formatTimeNs(v.SubmitTime)],
+      ]).forEach((l) => io.stdout(l));
+      if (p.full) {
+        io.stdout("Full     = JSON Job:");
+        json(v)
+          .split("\n")
+          .forEach((l) => io.stdout(l));
+      }
+    });
+    return 0;
+  },
+};
