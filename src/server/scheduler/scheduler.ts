@@ -243,7 +243,16 @@ export function evaluateIn(
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
   const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
   const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
-  if (recordedEval && plan.deploymentId) tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
+  // Only on an eval this pass created: a pass that changes nothing (a blocked eval run again)
+  // must write nothing.
+  if (
+    recordedEval &&
+    plan.deploymentId &&
+    recordedEval.CreateIndex === tx.writeIndex &&
+    recordedEval.DeploymentID !== plan.deploymentId
+  ) {
+    tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
+  }
   refreshJobStatus(tx, job);
   const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
   return {
