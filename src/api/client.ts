@@ -20,6 +20,7 @@ import type {
   CSIPlugin,
   CSIPluginListStub,
   CSIVolume,
+  CSIVolumeWithClaims,
   CSIVolumeListStub,
   CSIVolumeSpec,
   CSISnapshot,
@@ -178,8 +179,9 @@ export class ApiClient extends ApiClientBase {
       },
     });
   }
-  getVolume(id: string): Promise<CSIVolume> {
-    return this.request("GET", `/v1/volume/csi/${enc(id)}`);
+  /** The volume with berth's claim records (`?claims=true`), which `volume status` shows. */
+  getVolume(id: string): Promise<CSIVolumeWithClaims> {
+    return this.request("GET", `/v1/volume/csi/${enc(id)}`, { query: { claims: "true" } });
   }
   /**
    * Registers existing storage (the spec names its `ExternalID`). A spec without an ID is still

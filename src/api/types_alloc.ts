@@ -103,8 +103,6 @@ export interface AllocationListStub {
   FollowupEvalID?: string;
   /** On a failed alloc: the alloc that replaced it. */
   NextAllocation?: string;
-  /** On a replacement: the failed alloc it replaces. */
-  PreviousAllocation?: string;
   CreateIndex: number;
   ModifyIndex: number;
   /** Unix nanoseconds. */
@@ -119,4 +117,6 @@ export interface DesiredTransition {
 export interface Allocation extends AllocationListStub {
   /** The job version this alloc runs. */
   Job: Job;
+  /** On a replacement: the failed alloc it replaces (the full answer only, as Nomad's). */
+  PreviousAllocation?: string;
 }

@@ -4,10 +4,11 @@
  */
 
 export interface DriverInfo {
+  /** What the driver fingerprints; `driver.<name>.mounts` says whether it binds volumes into tasks. */
+  Attributes: Record<string, string>;
   Detected: boolean;
   Healthy: boolean;
   HealthDescription: string;
-  SupportsMounts: boolean;
 }
 
 export interface CSITopology {

@@ -24,6 +24,9 @@ export interface CSIPlugin {
   NodesExpected: number;
   CreateIndex: number;
   ModifyIndex: number;
+  /** Unix nanoseconds: first written, last changed (0 on records from before berth kept them). */
+  CreateTime: number;
+  ModifyTime: number;
 }
 
 /** Nomad's JobDescription: a job that runs a plugin and how many of its allocs do. */

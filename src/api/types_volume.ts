@@ -69,9 +69,6 @@ export interface CSIVolume {
   CloneID: string;
   Topologies: CSITopology[];
   RequestedTopologies: CSITopologyRequest | null;
-  ReadClaims: Record<string, CSIVolumeClaim>;
-  WriteClaims: Record<string, CSIVolumeClaim>;
-  PastClaims: Record<string, CSIVolumeClaim>;
   /** Keyed by alloc ID; values are null in answers (Nomad's shape). */
   ReadAllocs: Record<string, null>;
   WriteAllocs: Record<string, null>;
@@ -90,6 +87,18 @@ export interface CSIVolume {
   CreateTime: number;
   ModifyTime: number;
 }
+
+/**
+ * berth's claim records (mode, state of the release, where it waits), which Nomad never serialises.
+ * Only `GET /v1/volume/csi/:id?claims=true` answers them, so Nomad's clients see Nomad's shape.
+ */
+export interface CSIVolumeClaims {
+  ReadClaims: Record<string, CSIVolumeClaim>;
+  WriteClaims: Record<string, CSIVolumeClaim>;
+  PastClaims: Record<string, CSIVolumeClaim>;
+}
+
+export type CSIVolumeWithClaims = CSIVolume & CSIVolumeClaims;
 
 export interface CSIVolumeListStub {
   ID: string;

@@ -114,13 +114,8 @@ export function reschedulingSection(
 export function allocRescheduleLines(
   a: Pick<
     AllocationListStub,
-    | "RescheduleTracker"
-    | "ModifyTime"
-    | "NextAllocation"
-    | "PreviousAllocation"
-    | "FollowupEvalID"
-    | "TaskGroup"
-  > & { Job?: Job },
+    "RescheduleTracker" | "ModifyTime" | "NextAllocation" | "FollowupEvalID" | "TaskGroup"
+  > & { Job?: Job; PreviousAllocation?: string },
   followup: Evaluation | undefined,
   verbose: boolean,
   nowMs: number,

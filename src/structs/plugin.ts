@@ -50,6 +50,12 @@ export interface CSIPlugin {
   EmptySince: number;
   CreateIndex: number;
   ModifyIndex: number;
+  /**
+   * Unix nanoseconds (Nomad's int64) when the record was first written and last changed. Optional:
+   * records stored before berth kept them read as absent (the answer then says 0).
+   */
+  CreateTime?: number;
+  ModifyTime?: number;
 }
 
 export const NODE_DOWN_HEALTH = "node is down";
@@ -105,7 +111,7 @@ export function buildPlugin(
   id: string,
   entries: { nodeId: string; controller?: CSIInfo; node?: CSIInfo }[],
   jobs: readonly PluginJobExpected[],
-  indexes: { CreateIndex: number; ModifyIndex: number },
+  stamps: { CreateIndex: number; ModifyIndex: number; CreateTime?: number; ModifyTime?: number },
 ): CSIPlugin {
   const Controllers: Record<string, CSIInfo> = {};
   const Nodes: Record<string, CSIInfo> = {};
@@ -147,6 +153,6 @@ export function buildPlugin(
     ControllerJobs,
     NodeJobs,
     EmptySince: 0,
-    ...indexes,
+    ...stamps,
   };
 }

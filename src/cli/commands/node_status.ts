@@ -63,7 +63,7 @@ function nodeLines(node: Node, verbose: boolean): string[] {
         name,
         String(d.Detected),
         String(d.Healthy),
-        String(d.SupportsMounts),
+        d.Attributes?.[`driver.${name}.mounts`] ?? "false",
         orNone(d.HealthDescription),
       ]);
     }

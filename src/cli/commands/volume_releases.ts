@@ -3,11 +3,11 @@
  * (a past claim) or reported stuck (a ReleaseStatus), with the step it is in, its last error and
  * when the next attempt starts — what otherwise only the agent logs would say.
  */
-import type { CSIVolume, CSIVolumeClaim } from "../../api/index.js";
+import type { CSIVolumeClaim, CSIVolumeWithClaims } from "../../api/index.js";
 import { formatTimeNs, shortId, table } from "../format.js";
 
 /** A blank line and the table, or nothing when no release is pending. */
-export function releasesSection(vol: CSIVolume, verbose: boolean, nowMs: number): string[] {
+export function releasesSection(vol: CSIVolumeWithClaims, verbose: boolean, nowMs: number): string[] {
   const claims = [
     ...Object.values(vol.ReadClaims ?? {}),
     ...Object.values(vol.WriteClaims ?? {}),
@@ -31,7 +31,7 @@ export function releasesSection(vol: CSIVolume, verbose: boolean, nowMs: number)
 }
 
 /** A releasing claim with nothing reported: the server's walk has it next. */
-function pendingStep(vol: CSIVolume, c: CSIVolumeClaim): string {
+function pendingStep(vol: CSIVolumeWithClaims, c: CSIVolumeClaim): string {
   return c.State === "node-detached" && vol.ControllerRequired ? "controller-unpublish" : "server-release";
 }
 

@@ -69,9 +69,11 @@ export const getVolume: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins", "allocs"], ctx.signal);
+  // `claims=true` (berth's, never sent by Nomad's clients) adds the claim records.
+  const claims = boolParam(ctx.query, "claims");
   sendJson(
     ctx.res,
-    volumeFull(api.volumes.get(ns, id), (a) => api.store.getAlloc(a)),
+    volumeFull(api.volumes.get(ns, id), (a) => api.store.getAlloc(a), { claims }),
     index,
   );
 };

@@ -63,7 +63,6 @@ export function allocStub(a: Allocation) {
     RescheduleTracker: a.RescheduleTracker ?? null,
     FollowupEvalID: a.FollowupEvalID ?? "",
     NextAllocation: a.NextAllocation ?? "",
-    PreviousAllocation: a.PreviousAllocation ?? "",
     DeploymentStatus: a.DeploymentStatus ?? null,
     CreateIndex: a.CreateIndex,
     ModifyIndex: a.ModifyIndex,
@@ -82,11 +81,30 @@ export function nodeStub(n: Node) {
     StatusDescription: n.StatusDescription,
     Drain: isDraining(n),
     SchedulingEligibility: n.SchedulingEligibility,
-    Drivers: n.Drivers,
+    Drivers: driversView(n.Drivers),
     LastDrain: n.LastDrain ?? null,
     CreateIndex: n.CreateIndex,
     ModifyIndex: n.ModifyIndex,
   };
+}
+
+/**
+ * Drivers as Nomad's DriverInfo. Whether a driver supports volume mounts is a capability Nomad keeps
+ * inside the driver plugin; berth shows it as one of the driver's Attributes, the open map Nomad's
+ * DriverInfo has for what a driver fingerprints.
+ */
+function driversView(drivers: Node["Drivers"]) {
+  return Object.fromEntries(
+    Object.entries(drivers).map(([name, d]) => [
+      name,
+      {
+        Attributes: { [`driver.${name}.mounts`]: String(d.SupportsMounts) },
+        Detected: d.Detected,
+        Healthy: d.Healthy,
+        HealthDescription: d.HealthDescription,
+      },
+    ]),
+  );
 }
 
 /** A plugin instance as Nomad's CSIInfo: UpdateTime is a time.Time (RFC 3339), stored as Unix ms. */
@@ -107,6 +125,7 @@ export function nodeFull(n: Node) {
   const { CSIPluginsDetachedAt: _detached, ...rest } = n;
   return {
     ...rest,
+    Drivers: driversView(n.Drivers),
     StatusUpdatedAt: unixSeconds(n.StatusUpdatedAt),
     CSIControllerPlugins: csiInfoMap(n.CSIControllerPlugins),
     CSINodePlugins: csiInfoMap(n.CSINodePlugins),
@@ -141,6 +160,8 @@ export function pluginFull(p: CSIPlugin, allocations: Allocation[]) {
     Controllers: csiInfoMap(p.Controllers),
     Nodes: csiInfoMap(p.Nodes),
     Allocations: allocations.map(allocStub),
+    CreateTime: p.CreateTime ?? 0,
+    ModifyTime: p.ModifyTime ?? 0,
   };
 }
 
@@ -174,9 +195,14 @@ export function volumeStub(v: CSIVolume) {
 
 /**
  * The full volume answer: the redacted record plus Nomad's ReadAllocs/WriteAllocs (alloc ID →
- * null) and Allocations (stubs of every claiming alloc the server still knows).
+ * null) and Allocations (stubs of every claiming alloc the server still knows). berth's claim
+ * records (ReadClaims/WriteClaims/PastClaims, which Nomad never serialises) only with `claims`.
  */
-export function volumeFull(v: CSIVolume, allocOf: (id: string) => Allocation | undefined) {
+export function volumeFull(
+  v: CSIVolume,
+  allocOf: (id: string) => Allocation | undefined,
+  opts: { claims?: boolean } = {},
+) {
   const ids = new Set([
     ...Object.keys(v.ReadClaims),
     ...Object.keys(v.WriteClaims),
@@ -186,8 +212,10 @@ export function volumeFull(v: CSIVolume, allocOf: (id: string) => Allocation | u
     .map(allocOf)
     .filter((a): a is Allocation => a !== undefined)
     .map(allocStub);
+  const { ReadClaims, WriteClaims, PastClaims, ...redacted } = redactVolume(v);
   return {
-    ...redactVolume(v),
+    ...redacted,
+    ...(opts.claims ? { ReadClaims, WriteClaims, PastClaims } : {}),
     ResourceExhausted: goTime(v.ResourceExhausted),
     CreateTime: v.CreateTime ?? 0,
     ModifyTime: v.ModifyTime ?? 0,

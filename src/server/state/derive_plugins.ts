@@ -20,6 +20,7 @@ import {
 } from "../../structs/plugin.js";
 import type { PluginJobExpected, PluginJobUse } from "../../structs/plugin_jobs.js";
 import { contentOf } from "./records.js";
+import { NS_PER_MS } from "../../structs/job.js";
 
 /** What one node runs of one plugin, as the plugin record counts it; both absent: nothing. */
 export interface NodeInstances {
@@ -191,7 +192,20 @@ export function applyPluginDelta(
     CreateIndex: prev ? prev.CreateIndex : at.writeIndex,
     ModifyIndex: at.writeIndex,
   });
-  const next = stampEmptySince(built, prev, at.nowMs);
-  if (prev && contentOf(prev) === contentOf(next)) return undefined;
-  return next;
+  return changedPlugin(prev, stampEmptySince(built, prev, at.nowMs), at.nowMs);
+}
+
+/**
+ * `next` stamped with Nomad's CreateTime (kept from `prev`) and ModifyTime (now), or undefined when
+ * it says the same as `prev`: a no-op rebuild writes nothing and moves neither index nor time.
+ */
+export function changedPlugin(
+  prev: CSIPlugin | undefined,
+  next: CSIPlugin,
+  nowMs: number,
+): CSIPlugin | undefined {
+  const nowNs = nowMs * NS_PER_MS;
+  const kept = { ...next, CreateTime: prev?.CreateTime ?? nowNs, ModifyTime: prev?.ModifyTime ?? nowNs };
+  if (prev && contentOf(prev) === contentOf(kept)) return undefined;
+  return { ...kept, ModifyTime: nowNs };
 }

@@ -19,8 +19,7 @@ import type { Node } from "../../structs/node.js";
 import type { Job } from "../../structs/job.js";
 import { buildPlugin, stampEmptySince, type CSIInfo, type CSIPlugin } from "../../structs/plugin.js";
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
-import { nodeInstances } from "./derive_plugins.js";
-import { contentOf } from "./records.js";
+import { changedPlugin, nodeInstances } from "./derive_plugins.js";
 import type { QuarantinedRecord } from "./store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
 import {
@@ -331,8 +330,8 @@ class Mover {
       CreateIndex: prev ? prev.CreateIndex : this.writeIndex,
       ModifyIndex: this.writeIndex,
     });
-    const next = stampEmptySince(built, prev, this.nowMs);
-    if (prev && contentOf(prev) === contentOf(next)) return;
+    const next = changedPlugin(prev, stampEmptySince(built, prev, this.nowMs), this.nowMs);
+    if (!next) return;
     this.run(
       "INSERT INTO plugins (id, json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json",
       id,

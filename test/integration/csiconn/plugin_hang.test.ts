@@ -116,7 +116,7 @@ function claimerJob(file: string): string {
 `;
 }
 
-const volume = (id: string) => cli.get<VolumeView>(`/v1/volume/csi/${id}`);
+const volume = (id: string) => cli.get<VolumeView>(`/v1/volume/csi/${id}?claims=true`);
 
 /** Staging and publish mounts of volumes under the data dir (the plugin dir's own bind aside). */
 async function volumeMounts(): Promise<string[]> {

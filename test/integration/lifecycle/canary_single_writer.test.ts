@@ -157,7 +157,7 @@ test("a canary on a single-node-writer volume claims after the old alloc release
   let watching = true;
   const watcher = (async () => {
     while (watching) {
-      const v = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared").catch(() => undefined);
+      const v = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared?claims=true").catch(() => undefined);
       if (v) maxWriters = Math.max(maxWriters, Object.keys(v.WriteAllocs ?? {}).length);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -186,7 +186,7 @@ test("a canary on a single-node-writer volume claims after the old alloc release
     [running[0]!.JobVersion, running[0]!.DeploymentStatus?.Canary, running[0]!.DeploymentStatus?.Healthy],
     [1, true, true],
   );
-  const vol = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared");
+  const vol = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared?claims=true");
   assert.deepEqual(Object.keys(vol.WriteAllocs ?? {}), [running[0]!.ID], "only the canary's claim");
   assert.deepEqual(Object.keys(vol.PastClaims ?? {}), [], "no claim stuck in release");
   const versions = await getJson<{ Versions: { Version: number; Stable: boolean }[] }>(
@@ -297,7 +297,7 @@ test("berth job run of a canary update on a single-node-writer volume completes,
     running.map((a) => a.JobVersion),
     [1],
   );
-  const vol = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol");
+  const vol = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol?claims=true");
   assert.deepEqual(Object.keys(vol.WriteAllocs ?? {}), [running[0]!.ID], "only the canary's claim");
   completed++;
 });
@@ -308,8 +308,8 @@ test("purged, the jobs leave no task, no claim and no mount behind", async () =>
     assert.equal(res.status, 200);
   }
   await eventually("every alloc to be done and the volume free", async () => {
-    const v = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared");
-    const cli = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol");
+    const v = await getJson<ClaimsView>(addr, "/v1/volume/csi/shared?claims=true");
+    const cli = await getJson<ClaimsView>(addr, "/v1/volume/csi/clivol?claims=true");
     const all = (await getJson<(AllocView & { JobID: string })[]>(addr, "/v1/allocations")).filter(
       (a) => a.JobID === "web" || a.JobID === "roll" || a.JobID === "cli",
     );

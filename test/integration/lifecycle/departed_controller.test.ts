@@ -40,7 +40,7 @@ interface VolumeView {
   Schedulable: boolean;
   ReadAllocs: Record<string, unknown> | null;
   WriteAllocs: Record<string, unknown> | null;
-  PastClaims: Record<string, unknown> | null;
+  PastClaims: Record<string, unknown>;
 }
 interface AllocView {
   ID: string;
@@ -83,7 +83,7 @@ async function noClaims(): Promise<VolumeView> {
   return eventually(
     "the volume's claims to be released",
     async () => {
-      const v = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
+      const v = await getJson<VolumeView>(addr, "/v1/volume/csi/shared?claims=true");
       return claimCount(v) === 0 ? v : undefined;
     },
     20_000,
@@ -116,7 +116,7 @@ test(
     });
     assert.equal((await plugin()).ControllerRequired, true, "A's controller attaches volumes");
     await cli(["volume", "create", writeFile("volume.hcl", volumeHcl("shared"))]);
-    const ext = (await getJson<VolumeView>(addr, "/v1/volume/csi/shared")).ExternalID;
+    const ext = (await getJson<VolumeView>(addr, "/v1/volume/csi/shared?claims=true")).ExternalID;
     const calls = () =>
       readCallLog(cluster.callLog)
         .filter((c) => c.volume_id === ext && c.method !== "CreateVolume" && c.code === "OK")
@@ -162,7 +162,7 @@ test(
     );
     assert.match(status, /Releases/);
     assert.match(status, /node-detached/);
-    const held = await getJson<VolumeView>(addr, "/v1/volume/csi/shared");
+    const held = await getJson<VolumeView>(addr, "/v1/volume/csi/shared?claims=true");
     assert.equal(claimCount(held), 1, "the claim is still held while the detach is owed");
     assert.deepEqual(calls().slice(3), ["NodeUnpublishVolume:B:OK", "NodeUnstageVolume:B:OK"]);
 

@@ -88,7 +88,8 @@ test(
     const [a, b] = [idOf("A"), idOf("B")];
 
     await cluster.cli(["volume", "create", cluster.writeFile("volume.hcl", volumeHcl("shared"))]);
-    const ext = (await cluster.getJson<{ ExternalID: string }>("/v1/volume/csi/shared")).ExternalID;
+    const ext = (await cluster.getJson<{ ExternalID: string }>("/v1/volume/csi/shared?claims=true"))
+      .ExternalID;
     const calls = () => readCallLog(cluster.callLog).filter((c) => c.volume_id === ext && c.code === "OK");
 
     // The writer lands on B while A is ineligible; it appends one line per start.
@@ -179,7 +180,7 @@ test(
 
     await cluster.cli(["job", "stop", "-purge", "writer"]);
     await eventually("the volume's claims to be released", async () => {
-      const v = await getJson<ClaimsView>(cluster.addr, "/v1/volume/csi/shared");
+      const v = await getJson<ClaimsView>(cluster.addr, "/v1/volume/csi/shared?claims=true");
       return claimCount(v) === 0 ? true : undefined;
     });
     await cluster.cli(["volume", "delete", "shared"]);

@@ -183,7 +183,7 @@ test(
           WriteAllocs: object | null;
           ReadAllocs: object | null;
           PastClaims: object | null;
-        }>(addr, "/v1/volume/csi/v1");
+        }>(addr, "/v1/volume/csi/v1?claims=true");
         const n = [v.WriteAllocs, v.ReadAllocs, v.PastClaims].reduce(
           (s, c) => s + Object.keys(c ?? {}).length,
           0,

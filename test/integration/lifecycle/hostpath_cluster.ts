@@ -30,13 +30,13 @@ export interface HostpathOptions {
 export interface ClaimsView {
   ReadAllocs: Record<string, unknown> | null;
   WriteAllocs: Record<string, unknown> | null;
-  PastClaims: Record<string, unknown> | null;
+  PastClaims: Record<string, unknown>;
 }
 
 export const claimCount = (v: ClaimsView) =>
   Object.keys(v.ReadAllocs ?? {}).length +
   Object.keys(v.WriteAllocs ?? {}).length +
-  Object.keys(v.PastClaims ?? {}).length;
+  Object.keys(v.PastClaims).length; // absent (no ?claims=true) must throw, not count 0
 
 export const line = (c: CallRecord) => `${c.method}:${c.node_id}:${c.code}`;
 

@@ -37,7 +37,7 @@ interface VolumeView {
   RequestedTopologies: { Required: { Segments: Record<string, string> }[] | null } | null;
   ReadAllocs: Record<string, unknown> | null;
   WriteAllocs: Record<string, unknown> | null;
-  PastClaims: Record<string, unknown> | null;
+  PastClaims: Record<string, unknown>;
 }
 interface AllocView {
   ID: string;
@@ -87,7 +87,8 @@ async function createVolume(id: string, extra = ""): Promise<VolumeView> {
   return volume(id);
 }
 
-const volume = (id: string) => getJson<VolumeView>(addr, `/v1/volume/csi/${encodeURIComponent(id)}`);
+const volume = (id: string) =>
+  getJson<VolumeView>(addr, `/v1/volume/csi/${encodeURIComponent(id)}?claims=true`);
 const allocsOf = (job: string) => getJson<AllocView[]>(addr, `/v1/job/${job}/allocations`);
 
 async function running(job: string, count: number): Promise<AllocView[]> {

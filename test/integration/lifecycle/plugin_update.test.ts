@@ -99,7 +99,7 @@ async function pluginUpdateKeepsData(driver: PluginDriver, crashBeforeUpdates = 
 
     for (const job of ["consumer", "writer"]) await rig.cli.run(["job", "stop", job]);
     await eventually("every claim to be released", async () => {
-      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       return v && claimCount(v) === 0 ? v : undefined;
     });
     assert.ok((readCounter(counter) ?? 0) >= last, "the volume kept the consumer's data");

@@ -144,7 +144,7 @@ export class UpdateRig {
   async createVolume(accessMode = "multi-node-multi-writer"): Promise<VolumeView> {
     const spec = `id = "${VOLUME}"\nname = "${VOLUME}"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "${accessMode}"\n  attachment_mode = "file-system"\n}\n`;
     await this.cli.run(["volume", "create", this.write("volume.hcl", spec)]);
-    return (await this.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!;
+    return (await this.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!;
   }
 
   /** Where the volume's bytes are: the plugin's storage, never berth's data dir. */

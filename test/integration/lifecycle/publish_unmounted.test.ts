@@ -62,7 +62,7 @@ test("a plugin that reports NodePublish success without mounting: the task never
     // The batch alloc's release (unpublish, unstage) runs after it completes; until the stage mount
     // is gone the walk would also see the volume's own file through it (same inode, not a leak).
     await eventually("the completed alloc's claim to be released", async () => {
-      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       return v && claimCount(v) === 0 ? v : undefined;
     });
     assert.deepEqual(findFiles(rig.dir, "leak.txt"), [path.join(volDir, "leak.txt")], "only in the volume");
@@ -70,7 +70,7 @@ test("a plugin that reports NodePublish success without mounting: the task never
 
     await rig.cli.run(["job", "stop", "victim"]);
     await eventually("the claim to be released", async () => {
-      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       return v && claimCount(v) === 0 ? v : undefined;
     });
     await rig.cli.run(["volume", "delete", VOLUME]);

@@ -30,7 +30,7 @@ test("exec plugin with stage_publish_base_dir = /local/csi: its mounts reach the
 
     await rig.cli.run(["job", "stop", "writer"]);
     await eventually("the claim to be released", async () => {
-      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await rig.cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       return v && claimCount(v) === 0 ? v : undefined;
     });
     assert.deepEqual(await rig.filesUnderPerAlloc(), []);

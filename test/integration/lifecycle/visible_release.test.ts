@@ -129,7 +129,7 @@ capability {
     ["CreateVolume"],
     "the second apply is a no-op: no second CreateVolume, no ControllerExpandVolume",
   );
-  const vol = (await cli.get<Volume>("/v1/volume/csi/vol"))!;
+  const vol = (await cli.get<Volume>("/v1/volume/csi/vol?claims=true"))!;
   assert.deepEqual([vol.Capacity, vol.RequestedCapacityMin], [0, 10 * 1024 * 1024]);
   assert.match(await cli.run(["volume", "status", "vol"]), /^Capacity\s+= unknown$/m);
 
@@ -140,7 +140,7 @@ capability {
   await cli.run(["volume", "create", spec]);
   const expands = callLog(dataDir, pluginAllocId).filter((c) => c.method === "ControllerExpandVolume");
   assert.equal(expands.length, 1, "one expansion for two applies of the larger spec");
-  const grown = (await cli.get<Volume>("/v1/volume/csi/vol"))!;
+  const grown = (await cli.get<Volume>("/v1/volume/csi/vol?claims=true"))!;
   assert.deepEqual([grown.Capacity, grown.RequestedCapacityMin], [0, 20 * 1024 * 1024]);
 });
 
@@ -178,7 +178,7 @@ steps.step("a release stuck in NodeUnpublish is visible, then clears when the pl
 
   // The API: the claim says which step fails, with the plugin's error and the next attempt.
   const stuck = await eventually("the claim's release status", async () => {
-    const v = await cli.get<Volume>("/v1/volume/csi/vol");
+    const v = await cli.get<Volume>("/v1/volume/csi/vol?claims=true");
     const c = v?.WriteClaims?.[alloc.ID] ?? v?.PastClaims?.[alloc.ID];
     return c?.ReleaseStatus ? c.ReleaseStatus : undefined;
   });
@@ -209,7 +209,7 @@ steps.step("a release stuck in NodeUnpublish is visible, then clears when the pl
   // The plugin recovers: the release finishes, the claim and its status are gone.
   setFaults({});
   await eventually("the claim to be released", async () => {
-    const v = await cli.get<Volume>("/v1/volume/csi/vol");
+    const v = await cli.get<Volume>("/v1/volume/csi/vol?claims=true");
     return v && claimCount(v) === 0 ? v : undefined;
   });
   assert.doesNotMatch(await cli.run(["volume", "status", "vol"]), /^Releases$/m);

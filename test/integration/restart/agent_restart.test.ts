@@ -78,7 +78,7 @@ before(async () => {
   pluginAlloc = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   appAlloc = await allocOf(cli, "app", "running");
-  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!.ExternalID;
+  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!.ExternalID;
 });
 
 after(async () => {
@@ -94,7 +94,7 @@ step(
     const mountId = mountIdAt(target);
     const [pid] = sleepers(SLEEP);
     assert.ok(pid, "the app task runs");
-    const before = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const before = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     assert.deepEqual(Object.keys(before!.WriteAllocs), [appAlloc.ID]);
     const callsBefore = callLog(dataDir, pluginAlloc.ID);
     assert.deepEqual(
@@ -129,7 +129,7 @@ step(
       [],
       "no second NodeStage/NodePublish",
     );
-    const afterRestart = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const afterRestart = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     assert.deepEqual(Object.keys(afterRestart!.WriteAllocs), [appAlloc.ID], "the same claim");
     assert.equal(claimCount(afterRestart!), claimCount(before!), "no second claim");
     assert.equal(
@@ -163,14 +163,14 @@ step("a publish target unmounted while the agent is down is published again on r
   );
   assert.deepEqual(sleepers(SLEEP), [pid], "the running task was not restarted");
   assert.equal(fs.readFileSync(path.join(target, "x"), "utf8").trim(), "hi", "the same volume");
-  const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+  const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
   assert.deepEqual(Object.keys(v!.WriteAllocs), [appAlloc.ID], "still the one claim");
 });
 
 step("stopping the jobs releases every mount and claim; the agent stops cleanly", async () => {
   await cli.run(["job", "stop", "app"]);
   await eventually("the app's claim to be released", async () => {
-    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     return v && claimCount(v) === 0 ? v : undefined;
   });
   const nodeCalls = methodsOf(callLog(dataDir, pluginAlloc.ID), ext).filter((m) => m.startsWith("Node"));

@@ -54,7 +54,7 @@ before(async () => {
   pluginAlloc = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   appAlloc = await allocOf(cli, "app", "running");
-  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!.ExternalID;
+  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!.ExternalID;
 });
 
 after(async () => {
@@ -96,7 +96,7 @@ step("a job stopped while the node agent is down is stopped and released on its 
 
   await startClient();
   await eventually("the app's claim to be released", async () => {
-    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     return v && claimCount(v) === 0 ? v : undefined;
   });
   const stopped = await allocOf(cli, "app", "complete");

@@ -164,7 +164,7 @@ test("storage made by a create the server crashed in is reported after a restart
   // Adopt one: recorded under its intended ID, on the storage the interrupted create made.
   const adopted = await cluster.cli(["volume", "orphans", "-adopt", "kept"]);
   assert.match(adopted, new RegExp(`Adopted orphaned storage "${kept}" as volume "kept"`));
-  const vol = await cluster.getJson<{ ID: string; ExternalID: string }>("/v1/volume/csi/kept");
+  const vol = await cluster.getJson<{ ID: string; ExternalID: string }>("/v1/volume/csi/kept?claims=true");
   assert.equal(vol.ExternalID, kept);
   // Delete the other: its storage is gone from the plugin; the adopted one stays.
   await cluster.cli(["volume", "orphans", "-delete", "dropped"]);

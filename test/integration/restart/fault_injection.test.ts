@@ -155,7 +155,7 @@ test(
             if (!as || as.length !== POOL) return undefined;
             if (as.some((a) => !["complete", "failed", "lost"].includes(a.ClientStatus))) return undefined;
             for (const id of vols) {
-              const v = await cli.get<VolumeView>(`/v1/volume/csi/${encodeURIComponent(id)}`);
+              const v = await cli.get<VolumeView>(`/v1/volume/csi/${encodeURIComponent(id)}?claims=true`);
               if (!v || claimCount(v) !== 0) return undefined;
             }
             return as;

@@ -52,7 +52,7 @@ before(async () => {
   pluginAlloc = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   appAlloc = await allocOf(cli, "app", "running");
-  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!.ExternalID;
+  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!.ExternalID;
 });
 
 after(async () => {
@@ -84,7 +84,7 @@ step(
       /CSI plugin "hostpath" \(csi-node\) did not register on this node within 3000ms/,
     );
     await eventually("the app's claim to be freed", async () => {
-      const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       return v && claimCount(v) === 0 ? v : undefined;
     });
     const events = await eventually("the release event", async () => {

@@ -91,7 +91,7 @@ test("a killed node plugin is restarted and the mounts it lost are staged and pu
   const pluginAlloc: AllocView = await pluginAndVolume(cli, specs);
   await cli.run(["job", "run", specs.app]);
   const app = await allocOf(cli, "app", "running");
-  const ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!.ExternalID;
+  const ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!.ExternalID;
   const target = await publishedTarget(dataDir);
   const staging = (await mountsUnder(dataDir)).find((m) => m.includes(`${path.sep}staging${path.sep}`));
   assert.ok(staging, "the volume is staged");
@@ -146,7 +146,7 @@ test("a killed node plugin is restarted and the mounts it lost are staged and pu
 
   await cli.run(["job", "stop", "app"]);
   await eventually("the app's claim to be released", async () => {
-    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     return v && claimCount(v) === 0 ? v : undefined;
   });
   const nodeCalls = methodsOf(callLog(dataDir, pluginAlloc.ID), ext).filter((m) => m.startsWith("Node"));

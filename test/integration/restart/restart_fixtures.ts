@@ -131,7 +131,8 @@ export interface VolumeView {
 
 export function claimCount(v: VolumeView): number {
   return [v.ReadAllocs, v.WriteAllocs, v.ReadClaims, v.WriteClaims, v.PastClaims].reduce(
-    (n, c) => n + Object.keys(c ?? {}).length,
+    // A map left out (no ?claims=true) throws rather than counting as no claim.
+    (n, c) => n + Object.keys(c).length,
     0,
   );
 }

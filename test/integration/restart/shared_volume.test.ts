@@ -55,7 +55,7 @@ before(async () => {
     return nodes?.some((n) => n.Status === "ready") ? true : undefined;
   });
   pluginAlloc = await pluginAndVolume(cli, specs);
-  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`))!.ExternalID;
+  ext = (await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`))!.ExternalID;
 });
 
 after(async () => {
@@ -70,7 +70,7 @@ function nodeCalls(): string[] {
 /** Waits until the volume has exactly `n` write claims and none still being released. */
 async function claimsAre(n: number): Promise<void> {
   await eventually(`the volume to have ${n} claim(s)`, async () => {
-    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+    const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
     const settled =
       v && Object.keys(v.WriteClaims ?? {}).length === n && Object.keys(v.PastClaims ?? {}).length === 0;
     return settled && (n > 0 || claimCount(v) === 0) ? v : undefined;

@@ -251,7 +251,7 @@ step(
     await cli.run(["job", "stop", "-purge", "app"]);
     const ids = allocs.map((a) => a.ID);
     await eventually("nothing of the app to run or be mounted, its claim released", async () => {
-      const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}`);
+      const v = await cli.get<VolumeView>(`/v1/volume/csi/${VOLUME}?claims=true`);
       const mounted = (await mountsUnder(dataDir)).filter((m) => ids.some((id) => m.includes(id)));
       const left = [...Object.values(copies()).flat(), ...processesNaming(ids)];
       return v && claimCount(v) === 0 && mounted.length === 0 && left.length === 0 ? true : undefined;

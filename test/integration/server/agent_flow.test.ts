@@ -150,7 +150,7 @@ test("node agent → plugin health → create → place → claim → unpublish 
   assert.equal(publish?.params.ExternalNodeID, "ext-n1");
   assert.equal(publish?.params.ExternalVolumeID, "ext-vol1");
 
-  const vol = await http(base, "GET", "/v1/volume/csi/vol1");
+  const vol = await http(base, "GET", "/v1/volume/csi/vol1?claims=true");
   assert.deepEqual(vol.json.WriteAllocs, { [allocId]: null });
   assert.equal(vol.json.Allocations[0].ID, allocId);
   assert.equal(vol.json.Secrets, null);
@@ -181,7 +181,7 @@ test("node agent → plugin health → create → place → claim → unpublish 
     State: "node-detached",
   });
   assert.equal(calls.filter((c) => c.method === "unpublish").length, 1);
-  const freed = await http(base, "GET", "/v1/volume/csi/vol1");
+  const freed = await http(base, "GET", "/v1/volume/csi/vol1?claims=true");
   assert.deepEqual([freed.json.ReadAllocs, freed.json.WriteAllocs, freed.json.PastClaims], [{}, {}, {}]);
   await peer.call("CSIVolume.Unpublish", {
     VolumeID: "vol1",
@@ -200,7 +200,7 @@ test("node agent → plugin health → create → place → claim → unpublish 
     password: "hunter2",
     token: "abc",
   });
-  assert.equal((await http(base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.equal((await http(base, "GET", "/v1/volume/csi/vol1?claims=true")).status, 404);
 });
 
 test("HTTP: bad specs answer 4xx naming the field and change nothing; blocking queries", async (t) => {
@@ -295,7 +295,7 @@ test("HTTP: bad specs answer 4xx naming the field and change nothing; blocking q
   const woke = await waiting;
   assert.ok(Number(woke.index) > idx);
   assert.equal(woke.json[0].ID, "v1");
-  const got = await http(base, "GET", "/v1/volume/csi/v1");
+  const got = await http(base, "GET", "/v1/volume/csi/v1?claims=true");
   assert.equal(got.json.Secrets, null);
   assert.ok(!got.text.includes("topsecret"));
 });

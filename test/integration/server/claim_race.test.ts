@@ -45,7 +45,10 @@ async function connectNode(base: string, id: string, controller: boolean) {
   const unpublishes: string[] = [];
   const peer = await connectAgent(base, {
     "ClientCSI.ControllerPublishVolume": async (p) => {
-      const vol = await getJson<{ WriteAllocs: Record<string, unknown> }>(base, "/v1/volume/csi/vol1");
+      const vol = await getJson<{ WriteAllocs: Record<string, unknown> }>(
+        base,
+        "/v1/volume/csi/vol1?claims=true",
+      );
       publishes.push({ node: p.ExternalNodeID, claimedAtPublish: Object.keys(vol.WriteAllocs) });
       return { PublishContext: { attached_to: p.ExternalNodeID } };
     },
@@ -145,7 +148,7 @@ test("a claim is recorded before ControllerPublish; racing jobs get the volume o
   assert.deepEqual(c3.PublishContext, { attached_to: `ext-${second.NodeID}` });
   const vol = await getJson<{ WriteAllocs: Record<string, unknown>; PastClaims: Record<string, unknown> }>(
     base,
-    "/v1/volume/csi/vol1",
+    "/v1/volume/csi/vol1?claims=true",
   );
   assert.deepEqual(Object.keys(vol.WriteAllocs), [second.ID], "exactly one holder");
   assert.deepEqual(vol.PastClaims, {});

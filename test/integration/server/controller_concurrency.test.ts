@@ -179,7 +179,9 @@ test("controller calls for 50 volumes overlap; calls for one volume never do", a
   assert.ok(cc.peak >= others.length * 0.8, `unpublishes of different volumes overlap: peak ${cc.peak}`);
 
   // Every claim ends released: the last racing call was a release.
-  const vol = (await (await fetch(`${base}/v1/volume/csi/${encodeURIComponent("data[0]")}`)).json()) as {
+  const vol = (await (
+    await fetch(`${base}/v1/volume/csi/${encodeURIComponent("data[0]")}?claims=true`)
+  ).json()) as {
     WriteAllocs: Record<string, unknown>;
     PastClaims: Record<string, unknown>;
   };

@@ -96,7 +96,7 @@ interface ClaimView {
 }
 
 async function volume(base: string, id: string) {
-  const v = await http(base, "GET", `/v1/volume/csi/${id}`);
+  const v = await http(base, "GET", `/v1/volume/csi/${id}?claims=true`);
   assert.equal(v.status, 200, v.text);
   return v.json as {
     WriteAllocs: Record<string, null>;
@@ -348,7 +348,10 @@ test("forced deregister with no controller left drops the volume and names what 
   assert.equal(plain.status, 409, plain.text);
   const detach = await http(c.base, "DELETE", "/v1/volume/csi/vol1/detach?node=B");
   assert.equal(detach.status, 503, detach.text);
-  assert.ok((await http(c.base, "GET", "/v1/volume/csi/vol1")).status === 200, "detach changed nothing");
+  assert.ok(
+    (await http(c.base, "GET", "/v1/volume/csi/vol1?claims=true")).status === 200,
+    "detach changed nothing",
+  );
 
   // Forced: the node step runs, the controller step cannot; the volume and its claim are dropped
   // and the answer names the node and the external ID that may still be attached there.
@@ -358,7 +361,7 @@ test("forced deregister with no controller left drops the volume and names what 
   assert.equal(warnings.length, 1, forced.text);
   assert.match(warnings[0]!, /"ext-vol1".*may still be attached on node B/);
   assert.equal(typeof forced.json.Index, "number");
-  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1?claims=true")).status, 404);
   assert.deepEqual(c.calls, ["publish", "node-detach"], "no controller call was made or pretended");
 });
 
@@ -369,6 +372,6 @@ test("forced deregister while a controller is alive still runs exactly one Contr
   const forced = await http(c.base, "DELETE", "/v1/volume/csi/vol1?force=true");
   assert.equal(forced.status, 200, forced.text);
   assert.equal(forced.json.Warnings, undefined, "nothing left behind");
-  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.equal((await http(c.base, "GET", "/v1/volume/csi/vol1?claims=true")).status, 404);
   assert.deepEqual(c.calls, ["publish", "node-detach", "unpublish"]);
 });

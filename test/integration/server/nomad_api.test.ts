@@ -25,7 +25,7 @@ import {
   runCli,
 } from "../../helpers/agent_process.js";
 import { GoApiClient, goStruct, GO_ZERO_TIME } from "../../nomadapi/go_client.js";
-import { acceptedExtras, BERTH_EXTENSIONS, NOMAD_SERVER_FIELDS } from "../../nomadapi/extra_fields.js";
+import { NOMAD_SERVER_FIELDS } from "../../nomadapi/extra_fields.js";
 
 const MiB = 1 << 20;
 let dir: string;
@@ -42,7 +42,7 @@ before(async () => {
   addr = `http://127.0.0.1:${port}`;
   go = new GoApiClient(addr, {
     token: "not-checked-by-berth",
-    extra: acceptedExtras(NOMAD_SERVER_FIELDS, BERTH_EXTENSIONS),
+    extra: NOMAD_SERVER_FIELDS,
   });
   agent = new AgentProcess(
     ["-dev", "-data-dir", path.join(dir, "data"), "-http-addr", `127.0.0.1:${port}`],
@@ -155,14 +155,21 @@ test(
       plugins.body.map((p) => p.ID),
       ["hostpath"],
     );
-    const plugin = await go.get<{ Nodes: Record<string, { UpdateTime: string }> }>(
-      "/v1/plugin/csi/hostpath",
-      "CSIPlugin",
-    );
+    const plugin = await go.get<{
+      Nodes: Record<string, { UpdateTime: string }>;
+      CreateTime: number;
+      ModifyTime: number;
+    }>("/v1/plugin/csi/hostpath", "CSIPlugin");
     const info = Object.values(plugin.body.Nodes)[0]!;
     assert.ok(
       Date.parse(info.UpdateTime) > Date.parse("2020-01-01T00:00:00Z"),
       "UpdateTime is an RFC 3339 time",
+    );
+    const nowNs = Date.now() * 1e6;
+    const { CreateTime, ModifyTime } = plugin.body;
+    assert.ok(
+      CreateTime > nowNs - 3600e9 && CreateTime <= ModifyTime && ModifyTime <= nowNs + 1e9,
+      `plugin CreateTime/ModifyTime are Unix ns: ${CreateTime} ${ModifyTime}`,
     );
 
     const nodes = await go.get<{ ID: string }[]>("/v1/nodes", "[]*NodeListStub");

@@ -215,7 +215,7 @@ test("poisoned records in the state file are quarantined: the server starts, ser
     assert.ok(!log.lines.join("\n").includes(SECRET), "no secret in the log");
 
     // The good records are intact: the claim, the placed alloc; and scheduling goes on.
-    const vol = await ok(base, "GET", "/v1/volume/csi/vol1");
+    const vol = await ok(base, "GET", "/v1/volume/csi/vol1?claims=true");
     assert.deepEqual(Object.keys(vol.json.WriteAllocs), [webAlloc]);
     assert.deepEqual(field(await ok(base, "GET", "/v1/job/web/allocations"), "ID"), [webAlloc]);
     const peer = await nodeAgent(base);

@@ -112,7 +112,7 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 
 /** Every claim on vol1 as `alloc:state` (live claims are `taken`). */
 async function claims(base: string): Promise<string[]> {
-  const v = await getJson<VolumeView>(base, "/v1/volume/csi/vol1");
+  const v = await getJson<VolumeView>(base, "/v1/volume/csi/vol1?claims=true");
   return [
     ...Object.keys(v.WriteAllocs ?? {}).map((a) => `${a}:taken`),
     ...Object.entries(v.PastClaims ?? {}).map(([a, c]) => `${a}:${c.State}`),

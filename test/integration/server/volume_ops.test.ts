@@ -262,7 +262,8 @@ test("expansion: ControllerExpandVolume, then NodeExpandVolume per claim; record
     http(base, "PUT", "/v1/volume/csi/vol1/create", {
       Volumes: [volSpec({ RequestedCapacityMin: min, ...extra })],
     });
-  const capacity = async () => (await http(base, "GET", "/v1/volume/csi/vol1")).json.Capacity as number;
+  const capacity = async () =>
+    (await http(base, "GET", "/v1/volume/csi/vol1?claims=true")).json.Capacity as number;
 
   const r = await grow(4096);
   assert.equal(r.status, 200, r.text);
@@ -331,7 +332,7 @@ test("detach and deregister -force: refused while the alloc runs; node step, the
       ["unpublish", "ext-n1"],
     ],
   );
-  const vol = await http(base, "GET", "/v1/volume/csi/vol1");
+  const vol = await http(base, "GET", "/v1/volume/csi/vol1?claims=true");
   assert.deepEqual([vol.json.ReadAllocs, vol.json.WriteAllocs, vol.json.PastClaims], [{}, {}, {}]);
   assert.equal((await http(base, "DELETE", "/v1/volume/csi/vol1/detach?node=n1")).status, 200, "idempotent");
   assert.equal(calls.filter((c) => c.method === "nodeDetach").length, 1);
@@ -350,5 +351,5 @@ test("detach and deregister -force: refused while the alloc runs; node step, the
     ["nodeDetach", "unpublish"],
   );
   assert.equal(calls.filter((c) => c.method === "nodeDetach")[1]!.params.AllocID, alloc2);
-  assert.equal((await http(base, "GET", "/v1/volume/csi/vol1")).status, 404);
+  assert.equal((await http(base, "GET", "/v1/volume/csi/vol1?claims=true")).status, 404);
 });

@@ -43,7 +43,7 @@ test("volume register: a spec without external_id is registered under the volume
 
   assert.deepEqual(await register(spec("legacy")), { code: 0, out: ['Volume "legacy" registered'], err: [] });
   assert.deepEqual(validated, ["legacy"]);
-  const vol = await http(base, "GET", "/v1/volume/csi/legacy");
+  const vol = await http(base, "GET", "/v1/volume/csi/legacy?claims=true");
   assert.equal(vol.status, 200, vol.text);
   assert.equal(vol.json.ExternalID, "legacy");
 
@@ -52,7 +52,7 @@ test("volume register: a spec without external_id is registered under the volume
   assert.equal((await register(spec("kept", 'external_id = "vol-1"'))).code, 0);
   assert.equal((await register(spec("kept", 'context { zone = "z1" }'))).code, 0);
   assert.deepEqual(validated, ["legacy", "vol-1", "vol-1"]);
-  const kept = await http(base, "GET", "/v1/volume/csi/kept");
+  const kept = await http(base, "GET", "/v1/volume/csi/kept?claims=true");
   assert.equal(kept.json.ExternalID, "vol-1");
   assert.deepEqual(kept.json.Context, { zone: "z1" });
 
@@ -60,5 +60,5 @@ test("volume register: a spec without external_id is registered under the volume
   const moved = await register(spec("kept", 'external_id = "vol-2"'));
   assert.equal(moved.code, 1);
   assert.match(moved.err.join("\n"), /already registered with plugin "p1" and external ID "vol-1"/);
-  assert.equal((await http(base, "GET", "/v1/volume/csi/kept")).json.ExternalID, "vol-1");
+  assert.equal((await http(base, "GET", "/v1/volume/csi/kept?claims=true")).json.ExternalID, "vol-1");
 });

@@ -258,3 +258,13 @@ test("derive plugins: a sequence of deltas equals a rebuild from scratch", () =>
   );
   assert.equal(JSON.stringify(withJob), JSON.stringify(rebuilt), "same record, same key order");
 });
+
+test("CreateTime is kept from the first write; ModifyTime moves only when the record changes", () => {
+  const healthy = { nodeId: "n1", node: nodePluginInfo("p1", { Healthy: true }) };
+  const first = applyPluginDelta(undefined, "p1", { nodes: [healthy] }, at(1, 1000))!;
+  assert.deepEqual([first.CreateTime, first.ModifyTime], [1000e6, 1000e6], "Unix ns of the first write");
+  assert.equal(applyPluginDelta(first, "p1", { nodes: [healthy] }, at(2, 5000)), undefined, "a no-op");
+  const sick = { nodeId: "n1", node: nodePluginInfo("p1", { Healthy: false }) };
+  const changed = applyPluginDelta(first, "p1", { nodes: [sick] }, at(3, 9000))!;
+  assert.deepEqual([changed.CreateTime, changed.ModifyTime], [1000e6, 9000e6]);
+});
