@@ -136,8 +136,18 @@ export const nodeStub = {
 export const node = {
   ...nodeStub,
   Drivers: {
-    exec: { Detected: true, Healthy: true, HealthDescription: "Healthy", SupportsMounts: true },
-    docker: { Detected: false, Healthy: false, HealthDescription: "not found", SupportsMounts: true },
+    exec: {
+      Attributes: { "driver.exec.mounts": "true" },
+      Detected: true,
+      Healthy: true,
+      HealthDescription: "Healthy",
+    },
+    docker: {
+      Attributes: { "driver.docker.mounts": "true" },
+      Detected: false,
+      Healthy: false,
+      HealthDescription: "not found",
+    },
   },
   CSIControllerPlugins: { hostpath: csiInfo(true) },
   CSINodePlugins: { hostpath: csiInfo(true) },

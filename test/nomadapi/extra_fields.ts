@@ -17,6 +17,8 @@ export const NOMAD_SERVER_FIELDS: ExtraFields = {
     ControllerJobs: "map[string]map[string]interface{}",
     NodeJobs: "map[string]map[string]interface{}",
   },
+  // structs.AllocatedCpuResources has the cores a task reserved; api.AllocatedCpuResources does not.
+  AllocatedCpuResources: { ReservedCores: "[]uint16" },
   // structs.AllocListStub has the alloc's DesiredTransition; api.AllocationListStub does not.
   AllocationListStub: { DesiredTransition: "DesiredTransition" },
   // Write answers embed structs.WriteMeta/QueryMeta, whose index is "Index" (api: LastIndex).

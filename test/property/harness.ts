@@ -61,8 +61,10 @@ export class FuzzTarget {
       log: recordingLogger(this.errors),
       // The fake nodes do not heartbeat: nothing may go down while the suite runs.
       heartbeatTtlMs: 10 * 60_000,
-      // A drain pass follows a write within milliseconds, so settle() sees it.
+      // A drain pass, and a deployment watcher pass (service jobs get Nomad's default update
+      // strategy, so deployments), follow a write within milliseconds, so settle() sees them.
       drainer: { settleMs: 5 },
+      deploymentWatcher: { settleMs: 5 },
     });
     await this.server.start();
     this.base = this.server.httpAddress;

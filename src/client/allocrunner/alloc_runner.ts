@@ -40,12 +40,8 @@ import { CsiHook } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
 
-export type {
-  AllocRunnerConfig,
-  AllocRunnerStore,
-  NewTaskRunner,
-  TaskRunnerLike,
-} from "./alloc_runner_config.js";
+export type { AllocRunnerConfig, AllocRunnerStore, NewTaskRunner } from "./alloc_runner_config.js";
+export type { TaskRunnerLike } from "./alloc_runner_config.js";
 
 export class AllocRunner {
   readonly allocDir: AllocDir;
@@ -166,24 +162,26 @@ export class AllocRunner {
 
   /**
    * A volume remounted at `hostPath` on the host: every task runner re-binds it where it is used.
-   * During a restored alloc's prerun its task runners do not exist yet: the path is kept and the
-   * re-attached tasks get it as soon as they are recovered (runTasks). Answers whether every task
-   * that mounts it has the new mount now (a task that failed reported it as its own event).
+   * During a restored alloc's prerun its task runners do not exist yet: the path is kept and each
+   * re-attached task gets it once its run() began (runTasks). Answers whether every task that
+   * mounts it has the new mount now (a task that failed reported it as its own event).
    */
   async refreshTaskMounts(hostPath: string): Promise<boolean> {
     if (this.taskRunners.size === 0) {
       if (this.restoredTasks) this.remountedBeforeTasks.add(hostPath);
       return true;
     }
-    const outcomes = await Promise.all(
-      [...this.taskRunners].map(([name, tr]) =>
-        tr.refreshMounts(hostPath).catch((err: unknown) => {
-          this.log.error("refreshing a remounted volume in a task failed", { task: name, error: err });
-          return false;
-        }),
-      ),
-    );
-    return outcomes.every(Boolean);
+    const runners = [...this.taskRunners];
+    const refreshed = await Promise.all(runners.map(([n, tr]) => this.refreshTaskMount(n, tr, hostPath)));
+    return refreshed.every(Boolean);
+  }
+
+  /** One task's refresh of `hostPath`; never throws (a failure is logged and answers false). */
+  private refreshTaskMount(name: string, tr: TaskRunnerLike, hostPath: string): Promise<boolean> {
+    return tr.refreshMounts(hostPath).catch((err: unknown) => {
+      this.log.error("refreshing a remounted volume in a task failed", { task: name, error: err });
+      return false;
+    });
   }
 
   private stop(reason: string): void {
@@ -317,11 +315,17 @@ export class AllocRunner {
     const coordinator = new TaskCoordinator(allocTaskGroup(this.alloc)?.Tasks ?? []);
     this.coordinator = coordinator;
     coordinator.update(this.taskStates);
+    // Volumes a restored prerun published again: each recovered task, once run() began, re-binds them.
+    const remounted = [...this.remountedBeforeTasks];
+    this.remountedBeforeTasks.clear();
     for (const [name, tr] of runners) {
       runs.push(
         (async () => {
           await coordinator.gate(name);
-          await tr.run();
+          const run = tr.run();
+          for (const hostPath of remounted)
+            this.track(this.refreshTaskMount(name, tr, hostPath).then(() => undefined));
+          await run;
         })().catch((err: unknown) => {
           const message = asBerthError(err).message;
           this.log.error("task runner failed", { task: name, error: message });
@@ -337,10 +341,6 @@ export class AllocRunner {
         }),
       );
     }
-    // Volumes a restored prerun had to publish again: the recovered tasks still hold stale copies.
-    for (const hostPath of this.remountedBeforeTasks)
-      this.track(this.refreshTaskMounts(hostPath).then(() => undefined));
-    this.remountedBeforeTasks.clear();
     const shutdown = new Promise<void>((resolve) => {
       if (this.shutdownCtl.signal.aborted) resolve();
       this.shutdownCtl.signal.addEventListener("abort", () => resolve(), { once: true });

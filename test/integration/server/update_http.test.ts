@@ -48,8 +48,9 @@ test("job versions, plan as a dry run, deployment reads, promote and fail", asyn
     [{}, "Job"],
     [{ Job: { ...job("2"), ID: "other" } }, "Job.ID"],
     [
+      // The job-level block is what is wrong: the error names it, not the group that inherits it.
       { Job: job("2", { MinHealthyTime: 10 * S, HealthyDeadline: 5 * S }) },
-      "Job.TaskGroups[0].Update.MinHealthyTime",
+      "Job.Update.MinHealthyTime",
     ],
     [{ Job: job("2"), Diff: "yes" }, "Diff"],
   ] as const) {

@@ -59,6 +59,6 @@ test("volume register: a spec without external_id is registered under the volume
   // A different external ID is still refused, and changes nothing.
   const moved = await register(spec("kept", 'external_id = "vol-2"'));
   assert.equal(moved.code, 1);
-  assert.match(moved.err.join("\n"), /already registered with plugin "p1" and external ID "vol-1"/);
+  assert.match(moved.err.join("\n"), /unable to update volume: volume external ID cannot be updated/);
   assert.equal((await http(base, "GET", "/v1/volume/csi/kept?claims=true")).json.ExternalID, "vol-1");
 });

@@ -254,7 +254,7 @@ test("derive plugins: a sequence of deltas equals a rebuild from scratch", () =>
       };
     }),
     [expectedOf(jobPluginUses(job)[0]!, {})],
-    { CreateIndex: 1, ModifyIndex: 4 },
+    { CreateIndex: 1, ModifyIndex: 4, CreateTime: 1000e6, ModifyTime: 1000e6 },
   );
   assert.equal(JSON.stringify(withJob), JSON.stringify(rebuilt), "same record, same key order");
 });
