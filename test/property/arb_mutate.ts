@@ -157,10 +157,12 @@ export function applyMutations(body: unknown, muts: Mutation[]): string {
     const key = p[p.length - 1] as string | number;
     const cur = (parent as Record<string | number, unknown>)[key];
     switch (m.kind) {
+      // The values are copied in: fc.constantFrom hands out the same [] / {} every time, and a later
+      // mutation inside one would change the arbitrary itself (and could make a value contain itself).
       case "set":
       case "num":
       case "str":
-        (parent as Record<string | number, unknown>)[key] = m.value;
+        (parent as Record<string | number, unknown>)[key] = structuredClone(m.value);
         break;
       case "delete":
         if (Array.isArray(parent) && typeof key === "number") parent.splice(key, 1);
@@ -170,12 +172,12 @@ export function applyMutations(body: unknown, muts: Mutation[]): string {
       case "extra":
         if (cur !== null && typeof cur === "object" && !Array.isArray(cur))
           Object.defineProperty(cur, m.key, {
-            value: m.value,
+            value: structuredClone(m.value),
             enumerable: true,
             writable: true,
             configurable: true,
           });
-        else if (Array.isArray(cur)) cur.push(m.value);
+        else if (Array.isArray(cur)) cur.push(structuredClone(m.value));
         break;
       case "dup":
         if (Array.isArray(cur) && cur.length > 0) cur.push(structuredClone(cur[0]));

@@ -55,7 +55,7 @@ export function queuedAllocations(job: Pick<Job, "TaskGroups">, failures: Placem
  * completed, and no new eval is made. The run of a delayed follow-up eval (`running`) completes
  * that eval. Any other pass makes a complete eval; either adds a blocked one when allocs found no
  * node, and older blocked evals of the job are cancelled. With `quiet`, a pass that placed,
- * stopped, failed and deferred nothing records nothing. The pass's follow-up evals are stored
+ * stopped and deferred nothing, and failed only where a blocked eval already waits, records nothing. The pass's follow-up evals are stored
  * `pending`, naming the eval they follow as PreviousEval.
  */
 export function recordPass(
@@ -95,8 +95,12 @@ export function recordPass(
     });
     return { evalId: current.ID, blockedEvalId: "" };
   }
-  const idle = !failed && out.placed.length + out.stopped + followups.length === 0;
-  if (quiet && idle && !running) return { evalId: "", blockedEvalId: "" };
+  // Idle: nothing placed, stopped or deferred, and no failure the job's blocked eval does not
+  // already stand for (a deployment watcher's pass over a job waiting for capacity adds nothing).
+  const still = out.placed.length + out.stopped + followups.length === 0;
+  if (quiet && still && !running && (!failed || current)) {
+    return { evalId: "", blockedEvalId: failed ? current!.ID : "" };
+  }
   const base = running
     ? {
         ...running,
