@@ -86,6 +86,22 @@ test("namespace apply, list, status and delete through the CLI; -namespace and N
   assert.equal(fromFile.code, 0, fromFile.stderr);
   assert.equal(fromFile.stdout.trim(), 'Successfully applied namespace "team-a"!');
 
+  // From a JSON spec (the API's shape), with -json; flags given beside a file are ignored, with a warning.
+  const jsonSpec = path.join(dir, "qa.json");
+  fs.writeFileSync(jsonSpec, JSON.stringify({ Name: "qa", Description: "QA", Meta: { team: "q" } }));
+  const fromJson = await berth(["namespace", "apply", "-json", "-description", "ignored", jsonSpec]);
+  assert.equal(fromJson.code, 0, fromJson.stderr);
+  assert.equal(fromJson.stderr.trim(), "Flags are ignored when a file is specified!");
+  const qa = await berth(["namespace", "list", "-json"]);
+  const listedQa = (JSON.parse(qa.stdout) as { Name: string; Description: string; Meta: unknown }[]).find(
+    (n) => n.Name === "qa",
+  );
+  assert.deepEqual(
+    { Description: listedQa?.Description, Meta: listedQa?.Meta },
+    { Description: "QA", Meta: { team: "q" } },
+  );
+  assert.equal((await berth(["namespace", "delete", "qa"])).code, 0);
+
   const status = await berth(["namespace", "status", "team"]);
   assert.equal(status.code, 0, status.stderr);
   assert.deepEqual(status.stdout.trimEnd().split("\n"), [
