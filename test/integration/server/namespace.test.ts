@@ -230,6 +230,13 @@ test("a job or volume written into a namespace that does not exist is refused an
       code: "ERR_VALIDATION",
     },
   );
+  // The plan and the validation run the same admission check, as Nomad's do.
+  assert.deepEqual(
+    await refused(base, "PUT", "/v1/job/web/plan?namespace=ghost", job("web", ""), 400),
+    expectJob,
+  );
+  const validated = await ok(base, "PUT", "/v1/validate/job?namespace=ghost", job("web", ""));
+  assert.deepEqual(validated.json.ValidationErrors, [expectJob.text]);
   const create = { Volumes: [{ ...volume("v2", "ghost"), ExternalID: "" }] };
   assert.equal(
     (await refused(base, "PUT", "/v1/volume/csi/v2/create?namespace=ghost", create, 400)).text,
