@@ -150,6 +150,15 @@ test("namespace routes: apply, read, update, list by prefix, delete; blocking qu
   const again = await ok(base, "PUT", "/v1/namespace/prod", { Name: "prod", Description: "changed" });
   assert.equal(Number(again.index), updated.ModifyIndex, "an unchanged apply writes nothing");
 
+  // A blocking read of one namespace answers its next change.
+  const seen = (await ok(base, "GET", "/v1/namespace/prod")).index;
+  const watch = http(base, "GET", `/v1/namespace/prod?index=${seen}&wait=30s`);
+  await ok(base, "PUT", "/v1/namespace/prod", { Name: "prod", Description: "watched" });
+  const changed = await watch;
+  assert.equal(changed.json.Description, "watched");
+  assert.ok(Number(changed.index) > Number(seen));
+  await ok(base, "PUT", "/v1/namespace/prod", { Name: "prod", Description: "changed" });
+
   await ok(base, "PUT", "/v1/namespace/staging", { Name: "staging" });
   assert.deepEqual(
     ((await ok(base, "GET", "/v1/namespaces?prefix=pr")).json as { Name: string }[]).map((n) => n.Name),
