@@ -42,6 +42,8 @@ import type {
   DrainSpec,
   DeploymentUpdateResponse,
   QuarantinedRecord,
+  Namespace,
+  NamespaceSpec,
 } from "./types.js";
 
 export class ApiClient extends ApiClientBase {
@@ -163,6 +165,23 @@ export class ApiClient extends ApiClientBase {
     return this.request("POST", `/v1/node/${enc(id)}/eligibility`, {
       body: { Eligibility: eligible ? "eligible" : "ineligible" },
     });
+  }
+
+  // Namespaces (the name is a path segment; the client's own `?namespace=` plays no part)
+
+  /** By name; `prefix` keeps those whose name starts with it. */
+  listNamespaces(opts: { prefix?: string } = {}): Promise<Namespace[]> {
+    return this.request("GET", "/v1/namespaces", { query: { prefix: opts.prefix || undefined } });
+  }
+  getNamespace(name: string): Promise<Namespace> {
+    return this.request("GET", `/v1/namespace/${enc(name)}`);
+  }
+  /** Creates or updates the namespace (Nomad's `PUT /v1/namespace`). */
+  async applyNamespace(ns: NamespaceSpec): Promise<void> {
+    await this.request("PUT", "/v1/namespace", { body: ns });
+  }
+  async deleteNamespace(name: string): Promise<void> {
+    await this.request("DELETE", `/v1/namespace/${enc(name)}`);
   }
 
   // CSI volumes

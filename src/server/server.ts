@@ -23,6 +23,7 @@ import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
 import { JobEndpoint } from "./rpc/job.js";
+import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
@@ -140,6 +141,7 @@ export class Server {
         volumes,
         plugins: new PluginEndpoint(deps),
         deployments: new DeploymentEndpoint(store, scheduler),
+        namespaces: new NamespaceEndpoint(store),
       },
       this.log.child("http"),
     );

@@ -743,6 +743,42 @@ export const GO_STRUCTS: Record<string, GoStructField[]> = {
     { name: "Affinity", type: "string" },
     { name: "Devices", type: "[]string" },
   ],
+  // api/namespace.go
+  Namespace: [
+    { name: "Name", type: "string" },
+    { name: "Description", type: "string" },
+    { name: "Quota", type: "string" },
+    { name: "Capabilities", type: "*NamespaceCapabilities" },
+    { name: "NodePoolConfiguration", type: "*NamespaceNodePoolConfiguration" },
+    { name: "VaultConfiguration", type: "*NamespaceVaultConfiguration" },
+    { name: "ConsulConfiguration", type: "*NamespaceConsulConfiguration" },
+    { name: "Meta", type: "map[string]string" },
+    { name: "CreateIndex", type: "uint64" },
+    { name: "ModifyIndex", type: "uint64" },
+    { name: "RequiredExtraClaims", type: "map[string]string" },
+    { name: "OptionalExtraClaims", type: "map[string]string" },
+  ],
+  NamespaceCapabilities: [
+    { name: "EnabledTaskDrivers", type: "[]string" },
+    { name: "DisabledTaskDrivers", type: "[]string" },
+    { name: "EnabledNetworkModes", type: "[]string" },
+    { name: "DisabledNetworkModes", type: "[]string" },
+  ],
+  NamespaceConsulConfiguration: [
+    { name: "Default", type: "string" },
+    { name: "Allowed", type: "[]string" },
+    { name: "Denied", type: "[]string" },
+  ],
+  NamespaceNodePoolConfiguration: [
+    { name: "Default", type: "string" },
+    { name: "Allowed", type: "[]string" },
+    { name: "Denied", type: "[]string" },
+  ],
+  NamespaceVaultConfiguration: [
+    { name: "Default", type: "string" },
+    { name: "Allowed", type: "[]string" },
+    { name: "Denied", type: "[]string" },
+  ],
   NetworkResource: [
     { name: "Mode", type: "string" },
     { name: "Device", type: "string" },

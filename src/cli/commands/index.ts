@@ -14,6 +14,9 @@ import { jobRun } from "./job_run.js";
 import { jobValidate } from "./job_validate.js";
 import { jobStatus } from "./job_status.js";
 import { jobStop } from "./job_stop.js";
+import { namespaceApply } from "./namespace_apply.js";
+import { namespaceDelete } from "./namespace_delete.js";
+import { namespaceList, namespaceStatus } from "./namespace_status.js";
 import { nodeDrain } from "./node_drain.js";
 import { nodeEligibility } from "./node_eligibility.js";
 import { nodeStatus } from "./node_status.js";
@@ -82,4 +85,10 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
   },
   plugin: { status: entry(pluginStatus) },
   operator: { quarantine: entry(operatorQuarantine) },
+  namespace: {
+    apply: entry(namespaceApply),
+    list: entry(namespaceList),
+    status: entry(namespaceStatus),
+    delete: entry(namespaceDelete),
+  },
 };

@@ -22,6 +22,7 @@ import * as operator from "./routes_operator.js";
 import * as orphans from "./routes_orphans.js";
 import * as deployments from "./routes_deployments.js";
 import * as jobPlan from "./routes_job_plan.js";
+import * as namespaces from "./routes_namespaces.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -81,6 +82,12 @@ const ROUTES: [Method | Method[], string, Route][] = [
   ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment],
   ["GET", "/v1/job/:id/versions", deployments.jobVersions],
   [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute],
+  ["GET", "/v1/namespaces", namespaces.listNamespaces],
+  ["GET", "/v1/namespace/:name", namespaces.getNamespace],
+  [["PUT", "POST"], "/v1/namespace/:name", namespaces.putNamespaceAt],
+  ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace],
+  [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace],
+  [["GET", "DELETE"], "/v1/namespace", namespaces.missingName],
 ];
 
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */

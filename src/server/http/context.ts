@@ -6,6 +6,7 @@ import type { DeploymentEndpoint } from "../deploymentwatcher/endpoint.js";
 import type { AllocEndpoint } from "../rpc/alloc.js";
 import type { AllocOps } from "../rpc/alloc_ops.js";
 import type { JobEndpoint } from "../rpc/job.js";
+import type { NamespaceEndpoint } from "../rpc/namespace.js";
 import type { NodeEndpoint } from "../rpc/node.js";
 import type { PluginEndpoint } from "../rpc/plugin.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
@@ -20,6 +21,7 @@ export interface HttpEndpoints {
   volumes: VolumeEndpoint;
   plugins: PluginEndpoint;
   deployments: DeploymentEndpoint;
+  namespaces: NamespaceEndpoint;
 }
 
 export interface Ctx {

@@ -10,6 +10,8 @@ import { specOf } from "../rpc/job.js";
 import { planJob } from "../scheduler/job_plan.js";
 import { singleWriterUpdateWarnings } from "../scheduler/reconcile_update.js";
 import { readJson, sendJson } from "./respond.js";
+import { inRequestNamespace } from "./routes_namespaces.js";
+import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
 import { param, type Route } from "./context.js";
 
 /** Nomad's zero time: a job that is not periodic has no next launch. */
@@ -28,9 +30,11 @@ export const planJobRoute: Route = async (ctx, api) => {
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
   if (body.Diff !== undefined && typeof body.Diff !== "boolean")
     throw validationError("Diff", "must be a boolean");
-  const spec = validateJob(body.Job);
+  const spec = validateJob(inRequestNamespace(ctx, body.Job));
   if (spec.ID !== id)
     throw validationError("Job.ID", `does not match the job in the URL (${JSON.stringify(id)})`);
+  // As Nomad's plan runs the register's admission checks: the namespace exists, allows the drivers.
+  checkJobDrivers(requireJobNamespace(api.store.getNamespace(spec.Namespace), spec), spec);
   const prev = api.store.getJob(spec.Namespace, spec.ID);
   const same = prev !== undefined && specOf(prev) === specOf({ ...spec, Status: prev.Status });
   const result = planJob(api.store, spec, same, body.Diff === true, Date.now() * NS_PER_MS);

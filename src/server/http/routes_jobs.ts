@@ -7,6 +7,7 @@ import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { allocFull, allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
+import { inRequestNamespace } from "./routes_namespaces.js";
 
 export const listJobs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
@@ -27,12 +28,7 @@ export const registerJob: Route = async (ctx, api) => {
       throw validationError("JobModifyIndex", "must be a non-negative integer");
     enforce = i;
   }
-  // Nomad's Go client sends "Namespace": "" (or none): the request's namespace, as Nomad fills it.
-  const job =
-    body.Job.Namespace === undefined || body.Job.Namespace === null || body.Job.Namespace === ""
-      ? { ...body.Job, Namespace: namespaceOf(ctx) }
-      : body.Job;
-  sendJson(ctx.res, await api.jobs.register(job, enforce));
+  sendJson(ctx.res, await api.jobs.register(inRequestNamespace(ctx, body.Job), enforce));
 };
 
 /**
@@ -45,7 +41,7 @@ export const registerJobAt: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
   if (body.Job.ID !== id) throw validationError("Job.ID", "Job ID does not match name");
-  sendJson(ctx.res, await api.jobs.register(body.Job));
+  sendJson(ctx.res, await api.jobs.register(inRequestNamespace(ctx, body.Job)));
 };
 
 export const getJob: Route = async (ctx, api) => {

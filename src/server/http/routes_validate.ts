@@ -8,6 +8,9 @@ import { isObject } from "../../structs/json_check.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { readJson, sendJson } from "./respond.js";
 import type { Route } from "./context.js";
+import { inRequestNamespace } from "./routes_namespaces.js";
+import type { Job } from "../../structs/job.js";
+import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
 
 export interface JobValidateResponse {
   DriverConfigValidated: boolean;
@@ -16,15 +19,19 @@ export interface JobValidateResponse {
   Warnings: string;
 }
 
-export const validateJobRoute: Route = async (ctx) => {
+export const validateJobRoute: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
-  sendJson(ctx.res, validationAnswer(body.Job));
+  // As Nomad's Job.Validate runs the register's admission checks: the job's namespace (the request's
+  // ?namespace= first, as for a register) must exist and allow the job's drivers.
+  const admit = (job: Job) =>
+    checkJobDrivers(requireJobNamespace(api.store.getNamespace(job.Namespace), job), job);
+  sendJson(ctx.res, validationAnswer(inRequestNamespace(ctx, body.Job), admit));
 };
 
-export function validationAnswer(job: unknown): JobValidateResponse {
+export function validationAnswer(job: unknown, admit: (job: Job) => void = () => {}): JobValidateResponse {
   try {
-    validateJob(job);
+    admit(validateJob(job));
     return { DriverConfigValidated: true, ValidationErrors: null, Error: "", Warnings: "" };
   } catch (err) {
     const e = asBerthError(err);

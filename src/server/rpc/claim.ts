@@ -89,6 +89,14 @@ export class ClaimEndpoint {
           if (!vol) throw notFound("volume", req.VolumeID);
           const alloc = tx.getAlloc(req.AllocationID);
           if (!alloc) throw notFound("allocation", req.AllocationID);
+          // A volume is claimed only by allocs of its own namespace (the scheduler looks volumes
+          // up in the job's namespace; this holds for a claim that names another one itself).
+          if (alloc.Namespace !== namespace) {
+            throw new BerthError(
+              "ERR_PERMISSION_DENIED",
+              `allocation ${alloc.ID} in namespace ${JSON.stringify(alloc.Namespace)} cannot claim volume ${JSON.stringify(req.VolumeID)} of namespace ${JSON.stringify(namespace)}`,
+            );
+          }
           if (alloc.NodeID !== req.NodeID) {
             throw new BerthError(
               "ERR_PERMISSION_DENIED",

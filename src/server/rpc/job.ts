@@ -12,6 +12,7 @@ import { BerthError, notFound } from "../../structs/errors.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { jobWarnings } from "../../structs/job_warnings.js";
+import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { ServerDeps } from "../deps.js";
 
@@ -70,6 +71,8 @@ export class JobEndpoint {
   async register(input: unknown, enforceIndex?: number): Promise<JobRegisterResponse> {
     const spec = validateJob(input);
     const job = await this.deps.store.txn((tx) => {
+      // In the write's own transaction, so a namespace deleted meanwhile is seen (namespace.ts).
+      checkJobDrivers(requireJobNamespace(tx.getNamespace(spec.Namespace), spec), spec);
       const prev = tx.getJob(spec.Namespace, spec.ID);
       if (enforceIndex !== undefined) checkEnforcedIndex(enforceIndex, prev?.JobModifyIndex);
       if (prev && specOf(prev) === specOf({ ...spec, Status: prev.Status })) return prev;

@@ -28,6 +28,7 @@ import { BerthError, asBerthError, type ErrorCode } from "../../structs/errors.j
 import type { CSIVolume } from "../../structs/volume.js";
 import { checkDistinctVolumes } from "../../structs/volume_validate.js";
 import { intentOf } from "../../structs/volume_intent.js";
+import { requireVolumeNamespace } from "../../structs/namespace.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
@@ -68,7 +69,13 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
   // request may have created storage under (structs/volume_intent.ts).
   if (fresh.length > 0) {
     const now = Date.now();
-    await deps.store.txn((tx) => fresh.forEach(({ v }) => tx.putVolumeIntent(intentOf(v, now))));
+    // The namespace is read again in this write: from here on the intent holds it (namespace.ts).
+    await deps.store.txn((tx) =>
+      fresh.forEach(({ v, i }) => {
+        requireVolumeNamespace(tx.getNamespace(v.Namespace), v, `Volumes[${i}]`);
+        tx.putVolumeIntent(intentOf(v, now));
+      }),
+    );
   }
   const created: Created[] = [];
   let failed: { v: CSIVolume; err: unknown } | undefined;
@@ -83,6 +90,8 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
     }
     await deps.store.txn((tx) => {
       for (const { spec, record } of created) {
+        // The create's intent held the namespace (namespace.ts refuses to delete it): checked anyway.
+        requireVolumeNamespace(tx.getNamespace(spec.Namespace), spec, "Volumes");
         const prev = tx.getVolume(spec.Namespace, spec.ID);
         if (prev && prev.ExternalID !== "") {
           throw new BerthError("ERR_CONFLICT", `volume ${JSON.stringify(spec.ID)} was registered meanwhile`);
@@ -235,6 +244,7 @@ export function mayHaveCreated(code: ErrorCode): boolean {
 }
 
 function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
+  requireVolumeNamespace(state.getNamespace(v.Namespace), v, `Volumes[${i}]`);
   const plugin = requirePlugin(state, v, i);
   // No controller side at all: none is expected by a job and none reports. One that is expected
   // but not running now is left to the controller call, which answers "no healthy controller".

@@ -17,6 +17,7 @@
  * CSIVolumeRegisterResponse.Volumes), and CreateTime/ModifyTime (Unix ns) are stamped.
  */
 import { BerthError, validationError } from "../../structs/errors.js";
+import { requireVolumeNamespace } from "../../structs/namespace.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { checkDistinctVolumes } from "../../structs/volume_validate.js";
@@ -93,6 +94,7 @@ function sameStringMap(a: Record<string, string>, b: Record<string, string>): bo
 }
 
 function checkRegister(state: StateReader, v: CSIVolume, i: number): void {
+  requireVolumeNamespace(state.getNamespace(v.Namespace), v, `Volumes[${i}]`);
   requirePlugin(state, v, i);
   const prev = state.getVolume(v.Namespace, v.ID);
   const errs = prev ? immutableChanges(prev, v) : [];

@@ -55,6 +55,7 @@ const SELECT: Record<CheckedTable, string> = {
   deployments: "SELECT id, namespace, job_id, create_index, json FROM deployments",
   // Keyed in the quarantine as `<job>@<version>`.
   versions: "SELECT namespace, id || '@' || version AS id, id AS job_id, version, json FROM job_versions",
+  namespaces: "SELECT name AS id, json FROM namespaces",
 };
 
 function keyOf(table: CheckedTable, row: StoredRow): { namespace: string; key: string } {
@@ -224,6 +225,9 @@ class Mover {
           row.job_id,
           row.version,
         );
+        return;
+      case "namespaces":
+        this.run("DELETE FROM namespaces WHERE name = ?", id);
         return;
       case "plugins":
         this.run("DELETE FROM plugins WHERE id = ?", id);

@@ -4,11 +4,13 @@ import type { Allocation } from "../../structs/alloc.js";
 import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
+import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite_deployments.js";
+import { prepareNamespaceStatements, type NamespaceStatements } from "./sqlite_namespaces.js";
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import type { StateReader, Table } from "./store.js";
@@ -22,6 +24,8 @@ export class SqliteReader implements StateReader {
   readonly intentStatements: IntentStatements;
   /** @internal used by SqliteWriter */
   readonly deploymentStatements: DeploymentStatements;
+  /** @internal used by SqliteWriter */
+  readonly namespaceStatements: NamespaceStatements;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
@@ -30,6 +34,7 @@ export class SqliteReader implements StateReader {
     this.statements = prepareStatements(db);
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
+    this.namespaceStatements = prepareNamespaceStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -120,5 +125,11 @@ export class SqliteReader implements StateReader {
   }
   jobVersions(namespace: string, jobId: string): Job[] {
     return parseRows<Job>(this.deploymentStatements.versions.all(namespace, jobId));
+  }
+  getNamespace(name: string): Namespace | undefined {
+    return parseRow<Namespace>(this.namespaceStatements.get.get(name));
+  }
+  listNamespaces(): Namespace[] {
+    return parseRows<Namespace>(this.namespaceStatements.list.all());
   }
 }

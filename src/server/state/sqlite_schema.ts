@@ -13,6 +13,7 @@ import {
   totalExpected,
   type PluginJobUse,
 } from "../../structs/plugin_jobs.js";
+import { migrateNamespaces } from "./sqlite_namespaces.js";
 
 /**
  * A job's live allocs (placed, not terminal: `allocs.live`) per task group, from the
@@ -198,6 +199,8 @@ const MIGRATIONS: Migration[] = [
     SELECT namespace, id, COALESCE(json_extract(json, '$.Version'), 0), json FROM jobs
     WHERE json_valid(json);
   `,
+  // Namespaces as objects (sqlite_namespaces.ts): `default`, and one for every namespace in use.
+  migrateNamespaces,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

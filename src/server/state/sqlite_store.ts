@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import Database from "better-sqlite3";
 import { nullLogger, type Logger } from "../../internal/log.js";
 import { migrate } from "./sqlite_schema.js";
+import { ensureDefaultNamespace } from "./sqlite_namespaces.js";
 import { quarantineBadRecords, quarantineStatements, type QuarantineReport } from "./quarantine.js";
 import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
@@ -55,6 +56,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     } catch (err) {
       log.error("checking the stored records failed; starting without the check", { error: err });
     }
+    ensureDefaultNamespace(db);
     super(db, now);
     this.db = db;
     this.quarantine = quarantineStatements(db);

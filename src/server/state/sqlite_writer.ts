@@ -7,6 +7,7 @@ import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/allo
 import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import { volumeSourceForAlloc, type Job } from "../../structs/job.js";
+import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
 import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
@@ -110,6 +111,12 @@ export class SqliteWriter implements StateWriter {
   }
   listVolumeIntents() {
     return this.r.listVolumeIntents();
+  }
+  getNamespace(name: string) {
+    return this.r.getNamespace(name);
+  }
+  listNamespaces() {
+    return this.r.listNamespaces();
   }
   getPlugin(id: string): CSIPlugin | undefined {
     this.flushPlugins();
@@ -265,6 +272,19 @@ export class SqliteWriter implements StateWriter {
 
   deleteDeployment(id: string): void {
     if (this.r.deploymentStatements.del.run(id).changes > 0) this.touched.add("deployments");
+  }
+
+  putNamespace(ns: Namespace): Namespace {
+    const prev = this.getNamespace(ns.Name);
+    if (prev && contentOf(prev) === contentOf(ns)) return prev;
+    const rec = stamp(ns, prev, this.writeIndex);
+    this.r.namespaceStatements.put.run(rec.Name, JSON.stringify(rec));
+    this.touched.add("namespaces");
+    return rec;
+  }
+
+  deleteNamespace(name: string): void {
+    if (this.r.namespaceStatements.del.run(name).changes > 0) this.touched.add("namespaces");
   }
 
   /** Records the node's changed plugin instances (plugin_instances) and updates those plugins. */

@@ -28,6 +28,7 @@ import type { Allocation } from "../../structs/alloc.js";
 import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
+import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
@@ -43,6 +44,7 @@ export const TABLES = [
   "intents",
   "deployments",
   "versions",
+  "namespaces",
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -106,6 +108,11 @@ export interface StateReader {
    * dropped); deleteJob deletes them.
    */
   jobVersions(namespace: string, jobId: string): Job[];
+
+  /** Namespaces (table `namespaces`), by name; `default` always exists. */
+  getNamespace(name: string): Namespace | undefined;
+  /** Ordered by name, as Nomad's memdb iterates them. */
+  listNamespaces(): Namespace[];
 }
 
 export interface StateWriter extends StateReader {
@@ -128,6 +135,9 @@ export interface StateWriter extends StateReader {
   deleteVolumeIntent(namespace: string, id: string): void;
   putDeployment(d: Deployment): Deployment;
   deleteDeployment(id: string): void;
+  putNamespace(ns: Namespace): Namespace;
+  /** Deletes the record only; the endpoint checks first that nothing lives in it. */
+  deleteNamespace(name: string): void;
 }
 
 export interface StateStore extends StateReader {

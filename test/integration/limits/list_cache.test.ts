@@ -58,6 +58,7 @@ test("list answers follow every write and stay apart by namespace", async (t) =>
   }
 
   // Another namespace is its own answer, and "*" is all of them.
+  assert.equal((await http(base, "PUT", "/v1/namespace/other", { Name: "other" })).status, 200);
   assert.equal((await http(base, "PUT", "/v1/jobs", job("c", 1, "other"))).status, 200);
   assert.equal((await http(base, "GET", "/v1/allocations?namespace=other")).json.length, 1);
   assert.equal((await http(base, "GET", "/v1/allocations")).json.length, 3, "default namespace only");

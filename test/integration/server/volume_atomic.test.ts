@@ -129,6 +129,7 @@ test("duplicate IDs in one request are refused with a 400 naming the field; noth
     );
   }
   // The same ID in two namespaces is two volumes.
+  assert.equal((await http(base, "PUT", "/v1/namespace/other", { Name: "other" })).status, 200);
   const two = await http(base, "PUT", "/v1/volume/csi/a", {
     Volumes: [spec("a", { ExternalID: "ext-a" }), spec("a", { ExternalID: "ext-a2", Namespace: "other" })],
   });
