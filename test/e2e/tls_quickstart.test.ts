@@ -213,16 +213,32 @@ test(
       60_000,
     );
     await cli(["volume", "create", "examples/hostpath/volume.hcl"]);
-    await cli(["job", "run", "examples/hostpath/job.hcl"]);
-    await eventually(
+    // The example writer, also saying what it did on stdout, for `alloc logs` over TLS.
+    const writerFile = path.join(dir, "writer.hcl");
+    fs.writeFileSync(
+      writerFile,
+      fs
+        .readFileSync(path.join(REPO_ROOT, "examples/hostpath/job.hcl"), "utf8")
+        .replace("echo hello > /data/hello.txt", "echo hello > /data/hello.txt && echo wrote-hello"),
+    );
+    await cli(["job", "run", writerFile]);
+    const writer = await eventually(
       "the writer to complete",
       async () => {
         const allocs = await api.jobAllocations("writer");
         if (allocs.some((a) => a.ClientStatus === "failed")) throw new Error("writer failed");
-        return allocs.length > 0 && allocs.every((a) => a.ClientStatus === "complete") ? true : undefined;
+        return allocs.length > 0 && allocs.every((a) => a.ClientStatus === "complete")
+          ? allocs[0]
+          : undefined;
       },
       60_000,
     );
+    // The streaming routes over TLS too: a task's log (HTTPS), exec (a wss:// WebSocket).
+    assert.equal((await cli(["alloc", "logs", writer.ID, "writer"])).stdout, "wrote-hello\n");
+    const plugin = (await api.jobAllocations("plugin")).find((a) => a.ClientStatus === "running");
+    assert.ok(plugin, "the plugin alloc runs");
+    const exec = await cli(["alloc", "exec", "-task", "plugin", plugin.ID, "/bin/sh", "-c", "echo via-wss"]);
+    assert.equal(exec.stdout, "via-wss\n");
     const hellos = findFiles(path.join(dataDir, "hostpath-data"), "hello.txt");
     assert.equal(hellos.length, 1, "hello.txt is in the volume's storage");
     assert.equal(fs.readFileSync(hellos[0]!, "utf8").trim(), "hello");
