@@ -34,7 +34,7 @@ import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
 import type { ServerTls } from "../internal/tls.js";
-import { attachRpcCertificateGate, createListener } from "./tls_listener.js";
+import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -158,6 +158,7 @@ export class Server {
     this.http = server;
     // Prepended before the limiter's listeners, so it runs after them and before the RPC server.
     attachRpcCertificateGate(server, this.opts.tls, AGENT_RPC_PATH, this.log.child("tls"));
+    logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
     // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));

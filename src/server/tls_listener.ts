@@ -78,6 +78,18 @@ export function attachRpcCertificateGate(
   });
 }
 
+/**
+ * Logs each refused TLS handshake (no or an untrusted client certificate under verify_https_client,
+ * a plaintext client, a protocol mismatch): without it a refused peer would leave no trace on the
+ * server. The socket is already being closed by the TLS server.
+ */
+export function logTlsHandshakeFailures(server: http.Server, tls: ServerTls | undefined, log: Logger): void {
+  if (!tls) return;
+  server.on("tlsClientError", (err: Error, socket: TLSSocket) => {
+    log.warn("refused a TLS handshake", { client: socket.remoteAddress, reason: err.message });
+  });
+}
+
 /** Why this peer may not use the agent RPC path, or undefined when it may. */
 export function rpcPeerRefusal(socket: TLSSocket, tls: ServerTls): string | undefined {
   const cert = socket.getPeerCertificate();

@@ -192,6 +192,10 @@ test("a node agent with a foreign CA's certificate cannot register", async () =>
     );
     const names = (await api.listNodes()).map((n) => n.Name);
     assert.ok(!names.includes("rogue"), `registered nodes: ${names.join(", ")}`);
+    // The server says why, without the certificate's contents.
+    await eventually("the server to log the refused handshake", async () =>
+      /refused a TLS handshake/.test(logTail(logFile, 400)) ? true : undefined,
+    );
   } finally {
     await rogue.stop(10_000);
   }
