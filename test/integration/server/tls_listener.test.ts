@@ -305,3 +305,37 @@ describe("connection limits still hold behind TLS", () => {
     }
   });
 });
+
+describe("http = true alone: one-way HTTPS", () => {
+  let server: Server;
+  let base: string;
+  before(async () => {
+    ({ server, base } = await startTlsServer({ certFile: certs.server.cert, keyFile: certs.server.key }));
+  });
+  after(() => server.stop());
+
+  it("a node agent without a certificate of its own dials wss:// checking the server against ca_file", async () => {
+    let registered = false;
+    const conn = new ServerConnection({
+      serverAddr: base,
+      log: nullLogger,
+      installHandlers: () => undefined,
+      onConnect: async (peer) => {
+        await peer.call("Node.Register", { Node: makeNode("one-way") });
+        registered = true;
+      },
+      tls: clientTls({ http: true, caFile: certs.ca })!,
+    });
+    conn.start();
+    try {
+      await eventually("the node to register", async () => (registered ? true : undefined));
+      const api = new ApiClient({ address: base, tls: { caCert: certs.ca } });
+      assert.deepEqual(
+        (await api.listNodes()).map((n) => n.ID),
+        ["one-way"],
+      );
+    } finally {
+      await conn.stop();
+    }
+  });
+});
