@@ -19,6 +19,7 @@ import { eventually } from "../../helpers/agent_process.js";
 import { tempDir } from "../../helpers/temp_dir.js";
 import { makeTestCerts, type CertFiles, type TestCerts } from "../../helpers/tls_certs.js";
 import fs from "node:fs";
+import https from "node:https";
 
 let certs: TestCerts;
 
@@ -337,5 +338,35 @@ describe("http = true alone: one-way HTTPS", () => {
     } finally {
       await conn.stop();
     }
+  });
+});
+
+describe('tls_min_version = "tls13"', () => {
+  let server: Server;
+  let base: string;
+  before(async () => {
+    ({ server, base } = await startTlsServer({
+      certFile: certs.server.cert,
+      keyFile: certs.server.key,
+      minVersion: "TLSv1.3",
+    }));
+  });
+  after(() => server.stop());
+
+  it("refuses a TLS 1.2 client and serves a TLS 1.3 one", async () => {
+    const get = (maxVersion: "TLSv1.2" | "TLSv1.3") =>
+      new Promise<number>((resolve, reject) => {
+        const req = https.get(
+          `${base}/v1/nodes`,
+          { ca: fs.readFileSync(certs.ca), maxVersion, agent: false },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.once("error", reject);
+      });
+    await assert.rejects(get("TLSv1.2"), /version|protocol/i);
+    assert.equal(await get("TLSv1.3"), 200);
   });
 });
