@@ -24,8 +24,6 @@ export interface Pem {
 export interface CaOpts {
   days: number;
   commonName?: string | undefined;
-  /** DNS zones the CA may sign names in (a critical name constraints extension); empty: any. */
-  permittedDomains?: string[];
 }
 
 export interface CertOpts {
