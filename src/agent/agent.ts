@@ -12,6 +12,7 @@ import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
 import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
+import { clientTls, dialAddress, serverTls } from "./config_tls.js";
 import type { AgentOptions } from "./options.js";
 
 export class Agent {
@@ -32,6 +33,9 @@ export class Agent {
   async start(): Promise<void> {
     // Config files first: a bad one stops the agent before anything is created.
     const fileConfig = await readAgentConfigFiles(this.opts.configFiles);
+    // TLS files are read and checked now too, before anything listens or dials.
+    const listenerTls = this.opts.server ? serverTls(fileConfig.tls) : undefined;
+    const dialTls = this.opts.client ? clientTls(fileConfig.tls) : undefined;
     if (this.opts.dataDir) {
       this.dataDir = path.resolve(this.opts.dataDir);
       await fs.mkdir(this.dataDir, { recursive: true });
@@ -52,12 +56,15 @@ export class Agent {
         httpAddr: this.opts.httpAddr,
         log: this.log.child("server"),
         ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
+        ...(listenerTls ? { tls: listenerTls } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();
     }
     if (this.opts.client) {
-      const servers = this.opts.servers.length > 0 ? this.opts.servers : [this.server!.httpAddress];
+      const servers = (this.opts.servers.length > 0 ? this.opts.servers : [this.server!.httpAddress]).map(
+        (s) => dialAddress(s, fileConfig.tls),
+      );
 
       this.client = new Client({
         dataDir: this.dataDir,
@@ -68,6 +75,7 @@ export class Agent {
         ...(fileConfig.reserved ? { reserved: fileConfig.reserved } : {}),
         ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
         log: this.log.child("client"),
+        ...(dialTls ? { tls: dialTls } : {}),
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
         ...(this.opts.csiCallTimeoutMs === null ? {} : { csiCallTimeoutMs: this.opts.csiCallTimeoutMs }),

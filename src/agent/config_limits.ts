@@ -8,9 +8,8 @@
  *     rpc_handshake_timeout     = "5s"  # an agent connection's first frame; "0" = no limit
  *   }
  *
- * Only settings berth honours are accepted. `https_handshake_timeout` is refused by name: berth's
- * listener has no TLS, so there is no handshake for it to bound (a request's headers are bounded
- * anyway). Nomad's RPC rate limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
+ * Only settings berth honours are accepted. `https_handshake_timeout` is refused by name: with TLS
+ * on, berth bounds the handshake at Nomad's default, 5 s (server/tls_listener.ts). Nomad's RPC rate limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
  */
 import type { Body } from "../api/specs/body.js";
 
@@ -41,7 +40,7 @@ export function parseLimits(b: Body): LimitsSetting {
   }
   if (b.has("https_handshake_timeout")) {
     throw b.error(
-      "https_handshake_timeout is not supported: berth's HTTP listener has no TLS, so there is no handshake to bound",
+      "https_handshake_timeout is not supported: with TLS on, berth bounds the handshake at Nomad's default 5s",
     );
   }
   b.finish();

@@ -50,6 +50,7 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
   -config=FILE|DIR     agent config (HCL or JSON, Nomad's syntax; repeatable): client { host_volume, meta }
+                       limits { … }, tls { http, rpc, ca_file, cert_file, key_file, … }
   -host-volume=NAME:PATH[:ro]
                        a client host volume (repeatable); a relative PATH is made inside the data dir
   -meta=KEY=VALUE      node metadata, as \${meta.KEY} and in node status (repeatable)`;

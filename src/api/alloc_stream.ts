@@ -6,6 +6,7 @@
 import { WebSocket } from "ws";
 import type { ApiClient } from "./client.js";
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+import { wsTlsOptions } from "./tls.js";
 
 export interface LogQuery {
   task: string;
@@ -30,7 +31,7 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
   });
   let res: Response;
   try {
-    res = await fetch(url, { headers, signal: q.signal });
+    res = await api.send(url, { headers, signal: q.signal });
   } catch (err) {
     if (err instanceof Error && err.name === "AbortError") return;
     throw new ConnectionError(api.address, err);
@@ -72,7 +73,10 @@ export function execInAlloc(
   });
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, {
+      headers,
+      ...(url.protocol === "wss:" ? wsTlsOptions(api.tlsConnectOptions()) : {}),
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let exitCode: number | null = null;

@@ -5,6 +5,13 @@
  */
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
 import { resolveAddress } from "./address.js";
+import {
+  httpsSend,
+  loadTlsConnectOptions,
+  type ApiTlsOptions,
+  type SendInit,
+  type TlsConnectOptions,
+} from "./tls.js";
 import type { Evaluation } from "./types.js";
 
 export interface ApiClientOptions {
@@ -17,6 +24,8 @@ export interface ApiClientOptions {
   /** Sent as `?region=` when set. */
   region?: string | undefined;
   signal?: AbortSignal;
+  /** For https:// addresses: the CA, client certificate and checks (tls.ts); files read at first use. */
+  tls?: ApiTlsOptions | undefined;
 }
 
 export type Query = Record<string, string | undefined>;
@@ -33,6 +42,8 @@ export class ApiClientBase {
   private readonly token: string | undefined;
   private readonly region: string | undefined;
   private readonly signal: AbortSignal | undefined;
+  private readonly tls: ApiTlsOptions;
+  private tlsLoaded: TlsConnectOptions | undefined;
 
   constructor(options: ApiClientOptions = {}) {
     this.address = resolveAddress(options.address);
@@ -40,6 +51,22 @@ export class ApiClientBase {
     this.token = options.token;
     this.region = options.region;
     this.signal = options.signal;
+    this.tls = options.tls ?? {};
+  }
+
+  /** The TLS options for node:https and ws (exec sessions), the files read once. */
+  tlsConnectOptions(): TlsConnectOptions {
+    this.tlsLoaded ??= loadTlsConnectOptions(this.tls);
+    return this.tlsLoaded;
+  }
+
+  /**
+   * fetch, through this client's transport: https:// goes over node:https with the TLS options
+   * (fetch takes none), anything else through fetch itself.
+   */
+  send(url: URL, init: SendInit): Promise<Response> {
+    if (url.protocol === "https:") return httpsSend(url, init, this.tlsConnectOptions());
+    return fetch(url, init);
   }
 
   /**
@@ -68,7 +95,7 @@ export class ApiClientBase {
     }
     let res: Response;
     try {
-      res = await fetch(url, { method, headers, body, signal: this.signal });
+      res = await this.send(url, { method, headers, body, signal: this.signal });
     } catch (err) {
       if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) throw err;
       throw new ConnectionError(this.address, err);

@@ -3,6 +3,7 @@
  * `-json`) as well as a double one. Every command also takes the global `-address`.
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { ConnectionFlags } from "../api/index.js";
 
 /** A mistake in how a command was invoked: reported with the command's usage line, exit 1. */
 export class UsageError extends Error {
@@ -37,27 +38,46 @@ const COMMON = {
   namespace: { type: "string" },
   token: { type: "string" },
   region: { type: "string" },
+  // Client TLS, as Nomad's (api/tls.ts): each falls back to BERTH_*, then NOMAD_* (NOMAD_CACERT, …).
+  "ca-cert": { type: "string" },
+  "ca-path": { type: "string" },
+  "client-cert": { type: "string" },
+  "client-key": { type: "string" },
+  "tls-server-name": { type: "string" },
+  "tls-skip-verify": { type: "boolean" },
 } as const satisfies Options;
+
+/** The string-valued connection flags and their ConnectionFlags names. */
+const STRING_FLAGS: Record<string, Exclude<keyof ConnectionFlags, "tlsSkipVerify">> = {
+  address: "address",
+  namespace: "namespace",
+  token: "token",
+  region: "region",
+  "ca-cert": "caCert",
+  "ca-path": "caPath",
+  "client-cert": "clientCert",
+  "client-key": "clientKey",
+  "tls-server-name": "tlsServerName",
+};
 
 /**
  * The connection flags out of a command line, whatever command it is for: the dispatcher reads them
  * here so each command's parse need only know its own flags (it still accepts these). A flag given
  * twice: the last wins, as parseArgs does.
  */
-export function connectionFlags(argv: readonly string[]): Record<keyof typeof COMMON, string | undefined> {
-  const out: Record<keyof typeof COMMON, string | undefined> = {
-    address: undefined,
-    namespace: undefined,
-    token: undefined,
-    region: undefined,
-  };
+export function connectionFlags(argv: readonly string[]): ConnectionFlags {
+  const out: ConnectionFlags = {};
   const args = normaliseFlags(argv);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (arg === "--") break;
-    const m = /^--(address|namespace|token|region)(?:=(.*))?$/s.exec(arg);
-    if (!m) continue;
-    const name = m[1] as keyof typeof COMMON;
+    if (arg === "--tls-skip-verify") {
+      out.tlsSkipVerify = true;
+      continue;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    const name = m ? STRING_FLAGS[m[1]!] : undefined;
+    if (!m || name === undefined) continue;
     if (m[2] !== undefined) out[name] = m[2];
     else if (i + 1 < args.length) out[name] = args[++i];
   }

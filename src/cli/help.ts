@@ -16,6 +16,9 @@ export function mainHelp(): string[] {
     "",
     "Every command takes -address=<addr> (default: $BERTH_ADDR, else http://127.0.0.1:4646);",
     "read commands take -json. Run `berth <command> <verb> -h` for a command's help.",
+    "TLS: -ca-cert, -ca-path, -client-cert, -client-key, -tls-server-name, -tls-skip-verify",
+    "(or NOMAD_CACERT, NOMAD_CAPATH, NOMAD_CLIENT_CERT, NOMAD_CLIENT_KEY, NOMAD_TLS_SERVER_NAME,",
+    "NOMAD_SKIP_VERIFY, each after its BERTH_ twin) for an https:// address.",
   );
   return lines;
 }

@@ -32,6 +32,7 @@ import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
+import type { ClientTls } from "../internal/tls.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
 
@@ -58,6 +59,8 @@ export interface ClientOptions {
   claimRetryDeadlineMs?: number;
   /** Deadline of each node CSI call (volume manager default: 5 min). */
   csiCallTimeoutMs?: number;
+  /** TLS for the connection to the server (agent config `tls`); absent: plain ws://. */
+  tls?: ClientTls;
 }
 
 export class Client {
@@ -126,6 +129,7 @@ export class Client {
 
     const conn = new ServerConnection({
       serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
+      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
       log: log.child("rpc"),
       installHandlers: (peer) =>
         this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),

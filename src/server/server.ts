@@ -3,7 +3,7 @@
  * collector, the agent RPC endpoint and the HTTP API on one listener. The agent wiring only needs
  * this class.
  */
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { BerthError } from "../structs/errors.js";
 import type { Logger } from "../internal/log.js";
@@ -17,7 +17,7 @@ import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { ReadQueue } from "./http/read_queue.js";
-import { AgentRpcServer } from "./rpc/agent.js";
+import { AGENT_RPC_PATH, AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
@@ -34,6 +34,8 @@ import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watche
 import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
+import type { ServerTls } from "../internal/tls.js";
+import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -60,6 +62,8 @@ export interface ServerOptions {
   orphans?: Partial<OrphanReconcilerOptions>;
   /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
   limits?: Partial<ConnLimits>;
+  /** HTTPS and mutual TLS on the listener (agent config `tls`; tls_listener.ts); absent: plain HTTP. */
+  tls?: ServerTls;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -86,7 +90,7 @@ export class Server {
     this.log = opts.log.child("server");
   }
 
-  /** "http://HOST:PORT" once started. */
+  /** "http://HOST:PORT" (https:// with TLS) once started. */
   get httpAddress(): string {
     if (!this.address) throw new BerthError("ERR_INTERNAL", "server not started");
     return this.address;
@@ -152,8 +156,11 @@ export class Server {
     );
     this.limiter = limiter;
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
-    const server = http.createServer(limiter.serverOptions(), new ReadQueue(handler).listener);
+    const server = createListener(this.opts.tls, limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
+    // Prepended before the limiter's listeners, so it runs after them and before the RPC server.
+    attachRpcCertificateGate(server, this.opts.tls, AGENT_RPC_PATH, this.log.child("tls"));
+    logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
     // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
@@ -168,7 +175,8 @@ export class Server {
     });
     const addr = server.address() as AddressInfo;
     const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-    this.address = `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
+    const scheme = this.opts.tls ? "https" : "http";
+    this.address = `${scheme}://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();

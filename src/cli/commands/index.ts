@@ -31,6 +31,8 @@ import { volumeOrphans } from "./volume_orphans.js";
 import { volumeSnapshot } from "./volume_snapshot.js";
 import { volumeRegister } from "./volume_register.js";
 import { volumeStatus } from "./volume_status.js";
+import { tlsCaCreate } from "./tls_ca_create.js";
+import { tlsCertCreate } from "./tls_cert_create.js";
 
 /** A command with its parse result kept inside, so commands of different types share one table. */
 export interface Entry {
@@ -91,4 +93,6 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     status: entry(namespaceStatus),
     delete: entry(namespaceDelete),
   },
+  // `berth tls ca create`, `berth tls cert create`: the verb's own parse takes "create".
+  tls: { ca: entry(tlsCaCreate), cert: entry(tlsCertCreate) },
 };

@@ -12,6 +12,8 @@ import type { Logger } from "../../internal/log.js";
 import { RpcPeer, type CallOptions } from "../../internal/rpc/peer.js";
 import { BerthError } from "../../structs/errors.js";
 import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
+import type { ClientTls } from "../../internal/tls.js";
+import { tlsDialOptions } from "./tls_dial.js";
 
 export type ServerPeer = RpcPeer<ClientMethods, ServerMethods>;
 
@@ -23,6 +25,8 @@ export interface ServerConnectionOptions {
   installHandlers: (peer: ServerPeer) => void;
   /** Runs on each new connection (e.g. Node.Register); a failure drops the connection and redials. */
   onConnect: (peer: ServerPeer, signal: AbortSignal) => Promise<void>;
+  /** Dial wss:// with these (agent config `tls`); see tlsDialOptions. */
+  tls?: ClientTls;
 }
 
 /** Default wait for a connection when a call gives neither timeout nor signal. */
@@ -111,9 +115,9 @@ export class ServerConnection {
 
   private dial(signal: AbortSignal): Promise<ServerPeer> {
     const url = new URL("/v1/agent/rpc", this.opts.serverAddr);
-    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.protocol = url.protocol === "https:" || this.opts.tls ? "wss:" : "ws:";
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { handshakeTimeout: 10_000 });
+      const socket = new WebSocket(url, { handshakeTimeout: 10_000, ...tlsDialOptions(this.opts.tls) });
       const peer: ServerPeer = new RpcPeer<ClientMethods, ServerMethods>(socket, this.opts.log);
       this.opts.installHandlers(peer);
       const onAbort = () => socket.terminate();

@@ -81,6 +81,8 @@ export class ConnLimiter {
   private readonly http: AddressCounts;
   private readonly rpc: AddressCounts;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Open sockets' entries by the peer's address and port, for a TLS wrapper to find its TCP socket's. */
+  private readonly byPeer = new Map<string, { kind: "http" | "rpc" }>();
 
   constructor(
     private readonly limits: ConnLimits,
@@ -116,6 +118,13 @@ export class ConnLimiter {
     server.prependListener("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.onUpgrade(req, socket as Socket, head),
     );
+    // With TLS (server/tls_listener.ts) the HTTP parser and the upgrade see a TLSSocket wrapping the
+    // TCP socket counted above: the wrapper shares that socket's entry, so its upgrade moves the
+    // count to RPC and gets the handshake timeout as a plain socket's does.
+    server.prependListener("secureConnection", (tlsSocket: Socket) => {
+      const conn = this.byPeer.get(peerKey(tlsSocket));
+      if (conn) connKind.set(tlsSocket, conn);
+    });
   }
 
   /** Stops the handshake timers (the sockets themselves are closed by the server's stop). */
@@ -137,7 +146,12 @@ export class ConnLimiter {
     // Counted as HTTP until it upgrades (see onUpgrade), uncounted when it closes.
     const conn = { kind: "http" as "http" | "rpc" };
     connKind.set(socket, conn);
-    socket.once("close", () => (conn.kind === "http" ? this.http : this.rpc).remove(addr));
+    const key = peerKey(socket);
+    this.byPeer.set(key, conn);
+    socket.once("close", () => {
+      (conn.kind === "http" ? this.http : this.rpc).remove(addr);
+      if (this.byPeer.get(key) === conn) this.byPeer.delete(key);
+    });
   }
 
   private onUpgrade(_req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -189,3 +203,7 @@ export class ConnLimiter {
 
 /** Which count an accepted socket is in; it moves from HTTP to RPC when the socket upgrades. */
 const connKind = new WeakMap<Socket, { kind: "http" | "rpc" }>();
+
+function peerKey(socket: Socket): string {
+  return `${socket.remoteAddress ?? ""}|${socket.remotePort ?? ""}`;
+}

@@ -54,7 +54,7 @@ describe("agent config limits", () => {
       ],
       [
         'https_handshake_timeout = "5s"',
-        /limits: https_handshake_timeout is not supported: berth's HTTP listener has no TLS/,
+        /limits: https_handshake_timeout is not supported: with TLS on, berth bounds the handshake/,
       ],
       ["rpc_default_write_rate = 10", /limits: unsupported key "rpc_default_write_rate"/],
     ];
