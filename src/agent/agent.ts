@@ -12,6 +12,7 @@ import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
 import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
+import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
 
 export class Agent {
@@ -52,6 +53,7 @@ export class Agent {
         httpAddr: this.opts.httpAddr,
         log: this.log.child("server"),
         ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
+        ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();

@@ -17,3 +17,4 @@ export type * from "./types_update.js";
 export type * from "./types_deployment.js";
 export type * from "./types_validate.js";
 export type * from "./types_plan.js";
+export type * from "./types_acl.js";

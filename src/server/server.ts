@@ -33,6 +33,8 @@ import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watche
 import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
+import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
+import { execAuthorizer } from "./acl/exec.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -59,6 +61,8 @@ export interface ServerOptions {
   orphans?: Partial<OrphanReconcilerOptions>;
   /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
   limits?: Partial<ConnLimits>;
+  /** ACL tokens and policies (agent config `acl`); off when absent, as Nomad's default. */
+  acl?: AclOptions;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -129,7 +133,8 @@ export class Server {
     const volumes = new VolumeEndpoint(deps);
     this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
     const allocOps = new AllocOps(deps);
-    this.execSockets = new ExecSockets(allocOps, this.log.child("exec"));
+    const acl = new AclEndpoint(store, this.opts.acl ?? { enabled: false });
+    this.execSockets = new ExecSockets(allocOps, this.log.child("exec"), execAuthorizer(acl, store));
     const handler = createApiHandler(
       {
         store,
@@ -140,6 +145,7 @@ export class Server {
         volumes,
         plugins: new PluginEndpoint(deps),
         deployments: new DeploymentEndpoint(store, scheduler),
+        acl,
       },
       this.log.child("http"),
     );
@@ -174,7 +180,11 @@ export class Server {
     this.deployments.start();
     this.gc.start();
     this.orphans.start();
-    this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
+    this.log.info("server started", {
+      http: this.address,
+      data_dir: this.opts.dataDir ?? ":memory:",
+      acl: acl.enabled,
+    });
   }
 
   /**

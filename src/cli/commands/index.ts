@@ -28,6 +28,8 @@ import { volumeOrphans } from "./volume_orphans.js";
 import { volumeSnapshot } from "./volume_snapshot.js";
 import { volumeRegister } from "./volume_register.js";
 import { volumeStatus } from "./volume_status.js";
+import { aclPolicy } from "./acl_policy.js";
+import { aclBootstrap, aclToken } from "./acl_token.js";
 
 /** A command with its parse result kept inside, so commands of different types share one table. */
 export interface Entry {
@@ -82,4 +84,5 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
   },
   plugin: { status: entry(pluginStatus) },
   operator: { quarantine: entry(operatorQuarantine) },
+  acl: { bootstrap: entry(aclBootstrap), policy: entry(aclPolicy), token: entry(aclToken) },
 };

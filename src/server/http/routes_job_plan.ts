@@ -11,6 +11,7 @@ import { planJob } from "../scheduler/job_plan.js";
 import { singleWriterUpdateWarnings } from "../scheduler/reconcile_update.js";
 import { readJson, sendJson } from "./respond.js";
 import { param, type Route } from "./context.js";
+import { authorizeJob } from "../acl/authorize.js";
 
 /** Nomad's zero time: a job that is not periodic has no next launch. */
 const ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -31,6 +32,7 @@ export const planJobRoute: Route = async (ctx, api) => {
   const spec = validateJob(body.Job);
   if (spec.ID !== id)
     throw validationError("Job.ID", `does not match the job in the URL (${JSON.stringify(id)})`);
+  authorizeJob(ctx, spec, ["submit-job", "plan-job"]);
   const prev = api.store.getJob(spec.Namespace, spec.ID);
   const same = prev !== undefined && specOf(prev) === specOf({ ...spec, Status: prev.Status });
   const result = planJob(api.store, spec, same, body.Diff === true, Date.now() * NS_PER_MS);

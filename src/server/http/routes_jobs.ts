@@ -7,13 +7,22 @@ import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { allocFull, allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
+import { authorizeJobBody } from "../acl/authorize.js";
+import { nsFilter } from "../acl/guards.js";
 
 export const listJobs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedPage(ctx.res, api.store, `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
-    pageOf(api.jobs.list(ns), opts, "namespace-id", jobStub),
+  const visible = nsFilter(ctx, api, "list-jobs");
+  const key = `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
+  sendCachedPage(ctx.res, api.store, key, index, () =>
+    pageOf(
+      api.jobs.list(ns).filter((j) => visible.keep(j.Namespace)),
+      opts,
+      "namespace-id",
+      jobStub,
+    ),
   );
 };
 
@@ -32,6 +41,7 @@ export const registerJob: Route = async (ctx, api) => {
     body.Job.Namespace === undefined || body.Job.Namespace === null || body.Job.Namespace === ""
       ? { ...body.Job, Namespace: namespaceOf(ctx) }
       : body.Job;
+  authorizeJobBody(ctx, job);
   sendJson(ctx.res, await api.jobs.register(job, enforce));
 };
 
@@ -45,6 +55,7 @@ export const registerJobAt: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
   if (body.Job.ID !== id) throw validationError("Job.ID", "Job ID does not match name");
+  authorizeJobBody(ctx, body.Job);
   sendJson(ctx.res, await api.jobs.register(body.Job));
 };
 
@@ -71,8 +82,15 @@ export const listAllocs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedPage(ctx.res, api.store, `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
-    pageOf(api.allocs.list(ns), opts, "index-id", allocStub),
+  const visible = nsFilter(ctx, api, "read-job");
+  const key = `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
+  sendCachedPage(ctx.res, api.store, key, index, () =>
+    pageOf(
+      api.allocs.list(ns).filter((a) => visible.keep(a.Namespace)),
+      opts,
+      "index-id",
+      allocStub,
+    ),
   );
 };
 

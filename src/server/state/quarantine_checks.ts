@@ -14,6 +14,7 @@ import { validateJob } from "../../structs/job_validate.js";
 import { validateVolumeSpec } from "../../structs/volume_validate.js";
 import { validateReportedNode } from "../../structs/node_validate.js";
 import { TABLES, type Table } from "./store.js";
+import { checkAclPolicy, checkAclToken } from "./acl_quarantine.js";
 
 /** The tables whose records are checked: every table of records, as the quarantine names them. */
 export const CHECKED_TABLES = TABLES;
@@ -314,6 +315,8 @@ export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: 
   intents: checkIntent,
   deployments: checkDeployment,
   versions: checkJobVersion,
+  acl_policies: checkAclPolicy,
+  acl_tokens: checkAclToken,
 };
 
 /** Parses and checks one row; returns the problem, or undefined when it loads. */

@@ -198,6 +198,14 @@ const MIGRATIONS: Migration[] = [
     SELECT namespace, id, COALESCE(json_extract(json, '$.Version'), 0), json FROM jobs
     WHERE json_valid(json);
   `,
+  // ACL policies and tokens (structs/acl_records.ts, sqlite_acl.ts). A token is found by the
+  // SHA-256 of its secret (the secret itself is never stored); `acl_bootstrap` in meta records the
+  // index of the one-time bootstrap.
+  `
+  CREATE TABLE acl_policies (name TEXT PRIMARY KEY, json TEXT NOT NULL);
+  CREATE TABLE acl_tokens (accessor_id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, json TEXT NOT NULL);
+  CREATE UNIQUE INDEX acl_tokens_by_secret ON acl_tokens (secret_hash);
+  `,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -32,6 +32,7 @@ import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
+import type { AclStateReader, AclStateWriter } from "./acl_store.js";
 
 export const TABLES = [
   "nodes",
@@ -43,6 +44,8 @@ export const TABLES = [
   "intents",
   "deployments",
   "versions",
+  "acl_policies",
+  "acl_tokens",
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -58,7 +61,7 @@ export interface QuarantinedRecord {
   timeMs: number;
 }
 
-export interface StateReader {
+export interface StateReader extends AclStateReader {
   /** The latest committed write index (0 for an empty store). */
   index(): number;
   /** The index of the last write that touched `table`. */
@@ -108,7 +111,7 @@ export interface StateReader {
   jobVersions(namespace: string, jobId: string): Job[];
 }
 
-export interface StateWriter extends StateReader {
+export interface StateWriter extends StateReader, AclStateWriter {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
   putNode(node: Node): Node;
