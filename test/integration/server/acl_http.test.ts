@@ -134,7 +134,8 @@ test("ACLs on: bootstrap once, anonymous refused, namespace capabilities enforce
     "write-a",
     'namespace "a" { capabilities = ["csi-write-volume"] }\nplugin { policy = "read" }',
   );
-  await policy("submit", 'namespace "a" { capabilities = ["submit-job"] }');
+  // Everything a CSI job needs but csi-mount-volume, so that alone is what "submit" lacks.
+  await policy("submit", 'namespace "a" { capabilities = ["submit-job"] }\nplugin { policy = "read" }');
   await policy("mount", 'namespace "a" { capabilities = ["csi-mount-volume"] }\nplugin { policy = "read" }');
   const reader = await token("read-a");
   const writer = await token("write-a");
