@@ -5,6 +5,10 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
 import { AclEndpoint, type Identity } from "../../../src/server/acl/endpoint.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { hashSecret } from "../../../src/structs/acl_records.js";
@@ -137,6 +141,52 @@ describe("ACL endpoint", () => {
       await assert.rejects(acl.bootstrap("not-a-uuid"), /invalid acl token/);
     } finally {
       store.close();
+    }
+  });
+});
+
+describe("stored ACL records", () => {
+  it("quarantines a policy whose rules no longer parse and a token missing its fields, at open", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "berth-aclq-"));
+    try {
+      const first = new SqliteStateStore(dir);
+      const acl = new AclEndpoint(first, { enabled: true });
+      const root = await management(acl);
+      await acl.upsertPolicy(root, { Name: "good", Rules: 'node { policy = "read" }' }, "good");
+      first.close();
+      const db = new Database(path.join(dir, "state.db"));
+      try {
+        db.prepare("INSERT INTO acl_policies (name, json) VALUES (?, ?)").run(
+          "broken",
+          JSON.stringify({ Name: "broken", Description: "", Rules: 'node { policy = "root" }' }),
+        );
+        db.prepare("INSERT INTO acl_tokens (accessor_id, secret_hash, json) VALUES (?, ?, ?)").run(
+          "t1",
+          "h1",
+          JSON.stringify({ AccessorID: "t1", SecretHash: "h1", Type: "client" }),
+        );
+      } finally {
+        db.close();
+      }
+      const store = new SqliteStateStore(dir);
+      try {
+        assert.deepEqual(
+          store.quarantined().map((q) => `${q.table}/${q.key}: ${q.error}`),
+          [
+            'acl_policies/broken: Rules: Invalid node policy: &acl.NodePolicy{Policy:"root"}',
+            "acl_tokens/t1: Policies: must be a list of strings",
+          ],
+        );
+        assert.deepEqual(
+          store.listAclPolicies().map((p) => p.Name),
+          ["good"],
+        );
+        assert.equal(store.listAclTokens().length, 1);
+      } finally {
+        store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
