@@ -5,7 +5,7 @@
 import type { ACLTokenRequest } from "../../api/index.js";
 import { attempt, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { json } from "../format.js";
+import { describeError, json } from "../format.js";
 import { group, sub } from "./acl_group.js";
 import { tokenLines, tokenListLines } from "./acl_format.js";
 
@@ -78,6 +78,12 @@ const create: Command<TokenArgs> = {
         Global: p.global,
         ...(p.ttl ? { ExpirationTTL: p.ttl } : {}),
       };
+      // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
+      for (const policy of p.policies) {
+        await io.api.getAclPolicy(policy).catch((err: unknown) => {
+          io.stderr(`Error fetching info on ${policy} policy: ${describeError(err)}`);
+        });
+      }
       const token = await io.api.createAclToken(req);
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
     }),

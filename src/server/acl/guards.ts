@@ -162,3 +162,13 @@ export const VOLUME_LIST: Guard = {
 
 /** `/v1/acl/bootstrap`: open to anyone, once; a token sent along is ignored, as Nomad ignores it. */
 export const BOOTSTRAP: Guard = { needs: "none (once)", check: () => undefined, resolvesToken: false };
+
+/** `DELETE /v1/job/:id`: Nomad's Job.Deregister; deregister-job does not allow a purge. */
+export const JOB_DEREGISTER: Guard = {
+  needs: "namespace: submit-job | purge-job | deregister-job (not with ?purge=true)",
+  check(ctx) {
+    const purge = ctx.query.get("purge") === "true" || ctx.query.get("purge") === "1";
+    const ops = ["submit-job", "purge-job", ...(purge ? [] : ["deregister-job"])];
+    requireNs(ctx, requestNs(ctx), ...ops);
+  },
+};

@@ -45,7 +45,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/job/:id", jobs.getJob, g.ns("read-job")],
   [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt, g.body(JOB_BODY, ...SUBMIT)],
   [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
-  ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.ns("submit-job", "deregister-job")],
+  ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
   ["GET", "/v1/job/:id/evaluations", evals.jobEvals, g.ns("read-job")],
   ["GET", "/v1/evaluations", evals.listEvals, g.ns("read-job")],
