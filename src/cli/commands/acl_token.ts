@@ -3,7 +3,7 @@
  * `nomad acl token ...`). A token's secret is printed once, by the command that creates it.
  */
 import type { ACLTokenRequest } from "../../api/index.js";
-import { attempt, type Command, type Parsed } from "../command.js";
+import { attempt, fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { describeError, json } from "../format.js";
 import { group, sub } from "./acl_group.js";
@@ -19,15 +19,33 @@ function noArgs(argv: string[]): JsonArgs {
   return { address: values.address, json: values.json ?? false };
 }
 
-export const aclBootstrap: Command<JsonArgs> = {
-  usage: "Usage: berth acl bootstrap [-json]",
-  help: "Bootstraps the ACL system once: creates and prints the first management token. Keep its Secret ID: it is shown only now.",
-  parse: noArgs,
-  run: (p, io) =>
-    attempt(io, "bootstrapping", async () => {
-      const token = await io.api.aclBootstrap();
+interface BootstrapArgs extends JsonArgs {
+  /** A file holding the secret to give the bootstrap token ("-": stdin); none: the server picks. */
+  secretFile: string | undefined;
+}
+
+export const aclBootstrap: Command<BootstrapArgs> = {
+  usage: "Usage: berth acl bootstrap [-json] [<path>]",
+  help: "Bootstraps the ACL system once: creates and prints the first management token. Keep its Secret ID: it is shown only now. <path> (- for standard input) holds a UUID to use as that secret, as Nomad's.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    expectArgs(positionals, 0, 1, "[<path>]");
+    return { address: values.address, json: values.json ?? false, secretFile: positionals[0] };
+  },
+  async run(p, io) {
+    let secret: string | undefined;
+    if (p.secretFile !== undefined) {
+      try {
+        secret = (await io.readFile(p.secretFile)).trim();
+      } catch (err) {
+        return fail(io, "reading provided token", err);
+      }
+    }
+    return attempt(io, "bootstrapping", async () => {
+      const token = await io.api.aclBootstrap(secret);
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
-    }),
+    });
+  },
 };
 
 interface TokenArgs extends Parsed {

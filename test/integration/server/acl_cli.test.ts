@@ -56,8 +56,12 @@ test("acl bootstrap, policy apply, token create/info/self/list through the CLI",
   });
   const base = server.httpAddress;
 
-  const boot = await cli(base, {}, "acl", "bootstrap");
+  // The bootstrap secret may be given in a file, as Nomad's `acl bootstrap <path>`.
+  const chosen = "6c9f1a2b-3d4e-4f50-8a61-7b8c9d0e1f23";
+  writeFileSync(path.join(dir, "secret"), chosen + "\n");
+  const boot = await cli(base, {}, "acl", "bootstrap", path.join(dir, "secret"));
   assert.equal(boot.code, 0, boot.err.join("\n"));
+  assert.equal(value(boot.out, "Secret ID"), chosen);
   assert.equal(value(boot.out, "Type"), "management");
   assert.equal(value(boot.out, "Policies"), "n/a");
   const root = { BERTH_TOKEN: value(boot.out, "Secret ID") };
