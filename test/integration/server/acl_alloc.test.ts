@@ -8,6 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { WebSocket } from "ws";
 import { nullLogger } from "../../../src/internal/log.js";
+import { routeRequirements } from "../../../src/server/http/api.js";
 import { Server } from "../../../src/server/server.js";
 import { makeNode } from "../../builders/node.js";
 import { connectAgent, http } from "./fake_agent.js";
@@ -85,6 +86,31 @@ test("alloc routes are checked in the alloc's namespace; node allocations are fi
   assert.equal(filtered.status, 200);
   assert.deepEqual(filtered.json, []);
   assert.equal((await call(operator, "GET", "/v1/node/n1/allocations")).status, 403, "no node rule");
+
+  // Anonymous: every route but the ACL system's own answers 403, whatever the body (an object's
+  // routes are asked with real IDs: a missing object answers its 404 before any ACL, as Nomad's).
+  const evalId = ((await call(root, "GET", "/v1/job/web/evaluations")).json as { ID: string }[])[0]!.ID;
+  const deployments = (await call(root, "GET", "/v1/deployments")).json as { ID: string }[];
+  const ids: Record<string, string> = { alloc: allocId, eval: evalId, deployment: deployments[0]?.ID ?? "" };
+  let asked = 0;
+  for (const r of routeRequirements()) {
+    if (r.path.startsWith("/v1/acl/")) continue;
+    const kind = /^namespace of the (alloc|eval|deployment)/.exec(r.needs)?.[1];
+    if (kind === "deployment" && ids.deployment === "") continue; // this job made none
+    const id = kind ? ids[kind]! : r.path.startsWith("/v1/node/") ? "n1" : "web";
+    const route = r.path.replace(":id", id).replace(":table", "jobs").replace(":key", "web");
+    for (const method of r.methods) {
+      const res = await call(
+        undefined,
+        method,
+        `${route}?type=csi`,
+        method === "GET" || method === "DELETE" ? undefined : {},
+      );
+      assert.equal(res.status, 403, `anonymous ${method} ${route}: ${res.status} ${res.text}`);
+      asked++;
+    }
+  }
+  assert.ok(asked > 60, `${asked} routes asked`);
 
   // alloc-lifecycle: the stop goes through.
   assert.equal((await call(operator, "PUT", `/v1/allocation/${allocId}/stop`)).status, 200);
