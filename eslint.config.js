@@ -9,7 +9,7 @@ import tseslint from "typescript-eslint";
 // climbs out of its folder, `(../)+LAYER/`, and no folder inside a layer bears a layer's name.
 // Import cycles (type-only included) are not an ESLint rule: dependency-cruiser checks them in the
 // `lint` script (.dependency-cruiser.json).
-const LAYERS = ["structs", "internal", "csi", "server", "client", "api", "cli", "agent"];
+const LAYERS = ["hcl1", "structs", "internal", "csi", "server", "client", "api", "cli", "agent"];
 const GRPC = {
   regex: "^@grpc/",
   message: "Only src/csi/ knows gRPC and protobuf (DESIGN.md): go through csi/'s client.",
@@ -101,16 +101,25 @@ export default tseslint.config(
       ],
     },
   },
-  layer("structs", [], "domain types and rules are pure and sit at the bottom"),
+  layer("hcl1", [], "the HCL 1 reader is pure and imports nothing"),
+  layer(
+    "structs",
+    ["hcl1"],
+    "domain types and rules are pure and sit at the bottom (ACL policies are HCL 1)",
+  ),
   layer("internal", ["structs"], "helpers usable by every layer (rpc/peer.ts carries structs' errors)"),
   layer("csi", ["structs", "internal"], "structs ← csi", { grpc: true }),
   layer("client", ["csi", "structs", "internal"], "structs ← csi ← client; server ✗ client"),
-  layer("server", ["structs", "internal"], "structs ← server; server ✗ client, they meet in structs/"),
-  layer("api", [], "the HTTP client keeps its own DTOs"),
-  layer("cli", ["api"], "api ← cli: the CLI is a client of the HTTP API only"),
+  layer(
+    "server",
+    ["hcl1", "structs", "internal"],
+    "structs ← server; server ✗ client, they meet in structs/",
+  ),
+  layer("api", ["hcl1"], "the HTTP client keeps its own DTOs"),
+  layer("cli", ["hcl1", "api"], "api ← cli: the CLI is a client of the HTTP API only"),
   layer(
     "agent",
-    ["structs", "internal", "csi", "server", "client", "api"],
+    ["hcl1", "structs", "internal", "csi", "server", "client", "api"],
     "the agent wires server and client",
   ),
   {

@@ -13,6 +13,7 @@ import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
 import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
 import { clientTls, dialAddress, serverTls } from "./config_tls.js";
+import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
 
 export class Agent {
@@ -57,6 +58,7 @@ export class Agent {
         log: this.log.child("server"),
         ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
         ...(listenerTls ? { tls: listenerTls } : {}),
+        ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();

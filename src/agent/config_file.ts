@@ -15,6 +15,7 @@
  *   }
  *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
  *   tls { http = true  rpc = true  ca_file = "…" … }  # mutual TLS (config_tls.ts)
+ *   acl { enabled = true }                       # ACL tokens and policies (config_acl.ts)
  *
  * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
  * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
@@ -29,6 +30,7 @@ import type { ClientHostVolumeConfig } from "../structs/node.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
+import { parseAcl, type AclSetting } from "./config_acl.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
 export interface HostVolumeSetting {
@@ -48,6 +50,8 @@ export interface AgentFileConfig {
   resourceOverrides?: ResourceOverrides;
   /** Present when some file has a `tls` block (config_tls.ts); later files win per field. */
   tls?: TlsSetting;
+  /** Present when some file has an `acl` block; later files win per setting. */
+  acl?: AclSetting;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -73,6 +77,7 @@ export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileCo
       Object.assign(out.meta, cfg.meta);
       if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
       if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
+      if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
       if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
       if (cfg.resourceOverrides)
         out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
@@ -117,6 +122,8 @@ function fromBody(top: Body): AgentFileConfig {
   if (limits) out.limits = parseLimits(limits);
   const tls = top.block("tls");
   if (tls) out.tls = parseTls(tls);
+  const acl = top.block("acl");
+  if (acl) out.acl = parseAcl(acl);
   top.finish();
   if (!client) return out;
   for (const [name, b] of client.labelled("host_volume")) {

@@ -3,17 +3,10 @@
  * resolves with the decoded JSON answer or rejects with ApiError (the server said no) or
  * ConnectionError (nothing answered).
  */
-import {
-  ApiClientBase,
-  enc,
-  listQuery,
-  newestFirst,
-  paging,
-  secretsHeader,
-  type ListOptions,
-} from "./client_base.js";
+import { enc, listQuery, newestFirst, paging, secretsHeader, type ListOptions } from "./client_base.js";
 
 export type { ApiClientOptions, ListOptions } from "./client_base.js";
+import { AclApiClient } from "./client_acl.js";
 import type {
   Allocation,
   AllocationListStub,
@@ -46,7 +39,7 @@ import type {
   NamespaceSpec,
 } from "./types.js";
 
-export class ApiClient extends ApiClientBase {
+export class ApiClient extends AclApiClient {
   // Jobs
 
   listJobs(opts: ListOptions = {}): Promise<JobListStub[]> {

@@ -36,6 +36,8 @@ import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwa
 import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
 import type { ServerTls } from "../internal/tls.js";
 import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
+import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
+import { execAuthorizer } from "./acl/exec.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -64,6 +66,8 @@ export interface ServerOptions {
   limits?: Partial<ConnLimits>;
   /** HTTPS and mutual TLS on the listener (agent config `tls`; tls_listener.ts); absent: plain HTTP. */
   tls?: ServerTls;
+  /** ACL tokens and policies (agent config `acl`); off when absent, as Nomad's default. */
+  acl?: AclOptions;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -134,7 +138,8 @@ export class Server {
     const volumes = new VolumeEndpoint(deps);
     this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
     const allocOps = new AllocOps(deps);
-    this.execSockets = new ExecSockets(allocOps, this.log.child("exec"));
+    const acl = new AclEndpoint(store, this.opts.acl ?? { enabled: false });
+    this.execSockets = new ExecSockets(allocOps, this.log.child("exec"), execAuthorizer(acl, store));
     const handler = createApiHandler(
       {
         store,
@@ -146,6 +151,7 @@ export class Server {
         plugins: new PluginEndpoint(deps),
         deployments: new DeploymentEndpoint(store, scheduler),
         namespaces: new NamespaceEndpoint(store),
+        acl,
       },
       this.log.child("http"),
     );
@@ -184,7 +190,11 @@ export class Server {
     this.deployments.start();
     this.gc.start();
     this.orphans.start();
-    this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
+    this.log.info("server started", {
+      http: this.address,
+      data_dir: this.opts.dataDir ?? ":memory:",
+      acl: acl.enabled,
+    });
   }
 
   /**

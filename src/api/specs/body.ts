@@ -4,12 +4,12 @@
  * value's type and throws a SpecError that names the file and the place in it; `finish()` rejects
  * the keys nobody read, so an unsupported setting is an error rather than silently ignored.
  */
+import { SpecError } from "../../hcl1/index.js";
 import { parseDuration } from "./duration.js";
 import { parseSize } from "./size.js";
 
-export class SpecError extends Error {
-  override readonly name = "SpecError";
-}
+// Defined in the pure hcl1/ layer, whose reader throws it too; re-exported for api/'s decoders.
+export { SpecError };
 
 type Obj = Record<string, unknown>;
 

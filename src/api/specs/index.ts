@@ -13,7 +13,7 @@ import type { CSIVolumeSpec, Job } from "../types.js";
 export { SpecError } from "./body.js";
 export type { HclInputs } from "./hcl.js";
 export type { VolumeSpecOptions } from "./volumespec.js";
-export { Hcl1Error } from "./hcl1/index.js";
+export { Hcl1Error } from "../../hcl1/index.js";
 export { parseDuration } from "./duration.js";
 export { parseSize } from "./size.js";
 

@@ -27,7 +27,7 @@ import {
   type Item,
   type Node,
   type Value,
-} from "./hcl1/index.js";
+} from "../../hcl1/index.js";
 import { parseSizeOrReason } from "./size.js";
 import type {
   CSITopology,

@@ -33,6 +33,8 @@ import { volumeRegister } from "./volume_register.js";
 import { volumeStatus } from "./volume_status.js";
 import { tlsCaCreate } from "./tls_ca_create.js";
 import { tlsCertCreate } from "./tls_cert_create.js";
+import { aclPolicy } from "./acl_policy.js";
+import { aclBootstrap, aclToken } from "./acl_token.js";
 
 /** A command with its parse result kept inside, so commands of different types share one table. */
 export interface Entry {
@@ -95,4 +97,5 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
   },
   // `berth tls ca create`, `berth tls cert create`: the verb's own parse takes "create".
   tls: { ca: entry(tlsCaCreate), cert: entry(tlsCertCreate) },
+  acl: { bootstrap: entry(aclBootstrap), policy: entry(aclPolicy), token: entry(aclToken) },
 };

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "find-my-way";
 import { asBerthError, BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
-import type { HttpEndpoints, Route } from "./context.js";
+import type { Ctx, HttpEndpoints, Route } from "./context.js";
 import { sendError } from "./respond.js";
 import * as jobs from "./routes_jobs.js";
 import * as allocOps from "./routes_alloc_ops.js";
@@ -23,72 +23,146 @@ import * as orphans from "./routes_orphans.js";
 import * as deployments from "./routes_deployments.js";
 import * as jobPlan from "./routes_job_plan.js";
 import * as namespaces from "./routes_namespaces.js";
+import * as acl from "./routes_acl.js";
+import * as g from "../acl/guards.js";
+import type { Guard } from "../acl/guards.js";
+import { requestSecret } from "../acl/secret.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
-const ROUTES: [Method | Method[], string, Route][] = [
-  ["GET", "/v1/jobs", jobs.listJobs],
-  [["PUT", "POST"], "/v1/jobs", jobs.registerJob],
-  ["GET", "/v1/job/:id", jobs.getJob],
-  [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt],
-  [["PUT", "POST"], "/v1/validate/job", validateJobRoute],
-  ["DELETE", "/v1/job/:id", jobs.deregisterJob],
-  ["GET", "/v1/job/:id/allocations", jobs.jobAllocations],
-  ["GET", "/v1/job/:id/evaluations", evals.jobEvals],
-  ["GET", "/v1/evaluations", evals.listEvals],
-  ["GET", "/v1/evaluation/:id", evals.getEval],
-  ["GET", "/v1/evaluation/:id/allocations", evals.evalAllocations],
-  ["GET", "/v1/allocations", jobs.listAllocs],
-  ["GET", "/v1/allocation/:id", jobs.getAlloc],
-  [["PUT", "POST"], "/v1/allocation/:id/stop", allocOps.stopAlloc],
-  [["PUT", "POST"], "/v1/client/allocation/:id/signal", allocOps.signalAlloc],
-  [["PUT", "POST"], "/v1/client/allocation/:id/restart", allocOps.restartAlloc],
-  ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs],
-  ["GET", "/v1/nodes", csi.listNodes],
-  ["GET", "/v1/node/:id", csi.getNode],
-  [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode],
-  [["PUT", "POST"], "/v1/node/:id/eligibility", nodes.nodeEligibility],
-  ["GET", "/v1/node/:id/allocations", nodes.nodeAllocations],
+// The last column is what the caller's ACL token must allow (server/acl/guards.ts), checked before
+// the route runs when ACLs are on; Nomad's checks of the same endpoint (nomad/*_endpoint.go).
+const SUBMIT = ["submit-job", "register-job"];
+const CSI_READ = ["csi-read-volume", "csi-mount-volume", "read-job"];
+const CSI_LIST = ["csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs"];
+const JOB_BODY =
+  "job's namespace: submit-job | register-job; + csi-mount-volume, plugin: read per CSI volume";
+const PLAN_BODY = "job's namespace: submit-job | plan-job; + csi-mount-volume, plugin: read per CSI volume";
+const VOLUME_BODY = "each volume's namespace: csi-write-volume; plugin: read";
+
+const ROUTES: [Method | Method[], string, Route, Guard][] = [
+  ["GET", "/v1/jobs", jobs.listJobs, g.ns("list-jobs")],
+  [["PUT", "POST"], "/v1/jobs", jobs.registerJob, g.body(JOB_BODY, ...SUBMIT)],
+  ["GET", "/v1/job/:id", jobs.getJob, g.ns("read-job")],
+  [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt, g.body(JOB_BODY, ...SUBMIT)],
+  [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
+  ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
+  ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
+  ["GET", "/v1/job/:id/evaluations", evals.jobEvals, g.ns("read-job")],
+  ["GET", "/v1/evaluations", evals.listEvals, g.ns("read-job")],
+  ["GET", "/v1/evaluation/:id", evals.getEval, g.objectNs("eval", "read-job")],
+  ["GET", "/v1/evaluation/:id/allocations", evals.evalAllocations, g.objectNs("eval", "read-job")],
+  ["GET", "/v1/allocations", jobs.listAllocs, g.ns("read-job")],
+  ["GET", "/v1/allocation/:id", jobs.getAlloc, g.objectNs("alloc", "read-job")],
+  [["PUT", "POST"], "/v1/allocation/:id/stop", allocOps.stopAlloc, g.objectNs("alloc", "alloc-lifecycle")],
+  [
+    ["PUT", "POST"],
+    "/v1/client/allocation/:id/signal",
+    allocOps.signalAlloc,
+    g.objectNs("alloc", "alloc-lifecycle"),
+  ],
+  [
+    ["PUT", "POST"],
+    "/v1/client/allocation/:id/restart",
+    allocOps.restartAlloc,
+    g.objectNs("alloc", "alloc-lifecycle"),
+  ],
+  ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs, g.objectNs("alloc", "read-logs", "read-fs")],
+  ["GET", "/v1/nodes", csi.listNodes, g.node("read")],
+  ["GET", "/v1/node/:id", csi.getNode, g.node("read")],
+  [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode, g.node("write")],
+  [["PUT", "POST"], "/v1/node/:id/eligibility", nodes.nodeEligibility, g.node("write")],
+  ["GET", "/v1/node/:id/allocations", nodes.nodeAllocations, g.node("read")],
   // Methods as Nomad's handlers take them (command/agent/csi_endpoint.go): /v1/volumes registers on
   // PUT and POST, /v1/volume/csi/:id and .../create on PUT only; anything else answers 405.
-  ["GET", "/v1/volumes", csi.listVolumes],
-  [["PUT", "POST"], "/v1/volumes", csi.registerVolume],
-  ["GET", "/v1/volume/csi/:id", csi.getVolume],
-  ["PUT", "/v1/volume/csi/:id", csi.registerVolume],
+  ["GET", "/v1/volumes", csi.listVolumes, g.VOLUME_LIST],
+  [["PUT", "POST"], "/v1/volumes", csi.registerVolume, g.body(VOLUME_BODY, "csi-write-volume")],
+  ["GET", "/v1/volume/csi/:id", csi.getVolume, g.ns(...CSI_READ)],
+  ["PUT", "/v1/volume/csi/:id", csi.registerVolume, g.body(VOLUME_BODY, "csi-write-volume")],
   // The body names the volumes; an ID-less URL still gets the body's validation error, not a 404.
-  ["PUT", "/v1/volume/csi/", csi.registerVolume],
-  ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume],
-  ["PUT", "/v1/volume/csi/:id/create", csi.createVolume],
-  ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume],
-  ["DELETE", "/v1/volume/csi/:id/detach", ops.detachVolume],
-  [["PUT", "POST"], "/v1/volumes/snapshot", ops.createSnapshot],
-  ["DELETE", "/v1/volumes/snapshot", ops.deleteSnapshot],
-  ["GET", "/v1/volumes/snapshot", ops.listSnapshots],
-  ["GET", "/v1/volumes/external", ops.listExternalVolumes],
-  ["GET", "/v1/volumes/orphans", orphans.listOrphans],
-  [["PUT", "POST"], "/v1/volume/csi/:id/adopt", orphans.adoptOrphan],
-  ["DELETE", "/v1/volume/csi/:id/orphan", orphans.deleteOrphan],
-  ["GET", "/v1/plugins", csi.listPlugins],
-  ["GET", "/v1/plugin/csi/:id", csi.getPlugin],
-  ["GET", "/v1/operator/quarantine", operator.listQuarantine],
-  ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined],
-  ["GET", "/v1/deployments", deployments.listDeployments],
-  ["GET", "/v1/deployment/:id", deployments.getDeployment],
-  ["GET", "/v1/deployment/allocations/:id", deployments.deploymentAllocations],
-  [["PUT", "POST"], "/v1/deployment/promote/:id", deployments.promoteDeployment],
-  [["PUT", "POST"], "/v1/deployment/fail/:id", deployments.failDeployment],
-  [["PUT", "POST"], "/v1/deployment/allocation-health/:id", deployments.deploymentAllocHealth],
-  ["GET", "/v1/job/:id/deployments", deployments.jobDeployments],
-  ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment],
-  ["GET", "/v1/job/:id/versions", deployments.jobVersions],
-  [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute],
-  ["GET", "/v1/namespaces", namespaces.listNamespaces],
-  ["GET", "/v1/namespace/:name", namespaces.getNamespace],
-  [["PUT", "POST"], "/v1/namespace/:name", namespaces.putNamespaceAt],
-  ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace],
-  [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace],
-  [["GET", "DELETE"], "/v1/namespace", namespaces.missingName],
+  ["PUT", "/v1/volume/csi/", csi.registerVolume, g.body(VOLUME_BODY, "csi-write-volume")],
+  ["DELETE", "/v1/volume/csi/:id", csi.deregisterVolume, g.ns("csi-write-volume")],
+  ["PUT", "/v1/volume/csi/:id/create", csi.createVolume, g.body(VOLUME_BODY, "csi-write-volume")],
+  ["DELETE", "/v1/volume/csi/:id/delete", csi.deleteVolume, g.nsAndPluginRead("csi-write-volume")],
+  ["DELETE", "/v1/volume/csi/:id/detach", ops.detachVolume, g.nsAndPluginRead("csi-mount-volume")],
+  [["PUT", "POST"], "/v1/volumes/snapshot", ops.createSnapshot, g.nsAndPluginRead("csi-write-volume")],
+  ["DELETE", "/v1/volumes/snapshot", ops.deleteSnapshot, g.nsAndPluginRead("csi-write-volume")],
+  ["GET", "/v1/volumes/snapshot", ops.listSnapshots, g.nsAndPluginRead(...CSI_LIST)],
+  ["GET", "/v1/volumes/external", ops.listExternalVolumes, g.nsAndPluginRead(...CSI_LIST)],
+  ["GET", "/v1/volumes/orphans", orphans.listOrphans, g.nsAndPluginRead(...CSI_LIST)],
+  [["PUT", "POST"], "/v1/volume/csi/:id/adopt", orphans.adoptOrphan, g.nsAndPluginRead("csi-write-volume")],
+  ["DELETE", "/v1/volume/csi/:id/orphan", orphans.deleteOrphan, g.nsAndPluginRead("csi-write-volume")],
+  ["GET", "/v1/plugins", csi.listPlugins, g.plugin("list")],
+  ["GET", "/v1/plugin/csi/:id", csi.getPlugin, g.plugin("read")],
+  ["GET", "/v1/operator/quarantine", operator.listQuarantine, g.operator("read")],
+  ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined, g.operator("write")],
+  ["GET", "/v1/deployments", deployments.listDeployments, g.ns("read-job")],
+  ["GET", "/v1/deployment/:id", deployments.getDeployment, g.objectNs("deployment", "read-job")],
+  [
+    "GET",
+    "/v1/deployment/allocations/:id",
+    deployments.deploymentAllocations,
+    g.objectNs("deployment", "read-job"),
+  ],
+  [
+    ["PUT", "POST"],
+    "/v1/deployment/promote/:id",
+    deployments.promoteDeployment,
+    g.objectNs("deployment", "submit-job", "promote-deployment"),
+  ],
+  [
+    ["PUT", "POST"],
+    "/v1/deployment/fail/:id",
+    deployments.failDeployment,
+    g.objectNs("deployment", "submit-job", "fail-deployment"),
+  ],
+  [
+    ["PUT", "POST"],
+    "/v1/deployment/allocation-health/:id",
+    deployments.deploymentAllocHealth,
+    g.objectNs("deployment", "submit-job", "set-alloc-health-deployment"),
+  ],
+  ["GET", "/v1/job/:id/deployments", deployments.jobDeployments, g.ns("read-job")],
+  ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment, g.ns("read-job")],
+  ["GET", "/v1/job/:id/versions", deployments.jobVersions, g.ns("read-job")],
+  [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute, g.body(PLAN_BODY, "submit-job", "plan-job")],
+  [["PUT", "POST"], "/v1/acl/bootstrap", acl.bootstrap, g.BOOTSTRAP],
+  [
+    "GET",
+    "/v1/acl/policies",
+    acl.listPolicies,
+    g.own("any token (management: all; others: their own policies)"),
+  ],
+  [
+    "GET",
+    "/v1/acl/policy/:name",
+    acl.getPolicy,
+    g.own("management, a token holding the policy, or anyone for `anonymous`"),
+  ],
+  [["PUT", "POST"], "/v1/acl/policy/:name", acl.upsertPolicy, g.own("management")],
+  ["DELETE", "/v1/acl/policy/:name", acl.deletePolicy, g.own("management")],
+  ["GET", "/v1/acl/tokens", acl.listTokens, g.own("management")],
+  [["PUT", "POST"], "/v1/acl/token", acl.upsertToken, g.own("management")],
+  ["GET", "/v1/acl/token/self", acl.tokenSelf, g.own("any token (anonymous: Nomad's anonymous token)")],
+  ["GET", "/v1/acl/token/:accessor", acl.getToken, g.own("management, or the token itself")],
+  [["PUT", "POST"], "/v1/acl/token/:accessor", acl.upsertToken, g.own("management")],
+  ["DELETE", "/v1/acl/token/:accessor", acl.deleteToken, g.own("management")],
+  ["GET", "/v1/namespaces", namespaces.listNamespaces, g.NAMESPACE_LIST],
+  ["GET", "/v1/namespace/:name", namespaces.getNamespace, g.NAMESPACE_READ],
+  [["PUT", "POST"], "/v1/namespace/:name", namespaces.putNamespaceAt, g.MANAGEMENT],
+  ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace, g.MANAGEMENT],
+  [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace, g.MANAGEMENT],
+  [["GET", "DELETE"], "/v1/namespace", namespaces.missingName, g.own("none (answers 400: no name)")],
 ];
+
+/** Every route with what it requires: the README's ACL table is checked against this. */
+export function routeRequirements(): { methods: string[]; path: string; needs: string }[] {
+  return ROUTES.map(([m, path, , guard]) => ({
+    methods: Array.isArray(m) ? m : [m],
+    path,
+    needs: guard.needs,
+  }));
+}
 
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */
 export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { drain(): Promise<void> };
@@ -110,12 +184,22 @@ export function createApiHandler(api: HttpEndpoints, log: Logger): ApiHandler {
         new BerthError("ERR_VALIDATION", `malformed URL ${JSON.stringify(path)}`, { field: "url" }),
       ),
   });
-  for (const [method, path, route] of ROUTES) {
+  for (const [method, path, route, guard] of ROUTES) {
     router.on(method, path, (req, res, params) => {
       const url = new URL(req.url ?? "/", "http://localhost");
       const ac = new AbortController();
       res.on("close", () => ac.abort());
-      const p: Promise<void> = route({ req, res, params, query: url.searchParams, signal: ac.signal }, api)
+      const ctx: Ctx = { req, res, params, query: url.searchParams, signal: ac.signal };
+      const p: Promise<void> = Promise.resolve()
+        .then(() => {
+          // ACLs on: who is asking, then what the route requires of them (guards.ts).
+          const acls = api.acl as HttpEndpoints["acl"] | undefined;
+          if (acls?.enabled === true && guard.resolvesToken !== false) {
+            ctx.identity = acls.resolve(requestSecret(req.headers));
+            guard.check(ctx, api);
+          }
+          return route(ctx, api);
+        })
         .catch((err: unknown) => {
           const e = asBerthError(err);
           if (e.code === "ERR_INTERNAL")

@@ -11,6 +11,7 @@ import type { NodeEndpoint } from "../rpc/node.js";
 import type { PluginEndpoint } from "../rpc/plugin.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { StateStore } from "../state/store.js";
+import type { AclEndpoint, Identity } from "../acl/endpoint.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -22,6 +23,8 @@ export interface HttpEndpoints {
   plugins: PluginEndpoint;
   deployments: DeploymentEndpoint;
   namespaces: NamespaceEndpoint;
+  /** ACL policies, tokens and token resolution (its `enabled` says whether routes are checked). */
+  acl: AclEndpoint;
 }
 
 export interface Ctx {
@@ -31,6 +34,8 @@ export interface Ctx {
   query: URLSearchParams;
   /** Aborts when the client goes away. */
   signal: AbortSignal;
+  /** The caller's token and ACL; undefined when ACLs are off (server/acl/guards.ts). */
+  identity?: Identity;
 }
 
 export type Route = (ctx: Ctx, api: HttpEndpoints) => Promise<void>;

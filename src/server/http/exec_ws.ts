@@ -29,6 +29,9 @@ export class ExecSockets {
   constructor(
     private readonly ops: AllocOps,
     private readonly log: Logger,
+    /** Throws when the caller's ACL token may not exec in the task (server/acl/exec.ts). */
+    private readonly authorize: (req: IncomingMessage, allocId: string, task: string) => void = () =>
+      undefined,
   ) {}
 
   /** Takes the upgrade when it is an exec request; false leaves it to the next handler. */
@@ -47,6 +50,7 @@ export class ExecSockets {
         throw validationError("tty", "berth's exec is not interactive: run without a TTY (-t=false)");
       }
       command = parseCommand(url.searchParams.get("command"));
+      this.authorize(req, allocId, task);
       this.ops.checkExec(allocId, task);
     } catch (err) {
       const e = asBerthError(err);

@@ -9,6 +9,8 @@ import { namespaceOf, param, type Ctx, type Route } from "./context.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { claimedOnNode, listHostVolumes } from "./routes_host_volumes.js";
+import { authorizeVolumeWrites } from "../acl/authorize.js";
+import { nsFilter, allowNs } from "../acl/guards.js";
 
 /**
  * Nomad's `?type` of the volume and plugin lists: missing answers `[]` (Nomad's handlers do, before
@@ -38,6 +40,11 @@ async function volumeSpecs(ctx: Ctx, purpose: VolumeSpecPurpose): Promise<CSIVol
       `Volumes[${i}]`,
     ),
   );
+  // The namespaces the volumes will live in, not the URL's (CVE-2024-10975).
+  authorizeVolumeWrites(
+    ctx,
+    vols.map((v) => v.Namespace),
+  );
   // PUT /v1/volumes (and Nomad's /v1/volume/csi/ with an empty ID) name no volume in the URL.
   if (ctx.params.id === undefined || ctx.params.id === "") return vols;
   const id = param(ctx, "id");
@@ -58,9 +65,12 @@ export const listVolumes: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins"], ctx.signal);
   const ns = namespaceOf(ctx, true);
   const filter = { ...(ns !== undefined ? { namespace: ns } : {}), ...(pluginId ? { pluginId } : {}) };
-  const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}`;
+  const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
+  const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}${visible.key}`;
   sendCachedPage(ctx.res, api.store, key, index, () => {
-    const vols = api.volumes.list(filter).filter((v) => nodeId === undefined || claimedOnNode(v, nodeId));
+    const vols = api.volumes
+      .list(filter)
+      .filter((v) => visible.keep(v.Namespace) && (nodeId === undefined || claimedOnNode(v, nodeId)));
     return pageOf(vols, opts, "namespace-id", volumeStub);
   });
 };
@@ -134,7 +144,9 @@ export const getPlugin: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["plugins", "allocs"], ctx.signal);
   const plugin = api.plugins.get(id);
-  sendJson(ctx.res, pluginFull(plugin, api.plugins.allocations(plugin)), index);
+  // Only the allocations of namespaces the caller may read-job in (Nomad's CSIPlugin.Get).
+  const allocs = api.plugins.allocations(plugin).filter((a) => allowNs(ctx, a.Namespace, "read-job"));
+  sendJson(ctx.res, pluginFull(plugin, allocs), index);
 };
 
 export const listNodes: Route = async (ctx, api) => {

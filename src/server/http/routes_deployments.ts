@@ -9,11 +9,15 @@ import { isObject } from "../../structs/json_check.js";
 import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
 import { allocStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
+import { nsFilter } from "../acl/guards.js";
 
 export const listDeployments: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["deployments"], ctx.signal);
   const prefix = ctx.query.get("prefix") ?? "";
-  const list = api.deployments.list(namespaceOf(ctx, true)).filter((d) => d.ID.startsWith(prefix));
+  const visible = nsFilter(ctx, api, "read-job");
+  const list = api.deployments
+    .list(namespaceOf(ctx, true))
+    .filter((d) => d.ID.startsWith(prefix) && visible.keep(d.Namespace));
   sendJson(ctx.res, list, index);
 };
 

@@ -11,6 +11,7 @@ import { allocStub } from "./stubs.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { namespaceOf, param, type Route } from "./context.js";
+import { nsFilter } from "../acl/guards.js";
 
 /** The API's Evaluation: the record without the server's bookkeeping. */
 export function evalView(e: Evaluation) {
@@ -28,11 +29,17 @@ export const listEvals: Route = async (ctx, api) => {
   const job = ctx.query.get("job") ?? "";
   const status = ctx.query.get("status") ?? "";
   const ns = namespaceOf(ctx, true);
-  const key = `evals|${ns ?? "*"}|${job}|${status}|${optionsKey(opts, ctx.query)}`;
+  const visible = nsFilter(ctx, api, "read-job");
+  const key = `evals|${ns ?? "*"}|${job}|${status}|${optionsKey(opts, ctx.query)}${visible.key}`;
   sendCachedPage(ctx.res, api.store, key, index, () => {
     const evals = api.store
       .listEvals(ns)
-      .filter((e) => (job === "" || e.JobID === job) && (status === "" || e.Status === status));
+      .filter(
+        (e) =>
+          visible.keep(e.Namespace) &&
+          (job === "" || e.JobID === job) &&
+          (status === "" || e.Status === status),
+      );
     return pageOf(evals, opts, "index-id", evalView);
   });
 };

@@ -13,6 +13,7 @@ import { readJson, sendJson } from "./respond.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
 import { param, type Route } from "./context.js";
+import { authorizeJob } from "../acl/authorize.js";
 
 /** Nomad's zero time: a job that is not periodic has no next launch. */
 const ZERO_TIME = "0001-01-01T00:00:00Z";
@@ -33,6 +34,7 @@ export const planJobRoute: Route = async (ctx, api) => {
   const spec = validateJob(inRequestNamespace(ctx, body.Job));
   if (spec.ID !== id)
     throw validationError("Job.ID", `does not match the job in the URL (${JSON.stringify(id)})`);
+  authorizeJob(ctx, spec, ["submit-job", "plan-job"]);
   // As Nomad's plan runs the register's admission checks: the namespace exists, allows the drivers.
   checkJobDrivers(requireJobNamespace(api.store.getNamespace(spec.Namespace), spec), spec);
   const prev = api.store.getJob(spec.Namespace, spec.ID);

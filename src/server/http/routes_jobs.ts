@@ -8,13 +8,22 @@ import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { allocFull, allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
+import { authorizeJobBody } from "../acl/authorize.js";
+import { nsFilter } from "../acl/guards.js";
 
 export const listJobs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedPage(ctx.res, api.store, `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
-    pageOf(api.jobs.list(ns), opts, "namespace-id", jobStub),
+  const visible = nsFilter(ctx, api, "list-jobs");
+  const key = `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
+  sendCachedPage(ctx.res, api.store, key, index, () =>
+    pageOf(
+      api.jobs.list(ns).filter((j) => visible.keep(j.Namespace)),
+      opts,
+      "namespace-id",
+      jobStub,
+    ),
   );
 };
 
@@ -28,7 +37,11 @@ export const registerJob: Route = async (ctx, api) => {
       throw validationError("JobModifyIndex", "must be a non-negative integer");
     enforce = i;
   }
-  sendJson(ctx.res, await api.jobs.register(inRequestNamespace(ctx, body.Job), enforce));
+  // Nomad's namespaceForJob: ?namespace= first, then the job's own, then "default" (Nomad's Go
+  // client sends "Namespace": ""); the ACL checks the namespace the job will live in.
+  const job = inRequestNamespace(ctx, body.Job);
+  authorizeJobBody(ctx, job);
+  sendJson(ctx.res, await api.jobs.register(job, enforce));
 };
 
 /**
@@ -41,7 +54,9 @@ export const registerJobAt: Route = async (ctx, api) => {
   const body = await readJson(ctx.req);
   if (!isObject(body) || !isObject(body.Job)) throw validationError("Job", 'the body must be {"Job": {...}}');
   if (body.Job.ID !== id) throw validationError("Job.ID", "Job ID does not match name");
-  sendJson(ctx.res, await api.jobs.register(inRequestNamespace(ctx, body.Job)));
+  const job = inRequestNamespace(ctx, body.Job);
+  authorizeJobBody(ctx, job);
+  sendJson(ctx.res, await api.jobs.register(job));
 };
 
 export const getJob: Route = async (ctx, api) => {
@@ -67,8 +82,15 @@ export const listAllocs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  sendCachedPage(ctx.res, api.store, `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}`, index, () =>
-    pageOf(api.allocs.list(ns), opts, "index-id", allocStub),
+  const visible = nsFilter(ctx, api, "read-job");
+  const key = `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
+  sendCachedPage(ctx.res, api.store, key, index, () =>
+    pageOf(
+      api.allocs.list(ns).filter((a) => visible.keep(a.Namespace)),
+      opts,
+      "index-id",
+      allocStub,
+    ),
   );
 };
 

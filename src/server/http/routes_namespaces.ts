@@ -14,6 +14,7 @@ import { BerthError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { blockingIndex, readJson, sendJson } from "./respond.js";
 import { namespaceOf, type Ctx, type Route } from "./context.js";
+import { aclOf } from "../acl/guards.js";
 
 /** Nomad's text, as is. */
 function missing(): BerthError {
@@ -35,7 +36,10 @@ function sendWritten(res: ServerResponse, index: number): void {
 
 export const listNamespaces: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["namespaces"], ctx.signal);
-  sendJson(ctx.res, api.namespaces.list(ctx.query.get("prefix") ?? ""), index);
+  // With ACLs on, only the namespaces the caller may use (Nomad's ListNamespaces filter).
+  const acl = aclOf(ctx);
+  const all = api.namespaces.list(ctx.query.get("prefix") ?? "");
+  sendJson(ctx.res, acl ? all.filter((n) => acl.allowNamespace(n.Name)) : all, index);
 };
 
 export const getNamespace: Route = async (ctx, api) => {

@@ -4,6 +4,7 @@ import { validateDrainRequest, validateEligibilityRequest } from "../../structs/
 import { allocFull } from "./stubs.js";
 import { param, type Route } from "./context.js";
 import { blockingIndex, readJson, sendJson } from "./respond.js";
+import { allowNs } from "../acl/guards.js";
 
 export const drainNode: Route = async (ctx, api) => {
   const id = param(ctx, "id");
@@ -24,5 +25,7 @@ export const nodeAllocations: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
   if (!api.store.getNode(id)) throw notFound("node", id);
-  sendJson(ctx.res, api.store.allocsByNode(id).map(allocFull), index);
+  // Only the allocs of namespaces the caller may read-job in (Nomad's Node.GetAllocs).
+  const allocs = api.store.allocsByNode(id).filter((a) => allowNs(ctx, a.Namespace, "read-job"));
+  sendJson(ctx.res, allocs.map(allocFull), index);
 };

@@ -11,6 +11,7 @@
 import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { namespaceOf, param, type Route } from "./context.js";
+import { nsFilter } from "../acl/guards.js";
 import { blockingIndex, parseSecretsHeader, sendJson } from "./respond.js";
 import { volumeFull } from "./stubs.js";
 
@@ -25,7 +26,13 @@ export const listOrphans: Route = async (ctx, api) => {
     ...(ns !== undefined ? { namespace: ns } : {}),
     ...(pluginId !== undefined ? { pluginId: checkId("plugin_id", pluginId) } : {}),
   };
-  sendJson(ctx.res, await api.volumes.orphans.list(filter, ctx.signal), index);
+  const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
+  const orphans = await api.volumes.orphans.list(filter, ctx.signal);
+  sendJson(
+    ctx.res,
+    orphans.filter((o) => visible.keep(o.Namespace)),
+    index,
+  );
 };
 
 export const adoptOrphan: Route = async (ctx, api) => {

@@ -56,6 +56,8 @@ const SELECT: Record<CheckedTable, string> = {
   // Keyed in the quarantine as `<job>@<version>`.
   versions: "SELECT namespace, id || '@' || version AS id, id AS job_id, version, json FROM job_versions",
   namespaces: "SELECT name AS id, json FROM namespaces",
+  acl_policies: "SELECT name AS id, name, json FROM acl_policies",
+  acl_tokens: "SELECT accessor_id AS id, accessor_id, secret_hash, json FROM acl_tokens",
 };
 
 function keyOf(table: CheckedTable, row: StoredRow): { namespace: string; key: string } {
@@ -228,6 +230,12 @@ class Mover {
         return;
       case "namespaces":
         this.run("DELETE FROM namespaces WHERE name = ?", id);
+        return;
+      case "acl_policies":
+        this.run("DELETE FROM acl_policies WHERE name = ?", id);
+        return;
+      case "acl_tokens":
+        this.run("DELETE FROM acl_tokens WHERE accessor_id = ?", id);
         return;
       case "plugins":
         this.run("DELETE FROM plugins WHERE id = ?", id);

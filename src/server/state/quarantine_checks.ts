@@ -15,6 +15,7 @@ import { validateVolumeSpec } from "../../structs/volume_validate.js";
 import { validateReportedNode } from "../../structs/node_validate.js";
 import { TABLES, type Table } from "./store.js";
 import { checkNamespaceRecord } from "./quarantine_namespace.js";
+import { checkAclPolicy, checkAclToken } from "./acl_quarantine.js";
 
 /** The tables whose records are checked: every table of records, as the quarantine names them. */
 export const CHECKED_TABLES = TABLES;
@@ -316,6 +317,8 @@ export const RECORD_CHECKS: Readonly<Record<CheckedTable, (value: unknown, row: 
   deployments: checkDeployment,
   versions: checkJobVersion,
   namespaces: checkNamespaceRecord,
+  acl_policies: checkAclPolicy,
+  acl_tokens: checkAclToken,
 };
 
 /** Parses and checks one row; returns the problem, or undefined when it loads. */

@@ -14,6 +14,7 @@ import { prepareNamespaceStatements, type NamespaceStatements } from "./sqlite_n
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import type { StateReader, Table } from "./store.js";
+import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
 
 export class SqliteReader implements StateReader {
   protected currentIndex = 0;
@@ -26,6 +27,8 @@ export class SqliteReader implements StateReader {
   readonly deploymentStatements: DeploymentStatements;
   /** @internal used by SqliteWriter */
   readonly namespaceStatements: NamespaceStatements;
+  readonly aclStatements: AclStatements;
+  private readonly acl: SqliteAclReader;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
@@ -35,6 +38,8 @@ export class SqliteReader implements StateReader {
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
     this.namespaceStatements = prepareNamespaceStatements(db);
+    this.aclStatements = prepareAclStatements(db);
+    this.acl = new SqliteAclReader(this.aclStatements);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -43,6 +48,24 @@ export class SqliteReader implements StateReader {
 
   index(): number {
     return this.currentIndex;
+  }
+  getAclPolicy(name: string) {
+    return this.acl.getAclPolicy(name);
+  }
+  listAclPolicies() {
+    return this.acl.listAclPolicies();
+  }
+  getAclToken(accessorId: string) {
+    return this.acl.getAclToken(accessorId);
+  }
+  aclTokenBySecretHash(secretHash: string) {
+    return this.acl.aclTokenBySecretHash(secretHash);
+  }
+  listAclTokens() {
+    return this.acl.listAclTokens();
+  }
+  aclBootstrapIndex() {
+    return this.acl.aclBootstrapIndex();
   }
   tableIndex(table: Table): number {
     return this.tableIndexes.get(table) ?? 0;

@@ -201,6 +201,14 @@ const MIGRATIONS: Migration[] = [
   `,
   // Namespaces as objects (sqlite_namespaces.ts): `default`, and one for every namespace in use.
   migrateNamespaces,
+  // ACL policies and tokens (structs/acl_records.ts, sqlite_acl.ts). A token is found by the
+  // SHA-256 of its secret (the secret itself is never stored); `acl_bootstrap` in meta records the
+  // index of the one-time bootstrap.
+  `
+  CREATE TABLE acl_policies (name TEXT PRIMARY KEY, json TEXT NOT NULL);
+  CREATE TABLE acl_tokens (accessor_id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, json TEXT NOT NULL);
+  CREATE UNIQUE INDEX acl_tokens_by_secret ON acl_tokens (secret_hash);
+  `,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -25,6 +25,8 @@ import type { SqliteReader } from "./sqlite_reader.js";
 import { upsertJobVersion } from "./sqlite_deployments.js";
 import { liveAllocsByGroup } from "./sqlite_schema.js";
 import type { StateWriter, Table } from "./store.js";
+import { SqliteAclWriter } from "./sqlite_acl.js";
+import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 
 type AllocKeys = { namespace: string; job_id: string; live: number };
 
@@ -36,11 +38,15 @@ export class SqliteWriter implements StateWriter {
    */
   private readonly staleJobs = new Map<string, { namespace: string; jobId: string }>();
 
+  private readonly acl: SqliteAclWriter;
+
   constructor(
     private readonly r: SqliteReader,
     readonly writeIndex: number,
     private readonly touched: Set<Table>,
-  ) {}
+  ) {
+    this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched);
+  }
 
   private get s() {
     return this.r.statements;
@@ -48,6 +54,39 @@ export class SqliteWriter implements StateWriter {
 
   index(): number {
     return this.r.index();
+  }
+  getAclPolicy(name: string) {
+    return this.r.getAclPolicy(name);
+  }
+  listAclPolicies() {
+    return this.r.listAclPolicies();
+  }
+  getAclToken(accessorId: string) {
+    return this.r.getAclToken(accessorId);
+  }
+  aclTokenBySecretHash(secretHash: string) {
+    return this.r.aclTokenBySecretHash(secretHash);
+  }
+  listAclTokens() {
+    return this.r.listAclTokens();
+  }
+  aclBootstrapIndex() {
+    return this.r.aclBootstrapIndex();
+  }
+  putAclPolicy(p: ACLPolicy) {
+    return this.acl.putAclPolicy(p);
+  }
+  deleteAclPolicy(name: string) {
+    return this.acl.deleteAclPolicy(name);
+  }
+  putAclToken(t: ACLToken) {
+    return this.acl.putAclToken(t);
+  }
+  deleteAclToken(accessorId: string) {
+    return this.acl.deleteAclToken(accessorId);
+  }
+  markAclBootstrapped() {
+    this.acl.markAclBootstrapped();
   }
   tableIndex(t: Table): number {
     return this.r.tableIndex(t);

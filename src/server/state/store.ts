@@ -33,6 +33,7 @@ import type { Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
+import type { AclStateReader, AclStateWriter } from "./acl_store.js";
 
 export const TABLES = [
   "nodes",
@@ -45,6 +46,8 @@ export const TABLES = [
   "deployments",
   "versions",
   "namespaces",
+  "acl_policies",
+  "acl_tokens",
 ] as const;
 export type Table = (typeof TABLES)[number];
 
@@ -60,7 +63,7 @@ export interface QuarantinedRecord {
   timeMs: number;
 }
 
-export interface StateReader {
+export interface StateReader extends AclStateReader {
   /** The latest committed write index (0 for an empty store). */
   index(): number;
   /** The index of the last write that touched `table`. */
@@ -115,7 +118,7 @@ export interface StateReader {
   listNamespaces(): Namespace[];
 }
 
-export interface StateWriter extends StateReader {
+export interface StateWriter extends StateReader, AclStateWriter {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
   putNode(node: Node): Node;

@@ -3,7 +3,7 @@
  * with the position of every node, so the decoders above it can name the line of a bad value.
  * HCL's JSON form parses to the same tree (json.ts).
  */
-import { SpecError } from "../body.js";
+import { SpecError } from "./spec_error.js";
 
 /** 1-based line and column (columns count characters). */
 export interface Pos {

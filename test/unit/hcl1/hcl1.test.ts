@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createRequire } from "node:module";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { Hcl1Error, decodeItems, parseHcl1 } from "../../../src/api/specs/hcl1/index.js";
+import { Hcl1Error, decodeItems, parseHcl1 } from "../../../src/hcl1/index.js";
 
 const hcl = createRequire(import.meta.url)("js-hcl-parser") as { parse(text: string): string };
 

@@ -1,0 +1,97 @@
+/** `berth acl policy apply|info|list|delete`: ACL policies (Nomad's `nomad acl policy ...`). */
+import { attempt, fail, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { json } from "../format.js";
+import { group, sub } from "./acl_group.js";
+import { policyLines, policyListLines } from "./acl_format.js";
+
+interface ApplyArgs extends Parsed {
+  name: string;
+  file: string;
+  description: string;
+}
+
+const apply: Command<ApplyArgs> = {
+  usage: "Usage: berth acl policy apply [-description <text>] <name> <path|->",
+  help: "Creates or replaces the ACL policy <name> with the rules in the file (HCL, Nomad's policy language; - reads standard input). Needs a management token.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { description: { type: "string" } });
+    expectArgs(positionals, 2, 2, "<name> and <path>");
+    return {
+      address: values.address,
+      name: positionals[0]!,
+      file: positionals[1]!,
+      description: values.description ?? "",
+    };
+  },
+  async run(p, io) {
+    let rules: string;
+    try {
+      rules = await io.readFile(p.file);
+    } catch (err) {
+      return fail(io, `reading ${p.file === "-" ? "stdin" : `file ${p.file}`}`, err);
+    }
+    return attempt(io, "writing ACL policy", async () => {
+      await io.api.upsertAclPolicy({ Name: p.name, Description: p.description, Rules: rules });
+      io.stdout(`Successfully wrote ${JSON.stringify(p.name)} ACL policy!`);
+    });
+  },
+};
+
+interface NameArgs extends Parsed {
+  name: string;
+  json: boolean;
+}
+
+function nameArgs(argv: string[]): NameArgs {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+  expectArgs(positionals, 1, 1, "<name>");
+  return { address: values.address, name: positionals[0]!, json: values.json ?? false };
+}
+
+const info: Command<NameArgs> = {
+  usage: "Usage: berth acl policy info [-json] <name>",
+  help: "Shows the ACL policy <name> with its rules.",
+  parse: nameArgs,
+  run: (p, io) =>
+    attempt(io, "fetching info on ACL policy", async () => {
+      const policy = await io.api.getAclPolicy(p.name);
+      (p.json ? [json(policy)] : policyLines(policy)).forEach((l) => io.stdout(l));
+    }),
+};
+
+const del: Command<NameArgs> = {
+  usage: "Usage: berth acl policy delete <name>",
+  help: "Deletes the ACL policy <name>. Needs a management token.",
+  parse: nameArgs,
+  run: (p, io) =>
+    attempt(io, "deleting ACL policy", async () => {
+      await io.api.deleteAclPolicy(p.name);
+      io.stdout(`Successfully deleted ${p.name} policy!`);
+    }),
+};
+
+interface ListArgs extends Parsed {
+  json: boolean;
+}
+
+const list: Command<ListArgs> = {
+  usage: "Usage: berth acl policy list [-json]",
+  help: "Lists the ACL policies (a management token sees all, other tokens their own).",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    expectArgs(positionals, 0, 0, "none");
+    return { address: values.address, json: values.json ?? false };
+  },
+  run: (p, io) =>
+    attempt(io, "retrieving ACL policies", async () => {
+      const policies = await io.api.listAclPolicies();
+      (p.json ? [json(policies)] : policyListLines(policies)).forEach((l) => io.stdout(l));
+    }),
+};
+
+export const aclPolicy = group(
+  "acl policy",
+  "Manages ACL policies: apply (create or replace), info, list, delete.",
+  { apply: sub(apply), info: sub(info), list: sub(list), delete: sub(del) },
+);

@@ -1,0 +1,191 @@
+/**
+ * `berth acl token create|update|info|list|self|delete` and `berth acl bootstrap` (Nomad's
+ * `nomad acl token ...`). A token's secret is printed once, by the command that creates it.
+ */
+import type { ACLTokenRequest } from "../../api/index.js";
+import { attempt, fail, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { describeError, json } from "../format.js";
+import { group, sub } from "./acl_group.js";
+import { tokenLines, tokenListLines } from "./acl_format.js";
+
+interface JsonArgs extends Parsed {
+  json: boolean;
+}
+
+function noArgs(argv: string[]): JsonArgs {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+  expectArgs(positionals, 0, 0, "none");
+  return { address: values.address, json: values.json ?? false };
+}
+
+interface BootstrapArgs extends JsonArgs {
+  /** A file holding the secret to give the bootstrap token ("-": stdin); none: the server picks. */
+  secretFile: string | undefined;
+}
+
+export const aclBootstrap: Command<BootstrapArgs> = {
+  usage: "Usage: berth acl bootstrap [-json] [<path>]",
+  help: "Bootstraps the ACL system once: creates and prints the first management token. Keep its Secret ID: it is shown only now. <path> (- for standard input) holds a UUID to use as that secret, as Nomad's.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    expectArgs(positionals, 0, 1, "[<path>]");
+    return { address: values.address, json: values.json ?? false, secretFile: positionals[0] };
+  },
+  async run(p, io) {
+    let secret: string | undefined;
+    if (p.secretFile !== undefined) {
+      try {
+        secret = (await io.readFile(p.secretFile)).trim();
+      } catch (err) {
+        return fail(io, "reading provided token", err);
+      }
+    }
+    return attempt(io, "bootstrapping", async () => {
+      const token = await io.api.aclBootstrap(secret);
+      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
+    });
+  },
+};
+
+interface TokenArgs extends Parsed {
+  json: boolean;
+  name: string | undefined;
+  type: string | undefined;
+  policies: string[];
+  global: boolean;
+  ttl: string | undefined;
+  accessor: string;
+}
+
+const TOKEN_FLAGS = {
+  json: { type: "boolean" },
+  name: { type: "string" },
+  type: { type: "string" },
+  policy: { type: "string", multiple: true },
+  global: { type: "boolean" },
+  ttl: { type: "string" },
+} as const;
+
+function tokenArgs(argv: string[], accessor: boolean): TokenArgs {
+  const { values, positionals } = parseCommandArgs(argv, TOKEN_FLAGS);
+  expectArgs(positionals, accessor ? 1 : 0, accessor ? 1 : 0, accessor ? "<token_accessor_id>" : "none");
+  return {
+    address: values.address,
+    json: values.json ?? false,
+    name: values.name,
+    type: values.type,
+    policies: values.policy ?? [],
+    global: values.global ?? false,
+    ttl: values.ttl,
+    accessor: positionals[0] ?? "",
+  };
+}
+
+const create: Command<TokenArgs> = {
+  usage:
+    "Usage: berth acl token create [-name <name>] [-type client|management] [-policy <name>]... [-global] [-ttl <duration>] [-json]",
+  help: "Creates an ACL token (type client by default, with the policies named by -policy) and prints it with its Secret ID, shown only now. Needs a management token.",
+  parse: (argv) => tokenArgs(argv, false),
+  run: (p, io) =>
+    attempt(io, "creating token", async () => {
+      const req: ACLTokenRequest = {
+        Name: p.name ?? "",
+        Type: p.type ?? "client",
+        Policies: p.policies,
+        Global: p.global,
+        ...(p.ttl ? { ExpirationTTL: p.ttl } : {}),
+      };
+      // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
+      for (const policy of p.policies) {
+        await io.api.getAclPolicy(policy).catch((err: unknown) => {
+          io.stderr(`Error fetching info on ${policy} policy: ${describeError(err)}`);
+        });
+      }
+      const token = await io.api.createAclToken(req);
+      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
+    }),
+};
+
+const update: Command<TokenArgs> = {
+  usage:
+    "Usage: berth acl token update [-name <name>] [-type client|management] [-policy <name>]... <token_accessor_id>",
+  help: "Updates an ACL token's name, type or policies (the flags given replace those values). Needs a management token.",
+  parse: (argv) => tokenArgs(argv, true),
+  run: (p, io) =>
+    attempt(io, "updating token", async () => {
+      const cur = await io.api.getAclToken(p.accessor);
+      const token = await io.api.updateAclToken({
+        AccessorID: cur.AccessorID,
+        Name: p.name ?? cur.Name,
+        Type: p.type ?? cur.Type,
+        Policies: p.policies.length > 0 ? p.policies : (cur.Policies ?? []),
+        Global: cur.Global,
+      });
+      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
+    }),
+};
+
+interface AccessorArgs extends Parsed {
+  accessor: string;
+  json: boolean;
+}
+
+function accessorArgs(argv: string[]): AccessorArgs {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+  expectArgs(positionals, 1, 1, "<token_accessor_id>");
+  return { address: values.address, accessor: positionals[0]!, json: values.json ?? false };
+}
+
+const info: Command<AccessorArgs> = {
+  usage: "Usage: berth acl token info [-json] <token_accessor_id>",
+  help: "Shows an ACL token (a management token may read any, other tokens themselves). The Secret ID is not shown: berth keeps only its hash.",
+  parse: accessorArgs,
+  run: (p, io) =>
+    attempt(io, "fetching token", async () => {
+      const token = await io.api.getAclToken(p.accessor);
+      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
+    }),
+};
+
+const del: Command<AccessorArgs> = {
+  usage: "Usage: berth acl token delete <token_accessor_id>",
+  help: "Deletes an ACL token; requests with its secret are refused from then on. Needs a management token.",
+  parse: accessorArgs,
+  run: (p, io) =>
+    attempt(io, "deleting token", async () => {
+      await io.api.deleteAclToken(p.accessor);
+      io.stdout(`Token ${p.accessor} successfully deleted`);
+    }),
+};
+
+const self: Command<JsonArgs> = {
+  usage: "Usage: berth acl token self [-json]",
+  help: "Shows the token the command runs with (-token, BERTH_TOKEN or NOMAD_TOKEN).",
+  parse: noArgs,
+  run: (p, io) =>
+    attempt(io, "fetching self token", async () => {
+      const token = await io.api.aclTokenSelf();
+      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
+    }),
+};
+
+const list: Command<JsonArgs> = {
+  usage: "Usage: berth acl token list [-json]",
+  help: "Lists the ACL tokens. Needs a management token.",
+  parse: noArgs,
+  run: (p, io) =>
+    attempt(io, "retrieving ACL tokens", async () => {
+      const tokens = await io.api.listAclTokens();
+      (p.json ? [json(tokens)] : tokenListLines(tokens, io.now())).forEach((l) => io.stdout(l));
+    }),
+};
+
+export const aclToken = group("acl token", "Manages ACL tokens: create, update, info, list, self, delete.", {
+  create: sub(create),
+  update: sub(update),
+  info: sub(info),
+  list: sub(list),
+  self: sub(self),
+  delete: sub(del),
+});
