@@ -24,7 +24,7 @@ import {
   parseHcl1,
   type Item,
   type Value,
-} from "../../api/specs/hcl1/index.js";
+} from "../../hcl1/index.js";
 import { SpecError, type NamespaceCapabilities, type NamespaceSpec } from "../../api/index.js";
 
 const PLAIN: [string, "Name" | "Description" | "Quota"][] = [
