@@ -7,7 +7,7 @@
  * and types, and fills the defaults Nomad's decoder fills.
  */
 import { Body, SpecError } from "./body.js";
-import { decodeHcl, type HclInputs } from "./hcl.js";
+import { decodeHcl, evaluateJobspec, type HclInputs } from "./hcl.js";
 import {
   CONSUL,
   decodeKept,
@@ -50,6 +50,42 @@ export async function parseJobHcl(file: string, text: string, inputs: HclInputs 
   } catch (err) {
     throw err instanceof SpecError ? withLine(err, text) : err;
   }
+}
+
+/**
+ * A jobspec in HCL's JSON syntax (`{"job": {...}}`, already parsed from `text`) with the language
+ * of the HCL form, as Nomad's jobspec2 reads a `.json` jobspec: every string is a template,
+ * `variable`/`variables`/`locals` blocks are declared and filled from `-var`, `-var-file` and
+ * `NOMAD_VAR_*`, and references to anything but `var`/`local` stay for the client.
+ */
+export async function parseJobJsonSyntax(
+  file: string,
+  text: string,
+  decoded: Record<string, unknown>,
+  inputs: HclInputs = {},
+): Promise<Job> {
+  const body: Record<string, unknown> = { ...decoded };
+  if (decoded.variable !== undefined) body.variable = jsonSyntaxVariableTypes(decoded.variable);
+  return jobFromDecoded(file, await evaluateJobspec(file, text, body, inputs), text);
+}
+
+/**
+ * HCL's JSON syntax writes a variable's `type` as the type expression's own source
+ * (`"list(string)"`), not as a template; hcl2json hands the HCL form's over wrapped in `${…}`, the
+ * form the variables are declared from (hcl2/variables.ts). Other values are left as written.
+ */
+function jsonSyntaxVariableTypes(v: unknown): unknown {
+  const isObj = (x: unknown): x is Record<string, unknown> =>
+    typeof x === "object" && x !== null && !Array.isArray(x);
+  const body = (b: unknown) =>
+    isObj(b) && typeof b.type === "string" && !b.type.startsWith("${") ? { ...b, type: `\${${b.type}}` } : b;
+  const labelled = (o: unknown) =>
+    isObj(o)
+      ? Object.fromEntries(
+          Object.entries(o).map(([name, b]) => [name, Array.isArray(b) ? b.map(body) : body(b)]),
+        )
+      : o;
+  return Array.isArray(v) ? v.map(labelled) : labelled(v);
 }
 
 /**
