@@ -8,6 +8,7 @@
  */
 import { Body, SpecError } from "./body.js";
 import { decodeHcl, evaluateJobspec, type HclInputs } from "./hcl.js";
+import { fromJsonSyntax } from "./jobspec_json.js";
 import {
   CONSUL,
   decodeKept,
@@ -64,28 +65,7 @@ export async function parseJobJsonSyntax(
   decoded: Record<string, unknown>,
   inputs: HclInputs = {},
 ): Promise<Job> {
-  const body: Record<string, unknown> = { ...decoded };
-  if (decoded.variable !== undefined) body.variable = jsonSyntaxVariableTypes(decoded.variable);
-  return jobFromDecoded(file, await evaluateJobspec(file, text, body, inputs), text);
-}
-
-/**
- * HCL's JSON syntax writes a variable's `type` as the type expression's own source
- * (`"list(string)"`), not as a template; hcl2json hands the HCL form's over wrapped in `${…}`, the
- * form the variables are declared from (hcl2/variables.ts). Other values are left as written.
- */
-function jsonSyntaxVariableTypes(v: unknown): unknown {
-  const isObj = (x: unknown): x is Record<string, unknown> =>
-    typeof x === "object" && x !== null && !Array.isArray(x);
-  const body = (b: unknown) =>
-    isObj(b) && typeof b.type === "string" && !b.type.startsWith("${") ? { ...b, type: `\${${b.type}}` } : b;
-  const labelled = (o: unknown) =>
-    isObj(o)
-      ? Object.fromEntries(
-          Object.entries(o).map(([name, b]) => [name, Array.isArray(b) ? b.map(body) : body(b)]),
-        )
-      : o;
-  return Array.isArray(v) ? v.map(labelled) : labelled(v);
+  return jobFromDecoded(file, await evaluateJobspec(file, text, fromJsonSyntax(decoded), inputs), text);
 }
 
 /**

@@ -124,3 +124,51 @@ job "j" {
   assert.deepEqual(g.Tasks[0]!.Config?.args, ["-c", "echo ${HOME} %{ x }", 4]);
   assert.deepEqual(g.Tasks[0]!.Env, { N: "2", LIT: "7" });
 });
+
+test("JSON syntax: dynamic blocks (labels, iterator as a name) expand as in the HCL form", async () => {
+  const content = {
+    type: "csi",
+    source: "${volume.value.source}",
+    access_mode: "single-node-writer",
+    attachment_mode: "file-system",
+  };
+  const text = JSON.stringify({
+    variable: {
+      volumes: {
+        type: "map(object({ source = string, path = string }))",
+        default: {
+          logs: { source: "logs-vol", path: "/var/log/app" },
+          data: { source: "data-vol", path: "/srv/data" },
+        },
+      },
+    },
+    job: {
+      app: {
+        group: {
+          g: {
+            volume: { scratch: { ...content, source: "scratch-vol" } },
+            dynamic: { volume: { for_each: "${var.volumes}", labels: ["${volume.key}"], content } },
+            task: {
+              t: {
+                driver: "exec",
+                config: { command: "/bin/app" },
+                dynamic: {
+                  volume_mount: {
+                    for_each: "${var.volumes}",
+                    iterator: "vm",
+                    content: { volume: "${vm.key}", destination: "${vm.value.path}/${NOMAD_ALLOC_INDEX}" },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  });
+  const hcl = join(FIXTURES, "variables_dynamic.nomad.hcl");
+  assert.deepEqual(
+    await parseJobSpec("app.json", text),
+    await parseJobSpec(hcl, read("variables_dynamic.nomad.hcl")),
+  );
+});
