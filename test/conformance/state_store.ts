@@ -472,7 +472,7 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         assert.equal(s.tableIndex("intents"), 3);
       }));
 
-    test("deployments: put, get, oldest first, by namespace and by job; own table index; they outlive their job", () =>
+    test("deployments: put, get, oldest first, by namespace and by job; own table index; a purge takes them", () =>
       withStore(async (s) => {
         const u: UpdateStrategy = {
           Stagger: 0,
@@ -510,6 +510,12 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         await s.txn((tx) => tx.deleteDeployment("d-z"));
         assert.equal(s.getDeployment("d-z"), undefined);
         assert.equal(s.tableIndex("deployments"), before + 1);
+        // Deleting the job (a purge) deletes its deployments, and only its own.
+        await s.txn((tx) => tx.putJob(j));
+        await s.txn((tx) => tx.deleteJob("default", "j"));
+        assert.deepEqual(ids(s.deploymentsByJob("default", "j")), []);
+        assert.deepEqual(ids(s.listDeployments()), ["d-a"]);
+        assert.equal(s.tableIndex("deployments"), s.index(), "the purge moved the deployments index");
       }));
 
     test("job versions: every put stores its version, newest first, 6 kept (the newest stable too), gone with the job", () =>

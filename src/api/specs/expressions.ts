@@ -1,6 +1,6 @@
 /**
  * What the HCL→JSON step leaves unevaluated, checked before a spec that has no HCL2 language is used:
- * volume specs, agent config and HCL's JSON syntax (jobspecs in HCL get the language, hcl2/).
+ * volume specs and agent config (jobspecs, in HCL or HCL's JSON syntax, get the language, hcl2/).
  * @cdktn/hcl2json turns every expression into its source text wrapped in `${…}`: `password = var.x`
  * comes back as the string "${var.x}", `count = 1 + 2` as "${1 + 2}". Sent as is, such text would be
  * stored literally (in `secrets` too) instead of the value the author meant. So:

@@ -4,9 +4,8 @@
  * API's shape (PascalCase, as `-json` prints it) or HCL's JSON syntax (the HCL keys: `job`, `id`…).
  */
 import { SpecError } from "./body.js";
-import { checkExpressions } from "./expressions.js";
 import type { HclInputs } from "./hcl.js";
-import { jobFromDecoded, parseJobHcl } from "./jobspec.js";
+import { parseJobHcl, parseJobJsonSyntax } from "./jobspec.js";
 import { parseVolumeHcl, type VolumeSpecOptions } from "./volumespec.js";
 import type { CSIVolumeSpec, Job } from "../types.js";
 
@@ -37,11 +36,8 @@ export async function parseJobSpec(file: string, text: string, inputs: HclInputs
   const json = tryJson(text);
   if (!json.ok) return parseJobHcl(file, text, inputs);
   const v = json.value;
-  if (isObj(v) && "job" in v) {
-    // HCL's JSON syntax: its strings are HCL templates too.
-    checkExpressions(file, text, v);
-    return jobFromDecoded(file, v, text);
-  }
+  // HCL's JSON syntax: the HCL form's language, its strings templates.
+  if (isObj(v) && "job" in v) return parseJobJsonSyntax(file, text, v, inputs);
   const job = isObj(v) && "Job" in v ? v.Job : v;
   if (!isObj(job)) throw new SpecError(`${file}: a JSON jobspec must be a job object or {"Job": {...}}`);
   return job as unknown as Job;

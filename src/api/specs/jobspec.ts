@@ -7,7 +7,8 @@
  * and types, and fills the defaults Nomad's decoder fills.
  */
 import { Body, SpecError } from "./body.js";
-import { decodeHcl, type HclInputs } from "./hcl.js";
+import { decodeHcl, evaluateJobspec, type HclInputs } from "./hcl.js";
+import { fromJsonSyntax } from "./jobspec_json.js";
 import {
   CONSUL,
   decodeKept,
@@ -50,6 +51,21 @@ export async function parseJobHcl(file: string, text: string, inputs: HclInputs 
   } catch (err) {
     throw err instanceof SpecError ? withLine(err, text) : err;
   }
+}
+
+/**
+ * A jobspec in HCL's JSON syntax (`{"job": {...}}`, already parsed from `text`) with the language
+ * of the HCL form, as Nomad's jobspec2 reads a `.json` jobspec: every string is a template,
+ * `variable`/`variables`/`locals` blocks are declared and filled from `-var`, `-var-file` and
+ * `NOMAD_VAR_*`, and references to anything but `var`/`local` stay for the client.
+ */
+export async function parseJobJsonSyntax(
+  file: string,
+  text: string,
+  decoded: Record<string, unknown>,
+  inputs: HclInputs = {},
+): Promise<Job> {
+  return jobFromDecoded(file, await evaluateJobspec(file, text, fromJsonSyntax(decoded), inputs), text);
 }
 
 /**

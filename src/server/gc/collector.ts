@@ -1,6 +1,6 @@
 /**
- * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes, plugins
- * and evaluations (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
+ * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes, plugins,
+ * evaluations and deployments (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
  * periodic background work, never per request. Nodes go before plugins, so a plugin whose last
  * instance was on a collected node is stamped empty in this pass and removed a threshold later.
  *
@@ -18,7 +18,13 @@ import { volumeSourceForAlloc } from "../../structs/job.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateStore, StateWriter } from "../state/store.js";
-import { allocCollectable, evalCollectable, nodeCollectable, pluginCollectable } from "./decide.js";
+import {
+  allocCollectable,
+  deploymentCollectable,
+  evalCollectable,
+  nodeCollectable,
+  pluginCollectable,
+} from "./decide.js";
 
 export interface GcOptions {
   intervalMs: number;
@@ -30,6 +36,8 @@ export interface GcOptions {
   pluginThresholdMs: number;
   /** How long the evaluations of a job that is gone stay after they last changed. */
   evalThresholdMs: number;
+  /** How long a terminal deployment stays after it last changed (Nomad's deployment_gc_threshold). */
+  deploymentThresholdMs: number;
 }
 
 export const DEFAULT_GC_OPTIONS: GcOptions = {
@@ -38,6 +46,7 @@ export const DEFAULT_GC_OPTIONS: GcOptions = {
   nodeThresholdMs: 24 * 60 * 60_000,
   pluginThresholdMs: 0,
   evalThresholdMs: 60 * 60_000,
+  deploymentThresholdMs: 60 * 60_000,
 };
 
 export interface GcResult {
@@ -106,16 +115,19 @@ export class GarbageCollector {
 
   /** One pass; `nowMs` is injectable for tests. */
   async collect(nowMs = Date.now()): Promise<GcResult> {
-    const { result, evals } = await this.store.txn((tx) => ({
+    const { result, evals, deployments } = await this.store.txn((tx) => ({
       result: collectIn(tx, nowMs, this.opts),
       evals: collectEvalsIn(tx, nowMs, this.opts),
+      deployments: collectDeploymentsIn(tx, nowMs, this.opts),
     }));
-    if (result.allocs.length + result.nodes.length + result.plugins.length + evals.length > 0) {
+    const count = result.allocs.length + result.nodes.length + result.plugins.length;
+    if (count + evals.length + deployments.length > 0) {
       this.log.info("garbage collected", {
         allocs: result.allocs.length,
         nodes: result.nodes,
         plugins: result.plugins,
         evals: evals.length,
+        deployments: deployments.length,
       });
     }
     return result;
@@ -169,6 +181,25 @@ export function collectEvalsIn(tx: StateWriter, nowMs: number, opts: Pick<GcOpti
     if (!evalCollectable(e, jobExists.get(k)!, nowMs, opts.evalThresholdMs)) continue;
     tx.deleteEval(e.ID);
     out.push(e.ID);
+  }
+  return out;
+}
+
+/** Removes the terminal deployments that are old enough and named by no live alloc; their IDs. */
+export function collectDeploymentsIn(
+  tx: StateWriter,
+  nowMs: number,
+  opts: Pick<GcOptions, "deploymentThresholdMs">,
+): string[] {
+  const out: string[] = [];
+  const byJob = new Map<string, Allocation[]>();
+  for (const d of tx.listDeployments()) {
+    const k = `${d.Namespace}\u0000${d.JobID}`;
+    if (!byJob.has(k)) byJob.set(k, tx.allocsByJob(d.Namespace, d.JobID));
+    const allocs = byJob.get(k)!.filter((a) => a.DeploymentID === d.ID);
+    if (!deploymentCollectable(d, allocs, nowMs, opts.deploymentThresholdMs)) continue;
+    tx.deleteDeployment(d.ID);
+    out.push(d.ID);
   }
   return out;
 }

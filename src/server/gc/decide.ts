@@ -16,8 +16,14 @@
  * - An evaluation goes once its job is gone (purged) and it has not changed for longer than the
  *   threshold (its ModifyTime): what it explains no longer exists. A live job keeps its last few
  *   (the scheduler prunes older ones).
+ * - A deployment goes once it is terminal (successful, failed or cancelled), has not changed for
+ *   longer than the threshold (its ModifyTime; Nomad's deployment_gc_threshold, 1 h) and every alloc
+ *   that names it is terminal in Nomad's sense (desired to stop, or done on its node), as Nomad's
+ *   core scheduler's deploymentGC decides. A purged job's deployments go with the job (the store's
+ *   deleteJob), as in Nomad's DeleteJobTxn.
  */
-import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import { isAllocTerminal, isClientTerminal, type Allocation } from "../../structs/alloc.js";
+import { isDeploymentActive, type Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
@@ -62,4 +68,15 @@ export function evalCollectable(
   thresholdMs: number,
 ): boolean {
   return !jobExists && nowMs - ev.ModifyTime / NS_PER_MS >= thresholdMs;
+}
+
+export function deploymentCollectable(
+  d: Pick<Deployment, "Status" | "ModifyTime">,
+  allocs: Pick<Allocation, "ClientStatus" | "DesiredStatus">[],
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  if (isDeploymentActive(d) || nowMs - d.ModifyTime / NS_PER_MS < thresholdMs) return false;
+  // Nomad's Allocation.TerminalStatus: an alloc told to stop counts, even before its node stops it.
+  return allocs.every((a) => a.DesiredStatus !== "run" || isClientTerminal(a.ClientStatus));
 }

@@ -2,7 +2,8 @@
  * `job plan` (Nomad's Job.Plan): the scheduler's pass over a submitted job, run on the current
  * state and applied nowhere. Pure over a StateReader: it reads, it never writes, so the store is
  * byte for byte the same after it. The answer is Nomad's JobPlanResponse: per group what the pass
- * would do (DesiredTGUpdates), the groups that would find no node (FailedTGAllocs), and with
+ * would do (DesiredTGUpdates, counting also the allocs that would find no node, as Nomad's
+ * reconciler does), the groups that would find no node (FailedTGAllocs), and with
  * `diff` the job's diff at job, group and task level (Type Added/Deleted/Edited/None, the changed
  * primitive fields).
  */
@@ -120,6 +121,13 @@ export function planJob(
     if (a.DeploymentStatus?.Canary) u.Canary++;
     else if (!replaced.has(a.Name)) u.Place++;
   }
+  // What found no node still counts as what the pass wanted (Nomad's reconciler annotates before
+  // the nodes are chosen); FailedTGAllocs says why they would not be placed.
+  for (const f of plan.failures) {
+    const u = of(f.group);
+    u.Canary += f.canaries;
+    u.Place += f.names.filter((n) => !replaced.has(n)).length;
+  }
   const stopped = new Set(plan.stop.map((s) => s.alloc.ID));
   for (const a of state.allocsByJob(job.Namespace, job.ID)) {
     if (!isAllocOfJob(a, job) || a.DesiredStatus !== "run" || isClientTerminal(a.ClientStatus)) continue;
@@ -189,6 +197,27 @@ const JOB_SKIP = [
   "JobModifyIndex",
 ];
 
+/**
+ * Nomad's task annotations (scheduler/annotate.go): a task of an added or removed group forces a
+ * create or a destroy; any other change to a task (one added to or removed from a kept group too)
+ * forces a create/destroy update, as berth's scheduler replaces an alloc whose job version
+ * changed (it makes no in-place update).
+ */
+function taskAnnotations(type: DiffType, group: DiffType): string[] | null {
+  if (type === "None") return null;
+  if (group === "Added" && type === "Added") return ["forces create"];
+  if (group === "Deleted" && type === "Deleted") return ["forces destroy"];
+  return ["forces create/destroy update"];
+}
+
+/** Nomad's count annotation: a group's Count going up forces creates, going down destroys. */
+function countAnnotated(f: FieldDiff): FieldDiff {
+  if (f.Name !== "Count") return f;
+  const [o, n] = [Number(f.Old || 0), Number(f.New || 0)];
+  if (o === n) return f;
+  return { ...f, Annotations: [o < n ? "forces create" : "forces destroy"] };
+}
+
 function typeOf(exists: [boolean, boolean], changed: boolean): DiffType {
   if (!exists[0]) return "Added";
   if (!exists[1]) return "Deleted";
@@ -209,19 +238,20 @@ function jobDiff(
   const TaskGroups: TaskGroupDiff[] = [...groups].sort().map((name) => {
     const o = prev?.TaskGroups.find((g) => g.Name === name);
     const n = job.TaskGroups.find((g) => g.Name === name);
+    const groupType = typeOf([!!o, !!n], JSON.stringify(o) !== JSON.stringify(n));
     const tasks = new Set([...(o?.Tasks ?? []).map((t) => t.Name), ...(n?.Tasks ?? []).map((t) => t.Name)]);
     const Tasks: TaskDiff[] = [...tasks].sort().map((tn) => {
       const ot = o?.Tasks.find((t) => t.Name === tn);
       const nt = n?.Tasks.find((t) => t.Name === tn);
       const changed = JSON.stringify(ot) !== JSON.stringify(nt);
       const Fields = fieldDiffs(asRec(ot), asRec(nt), []);
-      return { Type: typeOf([!!ot, !!nt], changed), Name: tn, Fields, Objects: null, Annotations: null };
+      const Type = typeOf([!!ot, !!nt], changed);
+      return { Type, Name: tn, Fields, Objects: null, Annotations: taskAnnotations(Type, groupType) };
     });
-    const changed = JSON.stringify(o) !== JSON.stringify(n);
     return {
-      Type: typeOf([!!o, !!n], changed),
+      Type: groupType,
       Name: name,
-      Fields: fieldDiffs(asRec(o), asRec(n), []),
+      Fields: fieldDiffs(asRec(o), asRec(n), []).map(countAnnotated),
       Objects: null,
       Tasks,
       Updates: updatesOf(annotations[name]),

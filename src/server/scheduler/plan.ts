@@ -20,6 +20,13 @@ export interface PlacementFailure {
   group: string;
   /** Allocs of the group that found no node. */
   missing: number;
+  /**
+   * The names of those allocs that were not canaries, and how many canaries found no node: a plan
+   * (job_plan.ts) counts them as placements and canaries the reconciler wanted, as Nomad's
+   * DesiredTGUpdates do, whatever the node selection made of them.
+   */
+  names: string[];
+  canaries: number;
   /** Nomad's AllocMetric of the group's first alloc that found no node; the others coalesce. */
   metrics: AllocMetric;
 }
@@ -150,10 +157,11 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
         plan.update.push({ ...prev, NextAllocation: alloc.ID });
       }
       if (alloc) plan.place.push(alloc);
-      else if (!failure) failure = { group: g.Name, missing: 1, metrics };
+      else if (!failure) failure = { group: g.Name, missing: 1, metrics, names: [name], canaries: 0 };
       else {
         failure.missing++;
         failure.metrics.CoalescedFailures++;
+        failure.names.push(name);
       }
     }
     if (failure) plan.failures.push(failure);
@@ -168,7 +176,8 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
       if (prior) {
         prior.missing++;
         prior.metrics.CoalescedFailures++;
-      } else plan.failures.push({ group: g.Name, missing: 1, metrics });
+        prior.canaries++;
+      } else plan.failures.push({ group: g.Name, missing: 1, metrics, names: [], canaries: 1 });
       continue;
     }
     alloc.DeploymentID = deploymentId;

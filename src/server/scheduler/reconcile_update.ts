@@ -156,9 +156,13 @@ export function planUpdates(
   if (!current) {
     const wanted: Record<string, { total: number; canaries: number; update: UpdateStrategy }> = {};
     let work = false;
+    // Nomad's createDeployment: a version that has run already gets a new deployment only to
+    // replace older allocs, not to refill a slot (a lost or failed alloc) once the GC has removed
+    // its finished deployment.
+    const hadRunning = existing.some((a) => a.Job.Version === job.Version);
     for (const { g, u } of groups) {
       const olds = oldOf(g).length;
-      if (olds > 0 || newOf(g).length < g.Count) work = true;
+      if (olds > 0 || (!hadRunning && newOf(g).length < g.Count)) work = true;
       wanted[g.Name] = { total: g.Count, canaries: olds > 0 ? Math.min(u.Canary, g.Count) : 0, update: u };
     }
     if (!work) return out;

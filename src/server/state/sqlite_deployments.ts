@@ -22,6 +22,8 @@ export function prepareDeploymentStatements(db: Database.Database) {
       "INSERT INTO deployments (id, namespace, job_id, create_index, json) VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, job_id = excluded.job_id, create_index = excluded.create_index, json = excluded.json",
     ),
     del: db.prepare("DELETE FROM deployments WHERE id = ?"),
+    /** Every deployment of the job, of any incarnation: a purge takes them with it (Nomad's DeleteJobTxn). */
+    delByJob: db.prepare("DELETE FROM deployments WHERE namespace = ? AND job_id = ?"),
     versions: db.prepare(
       "SELECT json FROM job_versions WHERE namespace = ? AND id = ? ORDER BY version DESC",
     ),

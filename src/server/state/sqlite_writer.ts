@@ -211,6 +211,7 @@ export class SqliteWriter implements StateWriter {
     if (this.s.delJob.run(namespace, id).changes === 0) return;
     this.touched.add("jobs");
     if (this.r.deploymentStatements.delVersions.run(namespace, id).changes > 0) this.touched.add("versions");
+    if (this.r.deploymentStatements.delByJob.run(namespace, id).changes > 0) this.touched.add("deployments");
     this.syncPluginUses(namespace, id, []);
   }
 

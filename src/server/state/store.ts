@@ -103,7 +103,7 @@ export interface StateReader extends AclStateReader {
   getDeployment(id: string): Deployment | undefined;
   /** Oldest first (by CreateIndex); all namespaces when `namespace` is undefined. */
   listDeployments(namespace?: string): Deployment[];
-  /** The job's deployments, oldest first; they outlive their job until collected. */
+  /** The job's deployments, oldest first; deleteJob (a purge) deletes them, the GC old ones. */
   deploymentsByJob(namespace: string, jobId: string): Deployment[];
   /**
    * The job's stored versions, newest first (table `versions`): every putJob stores the record
@@ -125,6 +125,7 @@ export interface StateWriter extends StateReader, AclStateWriter {
   /** Deletes the node and its plugin instances (rebuilding the plugins they named). */
   deleteNode(id: string): void;
   putJob(job: Job): Job;
+  /** Deletes the job with its versions and its deployments (every incarnation's), as Nomad's purge. */
   deleteJob(namespace: string, id: string): void;
   putAlloc(alloc: Allocation): Allocation;
   deleteAlloc(id: string): void;

@@ -75,7 +75,11 @@ test("templates interpolate, unwrap a lone interpolation, and honour escapes and
   assert.equal(tmpl("%{ for i, x in var.list }${i}${x},%{ endfor }"), "0a,1b,2c,");
   assert.equal(tmpl("%{ for k, v in var.m }${k}=${v} %{ endfor }"), "a=1 b=2 ", "maps iterate in key order");
   assert.equal(tmpl("a   ${~ var.s ~}   b"), "awebb", "~ strips the whitespace beside it");
-  assert.equal(tmpl("%{ for x in var.list ~}\n  ${x}\n%{~ endfor }"), "abc");
+  // Outside quotes a literal token ends with its line, and a `~` trims only the token beside it
+  // (hclsyntax's scanner and parseTemplateParts): the next line's indentation stays.
+  assert.equal(tmpl("%{ for x in var.list ~}\n  ${x}\n%{~ endfor }"), "  a  b  c");
+  assert.equal(tmpl("%{ for x in var.list ~}${x}%{~ endfor }"), "abc");
+  assert.equal(tmpl(" ${~ var.n ~} "), "3", "an emptied literal still makes a string, as in HCL");
   assert.equal(tmpl('${"in \\"quotes\\" \\u00e9"}'), 'in "quotes" é');
   assert.equal(tmpl('${"nested ${var.s}"}'), "nested web");
   fails(() => tmpl("x${var.list}"), /Invalid template interpolation value/, /string required/);

@@ -104,9 +104,17 @@ test("a healthy alloc completes the deployment and marks its job version stable"
   store.close();
 });
 
-test("the deployment of a purged job is cancelled", async () => {
+test("a purged job takes its deployment; one of an earlier incarnation left in the store is cancelled", async () => {
   const store = await setup("running");
+  const d1 = store.getDeployment("d1")!;
   await store.txn((tx) => tx.deleteJob("default", "web"));
+  assert.equal(store.getDeployment("d1"), undefined, "purged with its job, as Nomad's DeleteJobTxn");
+  assert.equal(await store.txn((tx) => stepDeployment(tx, "d1", Date.now())), null);
+  // A deployment stored before purges took them along, its job since registered again.
+  await store.txn((tx) => {
+    tx.putJob(version("2", u()));
+    tx.putDeployment(d1);
+  });
   await store.txn((tx) => stepDeployment(tx, "d1", Date.now()));
   const d = store.getDeployment("d1")!;
   assert.deepEqual([d.Status, d.StatusDescription], ["cancelled", "Cancelled because job is stopped"]);

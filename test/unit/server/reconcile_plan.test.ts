@@ -103,6 +103,7 @@ test("plan of a rolling update over count 3: one destructive update (max_paralle
   const g = r.diff?.TaskGroups?.[0];
   assert.deepEqual([g?.Type, g?.Updates], ["Edited", { "create/destroy update": 1, ignore: 2 }]);
   assert.equal(g?.Tasks?.[0]?.Type, "Edited");
+  assert.deepEqual(g?.Tasks?.[0]?.Annotations, ["forces create/destroy update"], "Nomad's task annotation");
   assert.equal(dump(store), before, "the plan changed nothing in the store");
   store.close();
 });
@@ -136,4 +137,61 @@ test("plan: an unchanged job ignores everything; a new group is Added and placed
   assert.equal(fresh.diff?.Type, "Added");
   assert.equal(fresh.jobModifyIndex, 0);
   store.close();
+});
+
+/** `next` with a group constraint no node meets: nothing of it can be placed. */
+function unplaceable(next: Job): Job {
+  return validateJob({
+    ...next,
+    TaskGroups: next.TaskGroups.map((g) => ({
+      ...g,
+      Constraints: [{ LTarget: "${node.unique.name}", RTarget: "no-such-node", Operand: "=" }],
+    })),
+  });
+}
+
+test("plan: allocs that would find no node still count as the placements wanted, with FailedTGAllocs", async () => {
+  const empty = new SqliteStateStore(null);
+  const fresh = planJob(
+    empty,
+    job({ count: 2, accessMode: "multi-node-multi-writer", env: "1" }),
+    false,
+    true,
+    0,
+  );
+  assert.equal(fresh.annotations.g?.Place, 2, "Nomad's reconciler counts both placements");
+  assert.equal(fresh.failed?.g?.CoalescedFailures, 1, "and the dry run reports both failed");
+  assert.deepEqual(fresh.diff?.TaskGroups?.[0]?.Updates, { create: 2 });
+  assert.deepEqual(fresh.diff?.TaskGroups?.[0]?.Tasks?.[0]?.Annotations, ["forces create"]);
+  empty.close();
+
+  // A destructive update whose replacement finds no node is one update, not also a placement.
+  const store = await running("multi-node-multi-writer", 1);
+  const update = planJob(
+    store,
+    unplaceable(job({ count: 1, accessMode: "multi-node-multi-writer", env: "2" })),
+    false,
+    true,
+    Date.now() * 1e6,
+  );
+  assert.deepEqual([update.annotations.g?.DestructiveUpdate, update.annotations.g?.Place], [1, 0]);
+  assert.ok(update.failed?.g, "the replacement finds no node");
+  const grown = planJob(
+    store,
+    job({ count: 2, accessMode: "multi-node-multi-writer", env: "1" }),
+    false,
+    true,
+    Date.now() * 1e6,
+  );
+  const count = grown.diff?.TaskGroups?.[0]?.Fields?.find((f) => f.Name === "Count");
+  assert.deepEqual([count?.Old, count?.New, count?.Annotations], ["1", "2", ["forces create"]]);
+  store.close();
+
+  // A canary that finds no node is still the canary the deployment wants.
+  const canaried = await running("multi-node-multi-writer", 1, 1);
+  const next = unplaceable(job({ count: 1, accessMode: "multi-node-multi-writer", env: "2", canary: 1 }));
+  const r = planJob(canaried, next, false, true, Date.now() * 1e6);
+  assert.deepEqual([r.annotations.g?.Canary, r.annotations.g?.Place, r.annotations.g?.Ignore], [1, 0, 1]);
+  assert.equal(r.failed?.g?.CoalescedFailures, 0);
+  canaried.close();
 });

@@ -277,3 +277,26 @@ test("stopping the job cancels its deployment; a job without an update strategy 
   assert.equal(store.allocsByJob("default", "plain").length, 1);
   store.close();
 });
+
+test("a version whose finished deployment was collected refills a lost slot without a new deployment", async () => {
+  const { store, scheduler } = await setup("multi-node-multi-writer");
+  await register(store, scheduler, job({ count: 2, accessMode: "multi-node-multi-writer", update: {} }));
+  await setRunning(store, live(store), true);
+  const [d] = store.deploymentsByJob("default", "web");
+  // The deployment ended and the GC removed it (Nomad's deploymentGC); then one alloc is lost.
+  await store.txn((tx) => tx.deleteDeployment(d!.ID));
+  const [lost] = live(store);
+  await store.txn((tx) => tx.putAlloc({ ...tx.getAlloc(lost!.ID)!, ClientStatus: "lost" }));
+  await scheduler.evaluate("default", "web");
+  const placed = live(store).filter((a) => a.ClientStatus !== "lost");
+  assert.equal(placed.length, 2, "the slot is refilled");
+  assert.deepEqual(store.deploymentsByJob("default", "web"), [], "as Nomad: no deployment for it");
+  // A new version still rolls out under a deployment.
+  await register(
+    store,
+    scheduler,
+    job({ count: 2, accessMode: "multi-node-multi-writer", update: {}, env: "2" }),
+  );
+  assert.equal(store.deploymentsByJob("default", "web").length, 1);
+  store.close();
+});

@@ -61,12 +61,15 @@ function isRecord(v: unknown): v is Decoded {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** `dynamic "type" { for_each … content { … } }` blocks, as hcl2json decodes them. */
-function isDynamic(x: unknown): x is Record<string, Decoded[]> {
+/** The bodies of one block type: hcl2json's list, or HCL's JSON syntax's single object. */
+const bodiesOf = (specs: unknown): unknown[] => (Array.isArray(specs) ? specs : [specs]);
+
+/** `dynamic "type" { for_each … content { … } }` blocks, as hcl2json decodes them (or JSON syntax). */
+function isDynamic(x: unknown): x is Record<string, Decoded | Decoded[]> {
   return (
     isRecord(x) &&
-    Object.values(x).every(
-      (specs) => Array.isArray(specs) && specs.every((d) => isRecord(d) && "content" in d && "for_each" in d),
+    Object.values(x).every((specs) =>
+      bodiesOf(specs).every((d) => isRecord(d) && "content" in d && "for_each" in d),
     )
   );
 }
@@ -78,13 +81,13 @@ function isDynamic(x: unknown): x is Record<string, Decoded[]> {
  */
 function expandDynamic(
   src: Source,
-  dyn: Record<string, Decoded[]>,
+  dyn: Record<string, Decoded | Decoded[]>,
   path: string[],
   scope: Scope,
   out: Obj,
 ): void {
   for (const [type, specs] of Object.entries(dyn)) {
-    for (const spec of specs) {
+    for (const spec of bodiesOf(specs) as Decoded[]) {
       const field = [...path, "dynamic", type];
       const iterName =
         spec.iterator === undefined

@@ -2,7 +2,7 @@
  * A recursive-descent parser for HCL2's native expression and template syntax (the grammar of
  * hclsyntax's spec: operators and their precedence, conditionals, for expressions, splats, index
  * and attribute access, function calls with `...` expansion, tuple and object constructors, quoted
- * templates with `${…}` and `%{ if }`/`%{ for }` directives and `~` strip markers).
+ * templates with `${…}` and `%{ if }`/`%{ for }` directives and `~` strip markers, heredocs).
  *
  * @cdktn/hcl2json hands berth every attribute that is not a constant as its source text wrapped in
  * `${…}`, and every string as template source; this parser turns both into a tree (ast.ts) that
@@ -211,6 +211,8 @@ export abstract class ExprParser {
       return { k: "var", name: t.v, at: t.at, src: t.v };
     }
     if (t.t === "punct") {
+      // hcl2json hands over a heredoc inside an expression as its source text.
+      if (t.v === "<" && this.src.startsWith("<<", t.at)) return this.heredoc(t.at);
       if (t.v === "(") {
         this.next();
         const x = this.expr();
@@ -340,4 +342,7 @@ export abstract class ExprParser {
 
   /** Template parts up to the end of the text, or to the closing `"` when `quoted`. */
   abstract templateParts(quoted: boolean): TmplPart[];
+
+  /** The heredoc template (`<<EOT` … `EOT`) that starts at `at`, the position left after its marker. */
+  abstract heredoc(at: number): Node;
 }

@@ -73,8 +73,9 @@ export function declareVariables(src: Source, decoded: Decoded): Map<string, Var
     vars.set(name, v);
     return v;
   };
-  const blocks = isRecord(decoded.variable) ? decoded.variable : {};
-  for (const [name, bodies] of Object.entries(blocks)) {
+  // hcl2json gives {name: [body]}; HCL's JSON syntax may also write a list of such objects.
+  const labelled = blockBodies(decoded.variable ?? []).flatMap((o) => Object.entries(o));
+  for (const [name, bodies] of labelled) {
     for (const body of blockBodies(bodies)) {
       const v = declare(name, `variable "${name}"`);
       const field = `variable "${name}"`;
