@@ -14,6 +14,7 @@
  *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
  *   }
  *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
+ *   http_api_response_headers { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
  *
  * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
  * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
@@ -27,6 +28,7 @@ import { BerthError } from "../structs/errors.js";
 import type { ClientHostVolumeConfig } from "../structs/node.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
+import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
 export interface HostVolumeSetting {
@@ -44,6 +46,8 @@ export interface AgentFileConfig {
   reserved?: ReservedSetting;
   /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
   resourceOverrides?: ResourceOverrides;
+  /** `http_api_response_headers` and the browser origin it allows (config_http.ts). */
+  httpApi?: HttpApiSetting;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -68,6 +72,7 @@ export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileCo
       out.hostVolumes.push(...cfg.hostVolumes);
       Object.assign(out.meta, cfg.meta);
       if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
+      if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
       if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
       if (cfg.resourceOverrides)
         out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
@@ -110,6 +115,8 @@ function fromBody(top: Body): AgentFileConfig {
   const client = top.block("client");
   const limits = top.block("limits");
   if (limits) out.limits = parseLimits(limits);
+  const httpApi = parseHttpApiResponseHeaders(top);
+  if (httpApi) out.httpApi = httpApi;
   top.finish();
   if (!client) return out;
   for (const [name, b] of client.labelled("host_volume")) {

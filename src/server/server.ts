@@ -17,6 +17,8 @@ import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { ReadQueue } from "./http/read_queue.js";
+import { NO_HTTP_API_SETTINGS, OriginGuard, type HttpApiSettings } from "./http/origin.js";
+import { boundAddressOf, warnIfExposed } from "./http/bind.js";
 import { AgentRpcServer } from "./rpc/agent.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
@@ -59,6 +61,10 @@ export interface ServerOptions {
   orphans?: Partial<OrphanReconcilerOptions>;
   /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
   limits?: Partial<ConnLimits>;
+  /** ACL enforcement is on (agent config `acl { enabled = true }`); default false. */
+  aclEnabled?: boolean;
+  /** Response headers and allowed browser origins (agent config `http_api_response_headers`). */
+  httpApi?: HttpApiSettings;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -80,6 +86,7 @@ export class Server {
   private conns: NodeConnections | undefined;
   private limiter: ConnLimiter | undefined;
   private address: string | undefined;
+  private bound: string | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -89,6 +96,12 @@ export class Server {
   get httpAddress(): string {
     if (!this.address) throw new BerthError("ERR_INTERNAL", "server not started");
     return this.address;
+  }
+
+  /** "HOST:PORT" the listener is really bound to (e.g. 0.0.0.0:4646), once started. */
+  get boundAddress(): string {
+    if (!this.bound) throw new BerthError("ERR_INTERNAL", "server not started");
+    return this.bound;
   }
 
   async start(): Promise<void> {
@@ -130,6 +143,7 @@ export class Server {
     this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
     const allocOps = new AllocOps(deps);
     this.execSockets = new ExecSockets(allocOps, this.log.child("exec"));
+    const guard = new OriginGuard(this.opts.httpApi ?? NO_HTTP_API_SETTINGS, this.log.child("http"));
     const handler = createApiHandler(
       {
         store,
@@ -142,6 +156,7 @@ export class Server {
         deployments: new DeploymentEndpoint(store, scheduler),
       },
       this.log.child("http"),
+      guard,
     );
     this.api = handler;
     const limiter = new ConnLimiter(
@@ -152,7 +167,9 @@ export class Server {
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
     const server = http.createServer(limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
-    // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
+    // Both prepend their listeners; the limiter's go first, then the guard refuses a WebSocket
+    // from a browser origin before the RPC and exec handlers see it.
+    guard.attach(server);
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
     const exec = this.execSockets;
@@ -165,8 +182,10 @@ export class Server {
       });
     });
     const addr = server.address() as AddressInfo;
-    const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-    this.address = `http://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
+    this.bound = boundAddressOf(addr);
+    // The address this process's own client dials: a wildcard bind is reached on loopback.
+    const dialHost = addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address === "::" ? "[::1]" : null;
+    this.address = dialHost ? `http://${dialHost}:${addr.port}` : `http://${this.bound}`;
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();
@@ -174,7 +193,11 @@ export class Server {
     this.deployments.start();
     this.gc.start();
     this.orphans.start();
-    this.log.info("server started", { http: this.address, data_dir: this.opts.dataDir ?? ":memory:" });
+    this.log.info("server started", {
+      http_bind: this.bound,
+      data_dir: this.opts.dataDir ?? ":memory:",
+    });
+    warnIfExposed(this.log, addr, this.opts.aclEnabled ?? false);
   }
 
   /**
