@@ -14,7 +14,7 @@
  *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
  *   }
  *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
- *   http_api_response_headers { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
+ *   http_api_response_headers = { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
  *
  * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
  * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.

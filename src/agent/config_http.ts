@@ -2,9 +2,12 @@
  * The agent config's `http_api_response_headers` (Nomad's name and shape): headers the server adds
  * to every HTTP API answer.
  *
- *   http_api_response_headers {
+ *   http_api_response_headers = {
  *     "Access-Control-Allow-Origin" = "https://ui.example.com"
  *   }
+ *
+ * (a map attribute: berth's HCL 2 reader takes no quoted names in a block, which Nomad's HCL 1
+ * examples use; in JSON it is the same object)
  *
  * Its `Access-Control-Allow-Origin` value is also the one browser origin berth lets write and open
  * WebSockets ("*" for any; see server/http/origin.ts): an operator who tells browsers an origin may

@@ -55,7 +55,8 @@ before(async () => {
 after(async () => {
   agent?.kill();
   const leftovers = killProcessesUnder(dir);
-  if (!passed || leftovers.length > 0) process.stderr.write(`--- agent log (tail) ---\n${logTail(logFile)}\n`);
+  if (!passed || leftovers.length > 0)
+    process.stderr.write(`--- agent log (tail) ---\n${logTail(logFile)}\n`);
   for (const m of (await mountsUnder(dir)).reverse()) {
     try {
       execFileSync("umount", ["-l", m]);
@@ -80,7 +81,8 @@ function writeFile(name: string, text: string): string {
   return file;
 }
 
-const capability = 'capability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n';
+const capability =
+  'capability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n';
 
 async function allocStatus(job: string, status: string): Promise<void> {
   await eventually(`${job} to be ${status}`, async () => {
@@ -90,39 +92,52 @@ async function allocStatus(job: string, status: string): Promise<void> {
   });
 }
 
-test("secrets of created and registered volumes reach the plugin and never the log, answers or state", { timeout: 120_000 }, async () => {
-  const callLog = path.join(dir, "calls.jsonl");
-  const args = ["--node-id=${node.unique.id}", "--attach-required", `--state-dir=${path.join(dir, "storage")}`, `--call-log=${callLog}`];
-  await cli(["job", "run", writeFile("plugin.hcl", hostpathPluginJob({ job: "hostpath", driver: "raw_exec", args }))]);
-  await eventually("the plugin to be healthy", async () => {
-    const p = await getJson<{ ControllersHealthy: number; NodesHealthy: number }>(addr, "/v1/plugin/csi/hostpath").catch(
-      () => undefined,
-    );
-    return p && p.ControllersHealthy === 1 && p.NodesHealthy === 1 ? p : undefined;
-  });
+test(
+  "secrets of created and registered volumes reach the plugin and never the log, answers or state",
+  { timeout: 120_000 },
+  async () => {
+    const callLog = path.join(dir, "calls.jsonl");
+    const args = [
+      "--node-id=${node.unique.id}",
+      "--attach-required",
+      `--state-dir=${path.join(dir, "storage")}`,
+      `--call-log=${callLog}`,
+    ];
+    await cli([
+      "job",
+      "run",
+      writeFile("plugin.hcl", hostpathPluginJob({ job: "hostpath", driver: "raw_exec", args })),
+    ]);
+    await eventually("the plugin to be healthy", async () => {
+      const p = await getJson<{ ControllersHealthy: number; NodesHealthy: number }>(
+        addr,
+        "/v1/plugin/csi/hostpath",
+      ).catch(() => undefined);
+      return p && p.ControllersHealthy === 1 && p.NodesHealthy === 1 ? p : undefined;
+    });
 
-  await cli([
-    "volume",
-    "create",
-    writeFile(
-      "vol.hcl",
-      `id = "sv"\nname = "sv"\ntype = "csi"\nplugin_id = "hostpath"\ncapacity_min = "1MiB"\n${capability}` +
-        `secrets {\n  password = "${CREATE_SECRET}"\n}\n`,
-    ),
-  ]);
-  const ext = (await getJson<{ ExternalID: string }>(addr, "/v1/volume/csi/sv")).ExternalID;
-  await cli([
-    "volume",
-    "register",
-    writeFile(
-      "reg.hcl",
-      `id = "rv"\nname = "rv"\ntype = "csi"\nplugin_id = "hostpath"\nexternal_id = "${ext}"\n${capability}` +
-        `secrets {\n  token = "${REGISTER_SECRET}"\n}\n`,
-    ),
-  ]);
-  outputs.push(await cli(["volume", "status", "sv"]), await cli(["volume", "status", "rv"]));
+    await cli([
+      "volume",
+      "create",
+      writeFile(
+        "vol.hcl",
+        `id = "sv"\nname = "sv"\ntype = "csi"\nplugin_id = "hostpath"\ncapacity_min = "1MiB"\n${capability}` +
+          `secrets {\n  password = "${CREATE_SECRET}"\n}\n`,
+      ),
+    ]);
+    const ext = (await getJson<{ ExternalID: string }>(addr, "/v1/volume/csi/sv")).ExternalID;
+    await cli([
+      "volume",
+      "register",
+      writeFile(
+        "reg.hcl",
+        `id = "rv"\nname = "rv"\ntype = "csi"\nplugin_id = "hostpath"\nexternal_id = "${ext}"\n${capability}` +
+          `secrets {\n  token = "${REGISTER_SECRET}"\n}\n`,
+      ),
+    ]);
+    outputs.push(await cli(["volume", "status", "sv"]), await cli(["volume", "status", "rv"]));
 
-  const job = `job "user" {
+    const job = `job "user" {
   group "g" {
     volume "data" {
       type            = "csi"
@@ -144,33 +159,40 @@ test("secrets of created and registered volumes reach the plugin and never the l
   }
 }
 `;
-  await cli(["job", "run", writeFile("user.hcl", job)]);
-  await allocStatus("user", "running");
-  await cli(["job", "stop", "user"]);
-  await allocStatus("user", "complete");
-  await eventually("the claim to be released", async () => {
-    const v = await getJson<{ ReadAllocs: object | null; WriteAllocs: object | null }>(addr, "/v1/volume/csi/sv");
-    return Object.keys(v.WriteAllocs ?? {}).length === 0 && Object.keys(v.ReadAllocs ?? {}).length === 0 ? true : undefined;
-  });
+    await cli(["job", "run", writeFile("user.hcl", job)]);
+    await allocStatus("user", "running");
+    await cli(["job", "stop", "user"]);
+    await allocStatus("user", "complete");
+    await eventually("the claim to be released", async () => {
+      const v = await getJson<{ ReadAllocs: object | null; WriteAllocs: object | null }>(
+        addr,
+        "/v1/volume/csi/sv",
+      );
+      return Object.keys(v.WriteAllocs ?? {}).length === 0 && Object.keys(v.ReadAllocs ?? {}).length === 0
+        ? true
+        : undefined;
+    });
 
-  // The calls that carry the secrets ran (csi-hostpath's call log names calls, never secrets).
-  const calls = fs.readFileSync(callLog, "utf8");
-  assert.match(calls, /CreateVolume/);
-  assert.match(calls, /ControllerPublishVolume/);
+    // The calls that carry the secrets ran (csi-hostpath's call log names calls, never secrets).
+    const calls = fs.readFileSync(callLog, "utf8");
+    assert.match(calls, /CreateVolume/);
+    assert.match(calls, /ControllerPublishVolume/);
 
-  // The whole log, shutdown included (a -dev stop releases every volume).
-  assert.equal(await agent.stop(), 0, "the agent stopped cleanly");
-  const log = fs.readFileSync(logFile, "utf8");
-  assert.match(log, /\[DEBUG\]/, "the agent logged at debug level");
-  for (const secret of [CREATE_SECRET, REGISTER_SECRET]) {
-    assert.equal(log.includes(secret), false, `${secret} in the agent log`);
-    assert.equal(outputs.join("\n").includes(secret), false, `${secret} in a CLI answer`);
-    for (const sub of ["server", "client"]) {
-      for (const f of fs.readdirSync(path.join(dataDir, sub))) {
-        const p = path.join(dataDir, sub, f);
-        if (fs.statSync(p).isFile()) assert.equal(fs.readFileSync(p).includes(secret), false, `${secret} in ${sub}/${f}`);
+    // The whole log, shutdown included (a -dev stop releases every volume).
+    assert.equal(await agent.stop(), 0, "the agent stopped cleanly");
+    const log = fs.readFileSync(logFile, "utf8");
+    assert.match(log, /\[DEBUG\]/, "the agent logged at debug level");
+    for (const secret of [CREATE_SECRET, REGISTER_SECRET]) {
+      assert.equal(log.includes(secret), false, `${secret} in the agent log`);
+      assert.equal(outputs.join("\n").includes(secret), false, `${secret} in a CLI answer`);
+      for (const sub of ["server", "client"]) {
+        for (const f of fs.readdirSync(path.join(dataDir, sub))) {
+          const p = path.join(dataDir, sub, f);
+          if (fs.statSync(p).isFile())
+            assert.equal(fs.readFileSync(p).includes(secret), false, `${secret} in ${sub}/${f}`);
+        }
       }
     }
-  }
-  passed = true;
-});
+    passed = true;
+  },
+);

@@ -60,7 +60,11 @@ export class Keyring {
   /** Generates a key and writes it durably (temp file, fsync, rename, fsync of the dir). */
   static createKey(dir: string): Keyring {
     ensureDirMode(dir);
-    const key: RootKey = { KeyID: randomUUID(), CreateTime: Date.now() * 1_000_000, key: randomBytes(KEY_BYTES) };
+    const key: RootKey = {
+      KeyID: randomUUID(),
+      CreateTime: Date.now() * 1_000_000,
+      key: randomBytes(KEY_BYTES),
+    };
     const body: KeyFile = {
       KeyID: key.KeyID,
       Algorithm: ALGORITHM,

@@ -41,7 +41,11 @@ export class SecretsAtRest {
   }
 
   openVolume(vol: CSIVolume): CSIVolume {
-    const open = this.open(vol.Secrets, aad("volume", vol.Namespace, vol.ID), `volume ${vol.Namespace}/${vol.ID}`);
+    const open = this.open(
+      vol.Secrets,
+      aad("volume", vol.Namespace, vol.ID),
+      `volume ${vol.Namespace}/${vol.ID}`,
+    );
     return open === vol.Secrets ? vol : { ...vol, Secrets: open };
   }
 
@@ -63,7 +67,11 @@ export class SecretsAtRest {
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv("aes-256-gcm", key.key, nonce);
     cipher.setAAD(ad);
-    const ct = Buffer.concat([cipher.update(JSON.stringify(secrets), "utf8"), cipher.final(), cipher.getAuthTag()]);
+    const ct = Buffer.concat([
+      cipher.update(JSON.stringify(secrets), "utf8"),
+      cipher.final(),
+      cipher.getAuthTag(),
+    ]);
     return { [SEALED_KEY]: `${key.KeyID}.${nonce.toString("base64url")}.${ct.toString("base64url")}` };
   }
 
@@ -117,7 +125,9 @@ export function openSecretsAtRest(db: Database.Database, keystoreDir: string, lo
     if (r.kind === "volume") atRest.openVolume(r.rec as CSIVolume);
     else atRest.openIntent(r.rec as VolumeCreateIntent);
   }
-  const clear = rows.filter((r) => !isSealed(r.secrets) && isStringMap(r.secrets) && Object.keys(r.secrets).length > 0);
+  const clear = rows.filter(
+    (r) => !isSealed(r.secrets) && isStringMap(r.secrets) && Object.keys(r.secrets).length > 0,
+  );
   if (clear.length > 0) {
     const putVolume = db.prepare("UPDATE volumes SET json = ? WHERE namespace = ? AND id = ?");
     const putIntent = db.prepare("UPDATE volume_intents SET json = ? WHERE namespace = ? AND id = ?");
@@ -173,7 +183,12 @@ function storedSecrets(db: Database.Database): StoredRow[] {
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.values(v).every((x) => typeof x === "string");
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((x) => typeof x === "string")
+  );
 }
 
 function isSealed(v: unknown): v is Record<string, string> {

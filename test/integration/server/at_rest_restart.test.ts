@@ -29,8 +29,15 @@ async function node(base: string, calls: Call[]) {
   const peer = await connectAgent(base, {
     "ClientCSI.ControllerCreateVolume": async (p) => {
       calls.push({ method: "create", params: p });
-      return { ExternalVolumeID: `ext-${p.Name}`, CapacityBytes: p.CapacityMin, VolumeContext: {}, Topologies: [] };
+      return {
+        ExternalVolumeID: `ext-${p.Name}`,
+        CapacityBytes: p.CapacityMin,
+        VolumeContext: {},
+        Topologies: [],
+      };
     },
+    // Registration validates the storage with the plugin; the request carries the secrets too.
+    "ClientCSI.ControllerValidateVolume": async (p) => (calls.push({ method: "validate", params: p }), {}),
     "ClientCSI.ControllerPublishVolume": async (p) => {
       calls.push({ method: "publish", params: p });
       return { PublishContext: {} };
@@ -66,16 +73,32 @@ test("volume secrets: to the plugin, never in the state files or answers, and to
   try {
     let base = server.httpAddress;
     const created = await http(base, "PUT", "/v1/volume/csi/vol1/create", {
-      Volumes: [{ ID: "vol1", Name: "vol1", PluginID: "p1", RequestedCapabilities: caps, Secrets: { pw: CREATE_SECRET } }],
+      Volumes: [
+        {
+          ID: "vol1",
+          Name: "vol1",
+          PluginID: "p1",
+          RequestedCapabilities: caps,
+          Secrets: { pw: CREATE_SECRET },
+        },
+      ],
     });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(calls.find((c) => c.method === "create")?.params.Secrets, { pw: CREATE_SECRET });
     const registered = await http(base, "PUT", "/v1/volumes", {
       Volumes: [
-        { ID: "vol2", Name: "vol2", PluginID: "p1", ExternalID: "ext-vol2", RequestedCapabilities: caps, Secrets: { tok: REGISTER_SECRET } },
+        {
+          ID: "vol2",
+          Name: "vol2",
+          PluginID: "p1",
+          ExternalID: "ext-vol2",
+          RequestedCapabilities: caps,
+          Secrets: { tok: REGISTER_SECRET },
+        },
       ],
     });
     assert.equal(registered.status, 200, registered.text);
+    assert.deepEqual(calls.find((c) => c.method === "validate")?.params.Secrets, { tok: REGISTER_SECRET });
     for (const route of ["/v1/volume/csi/vol1", "/v1/volume/csi/vol2", "/v1/volumes?type=csi"]) {
       const r = await http(base, "GET", route);
       assert.ok(!r.text.includes(CREATE_SECRET) && !r.text.includes(REGISTER_SECRET), route);
@@ -96,7 +119,14 @@ test("volume secrets: to the plugin, never in the state files or answers, and to
       TaskGroups: [
         {
           Name: "g",
-          Volumes: { data: { Type: "csi", Source: "vol1", AccessMode: "single-node-writer", AttachmentMode: "file-system" } },
+          Volumes: {
+            data: {
+              Type: "csi",
+              Source: "vol1",
+              AccessMode: "single-node-writer",
+              AttachmentMode: "file-system",
+            },
+          },
           Tasks: [{ Name: "t", Driver: "exec", VolumeMounts: [{ Volume: "data", Destination: "/data" }] }],
         },
       ],
@@ -115,7 +145,11 @@ test("volume secrets: to the plugin, never in the state files or answers, and to
       AttachmentMode: "file-system",
     });
     const publish = calls.find((c) => c.method === "publish");
-    assert.deepEqual(publish?.params.Secrets, { pw: CREATE_SECRET }, "the restarted server opened the sealed secret");
+    assert.deepEqual(
+      publish?.params.Secrets,
+      { pw: CREATE_SECRET },
+      "the restarted server opened the sealed secret",
+    );
   } finally {
     peer.close();
     await server?.stop();

@@ -66,7 +66,10 @@ test("secrets are absent from the state file's bytes and read back whole after a
   const store = new SqliteStateStore(dir);
   try {
     assert.deepEqual(store.getVolume("default", "vol1")?.Secrets, { password: SECRET, user: "admin" });
-    assert.deepEqual(store.listVolumes().find((v) => v.ID === "vol1")?.Secrets, { password: SECRET, user: "admin" });
+    assert.deepEqual(store.listVolumes().find((v) => v.ID === "vol1")?.Secrets, {
+      password: SECRET,
+      user: "admin",
+    });
     assert.equal(store.getVolume("default", "plain")?.Secrets ?? null, null);
     assert.deepEqual(store.getVolumeIntent("default", "vol2")?.Spec.Secrets, { token: INTENT_SECRET });
     assert.deepEqual(store.quarantined(), [], "sealed records pass the open-time check");
@@ -124,7 +127,10 @@ test("a missing, foreign or altered key is a startup error naming the keystore; 
   const other = tempDir("berth-at-rest-other-");
   new SqliteStateStore(other).close();
   fs.cpSync(path.join(other, "keystore"), keystore, { recursive: true });
-  assert.throws(() => new SqliteStateStore(dir), /sealed with key [0-9a-f-]+, which the keystore .* does not hold/);
+  assert.throws(
+    () => new SqliteStateStore(dir),
+    /sealed with key [0-9a-f-]+, which the keystore .* does not hold/,
+  );
 
   // The right key file, its bytes altered.
   fs.rmSync(keystore, { recursive: true });
@@ -134,7 +140,10 @@ test("a missing, foreign or altered key is a startup error naming the keystore; 
   const raw = Buffer.from(k.Key, "base64");
   raw[0] = raw[0]! ^ 0xff;
   fs.writeFileSync(file, JSON.stringify({ ...k, Key: raw.toString("base64") }));
-  assert.throws(() => new SqliteStateStore(dir), /do not open with key .* \(the key file does not match this state/);
+  assert.throws(
+    () => new SqliteStateStore(dir),
+    /do not open with key .* \(the key file does not match this state/,
+  );
 
   // The saved keystore back: everything opens.
   fs.rmSync(keystore, { recursive: true });

@@ -40,7 +40,7 @@ function raw(
   body = "",
 ): Promise<{ status: number; code: string | undefined; text: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const req = request(base + path, { method, headers }, (res) => {
+    const req = request(base + path, { method, headers, agent: false }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (d: string) => (text += d));
@@ -85,13 +85,28 @@ function ws(url: string, origin?: string): Promise<{ opened: boolean; status?: n
 
 test("a page's cross-origin text/plain POST is refused before it runs; the same POST with no Origin works", async (t) => {
   const base = await start(t);
-  const refused = await raw(base, "POST", "/v1/jobs", { Origin: EVIL, "Content-Type": "text/plain" }, job("evil"));
+  const refused = await raw(
+    base,
+    "POST",
+    "/v1/jobs",
+    { Origin: EVIL, "Content-Type": "text/plain" },
+    job("evil"),
+  );
   assert.equal(refused.status, 403, refused.text);
   assert.equal(refused.code, "ERR_PERMISSION_DENIED");
-  assert.match(refused.text, /cross-origin request refused: Origin "http:\/\/evil.example" may not send POST/);
+  assert.match(
+    refused.text,
+    /cross-origin request refused: Origin "http:\/\/evil.example" may not send POST/,
+  );
   assert.match(refused.text, /http_api_response_headers/);
   for (const method of ["PUT", "DELETE"]) {
-    const r = await raw(base, method, "/v1/job/evil", { Origin: EVIL, "Content-Type": "application/json" }, job("evil"));
+    const r = await raw(
+      base,
+      method,
+      "/v1/job/evil",
+      { Origin: EVIL, "Content-Type": "application/json" },
+      job("evil"),
+    );
     assert.equal(r.status, 403, `${method}: ${r.text}`);
   }
   // A form post or a preflight from the page is refused the same way.
@@ -100,7 +115,10 @@ test("a page's cross-origin text/plain POST is refused before it runs; the same 
     "Content-Type": "application/x-www-form-urlencoded",
   });
   assert.equal(form.status, 403);
-  const preflight = await raw(base, "OPTIONS", "/v1/jobs", { Origin: EVIL, "Access-Control-Request-Method": "PUT" });
+  const preflight = await raw(base, "OPTIONS", "/v1/jobs", {
+    Origin: EVIL,
+    "Access-Control-Request-Method": "PUT",
+  });
   assert.equal(preflight.status, 403);
   assert.deepEqual(await jobIds(base), [], "nothing was registered");
 
@@ -142,18 +160,39 @@ test("an allowed origin: headers on every answer, preflight answered, JSON write
   assert.match(String(pre.headers["access-control-allow-methods"]), /PUT/);
   assert.match(String(pre.headers["access-control-allow-headers"]), /X-Nomad-Token/);
 
-  const plain = await raw(base, "POST", "/v1/jobs", { Origin: UI, "Content-Type": "text/plain;charset=UTF-8" }, job("a"));
+  const plain = await raw(
+    base,
+    "POST",
+    "/v1/jobs",
+    { Origin: UI, "Content-Type": "text/plain;charset=UTF-8" },
+    job("a"),
+  );
   assert.equal(plain.status, 403, plain.text);
-  assert.match(plain.text, /Content-Type "text\/plain" refused: a browser sends that without a CORS preflight/);
+  assert.match(
+    plain.text,
+    /Content-Type "text\/plain" refused: a browser sends that without a CORS preflight/,
+  );
   const none = await raw(base, "POST", "/v1/jobs", { Origin: UI }, job("a"));
   assert.equal(none.status, 403, "a missing Content-Type is a preflight-free request too");
   assert.deepEqual(await jobIds(base), []);
 
-  const json = await raw(base, "PUT", "/v1/jobs", { Origin: UI, "Content-Type": "application/json" }, job("ui"));
+  const json = await raw(
+    base,
+    "PUT",
+    "/v1/jobs",
+    { Origin: UI, "Content-Type": "application/json" },
+    job("ui"),
+  );
   assert.equal(json.status, 200, json.text);
   assert.deepEqual(await jobIds(base), ["ui"]);
 
-  const other = await raw(base, "PUT", "/v1/jobs", { Origin: EVIL, "Content-Type": "application/json" }, job("x"));
+  const other = await raw(
+    base,
+    "PUT",
+    "/v1/jobs",
+    { Origin: EVIL, "Content-Type": "application/json" },
+    job("x"),
+  );
   assert.equal(other.status, 403, "only the configured origin");
   const wsBase = base.replace("http://", "ws://");
   assert.equal((await ws(`${wsBase}/v1/agent/rpc`, EVIL)).status, 403);

@@ -1,5 +1,5 @@
 /**
- * The agent config's `http_api_response_headers` (config_http.ts): Nomad's block in HCL and JSON,
+ * The agent config's `http_api_response_headers` (config_http.ts): Nomad's map in HCL and JSON,
  * its Access-Control-Allow-Origin value the one browser origin allowed, later files winning per
  * header; a value that is not "*" or one origin, a bad header name or a multi-line value refused
  * naming the file and the problem.
@@ -18,10 +18,13 @@ describe("agent config http_api_response_headers", () => {
   it("reads the headers and the allowed origin, HCL and JSON", async () => {
     const hcl = await parseAgentConfig(
       "a.hcl",
-      'http_api_response_headers {\n  "Access-Control-Allow-Origin" = "https://UI.example:8443"\n  "X-Frame-Options" = "DENY"\n}\n',
+      'http_api_response_headers = {\n  "Access-Control-Allow-Origin" = "https://UI.example:8443"\n  "X-Frame-Options" = "DENY"\n}\n',
     );
     assert.deepEqual(hcl.httpApi, {
-      responseHeaders: { "Access-Control-Allow-Origin": "https://UI.example:8443", "X-Frame-Options": "DENY" },
+      responseHeaders: {
+        "Access-Control-Allow-Origin": "https://UI.example:8443",
+        "X-Frame-Options": "DENY",
+      },
       allowedOrigins: ["https://ui.example:8443"],
     });
     const json = await parseAgentConfig(
@@ -29,7 +32,7 @@ describe("agent config http_api_response_headers", () => {
       JSON.stringify({ http_api_response_headers: { "Access-Control-Allow-Origin": "*" } }),
     );
     assert.deepEqual(json.httpApi?.allowedOrigins, ["*"]);
-    const noOrigin = await parseAgentConfig("b.hcl", 'http_api_response_headers {\n  "X-A" = "b"\n}\n');
+    const noOrigin = await parseAgentConfig("b.hcl", 'http_api_response_headers = {\n  "X-A" = "b"\n}\n');
     assert.deepEqual(noOrigin.httpApi?.allowedOrigins, [], "headers alone allow no origin");
     assert.equal((await parseAgentConfig("c.hcl", "client {}\n")).httpApi, undefined);
   });
@@ -37,8 +40,14 @@ describe("agent config http_api_response_headers", () => {
   it("later files win per header, case-insensitively", async () => {
     const a = path.join(dir, "a.hcl");
     const b = path.join(dir, "b.hcl");
-    fs.writeFileSync(a, 'http_api_response_headers {\n  "Access-Control-Allow-Origin" = "https://a.example"\n  "X-A" = "1"\n}\n');
-    fs.writeFileSync(b, 'http_api_response_headers {\n  "access-control-allow-origin" = "https://b.example"\n}\n');
+    fs.writeFileSync(
+      a,
+      'http_api_response_headers = {\n  "Access-Control-Allow-Origin" = "https://a.example"\n  "X-A" = "1"\n}\n',
+    );
+    fs.writeFileSync(
+      b,
+      'http_api_response_headers = {\n  "access-control-allow-origin" = "https://b.example"\n}\n',
+    );
     const cfg = await readAgentConfigFiles([a, b]);
     assert.deepEqual(cfg.httpApi, {
       responseHeaders: { "X-A": "1", "access-control-allow-origin": "https://b.example" },
@@ -48,7 +57,10 @@ describe("agent config http_api_response_headers", () => {
 
   it("refuses what is not one origin, bad names and multi-line values", async () => {
     const bad: [string, RegExp][] = [
-      ['"Access-Control-Allow-Origin" = "https://a.example, https://b.example"', /must be "\*" or one origin/],
+      [
+        '"Access-Control-Allow-Origin" = "https://a.example, https://b.example"',
+        /must be "\*" or one origin/,
+      ],
       ['"Access-Control-Allow-Origin" = "https://a.example/path"', /scheme, host and port only/],
       ['"Access-Control-Allow-Origin" = "file:///etc"', /must be "\*" or one origin/],
       ['"Bad Header" = "x"', /"Bad Header" is not a valid header name/],
@@ -56,7 +68,7 @@ describe("agent config http_api_response_headers", () => {
     ];
     for (const [line, re] of bad) {
       await assert.rejects(
-        parseAgentConfig("bad.hcl", `http_api_response_headers {\n  ${line}\n}\n`),
+        parseAgentConfig("bad.hcl", `http_api_response_headers = {\n  ${line}\n}\n`),
         (err: Error) => re.test(err.message) && err.message.includes("bad.hcl"),
         line,
       );
