@@ -32,7 +32,16 @@ const TAG_BYTES = 16;
 type Secrets = Record<string, string> | null | undefined;
 type Kind = "volume" | "intent";
 
+/** Opened secret sets kept, so listing many volumes does not decrypt each on every read. */
+const OPEN_CACHE_SIZE = 10_000;
+
 export class SecretsAtRest {
+  /**
+   * Sealed text (with the record's additional data) → the opened map. A sealed value is never
+   * reused (fresh nonce per write), so an entry cannot go stale; the oldest entry goes first.
+   */
+  private readonly opened = new Map<string, Readonly<Record<string, string>>>();
+
   constructor(private readonly keyring: Keyring) {}
 
   sealVolume(vol: CSIVolume): CSIVolume {
@@ -72,12 +81,29 @@ export class SecretsAtRest {
       cipher.final(),
       cipher.getAuthTag(),
     ]);
-    return { [SEALED_KEY]: `${key.KeyID}.${nonce.toString("base64url")}.${ct.toString("base64url")}` };
+    const sealed = `${key.KeyID}.${nonce.toString("base64url")}.${ct.toString("base64url")}`;
+    // The next read of this record opens it from the cache, not by decrypting.
+    this.remember(`${ad.toString("base64")}:${sealed}`, secrets);
+    return { [SEALED_KEY]: sealed };
+  }
+
+  private remember(cacheKey: string, secrets: Record<string, string>): void {
+    if (this.opened.size >= OPEN_CACHE_SIZE) this.opened.delete(this.opened.keys().next().value!);
+    this.opened.set(cacheKey, Object.freeze({ ...secrets }));
   }
 
   private open<T extends Secrets>(secrets: T, ad: Buffer, where: string): T | Record<string, string> {
     if (!secrets || !isSealed(secrets)) return secrets;
-    const [keyId = "", nonce = "", data = ""] = secrets[SEALED_KEY]!.split(".");
+    const cacheKey = `${ad.toString("base64")}:${secrets[SEALED_KEY]}`;
+    const hit = this.opened.get(cacheKey);
+    if (hit) return { ...hit };
+    const result = this.decrypt(secrets[SEALED_KEY]!, ad, where);
+    this.remember(cacheKey, result);
+    return result;
+  }
+
+  private decrypt(sealed: string, ad: Buffer, where: string): Record<string, string> {
+    const [keyId = "", nonce = "", data = ""] = sealed.split(".");
     const key = this.keyring.get(keyId);
     if (!key) {
       throw keystoreError(
