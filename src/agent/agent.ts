@@ -11,6 +11,7 @@ import type { Logger } from "../internal/log.js";
 import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
+import { ensureDirMode, PRIVATE_DIR_MODE, TRAVERSE_ONLY_DIR_MODE } from "../internal/private_files.js";
 import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
 import { clientTls, dialAddress, serverTls } from "./config_tls.js";
 import { aclOptions } from "./config_acl.js";
@@ -31,6 +32,11 @@ export class Agent {
     return this.server?.httpAddress ?? null;
   }
 
+  /** HOST:PORT the server's listener is really bound to (0.0.0.0:4646 for a wildcard bind). */
+  get httpBind(): string | null {
+    return this.server?.boundAddress ?? null;
+  }
+
   async start(): Promise<void> {
     // Config files first: a bad one stops the agent before anything is created.
     const fileConfig = await readAgentConfigFiles(this.opts.configFiles);
@@ -39,11 +45,13 @@ export class Agent {
     const dialTls = this.opts.client ? clientTls(fileConfig.tls) : undefined;
     if (this.opts.dataDir) {
       this.dataDir = path.resolve(this.opts.dataDir);
-      await fs.mkdir(this.dataDir, { recursive: true });
     } else {
       this.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "berth-dev-"));
       this.tempDataDir = true;
     }
+    // Others may traverse the data dir (a task running as another user reaches its alloc dir) but
+    // not list it; the server and client state dirs below it are root's alone (0700).
+    ensureDirMode(this.dataDir, TRAVERSE_ONLY_DIR_MODE);
     // Checked before anything starts, so a bad path fails the agent at once. Flags after files, so
     // a -host-volume of the same name wins.
     const hostVolumes = this.opts.client
@@ -51,7 +59,7 @@ export class Agent {
       : {};
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
-      await fs.mkdir(serverDir, { recursive: true });
+      ensureDirMode(serverDir, PRIVATE_DIR_MODE);
       this.server = new Server({
         dataDir: serverDir,
         httpAddr: this.opts.httpAddr,
@@ -59,6 +67,7 @@ export class Agent {
         ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
         ...(listenerTls ? { tls: listenerTls } : {}),
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
+        ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
       });
       await this.server.start();

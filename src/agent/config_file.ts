@@ -16,6 +16,7 @@
  *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
  *   tls { http = true  rpc = true  ca_file = "…" … }  # mutual TLS (config_tls.ts)
  *   acl { enabled = true }                       # ACL tokens and policies (config_acl.ts)
+ *   http_api_response_headers = { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
  *
  * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
  * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
@@ -31,6 +32,7 @@ import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/r
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
 import { parseAcl, type AclSetting } from "./config_acl.js";
+import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
 export interface HostVolumeSetting {
@@ -52,6 +54,8 @@ export interface AgentFileConfig {
   tls?: TlsSetting;
   /** Present when some file has an `acl` block; later files win per setting. */
   acl?: AclSetting;
+  /** `http_api_response_headers` and the browser origin it allows (config_http.ts). */
+  httpApi?: HttpApiSetting;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -78,6 +82,7 @@ export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileCo
       if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
       if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
       if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
+      if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
       if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
       if (cfg.resourceOverrides)
         out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
@@ -124,6 +129,8 @@ function fromBody(top: Body): AgentFileConfig {
   if (tls) out.tls = parseTls(tls);
   const acl = top.block("acl");
   if (acl) out.acl = parseAcl(acl);
+  const httpApi = parseHttpApiResponseHeaders(top);
+  if (httpApi) out.httpApi = httpApi;
   top.finish();
   if (!client) return out;
   for (const [name, b] of client.labelled("host_volume")) {

@@ -45,7 +45,7 @@ export async function runAgent(argv: string[]): Promise<number> {
     ? "dev"
     : [opts.server && "server", opts.client && "client"].filter(Boolean).join("+");
   process.stdout.write(
-    `==> berth agent started (${mode})${agent.httpAddress ? `; HTTP API on ${agent.httpAddress}` : ""}\n`,
+    `==> berth agent started (${mode})${agent.httpBind ? `; HTTP API listening on ${agent.httpBind}` : ""}\n`,
   );
   const signal = await stopRequested;
   log.info(`caught ${signal}; stopping`);

@@ -18,6 +18,8 @@ import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { ReadQueue } from "./http/read_queue.js";
 import { AGENT_RPC_PATH, AgentRpcServer } from "./rpc/agent.js";
+import { NO_HTTP_API_SETTINGS, OriginGuard, type HttpApiSettings } from "./http/origin.js";
+import { boundAddressOf, warnIfExposed } from "./http/bind.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
@@ -68,6 +70,8 @@ export interface ServerOptions {
   tls?: ServerTls;
   /** ACL tokens and policies (agent config `acl`); off when absent, as Nomad's default. */
   acl?: AclOptions;
+  /** Response headers and allowed browser origins (agent config `http_api_response_headers`). */
+  httpApi?: HttpApiSettings;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -89,6 +93,7 @@ export class Server {
   private conns: NodeConnections | undefined;
   private limiter: ConnLimiter | undefined;
   private address: string | undefined;
+  private bound: string | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -98,6 +103,12 @@ export class Server {
   get httpAddress(): string {
     if (!this.address) throw new BerthError("ERR_INTERNAL", "server not started");
     return this.address;
+  }
+
+  /** "HOST:PORT" the listener is really bound to (e.g. 0.0.0.0:4646), once started. */
+  get boundAddress(): string {
+    if (!this.bound) throw new BerthError("ERR_INTERNAL", "server not started");
+    return this.bound;
   }
 
   async start(): Promise<void> {
@@ -140,6 +151,7 @@ export class Server {
     const allocOps = new AllocOps(deps);
     const acl = new AclEndpoint(store, this.opts.acl ?? { enabled: false });
     this.execSockets = new ExecSockets(allocOps, this.log.child("exec"), execAuthorizer(acl, store));
+    const guard = new OriginGuard(this.opts.httpApi ?? NO_HTTP_API_SETTINGS, this.log.child("http"));
     const handler = createApiHandler(
       {
         store,
@@ -154,6 +166,7 @@ export class Server {
         acl,
       },
       this.log.child("http"),
+      guard,
     );
     this.api = handler;
     const limiter = new ConnLimiter(
@@ -164,10 +177,12 @@ export class Server {
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
     const server = createListener(this.opts.tls, limiter.serverOptions(), new ReadQueue(handler).listener);
     this.http = server;
-    // Prepended before the limiter's listeners, so it runs after them and before the RPC server.
+    // Each prepends its listeners, so the last attached runs first: the limiter (attached last),
+    // then the origin guard refusing a browser's WebSocket, then the RPC gate refusing a peer
+    // without a CA-signed certificate; only then do the RPC and exec handlers see an upgrade.
     attachRpcCertificateGate(server, this.opts.tls, AGENT_RPC_PATH, this.log.child("tls"));
     logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
-    // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
+    guard.attach(server);
     limiter.attach(server);
     this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
     const exec = this.execSockets;
@@ -180,9 +195,11 @@ export class Server {
       });
     });
     const addr = server.address() as AddressInfo;
-    const shownHost = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+    this.bound = boundAddressOf(addr);
+    // The address this process's own client dials: a wildcard bind is reached on loopback.
     const scheme = this.opts.tls ? "https" : "http";
-    this.address = `${scheme}://${shownHost === "0.0.0.0" ? "127.0.0.1" : shownHost}:${addr.port}`;
+    const dialHost = addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address === "::" ? "[::1]" : null;
+    this.address = dialHost ? `${scheme}://${dialHost}:${addr.port}` : `${scheme}://${this.bound}`;
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();
@@ -191,10 +208,11 @@ export class Server {
     this.gc.start();
     this.orphans.start();
     this.log.info("server started", {
-      http: this.address,
+      http_bind: this.bound,
       data_dir: this.opts.dataDir ?? ":memory:",
       acl: acl.enabled,
     });
+    warnIfExposed(this.log, addr, acl.enabled);
   }
 
   /**

@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   "ERR_METHOD_NOT_ALLOWED",
   // The client holds too many connections open to the server (its per-address limit).
   "ERR_TOO_MANY_CONNECTIONS",
+  // The request's body passes the server's size limit.
+  "ERR_REQUEST_TOO_LARGE",
   // Claim outcomes the client retries with backoff (another alloc may still be releasing).
   "ERR_CSI_MAX_CLAIMS",
   "ERR_CSI_IN_USE",

@@ -4,9 +4,9 @@
  * plugin registry and releases in progress. Every write is an upsert or a delete, so every method is
  * idempotent. Values are stored as JSON; the DB never interprets them.
  */
-import fs from "node:fs";
 import Database from "better-sqlite3";
 import { safeJoin } from "../../structs/ids.js";
+import { ensureDirMode, preparePrivateDbFile, tightenDbFiles } from "../../internal/private_files.js";
 import type { Allocation } from "../../structs/alloc.js";
 import type { AllocClientUpdate } from "../../structs/rpc.js";
 import type { TaskHandle } from "../drivers/driver.js";
@@ -26,8 +26,13 @@ export class StateDB {
   static open(dataDir: string): StateDB {
     if (dataDir === ":memory:") return new StateDB(new Database(":memory:"));
     const dir = safeJoin(dataDir, "client");
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return new StateDB(new Database(safeJoin(dir, "state.db")));
+    // Root only, tightened when an older berth left it 0755/0644 (internal/private_files.ts).
+    ensureDirMode(dir);
+    const file = safeJoin(dir, "state.db");
+    preparePrivateDbFile(file);
+    const db = new StateDB(new Database(file));
+    tightenDbFiles(file);
+    return db;
   }
 
   private constructor(db: Database.Database) {

@@ -11,6 +11,8 @@ import { asBerthError, BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { Ctx, HttpEndpoints, Route } from "./context.js";
 import { sendError } from "./respond.js";
+import { contentLengthRefusal } from "./body_limit.js";
+import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
 import * as allocOps from "./routes_alloc_ops.js";
 import { validateJobRoute } from "./routes_validate.js";
@@ -167,11 +169,24 @@ export function routeRequirements(): { methods: string[]; path: string; needs: s
 /** The request handler, and `drain()`: resolves once every route in flight has answered (stop). */
 export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { drain(): Promise<void> };
 
-export function createApiHandler(api: HttpEndpoints, log: Logger): ApiHandler {
+/**
+ * `guard` (origin.ts) sees every request first: configured response headers, CORS preflight, and
+ * the refusal of browser writes from origins that are not allowed. Then a body whose Content-Length
+ * passes the limit (body_limit.ts) is refused, whatever the route; then the router.
+ */
+export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: OriginGuard): ApiHandler {
   const inFlight = new Set<Promise<void>>();
   const router = Router({
     ignoreTrailingSlash: true,
     maxParamLength: 512,
+    // IDs are at most 128 characters (structs/ids.ts); a longer path segment is named, not a 404.
+    onMaxParamLength: (_path, _req, res) =>
+      sendError(
+        res,
+        new BerthError("ERR_VALIDATION", "url: a path segment is longer than 512 characters", {
+          field: "url",
+        }),
+      ),
     defaultRoute: (req, res) => {
       const path = (req.url ?? "/").split("?")[0] ?? "/";
       const known = (["GET", "PUT", "POST", "DELETE"] as const).some((m) => router.find(m, path) !== null);
@@ -211,6 +226,14 @@ export function createApiHandler(api: HttpEndpoints, log: Logger): ApiHandler {
     });
   }
   const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (guard && !guard.admit(req, res)) return;
+    const tooLarge = contentLengthRefusal(req);
+    if (tooLarge) {
+      // Never buffered: Node reads and drops the body after the answer (closing the connection at
+      // once would reset it, and the client could lose the 413), bounded by the request timeout.
+      sendError(res, tooLarge);
+      return;
+    }
     router.lookup(req, res);
   };
   return Object.assign(handler, {

@@ -22,6 +22,7 @@ import type { Server as HttpServer, IncomingMessage, ServerOptions } from "node:
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../internal/log.js";
+import { MAX_HEADER_BYTES } from "./body_limit.js";
 
 export interface ConnLimits {
   /** Open HTTP connections per client IP; 0 disables the limit. */
@@ -98,6 +99,7 @@ export class ConnLimiter {
       headersTimeout: this.limits.headersTimeoutMs,
       requestTimeout: this.limits.requestTimeoutMs,
       keepAliveTimeout: this.limits.keepAliveTimeoutMs,
+      maxHeaderSize: MAX_HEADER_BYTES,
       // Node checks the two request timeouts only this often (30 s by default, which would let a
       // silent connection live up to 40 s under a 10 s header timeout).
       connectionsCheckingInterval: Math.max(

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { asBerthError, BerthError, validationError } from "../../structs/errors.js";
 import { jsonNestingDepth, MAX_JSON_DEPTH } from "../../structs/json_check.js";
 import { statusOf } from "./status_map.js";
+import { readBodyLimited } from "./body_limit.js";
 import type { StateStore, Table } from "../state/store.js";
 
 /** The header that carries an error's stable code, so clients branch on it, never on the text. */
@@ -38,22 +39,14 @@ export function sendJson(res: ServerResponse, body: unknown, index?: number): vo
   res.end(JSON.stringify(body));
 }
 
-const MAX_BODY = 16 * 1024 * 1024;
-
 /**
  * Reads and parses a JSON body. An empty body reads as `{}`; bad JSON, and JSON nested deeper than
- * MAX_JSON_DEPTH (refused before it is parsed), is a 400 naming the problem.
+ * MAX_JSON_DEPTH (refused before it is parsed), is a 400 naming the problem; a body over
+ * MAX_BODY_BYTES is a 413 (body_limit.ts), refused as soon as it passes the limit.
  */
 export async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > MAX_BODY) throw validationError("body", `is larger than ${MAX_BODY} bytes`);
-    chunks.push(b);
-  }
-  const text = Buffer.concat(chunks).toString("utf8").trim();
+  const body = await readBodyLimited(req);
+  const text = body.toString("utf8").trim();
   if (text === "") return {};
   if (jsonNestingDepth(text) > MAX_JSON_DEPTH)
     throw validationError("body", `nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`);

@@ -22,6 +22,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_METHOD_NOT_ALLOWED: 405,
   // Nomad's answer when a client passes http_max_conns_per_client.
   ERR_TOO_MANY_CONNECTIONS: 429,
+  ERR_REQUEST_TOO_LARGE: 413,
   ERR_CSI_MAX_CLAIMS: 409,
   ERR_CSI_IN_USE: 409,
   ERR_CSI_VOLUME_UNSCHEDULABLE: 409,

@@ -15,6 +15,7 @@ import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import type { StateReader, Table } from "./store.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
+import type { SecretsAtRest } from "./secrets_at_rest.js";
 
 export class SqliteReader implements StateReader {
   protected currentIndex = 0;
@@ -32,8 +33,15 @@ export class SqliteReader implements StateReader {
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
-  constructor(db: Database.Database, now: () => number) {
+  /**
+   * Seals secrets on write and opens them on read (secrets_at_rest.ts); null for an in-memory
+   * store, which has nothing at rest. @internal used by SqliteWriter
+   */
+  readonly atRest: SecretsAtRest | null;
+
+  constructor(db: Database.Database, now: () => number, atRest: SecretsAtRest | null = null) {
     this.now = now;
+    this.atRest = atRest;
     this.statements = prepareStatements(db);
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
@@ -103,16 +111,22 @@ export class SqliteReader implements StateReader {
     return parseRows<Allocation>(this.statements.allocsByVolume.all(namespace, volumeId));
   }
   getVolume(namespace: string, id: string): CSIVolume | undefined {
-    return parseRow<CSIVolume>(this.statements.getVolume.get(namespace, id));
+    const v = parseRow<CSIVolume>(this.statements.getVolume.get(namespace, id));
+    return v && this.atRest ? this.atRest.openVolume(v) : v;
   }
   listVolumes(filter: { namespace?: string; pluginId?: string } = {}): CSIVolume[] {
     const s = this.statements;
+    let vols: CSIVolume[];
     if (filter.pluginId !== undefined) {
-      const vols = parseRows<CSIVolume>(s.volumesByPlugin.all(filter.pluginId));
-      return filter.namespace === undefined ? vols : vols.filter((v) => v.Namespace === filter.namespace);
+      vols = parseRows<CSIVolume>(s.volumesByPlugin.all(filter.pluginId));
+      if (filter.namespace !== undefined) vols = vols.filter((v) => v.Namespace === filter.namespace);
+    } else if (filter.namespace !== undefined) {
+      vols = parseRows<CSIVolume>(s.listVolumesNs.all(filter.namespace));
+    } else {
+      vols = parseRows<CSIVolume>(s.listVolumes.all());
     }
-    if (filter.namespace !== undefined) return parseRows<CSIVolume>(s.listVolumesNs.all(filter.namespace));
-    return parseRows<CSIVolume>(s.listVolumes.all());
+    const atRest = this.atRest;
+    return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
   }
   getPlugin(id: string): CSIPlugin | undefined {
     return parseRow<CSIPlugin>(this.statements.getPlugin.get(id));
@@ -131,10 +145,13 @@ export class SqliteReader implements StateReader {
     return parseRows<Evaluation>(this.statements.evalsByJob.all(namespace, jobId));
   }
   getVolumeIntent(namespace: string, id: string): VolumeCreateIntent | undefined {
-    return parseRow<VolumeCreateIntent>(this.intentStatements.get.get(namespace, id));
+    const i = parseRow<VolumeCreateIntent>(this.intentStatements.get.get(namespace, id));
+    return i && this.atRest ? this.atRest.openIntent(i) : i;
   }
   listVolumeIntents(): VolumeCreateIntent[] {
-    return parseRows<VolumeCreateIntent>(this.intentStatements.list.all());
+    const intents = parseRows<VolumeCreateIntent>(this.intentStatements.list.all());
+    const atRest = this.atRest;
+    return atRest ? intents.map((i) => atRest.openIntent(i)) : intents;
   }
   getDeployment(id: string): Deployment | undefined {
     return parseRow<Deployment>(this.deploymentStatements.get.get(id));

@@ -7,7 +7,7 @@
  * logging one error per record and a summary line.
  */
 import path from "node:path";
-import { mkdirSync } from "node:fs";
+import { ensureDirMode, preparePrivateDbFile, tightenDbFiles } from "../../internal/private_files.js";
 import Database from "better-sqlite3";
 import { nullLogger, type Logger } from "../../internal/log.js";
 import { migrate } from "./sqlite_schema.js";
@@ -15,6 +15,7 @@ import { ensureDefaultNamespace } from "./sqlite_namespaces.js";
 import { quarantineBadRecords, quarantineStatements, type QuarantineReport } from "./quarantine.js";
 import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
+import { openSecretsAtRest, type SecretsAtRest } from "./secrets_at_rest.js";
 import { IndexWatch } from "./watch.js";
 import type { QuarantinedRecord, StateStore, StateWriter, Table } from "./store.js";
 
@@ -27,11 +28,19 @@ export interface SqliteStoreOptions {
 function openDb(dataDir: string | null): Database.Database {
   let file = ":memory:";
   if (dataDir !== null) {
-    mkdirSync(dataDir, { recursive: true });
+    // Root only: the state holds every job and volume (secrets encrypted, secrets_at_rest.ts).
+    ensureDirMode(dataDir);
     file = path.join(dataDir, "state.db");
+    preparePrivateDbFile(file);
   }
   const db = new Database(file);
-  if (dataDir !== null) db.pragma("journal_mode = WAL");
+  if (dataDir !== null) {
+    db.pragma("journal_mode = WAL");
+    // Overwritten and deleted records are zeroed, not left in free space: a volume's secrets as
+    // they were before sealing (an older berth's state) or a deleted record leave no copy behind.
+    db.pragma("secure_delete = ON");
+    tightenDbFiles(file);
+  }
   db.pragma("synchronous = FULL");
   migrate(db);
   return db;
@@ -46,10 +55,21 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   constructor(dataDir: string | null, opts: SqliteStoreOptions = {}) {
     const db = openDb(dataDir);
     const now = opts.now ?? Date.now;
+    const log = opts.log ?? nullLogger;
+    // A file-backed store always seals secrets, under the key in `<dataDir>/keystore/`; a missing
+    // or wrong key stops the open here, with the database closed again.
+    let atRest: SecretsAtRest | null = null;
+    if (dataDir !== null) {
+      try {
+        atRest = openSecretsAtRest(db, path.join(dataDir, "keystore"), log);
+      } catch (err) {
+        db.close();
+        throw err;
+      }
+    }
     // Before the reader loads the indexes: the pass may move them. The pass is one transaction; if
     // it fails itself, nothing of it is written and the server starts with the records as they are
     // (its loops isolate a record that throws): a bug in the check must not be a crash loop either.
-    const log = opts.log ?? nullLogger;
     let report: QuarantineReport | undefined;
     try {
       report = quarantineBadRecords(db, now());
@@ -57,7 +77,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
       log.error("checking the stored records failed; starting without the check", { error: err });
     }
     ensureDefaultNamespace(db);
-    super(db, now);
+    super(db, now, atRest);
     this.db = db;
     this.quarantine = quarantineStatements(db);
     if (report) reportOpen(log, report, this.quarantine.list().length);

@@ -261,7 +261,8 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getVolume(vol.Namespace, vol.ID);
     if (prev && contentOf(prev) === contentOf(vol)) return prev;
     const rec = stamp(vol, prev, this.writeIndex);
-    this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, JSON.stringify(rec));
+    const stored = this.r.atRest ? this.r.atRest.sealVolume(rec) : rec;
+    this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, JSON.stringify(stored));
     this.touched.add("volumes");
     return rec;
   }
@@ -286,7 +287,8 @@ export class SqliteWriter implements StateWriter {
   putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent {
     const prev = this.getVolumeIntent(intent.Namespace, intent.ID);
     const rec = stamp(intent, prev, this.writeIndex);
-    this.r.intentStatements.put.run(rec.Namespace, rec.ID, JSON.stringify(rec));
+    const stored = this.r.atRest ? this.r.atRest.sealIntent(rec) : rec;
+    this.r.intentStatements.put.run(rec.Namespace, rec.ID, JSON.stringify(stored));
     this.touched.add("intents");
     return rec;
   }
