@@ -11,7 +11,7 @@ import type { Logger } from "../internal/log.js";
 import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
-import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
+import { resolveHostVolumes } from "./config_file.js";
 import type { AgentOptions } from "./options.js";
 
 export class Agent {
@@ -30,8 +30,8 @@ export class Agent {
   }
 
   async start(): Promise<void> {
-    // Config files first: a bad one stops the agent before anything is created.
-    const fileConfig = await readAgentConfigFiles(this.opts.configFiles);
+    // The config files were read and merged with the flags before (options.ts loadAgentOptions).
+    const fileConfig = this.opts.fileConfig;
     if (this.opts.dataDir) {
       this.dataDir = path.resolve(this.opts.dataDir);
       await fs.mkdir(this.dataDir, { recursive: true });
@@ -39,11 +39,9 @@ export class Agent {
       this.dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "berth-dev-"));
       this.tempDataDir = true;
     }
-    // Checked before anything starts, so a bad path fails the agent at once. Flags after files, so
-    // a -host-volume of the same name wins.
-    const hostVolumes = this.opts.client
-      ? await resolveHostVolumes([...fileConfig.hostVolumes, ...this.opts.hostVolumes], this.dataDir)
-      : {};
+    // Checked before anything starts, so a bad path fails the agent at once. Flags come after the
+    // files' settings in opts.hostVolumes, so a -host-volume of the same name wins.
+    const hostVolumes = this.opts.client ? await resolveHostVolumes(this.opts.hostVolumes, this.dataDir) : {};
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       await fs.mkdir(serverDir, { recursive: true });
@@ -63,8 +61,11 @@ export class Agent {
         dataDir: this.dataDir,
         servers,
         nodeName: this.opts.nodeName,
+        datacenter: this.opts.datacenter,
+        nodeClass: this.opts.nodeClass,
+        drivers: this.opts.drivers,
         hostVolumes,
-        meta: { ...fileConfig.meta, ...this.opts.meta },
+        meta: this.opts.meta,
         ...(fileConfig.reserved ? { reserved: fileConfig.reserved } : {}),
         ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
         log: this.log.child("client"),
