@@ -12,7 +12,7 @@ import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
 import { ensureDirMode, PRIVATE_DIR_MODE, TRAVERSE_ONLY_DIR_MODE } from "../internal/private_files.js";
-import { readAgentConfigFiles, resolveHostVolumes } from "./config_file.js";
+import { resolveHostVolumes } from "./config_file.js";
 import { clientTls, dialAddress, serverTls } from "./config_tls.js";
 import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
@@ -38,9 +38,9 @@ export class Agent {
   }
 
   async start(): Promise<void> {
-    // Config files first: a bad one stops the agent before anything is created.
-    const fileConfig = await readAgentConfigFiles(this.opts.configFiles);
-    // TLS files are read and checked now too, before anything listens or dials.
+    // The config files were read and merged with the flags before (options.ts loadAgentOptions).
+    const fileConfig = this.opts.fileConfig;
+    // TLS files are read and checked now, before anything listens or dials.
     const listenerTls = this.opts.server ? serverTls(fileConfig.tls) : undefined;
     const dialTls = this.opts.client ? clientTls(fileConfig.tls) : undefined;
     if (this.opts.dataDir) {
@@ -52,11 +52,9 @@ export class Agent {
     // Others may traverse the data dir (a task running as another user reaches its alloc dir) but
     // not list it; the server and client state dirs below it are root's alone (0700).
     ensureDirMode(this.dataDir, TRAVERSE_ONLY_DIR_MODE);
-    // Checked before anything starts, so a bad path fails the agent at once. Flags after files, so
-    // a -host-volume of the same name wins.
-    const hostVolumes = this.opts.client
-      ? await resolveHostVolumes([...fileConfig.hostVolumes, ...this.opts.hostVolumes], this.dataDir)
-      : {};
+    // Checked before anything starts, so a bad path fails the agent at once. Flags come after the
+    // files' settings in opts.hostVolumes, so a -host-volume of the same name wins.
+    const hostVolumes = this.opts.client ? await resolveHostVolumes(this.opts.hostVolumes, this.dataDir) : {};
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       ensureDirMode(serverDir, PRIVATE_DIR_MODE);
@@ -81,8 +79,11 @@ export class Agent {
         dataDir: this.dataDir,
         servers,
         nodeName: this.opts.nodeName,
+        datacenter: this.opts.datacenter,
+        nodeClass: this.opts.nodeClass,
+        drivers: this.opts.drivers,
         hostVolumes,
-        meta: { ...fileConfig.meta, ...this.opts.meta },
+        meta: this.opts.meta,
         ...(fileConfig.reserved ? { reserved: fileConfig.reserved } : {}),
         ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
         log: this.log.child("client"),

@@ -1,49 +1,74 @@
 /**
- * The agent's config file(s) (`berth agent -config FILE`), in Nomad's agent config syntax, HCL or
- * JSON. berth reads the client's host volumes and meta from it:
+ * The agent's config file(s) (`berth agent -config FILE|DIR`), in Nomad's agent configuration
+ * language: HCL 1 or its JSON form (a document starting with `{`), read with berth's HCL 1 reader
+ * as Nomad reads it with hashicorp/hcl v1. The shape is Nomad's (command/agent/config.go):
  *
- *   client {
- *     host_volume "hostpath-data" {
- *       path      = "/srv/hostpath"
- *       read_only = false
- *     }
- *     meta {
- *       rack = "r1"
- *     }
- *     reserved { cpu = 500  memory = 512  disk = 1024 }   # MHz, MiB, MiB kept from the scheduler
- *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
- *   }
- *   limits { http_max_conns_per_client = 100 }   # the server's listener (config_limits.ts)
+ *   name       = "node-1"           # the node's name (as -node-name)
+ *   region     = "global"           # berth runs the one region Nomad defaults to
+ *   datacenter = "dc1"              # Node.Datacenter
+ *   data_dir   = "/var/lib/berth"   # absolute, as Nomad requires (as -data-dir)
+ *   bind_addr  = "127.0.0.1"        # the HTTP API's address unless addresses.http says otherwise
+ *   log_level  = "INFO"             # TRACE, DEBUG, INFO, WARN or ERROR, any case (as -log-level)
+ *   ports     { http = 4646 }
+ *   addresses { http = "127.0.0.1" }
+ *   server { enabled = true }       # as -server
+ *   client { enabled = true  … }    # as -client; config_client.ts
+ *   plugin "raw_exec" { config { enabled = true } }   # config_plugins.ts
+ *   limits { … }                    # config_limits.ts
  *   tls { http = true  rpc = true  ca_file = "…" … }  # mutual TLS (config_tls.ts)
- *   acl { enabled = true }                       # ACL tokens and policies (config_acl.ts)
- *   http_api_response_headers = { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
+ *   acl { enabled = true }          # ACL tokens and policies (config_acl.ts)
+ *   http_api_response_headers { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
  *
- * Anything else is refused by name, so a setting berth does not honour is never silently ignored.
- * A directory given to -config is read as Nomad reads one: its *.hcl and *.json files in name order.
- * Later files and the command-line flags win over earlier settings of the same name.
+ * berth's agent RPC rides the HTTP port (/v1/agent/rpc), so Nomad's `rpc`/`serf` ports and
+ * addresses have nothing to set and are refused by name, like every other key berth does not
+ * honour: a setting is never silently ignored. A directory given to -config is read as Nomad reads
+ * one: its *.hcl and *.json files (not editor temp files) in name order. Later files win over
+ * earlier ones (maps and host volumes merge, `servers` append); the command-line flags win over
+ * the files (options.ts).
  */
 import fs from "node:fs/promises";
 import path from "node:path";
 import { Body, SpecError } from "../api/specs/body.js";
-import { decodeHcl } from "../api/specs/hcl.js";
 import { BerthError } from "../structs/errors.js";
-import type { ClientHostVolumeConfig } from "../structs/node.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
+import { parseClient, type HostVolumeSetting } from "./config_client.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
 import { parseAcl, type AclSetting } from "./config_acl.js";
 import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
+import { parsePlugins, type PluginSettings } from "./config_plugins.js";
+import { agentConfigValue } from "./config_shape.js";
 
-/** A host volume as configured, before its path is checked (see resolveHostVolumes). */
-export interface HostVolumeSetting {
-  name: string;
-  path: string;
-  readOnly: boolean;
-}
+export { checkHostVolumeName, resolveHostVolumes, type HostVolumeSetting } from "./config_client.js";
 
+export type ConfigLogLevel = "debug" | "info" | "warn" | "error";
+
+/** The merged settings of the config files; an optional field is present only when a file sets it. */
 export interface AgentFileConfig {
   hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
+  /** `name`: the node's name. */
+  nodeName?: string;
+  region?: string;
+  datacenter?: string;
+  dataDir?: string;
+  bindAddr?: string;
+  /** `ports { http }`. */
+  httpPort?: number;
+  /** `addresses { http }`. */
+  httpAddress?: string;
+  logLevel?: ConfigLogLevel;
+  /** `server { enabled }` (true in any file enables it, as Nomad merges it). */
+  serverEnabled?: boolean;
+  /** `client { enabled }`, merged the same way. */
+  clientEnabled?: boolean;
+  /** `client { servers }`, appended file after file. */
+  servers?: string[];
+  nodeClass?: string;
+  /** `client { options }`, merged key by key. */
+  options?: Record<string, string>;
+  /** `plugin` blocks, a later file's block replacing an earlier one of the same driver. */
+  plugins?: PluginSettings;
   /** Present when some file has a `limits` block. */
   limits?: LimitsSetting;
   /** client `reserved { cpu, memory, disk }` (Nomad's names); later files win per field. */
@@ -58,37 +83,50 @@ export interface AgentFileConfig {
   httpApi?: HttpApiSetting;
 }
 
-/** Host volume names: what a jobspec's `source` can name safely (no path separators). */
-const HOST_VOLUME_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
-
-export function checkHostVolumeName(where: string, name: string): string {
-  if (!HOST_VOLUME_NAME.test(name)) {
-    throw new BerthError(
-      "ERR_VALIDATION",
-      `${where}: host volume name ${JSON.stringify(name)} may only contain letters, digits, '_', '.' and '-'`,
-    );
-  }
-  return name;
-}
-
 /** Reads and merges the config files (or directories) in order. */
 export async function readAgentConfigFiles(paths: string[]): Promise<AgentFileConfig> {
   const out: AgentFileConfig = { hostVolumes: [], meta: {} };
   for (const p of paths) {
     for (const file of await configFilesAt(p)) {
       const cfg = await parseAgentConfig(file, await fs.readFile(file, "utf8"));
-      out.hostVolumes.push(...cfg.hostVolumes);
-      Object.assign(out.meta, cfg.meta);
-      if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
-      if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
-      if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
-      if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
-      if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
-      if (cfg.resourceOverrides)
-        out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
+      mergeInto(out, cfg);
     }
   }
   return out;
+}
+
+/** Later settings win; maps merge key by key; host volumes and servers accumulate. */
+function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
+  const scalars = [
+    "nodeName",
+    "region",
+    "datacenter",
+    "dataDir",
+    "bindAddr",
+    "httpPort",
+    "httpAddress",
+    "logLevel",
+    "nodeClass",
+  ] as const;
+  for (const key of scalars) if (cfg[key] !== undefined) Object.assign(out, { [key]: cfg[key] });
+  if (cfg.serverEnabled) out.serverEnabled = true;
+  if (cfg.clientEnabled) out.clientEnabled = true;
+  if (cfg.servers) out.servers = [...(out.servers ?? []), ...cfg.servers];
+  out.hostVolumes.push(...cfg.hostVolumes);
+  Object.assign(out.meta, cfg.meta);
+  if (cfg.options) out.options = { ...out.options, ...cfg.options };
+  if (cfg.plugins) out.plugins = { ...out.plugins, ...cfg.plugins };
+  if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
+  if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
+  if (cfg.resourceOverrides) out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
+  if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
+  if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
+  if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
+}
+
+/** Nomad's isTemporaryFile: editor leftovers in a config dir are skipped. */
+function isTemporaryFile(name: string): boolean {
+  return name.endsWith("~") || name.startsWith(".#") || (name.startsWith("#") && name.endsWith("#"));
 }
 
 async function configFilesAt(p: string): Promise<string[]> {
@@ -99,21 +137,19 @@ async function configFilesAt(p: string): Promise<string[]> {
     );
   });
   if (!st.isDirectory()) return [p];
-  const names = (await fs.readdir(p)).filter((n) => n.endsWith(".hcl") || n.endsWith(".json")).sort();
-  return names.map((n) => path.join(p, n));
+  const entries = await fs.readdir(p, { withFileTypes: true });
+  return entries
+    .filter((e) => !e.isDirectory() && (e.name.endsWith(".hcl") || e.name.endsWith(".json")))
+    .filter((e) => !isTemporaryFile(e.name))
+    .map((e) => e.name)
+    .sort()
+    .map((n) => path.join(p, n));
 }
 
-/** One file's settings. JSON is told by content, as jobspecs are (HCL is never valid JSON). */
+/** One file's settings. JSON is told by content, as hcl v1 tells it (a document starting with `{`). */
 export async function parseAgentConfig(file: string, text: string): Promise<AgentFileConfig> {
-  let decoded: unknown;
   try {
-    decoded = JSON.parse(text) as unknown;
-  } catch {
-    decoded = undefined;
-  }
-  try {
-    if (decoded === undefined) decoded = await decodeHcl(file, text);
-    return fromBody(Body.of(file, "", decoded));
+    return fromBody(Body.of(file, "", agentConfigValue(file, text)));
   } catch (err) {
     if (err instanceof SpecError) throw new BerthError("ERR_VALIDATION", `-config: ${err.message}`);
     throw err;
@@ -122,7 +158,61 @@ export async function parseAgentConfig(file: string, text: string): Promise<Agen
 
 function fromBody(top: Body): AgentFileConfig {
   const out: AgentFileConfig = { hostVolumes: [], meta: {} };
+  const strings = [
+    ["name", "nodeName"],
+    ["region", "region"],
+    ["datacenter", "datacenter"],
+    ["data_dir", "dataDir"],
+    ["bind_addr", "bindAddr"],
+  ] as const;
+  for (const [key, field] of strings) {
+    const v = top.string(key);
+    if (v !== undefined) out[field] = checkTopString(top, key, v);
+  }
+  const logLevel = top.string("log_level");
+  if (logLevel !== undefined) {
+    const level = parseLogLevel(logLevel);
+    if (!level) throw top.error(`log_level: unknown level ${JSON.stringify(logLevel)} (want ${LOG_LEVELS})`);
+    out.logLevel = level;
+  }
+  const ports = top.block("ports");
+  if (ports) {
+    const http = ports.integer("http");
+    if (http !== undefined) out.httpPort = checkPort(ports, http);
+    refuseRpcSerf(ports, "port");
+    ports.finish();
+  }
+  const addresses = top.block("addresses");
+  if (addresses) {
+    const http = addresses.string("http");
+    if (http !== undefined) out.httpAddress = checkHost(addresses, "http", http);
+    refuseRpcSerf(addresses, "address");
+    addresses.finish();
+  }
+  const server = top.block("server");
+  if (server) {
+    const enabled = server.bool("enabled");
+    if (enabled !== undefined) out.serverEnabled = enabled;
+    const expect = server.integer("bootstrap_expect");
+    if (expect !== undefined && expect !== 1) {
+      throw server.error(`bootstrap_expect = ${expect}: berth's server runs alone, so only 1 is honoured`);
+    }
+    server.finish();
+  }
   const client = top.block("client");
+  if (client) {
+    const c = parseClient(client);
+    out.hostVolumes = c.hostVolumes;
+    out.meta = c.meta;
+    if (c.enabled !== undefined) out.clientEnabled = c.enabled;
+    if (c.servers) out.servers = c.servers;
+    if (c.nodeClass !== undefined) out.nodeClass = c.nodeClass;
+    if (c.options) out.options = c.options;
+    if (c.reserved) out.reserved = c.reserved;
+    if (c.resourceOverrides) out.resourceOverrides = c.resourceOverrides;
+  }
+  const plugins = parsePlugins(top);
+  if (plugins) out.plugins = plugins;
   const limits = top.block("limits");
   if (limits) out.limits = parseLimits(limits);
   const tls = top.block("tls");
@@ -132,84 +222,68 @@ function fromBody(top: Body): AgentFileConfig {
   const httpApi = parseHttpApiResponseHeaders(top);
   if (httpApi) out.httpApi = httpApi;
   top.finish();
-  if (!client) return out;
-  for (const [name, b] of client.labelled("host_volume")) {
-    const where = `${b.file}: client host_volume ${JSON.stringify(name)}`;
-    checkHostVolumeName(where, name);
-    const p = b.string("path");
-    if (p === undefined || p === "") throw new BerthError("ERR_VALIDATION", `${where}: path is required`);
-    out.hostVolumes.push({ name, path: p, readOnly: b.bool("read_only") ?? false });
-    b.finish();
-  }
-  Object.assign(out.meta, client.stringMap("meta") ?? {});
-  const reserved = client.block("reserved");
-  if (reserved) {
-    out.reserved = definedOnly({
-      cpu: count(reserved, "cpu"),
-      memory: count(reserved, "memory"),
-      disk: count(reserved, "disk"),
-    });
-    reserved.finish();
-  }
-  const overrides = definedOnly({
-    cpuTotalCompute: count(client, "cpu_total_compute", 1),
-    memoryTotalMB: count(client, "memory_total_mb", 1),
-    diskTotalMB: count(client, "disk_total_mb", 1),
-  });
-  if (Object.keys(overrides).length > 0) out.resourceOverrides = overrides;
-  client.finish();
   return out;
 }
 
-/** A whole number ≥ min (MHz or MiB), named in the refusal. */
-function count(b: Body, key: string, min = 0): number | undefined {
-  const n = b.integer(key);
-  if (n !== undefined && n < min) throw b.error(`${key} must be ${min} or more, got ${n}`);
-  return n;
-}
+type TopString = "name" | "region" | "datacenter" | "data_dir" | "bind_addr";
 
-function definedOnly<T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as {
-    [K in keyof T]?: Exclude<T[K], undefined>;
-  };
+function checkTopString(top: Body, key: TopString, v: string): string {
+  switch (key) {
+    case "region":
+      if (v !== "global")
+        throw top.error(`region ${JSON.stringify(v)}: berth runs a single region, "global"`);
+      return v;
+    case "datacenter":
+      // Nomad's IsValidConfig: a job's datacenters may be "*", so a node's may not.
+      if (v === "" || /[\0*]/.test(v))
+        throw top.error(`datacenter ${JSON.stringify(v)} is empty or has '*' or NUL`);
+      return v;
+    case "data_dir":
+      if (!path.isAbsolute(v)) throw top.error(`data_dir must be an absolute path, got ${JSON.stringify(v)}`);
+      return v;
+    case "bind_addr":
+      return checkHost(top, "bind_addr", v);
+    case "name":
+      if (v === "" || /[\0\n\r]/.test(v))
+        throw top.error(`name ${JSON.stringify(v)} is empty or has a NUL or newline`);
+      return v;
+  }
 }
 
 /**
- * The node's host volumes (Node.HostVolumes) from the settings, the last setting of a name winning.
- * An absolute path must be an existing directory, as Nomad requires; a relative path lies in the
- * agent's data dir, which belongs to berth, so it is created there (this is how `-dev`, whose data
- * dir is a fresh temp dir, gets a host volume with no setup).
+ * One IP or host name to listen on. Nomad also takes go-sockaddr templates and several
+ * space-separated addresses; berth listens on one address and evaluates no template.
  */
-export async function resolveHostVolumes(
-  settings: HostVolumeSetting[],
-  dataDir: string,
-): Promise<Record<string, ClientHostVolumeConfig>> {
-  const out: Record<string, ClientHostVolumeConfig> = {};
-  for (const s of settings) {
-    const where = `host volume ${JSON.stringify(s.name)}`;
-    let p = s.path;
-    if (!path.isAbsolute(p)) {
-      const resolved = path.resolve(dataDir, p);
-      if (resolved === dataDir || !resolved.startsWith(dataDir + path.sep)) {
-        throw new BerthError(
-          "ERR_VALIDATION",
-          `${where}: relative path ${JSON.stringify(p)} must stay inside the data dir`,
-        );
-      }
-      await fs.mkdir(resolved, { recursive: true });
-      p = resolved;
-    }
-    if (/[\t\n\r\0]/.test(p)) {
-      throw new BerthError(
-        "ERR_VALIDATION",
-        `${where}: path ${JSON.stringify(p)} contains a tab, newline or NUL`,
+function checkHost(b: Body, key: string, v: string): string {
+  if (v.includes("{{")) throw b.error(`${key}: go-sockaddr templates are not supported; write the address`);
+  if (/\s/.test(v.trim())) throw b.error(`${key}: berth listens on one address, got ${JSON.stringify(v)}`);
+  const host = v.trim();
+  if (!/^[A-Za-z0-9.-]+$/.test(host))
+    throw b.error(`${key}: ${JSON.stringify(v)} is not an IPv4 address or host name`);
+  return host;
+}
+
+function checkPort(b: Body, port: number): number {
+  if (port < 0 || port > 65535) throw b.error(`http must be a port between 0 and 65535, got ${port}`);
+  return port;
+}
+
+function refuseRpcSerf(b: Body, what: string): void {
+  for (const key of ["rpc", "serf"]) {
+    if (b.has(key)) {
+      throw b.error(
+        `${key}: berth has no separate ${key.toUpperCase()} ${what}; agents reach the server's RPC through the HTTP port`,
       );
     }
-    const st = await fs.stat(p).catch(() => null);
-    if (!st) throw new BerthError("ERR_VALIDATION", `${where}: path ${JSON.stringify(p)} does not exist`);
-    if (!st.isDirectory())
-      throw new BerthError("ERR_VALIDATION", `${where}: path ${JSON.stringify(p)} is not a directory`);
-    out[s.name] = { Name: s.name, Path: path.normalize(p), ReadOnly: s.readOnly };
   }
-  return out;
+}
+
+export const LOG_LEVELS = "TRACE, DEBUG, INFO, WARN or ERROR";
+
+/** Nomad's levels (TRACE, DEBUG, INFO, WARN, ERROR, any case) → berth's; TRACE logs as DEBUG. */
+export function parseLogLevel(v: string): ConfigLogLevel | undefined {
+  const level = v.toLowerCase();
+  if (level === "trace") return "debug";
+  if (level === "debug" || level === "info" || level === "warn" || level === "error") return level;
+  return undefined;
 }

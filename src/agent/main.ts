@@ -3,7 +3,7 @@ import { createLogger } from "../internal/log.js";
 import { asBerthError } from "../structs/errors.js";
 import { Agent } from "./agent.js";
 import { installLastResortGuard } from "./last_resort.js";
-import { AGENT_USAGE, parseAgentArgs, type AgentOptions } from "./options.js";
+import { AGENT_USAGE, loadAgentOptions, type AgentOptions } from "./options.js";
 
 export async function runAgent(argv: string[]): Promise<number> {
   if (argv.some((a) => a === "-h" || a === "-help" || a === "--help")) {
@@ -12,7 +12,8 @@ export async function runAgent(argv: string[]): Promise<number> {
   }
   let opts: AgentOptions;
   try {
-    opts = parseAgentArgs(argv);
+    // The flags and the config files they name: a bad one stops the agent before anything is made.
+    opts = await loadAgentOptions(argv);
   } catch (err) {
     process.stderr.write(`Error: ${asBerthError(err).message}\n`);
     return 1;

@@ -1,11 +1,19 @@
 /**
- * `berth agent` flags, Nomad-style (single dash, `-flag=value` or `-flag value`), compiled into
- * the options the server and client take. Parsing is pure so it is testable without starting
- * anything.
+ * `berth agent` flags, Nomad-style (single dash, `-flag=value` or `-flag value`), merged over the
+ * agent config files (config_file.ts) into the options the server and client take. Parsing and
+ * merging are pure so they are testable without starting anything.
  */
 import { parseArgs } from "node:util";
 import { BerthError } from "../structs/errors.js";
-import { checkHostVolumeName, type HostVolumeSetting } from "./config_file.js";
+import {
+  LOG_LEVELS,
+  checkHostVolumeName,
+  parseLogLevel,
+  readAgentConfigFiles,
+  type AgentFileConfig,
+  type HostVolumeSetting,
+} from "./config_file.js";
+import { resolveDrivers, type DriverSettings } from "./config_plugins.js";
 
 export interface AgentOptions {
   dev: boolean;
@@ -18,6 +26,10 @@ export interface AgentOptions {
   /** Server addresses a -client agent dials (http://HOST:PORT). */
   servers: string[];
   nodeName: string | null;
+  /** Node.Datacenter (Nomad's default "dc1"). */
+  datacenter: string;
+  /** Node.NodeClass ("" when unset). */
+  nodeClass: string;
   logLevel: "debug" | "info" | "warn" | "error";
   /** How long an alloc waits for its CSI node plugin to register before failing (ms); null: default. */
   csiPluginWaitMs: number | null;
@@ -27,15 +39,40 @@ export interface AgentOptions {
   csiCallTimeoutMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
-  /** Agent config files or directories (-config, repeatable), read in order at start. */
+  /** Agent config files or directories (-config, repeatable), read in order before the rest. */
   configFiles: string[];
-  /** -host-volume flags; they win over the config files' host volumes of the same name. */
+  /** The config files' host volumes, then the -host-volume flags (a later name wins). */
   hostVolumes: HostVolumeSetting[];
-  /** -meta flags: node metadata (Node.Meta), over the config files' `client { meta }`. */
+  /** Node metadata (Node.Meta): the config files' `client { meta }` under the -meta flags. */
+  meta: Record<string, string>;
+  /** The task drivers' settings (raw_exec off unless configured, or -dev). */
+  drivers: DriverSettings;
+  /** The merged config files, for the blocks handed on as they are (limits, reserved, …). */
+  fileConfig: AgentFileConfig;
+}
+
+/** The flags as typed; a flag not given is undefined (false for the role switches). */
+export interface AgentFlags {
+  dev: boolean;
+  server: boolean;
+  client: boolean;
+  servers?: string;
+  dataDir?: string;
+  httpAddr?: string;
+  nodeName?: string;
+  datacenter?: string;
+  nodeClass?: string;
+  logLevel?: string;
+  csiPluginWait?: string;
+  csiClaimRetry?: string;
+  csiCallTimeout?: string;
+  heartbeatTtl?: string;
+  configFiles: string[];
+  hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
 }
 
-export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -servers=ADDR] [options]
+export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -servers=ADDR | -config=FILE] [options]
 
   -dev                 server and client in one process, throwaway state (a temp data dir)
   -server              run the server (state, scheduler, HTTP API)
@@ -44,23 +81,29 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -data-dir=DIR        where state lives (required without -dev)
   -http-addr=HOST:PORT the server's HTTP listen address (default 127.0.0.1:4646)
   -node-name=NAME      the node's name (default: the hostname)
-  -log-level=LEVEL     debug, info, warn or error (default info)
+  -dc=NAME             the node's datacenter (default dc1)
+  -node-class=CLASS    the node's class (default none)
+  -log-level=LEVEL     trace, debug, info, warn or error (default info)
   -csi-plugin-wait=DUR how long an alloc waits for its CSI node plugin (e.g. 30s; default 5m)
   -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
-  -config=FILE|DIR     agent config (HCL or JSON, Nomad's syntax; repeatable): client { host_volume, meta }
-                       limits { … }, tls { http, rpc, ca_file, cert_file, key_file, … }
+  -config=FILE|DIR     agent config in Nomad's syntax (HCL or JSON; repeatable): data_dir, bind_addr,
+                       ports, server, client { host_volume, meta, options, … }, plugin "raw_exec",
+                       limits, tls, acl, http_api_response_headers; the flags win over it
   -host-volume=NAME:PATH[:ro]
                        a client host volume (repeatable); a relative PATH is made inside the data dir
-  -meta=KEY=VALUE      node metadata, as \${meta.KEY} and in node status (repeatable)`;
+  -meta=KEY=VALUE      node metadata, as \${meta.KEY} and in node status (repeatable)
+
+raw_exec runs tasks unisolated as the agent's user, so it is disabled unless the config enables it
+(plugin "raw_exec" { config { enabled = true } }) or -dev is given, as in Nomad.`;
 
 /** `-flag` → `--flag` so util.parseArgs reads Nomad-style flags; a bare `-` or `--` stays. */
 export function normaliseFlags(argv: string[]): string[] {
   return argv.map((a) => (/^-[a-zA-Z]/.test(a) ? "-" + a : a));
 }
 
-export function parseAgentArgs(argv: string[]): AgentOptions {
+export function parseAgentFlags(argv: string[]): AgentFlags {
   let values;
   try {
     ({ values } = parseArgs({
@@ -73,6 +116,8 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
         "data-dir": { type: "string" },
         "http-addr": { type: "string" },
         "node-name": { type: "string" },
+        dc: { type: "string" },
+        "node-class": { type: "string" },
         "log-level": { type: "string" },
         "csi-plugin-wait": { type: "string" },
         "csi-claim-retry": { type: "string" },
@@ -90,31 +135,99 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
     const message = (err as Error).message.replace(/'--([^']+)'/g, "'-$1'");
     throw new BerthError("ERR_VALIDATION", `${message}\n\n${AGENT_USAGE}`);
   }
-  const dev = values.dev;
-  const server = dev || values.server;
-  const client = dev || values.client;
+  const flags: AgentFlags = {
+    dev: values.dev,
+    server: values.server,
+    client: values.client,
+    configFiles: values.config ?? [],
+    hostVolumes: (values["host-volume"] ?? []).map(hostVolumeFlag),
+    meta: Object.fromEntries((values.meta ?? []).map(metaFlag)),
+  };
+  const strings = [
+    ["servers", "servers"],
+    ["data-dir", "dataDir"],
+    ["http-addr", "httpAddr"],
+    ["node-name", "nodeName"],
+    ["dc", "datacenter"],
+    ["node-class", "nodeClass"],
+    ["log-level", "logLevel"],
+    ["csi-plugin-wait", "csiPluginWait"],
+    ["csi-claim-retry", "csiClaimRetry"],
+    ["csi-call-timeout", "csiCallTimeout"],
+    ["heartbeat-ttl", "heartbeatTtl"],
+  ] as const;
+  for (const [flag, field] of strings) {
+    const v = values[flag];
+    if (v !== undefined) flags[field] = v;
+  }
+  return flags;
+}
+
+/** Flags only, no config file read (the config files' settings are all absent). */
+export function parseAgentArgs(argv: string[]): AgentOptions {
+  return resolveAgentOptions(parseAgentFlags(argv), { hostVolumes: [], meta: {} });
+}
+
+/** The flags, then the config files they name, merged: the options the agent runs with. */
+export async function loadAgentOptions(argv: string[]): Promise<AgentOptions> {
+  const flags = parseAgentFlags(argv);
+  return resolveAgentOptions(flags, await readAgentConfigFiles(flags.configFiles));
+}
+
+/** Nomad's order: -dev's defaults, then the config files, then the flags, each winning over the last. */
+export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): AgentOptions {
+  const dev = flags.dev;
+  const server = dev || flags.server || file.serverEnabled === true;
+  const client = dev || flags.client || file.clientEnabled === true;
   if (!server && !client) {
-    throw new BerthError("ERR_VALIDATION", `one of -dev, -server or -client is required\n\n${AGENT_USAGE}`);
+    throw new BerthError(
+      "ERR_VALIDATION",
+      `one of -dev, -server or -client is required (or server/client { enabled = true } in a -config file)\n\n${AGENT_USAGE}`,
+    );
   }
-  const dataDir = values["data-dir"] ?? null;
+  const dataDir = flags.dataDir ?? file.dataDir ?? null;
   if (!dev && dataDir === null) {
-    throw new BerthError("ERR_VALIDATION", "-data-dir is required unless -dev is given");
+    throw new BerthError(
+      "ERR_VALIDATION",
+      "-data-dir is required unless -dev is given (or data_dir in a -config file)",
+    );
   }
-  const httpAddr = values["http-addr"] ?? "127.0.0.1:4646";
+  const httpAddr =
+    flags.httpAddr ?? `${file.httpAddress ?? file.bindAddr ?? "127.0.0.1"}:${file.httpPort ?? 4646}`;
   if (!/^[^:\s]+:\d{1,5}$/.test(httpAddr)) {
     throw new BerthError("ERR_VALIDATION", `-http-addr: ${JSON.stringify(httpAddr)} is not HOST:PORT`);
   }
-  const servers = (values.servers ?? "")
-    .split(",")
+  // The flag replaces the files' list: berth dials the first server, and the flags win.
+  const servers = (flags.servers === undefined ? (file.servers ?? []) : flags.servers.split(","))
     .map((s) => s.trim())
     .filter((s) => s !== "")
     .map((s) => (/^https?:\/\//.test(s) ? s : `http://${s}`));
   if (client && !server && servers.length === 0) {
-    throw new BerthError("ERR_VALIDATION", "-client without -server needs -servers=ADDR");
+    throw new BerthError(
+      "ERR_VALIDATION",
+      "-client without -server needs -servers=ADDR (or client { servers = [...] } in a -config file)",
+    );
   }
-  const logLevel = values["log-level"] ?? "info";
-  if (!["debug", "info", "warn", "error"].includes(logLevel)) {
-    throw new BerthError("ERR_VALIDATION", `-log-level: unknown level ${JSON.stringify(logLevel)}`);
+  let logLevel: AgentOptions["logLevel"] = file.logLevel ?? "info";
+  if (flags.logLevel !== undefined) {
+    const level = parseLogLevel(flags.logLevel);
+    if (!level) {
+      throw new BerthError(
+        "ERR_VALIDATION",
+        `-log-level: unknown level ${JSON.stringify(flags.logLevel)} (want ${LOG_LEVELS})`,
+      );
+    }
+    logLevel = level;
+  }
+  const datacenter = flags.datacenter ?? file.datacenter ?? "dc1";
+  if (datacenter === "" || /[\0*]/.test(datacenter)) {
+    throw new BerthError("ERR_VALIDATION", `-dc: ${JSON.stringify(datacenter)} is empty or has '*' or NUL`);
+  }
+  const meta = { ...file.meta, ...flags.meta };
+  // Nomad's IsValidConfig: a meta key must be a dotted name, as \${meta.KEY} reads it.
+  const badKey = Object.keys(meta).find((k) => !/^[^.]+(\.[^.]+)*$/.test(k));
+  if (client && badKey !== undefined) {
+    throw new BerthError("ERR_VALIDATION", `meta: key ${JSON.stringify(badKey)} is not a dotted name`);
   }
   return {
     dev,
@@ -123,15 +236,19 @@ export function parseAgentArgs(argv: string[]): AgentOptions {
     dataDir,
     httpAddr,
     servers,
-    nodeName: values["node-name"] ?? null,
-    logLevel: logLevel as AgentOptions["logLevel"],
-    csiPluginWaitMs: durationFlag("csi-plugin-wait", values["csi-plugin-wait"]),
-    csiClaimRetryMs: durationFlag("csi-claim-retry", values["csi-claim-retry"]),
-    csiCallTimeoutMs: durationFlag("csi-call-timeout", values["csi-call-timeout"]),
-    heartbeatTtlMs: durationFlag("heartbeat-ttl", values["heartbeat-ttl"]),
-    configFiles: values.config ?? [],
-    hostVolumes: (values["host-volume"] ?? []).map(hostVolumeFlag),
-    meta: Object.fromEntries((values.meta ?? []).map(metaFlag)),
+    nodeName: flags.nodeName ?? file.nodeName ?? null,
+    datacenter,
+    nodeClass: flags.nodeClass ?? file.nodeClass ?? "",
+    logLevel,
+    csiPluginWaitMs: durationFlag("csi-plugin-wait", flags.csiPluginWait),
+    csiClaimRetryMs: durationFlag("csi-claim-retry", flags.csiClaimRetry),
+    csiCallTimeoutMs: durationFlag("csi-call-timeout", flags.csiCallTimeout),
+    heartbeatTtlMs: durationFlag("heartbeat-ttl", flags.heartbeatTtl),
+    configFiles: flags.configFiles,
+    hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],
+    meta,
+    drivers: resolveDrivers(dev, file.options, file.plugins),
+    fileConfig: file,
   };
 }
 

@@ -42,6 +42,15 @@ export interface ClientOptions {
   /** Server HTTP addresses; the agent dials the first (failover across servers is later work). */
   servers: string[];
   nodeName: string | null;
+  /** Node.Datacenter (default "dc1"). */
+  datacenter?: string;
+  /** Node.NodeClass (default ""). */
+  nodeClass?: string;
+  /**
+   * Task driver settings from the agent config. raw_exec runs tasks unisolated as the agent's user,
+   * so it is disabled (fingerprinted as not detected) unless `rawExec.enabled`, as Nomad ships it.
+   */
+  drivers?: { rawExec?: { enabled: boolean } };
   /** The client config's host volumes, paths already checked (agent/config_file.ts). */
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   /** Node metadata (Node.Meta). */
@@ -99,7 +108,8 @@ export class Client {
     const stateDb = StateDB.open(dataDir);
     this.stateDb = stateDb;
 
-    for (const d of [new ExecDriver(), new RawExecDriver()]) {
+    const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
+    for (const d of [new ExecDriver(), rawExec]) {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
@@ -141,8 +151,8 @@ export class Client {
     const node = {
       id: this.nodeId,
       name: this.nodeName,
-      datacenter: "dc1",
-      nodeClass: "",
+      datacenter: this.opts.datacenter ?? "dc1",
+      nodeClass: this.opts.nodeClass ?? "",
       attributes: this.attributes,
       meta: this.opts.meta ?? {},
       hostVolumes: this.opts.hostVolumes ?? {},
@@ -285,6 +295,8 @@ export class Client {
         Node: buildNode({
           id: this.nodeId,
           name: this.nodeName,
+          ...(this.opts.datacenter === undefined ? {} : { datacenter: this.opts.datacenter }),
+          ...(this.opts.nodeClass === undefined ? {} : { nodeClass: this.opts.nodeClass }),
           drivers: this.driverInfo,
           hostVolumes: this.opts.hostVolumes ?? {},
           attributes: this.attributes,

@@ -35,6 +35,7 @@ export function buildNode(args: {
   id: string;
   name: string;
   datacenter?: string;
+  nodeClass?: string;
   drivers: Record<string, DriverInfo>;
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   attributes?: Record<string, string>;
@@ -48,7 +49,7 @@ export function buildNode(args: {
     ID: args.id,
     Name: args.name,
     Datacenter: args.datacenter ?? "dc1",
-    NodeClass: "",
+    NodeClass: args.nodeClass ?? "",
     Status: "ready",
     StatusDescription: "",
     SchedulingEligibility: "eligible",

@@ -64,12 +64,39 @@ export function runCli(
   });
 }
 
+/** The agent config that enables raw_exec, in Nomad's syntax (raw_exec is off by default). */
+export const RAW_EXEC_CONFIG = 'plugin "raw_exec" {\n  config {\n    enabled = true\n  }\n}\n';
+
+/** Writes RAW_EXEC_CONFIG to `file` and returns `-config FILE` for an agent's arguments. */
+export function rawExecConfigArgs(file: string): string[] {
+  fs.writeFileSync(file, RAW_EXEC_CONFIG);
+  return ["-config", file];
+}
+
+export interface AgentProcessOptions {
+  /**
+   * A node agent started without -dev gets a config file that enables raw_exec (written beside its
+   * log file as `<log>.raw_exec.hcl`, passed before the test's own -config files, which may still
+   * disable it): most tests run raw_exec tasks, and the agent ships it disabled, as Nomad does.
+   * false: the agent's own default (a test of that default).
+   */
+  rawExec?: boolean;
+}
+
 export class AgentProcess {
   readonly child: ChildProcess;
   private exited: Promise<number | null>;
 
   /** `env`: added to this process's environment for the agent (e.g. a test hook's variable). */
-  constructor(args: string[], logFile: string, env: Record<string, string> = {}) {
+  constructor(
+    args: string[],
+    logFile: string,
+    env: Record<string, string> = {},
+    opts: AgentProcessOptions = {},
+  ) {
+    if (opts.rawExec !== false && args.includes("-client") && !args.includes("-dev")) {
+      args = [...rawExecConfigArgs(logFile.replace(/(\.log)?$/, ".raw_exec.hcl")), ...args];
+    }
     const log = fs.openSync(logFile, "a");
     this.child = spawn(process.execPath, [BERTH_BIN, "agent", ...args], {
       cwd: REPO_ROOT,

@@ -19,11 +19,11 @@ describe("agent config file", () => {
       "a.hcl",
       'client {\n  host_volume "data" {\n    path = "/srv/data"\n    read_only = true\n  }\n  host_volume "b" {\n    path = "/b"\n  }\n  meta {\n    rack = "r1"\n  }\n}\n',
     );
-    // The decoder gives labelled blocks in name order; each name appears once per file anyway.
+    // In the file's order, as Nomad keeps them.
     assert.deepEqual(cfg, {
       hostVolumes: [
-        { name: "b", path: "/b", readOnly: false },
         { name: "data", path: "/srv/data", readOnly: true },
+        { name: "b", path: "/b", readOnly: false },
       ],
       meta: { rack: "r1" },
     });

@@ -2,6 +2,12 @@
  * raw_exec: runs the task's command directly on the host, unisolated, with the task dir as its
  * working directory. It cannot bind volumes, so it refuses mounts (the scheduler and volume_hook
  * read `supportsMounts` and say so first; this is the last line).
+ *
+ * A task runs as the agent's user (root), so the driver can be disabled, as Nomad ships it: a
+ * disabled driver fingerprints as not detected ("disabled"), so the scheduler places no raw_exec
+ * task on the node ("missing drivers"), and start() refuses. Tasks already running when the agent
+ * restarts with the driver disabled are still recovered and stopped normally (as Nomad's driver
+ * only refuses StartTask), so they are never orphaned.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs/promises";
@@ -41,9 +47,15 @@ export class RawExecDriver implements TaskDriver {
   readonly name = "raw_exec";
   private readonly procs: ProcessTable;
   private readonly isolation: TaskIsolation;
+  private readonly enabled: boolean;
 
-  /** `cgroups`: where tasks with resources get their cgroup (default: the host's; null: never). */
-  constructor(opts: { pollMs?: number; cgroups?: CgroupManager | null } = {}) {
+  /**
+   * `cgroups`: where tasks with resources get their cgroup (default: the host's; null: never).
+   * `enabled`: the agent's client always says (from the agent config, default off); the default
+   * here serves the driver's own tests.
+   */
+  constructor(opts: { pollMs?: number; cgroups?: CgroupManager | null; enabled?: boolean } = {}) {
+    this.enabled = opts.enabled ?? true;
     this.isolation = new TaskIsolation(opts.cgroups);
     this.procs = new ProcessTable(this.name, opts.pollMs, this.isolation.onExit);
   }
@@ -53,10 +65,14 @@ export class RawExecDriver implements TaskDriver {
   }
 
   async fingerprint(): Promise<DriverInfo> {
+    if (!this.enabled)
+      return { Detected: false, Healthy: false, HealthDescription: "disabled", SupportsMounts: false };
     return { Detected: true, Healthy: true, HealthDescription: "Healthy", SupportsMounts: false };
   }
 
   async start(cfg: TaskStartConfig, beforeRun?: BeforeRun): Promise<TaskHandle> {
+    // Nomad's errDisabledDriver; reached only by an alloc placed before the driver was disabled.
+    if (!this.enabled) throw new BerthError("ERR_DRIVER", "raw_exec is disabled");
     if (cfg.mounts.length > 0) {
       throw new BerthError(
         "ERR_DRIVER",

@@ -1,0 +1,117 @@
+/**
+ * Task driver settings from the agent config, as Nomad reads them:
+ *
+ *   plugin "raw_exec" {
+ *     config {
+ *       enabled = true     # raw_exec runs tasks as the agent's user (root): off unless enabled
+ *     }
+ *   }
+ *   plugin "exec" {
+ *     config {}            # accepted; berth's exec driver has no settings of Nomad's to honour yet
+ *   }
+ *   client {
+ *     options { "driver.raw_exec.enable" = "1" }   # Nomad's legacy switch for the same thing
+ *   }
+ *
+ * Nomad ships raw_exec disabled and enables it in -dev (DevConfig sets the legacy option). A
+ * `plugin "raw_exec"` block with a `config` replaces what the options say, as Nomad's plugin loader
+ * uses a user's plugin config instead of the one derived from the client options. berth's drivers
+ * are built in: a plugin block for any other name, `args` (for external plugin binaries) and driver
+ * settings berth does not honour are refused by name.
+ */
+import type { Body } from "../api/specs/body.js";
+
+/** The legacy client option that enables raw_exec (drivers/rawexec PluginLoader). */
+export const RAW_EXEC_ENABLE_OPTION = "driver.raw_exec.enable";
+
+/** The client `options` berth honours. */
+const HONOURED_OPTIONS = [RAW_EXEC_ENABLE_OPTION];
+
+/** What the `plugin` blocks set, by driver; a driver is present only when its block has `config`. */
+export interface PluginSettings {
+  raw_exec?: { enabled: boolean };
+  exec?: Record<string, never>;
+}
+
+/** What the agent's node runs with (ClientOptions.drivers). */
+export interface DriverSettings {
+  rawExec: { enabled: boolean };
+}
+
+/** Go's strconv.ParseBool, which Nomad uses to read driver options; undefined when it is none. */
+export function goParseBool(s: string): boolean | undefined {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(s)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(s)) return false;
+  return undefined;
+}
+
+/** Checks `client { options { … } }`: only honoured keys, each with a value of its kind. */
+export function parseClientOptions(client: Body, options: Record<string, string>): Record<string, string> {
+  for (const [key, value] of Object.entries(options)) {
+    if (!HONOURED_OPTIONS.includes(key)) {
+      throw client.error(
+        `options: ${JSON.stringify(key)} is not supported by berth (supported: ${HONOURED_OPTIONS.map((k) => JSON.stringify(k)).join(", ")})`,
+      );
+    }
+    if (goParseBool(value) === undefined) {
+      throw client.error(
+        `options: ${JSON.stringify(key)} must be "1", "true", "0" or "false", got ${JSON.stringify(value)}`,
+      );
+    }
+  }
+  return options;
+}
+
+/** The top-level `plugin "NAME" { config { … } }` blocks; undefined when there are none. */
+export function parsePlugins(top: Body): PluginSettings | undefined {
+  const blocks = top.labelled("plugin");
+  if (blocks.length === 0) return undefined;
+  const out: PluginSettings = {};
+  for (const [name, b] of blocks) {
+    if (name !== "raw_exec" && name !== "exec") {
+      throw b.error(`berth has no task driver ${JSON.stringify(name)}; its drivers are exec and raw_exec`);
+    }
+    if (b.has("args")) {
+      throw b.error("args is for external plugin binaries; berth's exec and raw_exec drivers are built in");
+    }
+    const config = b.block("config");
+    b.finish();
+    if (!config) continue;
+    if (name === "raw_exec") {
+      refuseUnhonoured(config, ["denied_host_uids", "denied_host_gids", "denied_envvars"]);
+      out.raw_exec = { enabled: config.bool("enabled") ?? false };
+    } else {
+      refuseUnhonoured(config, [
+        "no_pivot_root",
+        "default_pid_mode",
+        "default_ipc_mode",
+        "allow_caps",
+        "denied_host_uids",
+        "denied_host_gids",
+      ]);
+      out.exec = {};
+    }
+    config.finish();
+  }
+  return out;
+}
+
+/** Nomad settings of a driver that berth's driver does not implement: refused with that reason. */
+function refuseUnhonoured(config: Body, keys: string[]): void {
+  const key = keys.find((k) => config.has(k));
+  if (key !== undefined) throw config.error(`${key} is not supported by berth's driver`);
+}
+
+/**
+ * The drivers' settings: a `plugin "raw_exec"` config wins; else the legacy client option; else
+ * Nomad's default, enabled in -dev only.
+ */
+export function resolveDrivers(
+  dev: boolean,
+  options: Record<string, string> | undefined,
+  plugins: PluginSettings | undefined,
+): DriverSettings {
+  if (plugins?.raw_exec) return { rawExec: { enabled: plugins.raw_exec.enabled } };
+  const option = options?.[RAW_EXEC_ENABLE_OPTION];
+  return { rawExec: { enabled: (option === undefined ? undefined : goParseBool(option)) ?? dev } };
+}
