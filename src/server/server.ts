@@ -18,6 +18,7 @@ import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { ReadQueue } from "./http/read_queue.js";
 import { AgentRpcServer } from "./rpc/agent.js";
+import type { NodeAuthLimits } from "./rpc/node_auth_limit.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
@@ -57,8 +58,11 @@ export interface ServerOptions {
   deploymentWatcher?: Partial<DeploymentWatcherOptions>;
   /** Overrides of the orphan reconciler's interval. */
   orphans?: Partial<OrphanReconcilerOptions>;
-  /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
-  limits?: Partial<ConnLimits>;
+  /**
+   * Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts),
+   * and the limit on failed node authentications per address (node_auth_limit.ts).
+   */
+  limits?: Partial<ConnLimits & NodeAuthLimits>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -154,7 +158,7 @@ export class Server {
     this.http = server;
     // Its listeners are prepended: it sees every connection and upgrade before HTTP and RPC do.
     limiter.attach(server);
-    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
+    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"), this.opts.limits);
     const exec = this.execSockets;
     this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);
     await new Promise<void>((resolve, reject) => {
