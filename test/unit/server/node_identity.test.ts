@@ -1,6 +1,7 @@
 /**
  * The pieces of node identity without I/O: the secret check (node_auth.ts), the per-address limit
- * on failed authentications (node_auth_limit.ts) and its agent config keys.
+ * on failed authentications (node_auth_limit.ts) and its agent config keys, and what an alloc may
+ * claim (node_scope.ts).
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -8,6 +9,8 @@ import { describe, it } from "node:test";
 import { parseAgentConfig } from "../../../src/agent/config_file.js";
 import { boundSecretHash, hashNodeSecret, presentedSecretHash } from "../../../src/server/rpc/node_auth.js";
 import { NodeAuthLimiter } from "../../../src/server/rpc/node_auth_limit.js";
+import { checkAllocClaim } from "../../../src/server/rpc/node_scope.js";
+import { allocWith, volumeRequest } from "../../builders/csi_alloc.js";
 import { isBerthError } from "../../../src/structs/errors.js";
 
 function denied(fn: () => unknown, re: RegExp): void {
@@ -90,5 +93,22 @@ describe("failed node authentications per address", () => {
       parseAgentConfig("a.hcl", 'limits {\n  rpc_auth_failure_interval = "0"\n}\n'),
       /limits: rpc_auth_failure_interval must be between 1ms and 1h/,
     );
+  });
+});
+
+describe("what an alloc may claim", () => {
+  it("only the volumes its group requests, in its namespace, writing only where a request writes", () => {
+    const alloc = allocWith(
+      { data: volumeRequest({ Source: "vol1" }), logs: volumeRequest({ Source: "ro", ReadOnly: true }) },
+      { Name: "j.g[2]" },
+    );
+    checkAllocClaim(alloc, "default", "vol1", "write");
+    checkAllocClaim(alloc, "default", "ro", "read");
+    denied(() => checkAllocClaim(alloc, "default", "ro", "write"), /requests volume "ro" read-only/);
+    denied(() => checkAllocClaim(alloc, "default", "other", "read"), /does not request volume "other"/);
+    denied(() => checkAllocClaim(alloc, "prod", "vol1", "read"), /in namespace "prod"/);
+    const perAlloc = allocWith({ data: volumeRequest({ Source: "db", PerAlloc: true }) }, { Name: "j.g[2]" });
+    checkAllocClaim(perAlloc, "default", "db[2]", "write");
+    denied(() => checkAllocClaim(perAlloc, "default", "db[0]", "write"), /does not request volume "db\[0\]"/);
   });
 });
