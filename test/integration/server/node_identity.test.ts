@@ -11,13 +11,15 @@ import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { Server } from "../../../src/server/server.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
-import { nullLogger } from "../../../src/internal/log.js";
+import { createLogger, nullLogger } from "../../../src/internal/log.js";
+import { ServerConnection } from "../../../src/client/rpc/server_conn.js";
 import { isBerthError } from "../../../src/structs/errors.js";
 import { hashNodeSecret } from "../../../src/server/rpc/node_auth.js";
 import type { NodeAuthLimits } from "../../../src/server/rpc/node_auth_limit.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { tempDir } from "../../helpers/temp_dir.js";
+import { eventually } from "../../helpers/agent_process.js";
 import { connectAgent, fakeNodeSecret, getJson, http, put, type AgentPeer, type Call } from "./fake_agent.js";
 
 const SECRET_WORD = "hunter2";
@@ -381,4 +383,44 @@ test("a node stored before secrets existed: the first registration with a secret
     /node secret ID does not match/,
   );
   await first.peer.call("Node.Heartbeat", { NodeID: "old" });
+});
+
+test("a node agent refused at the upgrade logs the server's code and makes no connection", async (t) => {
+  const base = await startServer(t, {
+    limits: { rpcAuthFailureBurst: 1, rpcAuthFailureIntervalMs: 3_600_000 },
+  });
+  const real = await agent(base);
+  t.after(() => real.peer.close());
+  await real.peer.call("Node.Register", { Node: nodeRecord("n1", false) });
+  const rogue = await connectAgent(base, {}, { secret: randomUUID() });
+  t.after(() => rogue.close());
+  await refused(rogue.call("Node.Register", { Node: nodeRecord("n1", false) }), "ERR_PERMISSION_DENIED");
+
+  // A real agent's connection from the same (now blocked) address.
+  const lines: string[] = [];
+  let registered = 0;
+  const conn = new ServerConnection({
+    serverAddr: base,
+    log: createLogger({ level: "debug", sink: { write: (l) => lines.push(l) } }),
+    installHandlers: () => undefined,
+    onConnect: () => {
+      registered++;
+      return Promise.resolve();
+    },
+  });
+  conn.start();
+  try {
+    const refusedLine = await eventually(
+      "the agent to log the refusal",
+      () => Promise.resolve(lines.find((x) => x.includes("refuses connections from this address"))),
+      15_000,
+      20,
+    );
+    assert.match(refusedLine, /code=ERR_TOO_MANY_CONNECTIONS/);
+    assert.match(refusedLine, /\(429\)/);
+    assert.equal(registered, 0, "no connection was made");
+    assert.equal(conn.connected, false);
+  } finally {
+    await conn.stop();
+  }
 });
