@@ -6,10 +6,16 @@
  *     http_max_conns_per_client = 100   # open HTTP connections per client IP; 0 = no limit
  *     rpc_max_conns_per_client  = 100   # open agent RPC connections per client IP; 0 = no limit
  *     rpc_handshake_timeout     = "5s"  # an agent connection's first frame; "0" = no limit
+ *     rpc_auth_failure_burst    = 10    # failed node authentications per client IP; 0 = no limit
+ *     rpc_auth_failure_interval = "10s" # after which an IP regains one failed attempt
  *   }
  *
+ * The two rpc_auth_failure_* settings are berth's (Nomad has no such limit): a token bucket per
+ * client IP of refused Node.Register calls (src/server/rpc/node_auth_limit.ts).
+ *
  * Only settings berth honours are accepted. `https_handshake_timeout` is refused by name: with TLS
- * on, berth bounds the handshake at Nomad's default, 5 s (server/tls_listener.ts). Nomad's RPC rate limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
+ * on, berth bounds the handshake at Nomad's default, 5 s (server/tls_listener.ts). Nomad's RPC rate
+ * limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
  */
 import type { Body } from "../api/specs/body.js";
 
@@ -17,6 +23,8 @@ export interface LimitsSetting {
   httpMaxConnsPerClient?: number;
   rpcMaxConnsPerClient?: number;
   rpcHandshakeTimeoutMs?: number;
+  rpcAuthFailureBurst?: number;
+  rpcAuthFailureIntervalMs?: number;
 }
 
 /** Connection counts past this are a typo, not a limit (a process has far fewer descriptors). */
@@ -37,6 +45,16 @@ export function parseLimits(b: Body): LimitsSetting {
       throw b.error(`rpc_handshake_timeout must be "0" (no limit) or between 1ms and 1h, got ${ms} ms`);
     }
     out.rpcHandshakeTimeoutMs = Math.round(ms);
+  }
+  const burst = connCount(b, "rpc_auth_failure_burst");
+  if (burst !== undefined) out.rpcAuthFailureBurst = burst;
+  const every = b.duration("rpc_auth_failure_interval");
+  if (every !== undefined) {
+    const ms = every / 1e6;
+    if (ms < 1 || ms > MAX_HANDSHAKE_MS) {
+      throw b.error(`rpc_auth_failure_interval must be between 1ms and 1h, got ${ms} ms`);
+    }
+    out.rpcAuthFailureIntervalMs = Math.round(ms);
   }
   if (b.has("https_handshake_timeout")) {
     throw b.error(

@@ -25,7 +25,7 @@ import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
-import { buildNode, fingerprintNode, loadOrCreateNodeId } from "./node_identity.js";
+import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
 import { reservedResources, type ReservedSetting, type ResourceOverrides } from "./fingerprint/resources.js";
 import { allocTaskGroup } from "../structs/alloc.js";
 import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
@@ -94,6 +94,8 @@ export class Client {
   private attributes: Record<string, string> = {};
   private resources: NodeResources | undefined;
   nodeId = "";
+  /** Proves this agent is node `nodeId` to the server (node_identity.ts); sent only in Node.Register. */
+  private nodeSecret = "";
   /** The name registered with the server and seen by tasks as `node.unique.name`. */
   private get nodeName(): string {
     return this.opts.nodeName ?? os.hostname();
@@ -105,6 +107,7 @@ export class Client {
     const { log, dataDir } = this.opts;
     await fs.mkdir(safeJoin(dataDir, "alloc"), { recursive: true });
     this.nodeId = await loadOrCreateNodeId(safeJoin(dataDir, "client"));
+    this.nodeSecret = await loadOrCreateNodeSecret(safeJoin(dataDir, "client"));
     const stateDb = StateDB.open(dataDir);
     this.stateDb = stateDb;
 
@@ -292,20 +295,23 @@ export class Client {
     const resp = await peer.call(
       "Node.Register",
       {
-        Node: buildNode({
-          id: this.nodeId,
-          name: this.nodeName,
-          ...(this.opts.datacenter === undefined ? {} : { datacenter: this.opts.datacenter }),
-          ...(this.opts.nodeClass === undefined ? {} : { nodeClass: this.opts.nodeClass }),
-          drivers: this.driverInfo,
-          hostVolumes: this.opts.hostVolumes ?? {},
-          attributes: this.attributes,
-          meta: this.opts.meta ?? {},
-          ...(this.resources ? { resources: this.resources } : {}),
-          reserved: reservedResources(this.opts.reserved),
-          controllers: this.fingerprint.controllers,
-          nodes: this.fingerprint.nodes,
-        }),
+        Node: {
+          SecretID: this.nodeSecret,
+          ...buildNode({
+            id: this.nodeId,
+            name: this.nodeName,
+            ...(this.opts.datacenter === undefined ? {} : { datacenter: this.opts.datacenter }),
+            ...(this.opts.nodeClass === undefined ? {} : { nodeClass: this.opts.nodeClass }),
+            drivers: this.driverInfo,
+            hostVolumes: this.opts.hostVolumes ?? {},
+            attributes: this.attributes,
+            meta: this.opts.meta ?? {},
+            ...(this.resources ? { resources: this.resources } : {}),
+            reserved: reservedResources(this.opts.reserved),
+            controllers: this.fingerprint.controllers,
+            nodes: this.fingerprint.nodes,
+          }),
+        },
       },
       { signal, timeoutMs: 10_000 },
     );

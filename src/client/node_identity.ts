@@ -31,6 +31,42 @@ export async function loadOrCreateNodeId(clientDir: string): Promise<string> {
   return id;
 }
 
+/**
+ * The node's secret (Nomad's Node.SecretID, kept in `secret-id` beside `node-id` as Nomad keeps it
+ * in its state dir): a random UUID made on first start, readable by root only. The agent presents
+ * it in every Node.Register; the server binds it to the node ID at the first one and refuses any
+ * later registration of that ID without it. Losing it (or copying node-id to another machine
+ * without it) makes the server refuse this node: remove both files to join as a new node.
+ */
+export async function loadOrCreateNodeSecret(clientDir: string): Promise<string> {
+  const file = path.join(clientDir, "secret-id");
+  try {
+    const secret = (await fs.readFile(file, "utf8")).trim();
+    if (secret) {
+      // A file written looser (by hand, or restored from a backup) is tightened, never read wider.
+      if (((await fs.stat(file)).mode & 0o077) !== 0) await fs.chmod(file, 0o600);
+      return secret;
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const secret = newUuid();
+  await fs.mkdir(clientDir, { recursive: true });
+  const tmp = file + ".tmp";
+  await fs.rm(tmp, { force: true });
+  // Created 0600 from the start (no window where another user could read it); fsynced before the
+  // rename so a crash cannot leave an empty secret-id behind a registration that bound the secret.
+  const fh = await fs.open(tmp, "wx", 0o600);
+  try {
+    await fh.writeFile(secret + "\n");
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await fs.rename(tmp, file);
+  return secret;
+}
+
 export function buildNode(args: {
   id: string;
   name: string;

@@ -20,6 +20,7 @@ import { ReadQueue } from "./http/read_queue.js";
 import { AGENT_RPC_PATH, AgentRpcServer } from "./rpc/agent.js";
 import { NO_HTTP_API_SETTINGS, OriginGuard, type HttpApiSettings } from "./http/origin.js";
 import { boundAddressOf, warnIfExposed } from "./http/bind.js";
+import type { NodeAuthLimits } from "./rpc/node_auth_limit.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
@@ -64,8 +65,11 @@ export interface ServerOptions {
   deploymentWatcher?: Partial<DeploymentWatcherOptions>;
   /** Overrides of the orphan reconciler's interval. */
   orphans?: Partial<OrphanReconcilerOptions>;
-  /** Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts). */
-  limits?: Partial<ConnLimits>;
+  /**
+   * Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts),
+   * and the limit on failed node authentications per address (node_auth_limit.ts).
+   */
+  limits?: Partial<ConnLimits & NodeAuthLimits>;
   /** HTTPS and mutual TLS on the listener (agent config `tls`; tls_listener.ts); absent: plain HTTP. */
   tls?: ServerTls;
   /** ACL tokens and policies (agent config `acl`); off when absent, as Nomad's default. */
@@ -184,7 +188,7 @@ export class Server {
     logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
     guard.attach(server);
     limiter.attach(server);
-    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"));
+    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"), this.opts.limits);
     const exec = this.execSockets;
     this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);
     await new Promise<void>((resolve, reject) => {

@@ -14,7 +14,8 @@ export const ERROR_CODES = [
   "ERR_CONFLICT",
   "ERR_PERMISSION_DENIED",
   "ERR_METHOD_NOT_ALLOWED",
-  // The client holds too many connections open to the server (its per-address limit).
+  // The client holds too many connections open to the server (its per-address limit), or its
+  // address failed node authentication too often.
   "ERR_TOO_MANY_CONNECTIONS",
   // The request's body passes the server's size limit.
   "ERR_REQUEST_TOO_LARGE",

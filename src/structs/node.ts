@@ -57,6 +57,13 @@ export interface Node {
    * CSINodePlugins) is kept, and the instances count again as soon as the node is ready.
    */
   CSIPluginsDetachedAt?: number;
+  /**
+   * SHA-256 (hex) of the node's secret (Nomad's Node.SecretID), bound at its first registration
+   * (src/server/rpc/node_auth.ts). Only the server writes it; it never leaves the server (the API
+   * answers drop it). Absent on records stored before node secrets existed: the next registration
+   * that presents a secret binds it.
+   */
+  SecretIDHash?: string;
   CreateIndex: number;
   ModifyIndex: number;
 }
@@ -94,6 +101,12 @@ export function hostVolumeFits(node: Pick<Node, "HostVolumes">, source: string, 
   if (vol === null || typeof vol !== "object") return false;
   return readOnly || !vol.ReadOnly;
 }
+
+/**
+ * The node as its agent sends it in Node.Register: its record plus the secret that proves it is
+ * that node (Nomad's Node.SecretID). The secret is checked and hashed, never stored or echoed.
+ */
+export type RegisteringNode = Node & { SecretID?: string };
 
 export type SchedulingEligibility = Node["SchedulingEligibility"];
 export const ELIGIBILITIES: readonly SchedulingEligibility[] = ["eligible", "ineligible"];

@@ -4,7 +4,7 @@
  * ClientCSI.* methods). Errors cross as WireError (code, message, field).
  */
 import type { Allocation, ClientStatus, TaskState } from "./alloc.js";
-import type { Node } from "./node.js";
+import type { RegisteringNode } from "./node.js";
 import type { CSIInfo } from "./plugin.js";
 import type {
   AccessMode,
@@ -22,7 +22,7 @@ import type { DriverInfo } from "./node.js";
 // ---- node → server ----
 
 export interface NodeRegisterRequest {
-  Node: Node;
+  Node: RegisteringNode;
 }
 export interface NodeRegisterResponse {
   /** Milliseconds within which the node must heartbeat again before it is marked down. */

@@ -10,7 +10,7 @@ import { anySignal, sleep } from "../../internal/abort.js";
 import { backoffDelay } from "../../internal/backoff.js";
 import type { Logger } from "../../internal/log.js";
 import { RpcPeer, type CallOptions } from "../../internal/rpc/peer.js";
-import { BerthError } from "../../structs/errors.js";
+import { BerthError, ERROR_CODES, isBerthError, type ErrorCode } from "../../structs/errors.js";
 import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
 import type { ClientTls } from "../../internal/tls.js";
 import { tlsDialOptions } from "./tls_dial.js";
@@ -27,6 +27,21 @@ export interface ServerConnectionOptions {
   onConnect: (peer: ServerPeer, signal: AbortSignal) => Promise<void>;
   /** Dial wss:// with these (agent config `tls`); see tlsDialOptions. */
   tls?: ClientTls;
+}
+
+/** Wait before redialling after the server refused this node's identity. */
+const REFUSED_RETRY_MS = 60_000;
+
+function isRefusal(err: unknown): err is BerthError {
+  return (
+    isBerthError(err) && (err.code === "ERR_PERMISSION_DENIED" || err.code === "ERR_TOO_MANY_CONNECTIONS")
+  );
+}
+
+/** The error code of a refused upgrade, from its X-Berth-Error-Code header. */
+function codeOf(header: string | string[] | undefined): ErrorCode {
+  const v = Array.isArray(header) ? header[0] : header;
+  return (ERROR_CODES as readonly string[]).includes(v ?? "") ? (v as ErrorCode) : "ERR_RPC_UNAVAILABLE";
 }
 
 /** Default wait for a connection when a call gives neither timeout nor signal. */
@@ -93,6 +108,7 @@ export class ServerConnection {
 
   private async dialLoop(): Promise<void> {
     const signal = this.stopped.signal;
+    let refused = false;
     for (let attempt = 0; !signal.aborted;) {
       try {
         const peer = await this.dial(signal);
@@ -106,9 +122,22 @@ export class ServerConnection {
         if (!signal.aborted) this.opts.log.warn("lost connection to server; redialling");
       } catch (err) {
         if (signal.aborted) break;
-        this.opts.log.warn("cannot connect to server", { server: this.opts.serverAddr, error: err });
+        if (isRefusal(err)) {
+          refused = true;
+          this.opts.log.error(
+            err.code === "ERR_PERMISSION_DENIED"
+              ? "the server refused this node's identity; if this data dir was restored or copied from another node, remove client/node-id and client/secret-id to join as a new node"
+              : "the server refuses connections from this address for now",
+            { server: this.opts.serverAddr, code: err.code, error: err.message },
+          );
+        } else {
+          this.opts.log.warn("cannot connect to server", { server: this.opts.serverAddr, error: err });
+        }
       }
-      const delay = backoffDelay(attempt++, 250, 10_000);
+      // A refusal does not heal by redialling fast (and every refused authentication counts
+      // against this address on the server, node_auth_limit.ts), so wait a minute.
+      const delay = Math.max(backoffDelay(attempt++, 250, 10_000), refused ? REFUSED_RETRY_MS : 0);
+      refused = false;
       await sleep(delay, signal).catch(() => undefined);
     }
   }
@@ -125,6 +154,23 @@ export class ServerConnection {
       socket.once("open", () => {
         signal.removeEventListener("abort", onAbort);
         resolve(peer);
+      });
+      // An upgrade the server answers with an HTTP error (e.g. 429 after too many failed
+      // authentications from this address) is reported with the server's code and text.
+      socket.once("unexpected-response", (_req, res) => {
+        signal.removeEventListener("abort", onAbort);
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.length < 16 && chunks.push(c));
+        res.once("end", () => {
+          const code = codeOf(res.headers["x-berth-error-code"]);
+          const text = Buffer.concat(chunks).toString("utf8").trim().slice(0, 500);
+          reject(new BerthError(code, `server refused the agent connection (${res.statusCode}): ${text}`));
+          socket.terminate();
+        });
+        res.once("error", (err) => {
+          reject(err);
+          socket.terminate();
+        });
       });
       socket.once("error", (err) => {
         signal.removeEventListener("abort", onAbort);

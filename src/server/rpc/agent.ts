@@ -2,11 +2,21 @@
  * Node agent connections: `GET /v1/agent/rpc` upgraded to a WebSocket, wrapped in an RpcPeer. The
  * first Node.Register binds the connection to that node ID; every later call must name the same
  * node, and calls before it are refused. The binding is what routes ClientCSI.* calls back.
+ *
+ * Node identity: the registration carries the node's secret (Node.SecretID, node_auth.ts) and is
+ * the connection's handshake: nothing else is served before it succeeds. The secret travels in the
+ * first frame rather than in the upgrade's headers because that is Nomad's wire shape (SecretID is
+ * a field of the registered Node), because it is checked in the store transaction that writes the
+ * node (so racing first registrations of one ID cannot both win), and because the listener's
+ * upgrade limits (rpc_max_conns_per_client, rpc_handshake_timeout) already bound a connection
+ * that never gets that far. A refused registration (ERR_PERMISSION_DENIED) leaves the node's record
+ * and its live connection alone, counts against the caller's address (node_auth_limit.ts) and
+ * closes this connection once the answer is sent.
  */
 import type { IncomingMessage, Server as HttpServer } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { BerthError, validationError } from "../../structs/errors.js";
+import { BerthError, isBerthError, validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
@@ -14,6 +24,7 @@ import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
 import type { ClaimEndpoint } from "./claim.js";
 import type { NodeEndpoint } from "./node.js";
+import { DEFAULT_NODE_AUTH_LIMITS, NodeAuthLimiter, type NodeAuthLimits } from "./node_auth_limit.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
 
@@ -25,12 +36,16 @@ export interface AgentEndpoints {
 export class AgentRpcServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
   private readonly peers = new Set<RpcPeer<ServerMethods, ClientMethods>>();
+  private readonly authLimiter: NodeAuthLimiter;
 
   constructor(
     private readonly endpoints: AgentEndpoints,
     private readonly conns: NodeConnections,
     private readonly log: Logger,
-  ) {}
+    authLimits: Partial<NodeAuthLimits> = {},
+  ) {
+    this.authLimiter = new NodeAuthLimiter({ ...DEFAULT_NODE_AUTH_LIMITS, ...authLimits });
+  }
 
   /**
    * Takes over the http server's upgrade event for the agent RPC path; `other` may take an upgrade
@@ -45,7 +60,18 @@ export class AgentRpcServer {
         socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
         return;
       }
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
+      const addr = req.socket.remoteAddress ?? "";
+      const wait = this.authLimiter.retryAfterMs(addr);
+      if (wait > 0) {
+        this.log.warn("refusing an agent RPC connection: too many failed node authentications", {
+          client: addr,
+          retryAfterMs: wait,
+        });
+        socket.end(tooManyFailures(wait));
+        socket.destroy();
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws, addr));
     });
   }
 
@@ -55,10 +81,11 @@ export class AgentRpcServer {
     this.wss.close();
   }
 
-  private accept(ws: WebSocket): void {
+  private accept(ws: WebSocket, addr: string): void {
     const peer = new RpcPeer<ServerMethods, ClientMethods>(ws, this.log);
     this.peers.add(peer);
     let nodeId: string | undefined;
+    let registering = false;
     /**
      * The request names the node this connection registered. A peer's body is untrusted: a
      * missing body or NodeID is the peer's error (ERR_VALIDATION), never a TypeError here.
@@ -81,10 +108,41 @@ export class AgentRpcServer {
     };
     const { node, claim } = this.endpoints;
     peer.handle("Node.Register", async (req) => {
-      const id = req?.Node?.ID;
+      const id = isObject(req) && isObject(req.Node) ? req.Node.ID : undefined;
       if (nodeId !== undefined && id !== nodeId) bound({ NodeID: String(id) });
-      const resp = await node.register(req);
-      if (nodeId === undefined) {
+      const wait = this.authLimiter.retryAfterMs(addr);
+      if (wait > 0) {
+        setImmediate(() => peer.close());
+        throw new BerthError(
+          "ERR_TOO_MANY_CONNECTIONS",
+          `too many failed node authentications from ${addr}; retry in ${Math.ceil(wait / 1000)} s`,
+        );
+      }
+      // One registration at a time: the connection binds to the node whose registration succeeds,
+      // so a second one racing it could not be told apart afterwards.
+      if (registering) {
+        throw new BerthError("ERR_CONFLICT", "a Node.Register is already in progress on this connection");
+      }
+      registering = true;
+      let resp;
+      try {
+        resp = await node.register(req);
+      } catch (err) {
+        if (isBerthError(err) && err.code === "ERR_PERMISSION_DENIED") {
+          this.authLimiter.failed(addr);
+          this.log.warn("node registration refused: the node did not prove its identity", {
+            node: typeof id === "string" ? id : undefined,
+            client: addr,
+            reason: err.message,
+          });
+          // After the answer has gone out (the peer sends it when this handler settles).
+          setImmediate(() => peer.close());
+        }
+        throw err;
+      } finally {
+        registering = false;
+      }
+      if (nodeId === undefined && typeof id === "string") {
         nodeId = id;
         this.conns.add(nodeId, peer);
       }
@@ -127,4 +185,14 @@ export class AgentRpcServer {
       if (nodeId !== undefined) this.conns.remove(nodeId, peer);
     });
   }
+}
+
+/** The whole 429 answer to an upgrade from an address that failed authentication too often. */
+function tooManyFailures(waitMs: number): string {
+  const body = "too many failed node authentications from your address; retry later\n";
+  return (
+    "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n" +
+    `Retry-After: ${Math.ceil(waitMs / 1000)}\r\nX-Berth-Error-Code: ERR_TOO_MANY_CONNECTIONS\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+  );
 }

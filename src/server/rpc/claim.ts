@@ -17,7 +17,7 @@ import {
   setClaimState,
   unpublishPluginOf,
 } from "../../structs/claim.js";
-import { BerthError, asBerthError, notFound, validationError } from "../../structs/errors.js";
+import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { ownEntry } from "../../structs/node.js";
 import { oneOf } from "../../structs/json_check.js";
@@ -41,6 +41,7 @@ import {
 } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeView } from "../state/views.js";
+import { checkAllocClaim, checkNodeUsesVolume } from "./node_scope.js";
 import { reportReleaseProgress } from "./release_progress.js";
 
 const CLAIM_STATES: readonly ClaimState[] = [
@@ -65,10 +66,14 @@ export class AwaitingControllerError extends BerthError {
 export class ClaimEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
-  /** The volume's plugin, nothing secret: the agent waits for that node plugin before it claims. */
+  /**
+   * The volume's plugin, nothing secret: the agent waits for that node plugin before it claims.
+   * Only for a volume some allocation on the calling node requests (node_scope.ts).
+   */
   getForNode(req: VolumeGetForNodeRequest): VolumeGetForNodeResponse {
     const namespace = checkId("Namespace", req.Namespace || "default");
     checkId("VolumeID", req.VolumeID);
+    checkNodeUsesVolume(this.deps.store, checkId("NodeID", req.NodeID), namespace, req.VolumeID);
     const vol = volumeView(this.deps.store, namespace, req.VolumeID);
     if (!vol) throw notFound("volume", req.VolumeID);
     return { ID: vol.ID, Namespace: vol.Namespace, PluginID: vol.PluginID };
@@ -85,8 +90,8 @@ export class ClaimEndpoint {
       volumeKey(namespace, req.VolumeID),
       async () => {
         const { vol, externalNodeId } = await this.deps.store.txn((tx) => {
-          const vol = volumeView(tx, namespace, req.VolumeID);
-          if (!vol) throw notFound("volume", req.VolumeID);
+          // The node acts only for its own allocs and the volumes they request (node_scope.ts),
+          // checked before the volume is read so a refused node learns nothing about it.
           const alloc = tx.getAlloc(req.AllocationID);
           if (!alloc) throw notFound("allocation", req.AllocationID);
           // A volume is claimed only by allocs of its own namespace (the scheduler looks volumes
@@ -103,6 +108,9 @@ export class ClaimEndpoint {
               `allocation ${alloc.ID} does not run on node ${req.NodeID}`,
             );
           }
+          checkAllocClaim(alloc, namespace, req.VolumeID, req.Mode);
+          const vol = volumeView(tx, namespace, req.VolumeID);
+          if (!vol) throw notFound("volume", req.VolumeID);
           const node = tx.getNode(req.NodeID);
           if (!node) throw notFound("node", req.NodeID);
           const nodePlugin = ownEntry(node.CSINodePlugins, vol.PluginID);
@@ -224,10 +232,11 @@ export class ClaimEndpoint {
       const cur = volumeView(tx, namespace, req.VolumeID);
       const claim = cur && findClaim(cur, req.AllocationID);
       if (!cur || !claim) return undefined;
+      // A node releases only its own claims: the agent connection proved NodeID (agent.ts).
       if (req.NodeID && claim.NodeID !== req.NodeID) {
-        throw validationError(
-          "NodeID",
-          `the claim of allocation ${req.AllocationID} is on node ${claim.NodeID}`,
+        throw new BerthError(
+          "ERR_PERMISSION_DENIED",
+          `the claim of allocation ${req.AllocationID} is not held by node ${req.NodeID}`,
         );
       }
       if (reported === "taken") return cur;

@@ -29,6 +29,7 @@ import { isObject } from "../../structs/json_check.js";
 import type { ServerDeps } from "../deps.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import { refreshJobStatus } from "../scheduler/scheduler.js";
+import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
 
 /** Nomad's NodeDrainUpdateResponse and NodeEligibilityUpdateResponse. */
 export interface NodeUpdateResponse {
@@ -50,13 +51,18 @@ export class NodeEndpoint {
   /**
    * Registers (or re-registers) the node from what its agent reports, validated first
    * (validateReportedNode): a peer that sends junk gets a validation error naming the field and
-   * nothing is stored, so no odd record can reach the scheduler.
+   * nothing is stored, so no odd record can reach the scheduler. The node must then prove who it
+   * is with its secret (node_auth.ts), checked against the stored record in the same transaction
+   * that writes it: of two first registrations racing for one new ID, only one binds its secret,
+   * and a refused registration changes nothing.
    */
   async register(req: NodeRegisterRequest): Promise<NodeRegisterResponse> {
     if (!isObject(req)) throw validationError("body", "must be an object");
     const reported = validateReportedNode(req.Node);
+    const presented = presentedSecretHash(req.Node);
     const node = await this.deps.store.txn((tx) => {
       const prev = tx.getNode(reported.ID);
+      const secretHash = boundSecretHash(prev?.SecretIDHash, presented);
       // The drain and the eligibility are the operator's, kept by the server: an agent's
       // (re-)registration neither sets nor clears them. A registration brings the node's plugin
       // instances back onto the plugin records (no CSIPluginsDetachedAt).
@@ -68,6 +74,7 @@ export class NodeEndpoint {
         DrainStrategy: prev?.DrainStrategy ?? null,
         LastDrain: prev?.LastDrain ?? null,
         StatusUpdatedAt: Date.now(),
+        SecretIDHash: secretHash,
         CreateIndex: prev?.CreateIndex ?? 0,
         ModifyIndex: prev?.ModifyIndex ?? 0,
       };

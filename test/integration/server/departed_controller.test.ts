@@ -147,16 +147,22 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
   assert.equal((await plugin(base)).ControllerRequired, true);
 
   await registerVolume(base, "vol1");
+  const claimReq = await placeOnB(base, "web", "vol1");
+  return { base, a, b, calls, stopA, claimReq };
+}
+
+/** Runs job `id` using `volume`; answers the claim its alloc (placed on B) makes. */
+async function placeOnB(base: string, id: string, volume: string) {
   const job = await http(base, "PUT", "/v1/jobs", {
     Job: {
-      ID: "web",
+      ID: id,
       TaskGroups: [
         {
           Name: "g",
           Volumes: {
             data: {
               Type: "csi",
-              Source: "vol1",
+              Source: volume,
               AccessMode: "single-node-writer",
               AttachmentMode: "file-system",
             },
@@ -167,7 +173,7 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
     },
   });
   assert.equal(job.status, 200, job.text);
-  const allocs = (await http(base, "GET", "/v1/job/web/allocations")).json as {
+  const allocs = (await http(base, "GET", `/v1/job/${id}/allocations`)).json as {
     ID: string;
     NodeID: string;
   }[];
@@ -175,8 +181,8 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
     allocs.map((x) => x.NodeID),
     ["B"],
   );
-  const claimReq = {
-    VolumeID: "vol1",
+  return {
+    VolumeID: volume,
     Namespace: "default",
     AllocationID: allocs[0]!.ID,
     NodeID: "B",
@@ -184,7 +190,6 @@ async function cluster(t: { after(fn: () => unknown): void }, boundMs: number) {
     AccessMode: "single-node-writer",
     AttachmentMode: "file-system",
   } as const;
-  return { base, a, b, calls, stopA, claimReq };
 }
 
 test("a down node's controller never gates new claims; a claim it published waits for a replacement to unpublish", async (t) => {
@@ -206,7 +211,8 @@ test("a down node's controller never gates new claims; a claim it published wait
 
   // A volume A never published is claimed and released on B without any controller call.
   await registerVolume(c.base, "vol2");
-  const claim2 = { ...c.claimReq, VolumeID: "vol2" };
+  // A node claims only what its allocs request: a job of its own for vol2.
+  const claim2 = await placeOnB(c.base, "web2", "vol2");
   await c.b.call("CSIVolume.Claim", claim2);
   await c.b.call("CSIVolume.Unpublish", { ...claim2, State: "node-detached" });
   const free2 = await volume(c.base, "vol2");

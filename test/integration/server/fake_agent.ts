@@ -3,9 +3,10 @@
  * connection with caller-given ClientCSI handlers, and small HTTP helpers.
  */
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { Server } from "../../../src/server/server.js";
-import { RpcPeer } from "../../../src/internal/rpc/peer.js";
+import { RpcPeer, type CallOptions } from "../../../src/internal/rpc/peer.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ClientMethods, ServerMethods } from "../../../src/structs/rpc.js";
 
@@ -35,9 +36,43 @@ export async function startServer(t: { after(fn: () => unknown): void }): Promis
   return server.httpAddress;
 }
 
-/** Opens a node agent's RPC connection to the server at `base`, answering with `handlers`. */
-export async function connectAgent(base: string, handlers: ClientHandlers = {}): Promise<AgentPeer> {
-  const ws = new WebSocket(base.replace("http://", "ws://") + "/v1/agent/rpc");
+/** Each fake node's secret, by node ID: every connection of a test process registers with it. */
+const fakeNodeSecrets = new Map<string, string>();
+
+/** The secret the fake agents of this process prove node `nodeId` with (made on first use). */
+export function fakeNodeSecret(nodeId: string): string {
+  let s = fakeNodeSecrets.get(nodeId);
+  if (s === undefined) {
+    s = randomUUID();
+    fakeNodeSecrets.set(nodeId, s);
+  }
+  return s;
+}
+
+export interface ConnectOptions {
+  /**
+   * The Node.SecretID its Node.Register calls carry when they carry none: by default the node's
+   * own (fakeNodeSecret), as a real agent keeps it; `null` sends none, a string sends that one
+   * (a rogue agent).
+   */
+  secret?: string | null;
+  /** The local address to connect from (another loopback address is another client). */
+  localAddress?: string;
+}
+
+/**
+ * Opens a node agent's RPC connection to the server at `base`, answering with `handlers`. Its
+ * Node.Register calls prove the node's identity as a real agent does (see ConnectOptions).
+ */
+export async function connectAgent(
+  base: string,
+  handlers: ClientHandlers = {},
+  opts: ConnectOptions = {},
+): Promise<AgentPeer> {
+  const ws = new WebSocket(
+    base.replace("http://", "ws://") + "/v1/agent/rpc",
+    opts.localAddress ? { localAddress: opts.localAddress } : {},
+  );
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
     ws.once("error", reject);
@@ -46,7 +81,19 @@ export async function connectAgent(base: string, handlers: ClientHandlers = {}):
   for (const [method, fn] of Object.entries(handlers)) {
     peer.handle(method as keyof ClientMethods, fn as never);
   }
+  const call = peer.call.bind(peer);
+  peer.call = (method: keyof ServerMethods, params: unknown, o?: CallOptions) =>
+    call(method, method === "Node.Register" ? withSecret(params, opts) : (params as never), o);
   return peer;
+}
+
+function withSecret(params: unknown, opts: ConnectOptions): never {
+  const node = (params as { Node?: unknown } | null)?.Node;
+  if (node === null || typeof node !== "object" || "SecretID" in node) return params as never;
+  const id = (node as { ID?: unknown }).ID;
+  const secret = opts.secret === undefined ? fakeNodeSecret(String(id)) : opts.secret;
+  if (secret === null) return params as never;
+  return { ...(params as object), Node: { ...node, SecretID: secret } } as never;
 }
 
 /** An HTTP request; a string body is sent as is, any other as JSON. */
