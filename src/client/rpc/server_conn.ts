@@ -124,9 +124,11 @@ export class ServerConnection {
         if (signal.aborted) break;
         if (isRefusal(err)) {
           refused = true;
+          // A refusal is the node's identity (its secret) or, with TLS, its certificate: the
+          // server's reason is in `error`.
           this.opts.log.error(
             err.code === "ERR_PERMISSION_DENIED"
-              ? "the server refused this node's identity; if this data dir was restored or copied from another node, remove client/node-id and client/secret-id to join as a new node"
+              ? "the server refused this node; if it refused the node's identity and this data dir was restored or copied from another node, remove client/node-id and client/secret-id to join as a new node"
               : "the server refuses connections from this address for now",
             { server: this.opts.serverAddr, code: err.code, error: err.message },
           );

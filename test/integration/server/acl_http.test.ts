@@ -101,6 +101,11 @@ test("ACLs on: bootstrap once, anonymous refused, namespace capabilities enforce
   await peer.call("Node.Register", {
     Node: makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }),
   });
+  for (const ns of ["a", "b"]) {
+    const made = await call(root, "PUT", `/v1/namespace/${ns}`, { Name: ns });
+    assert.equal(made.status, 200, made.text);
+  }
+  assert.equal((await call(undefined, "PUT", "/v1/namespace/c", { Name: "c" })).status, 403);
   for (const [id, ns] of [
     ["va", "a"],
     ["vb", "b"],
@@ -141,6 +146,15 @@ test("ACLs on: bootstrap once, anonymous refused, namespace capabilities enforce
   const writer = await token("write-a");
   const submitter = await token("submit");
   const mounter = await token("submit", "mount");
+
+  // Namespaces: the list shows the ones a token may use; one it may not use is not even readable.
+  const names = async (secret: string) =>
+    ((await call(secret, "GET", "/v1/namespaces")).json as { Name: string }[]).map((n) => n.Name);
+  assert.deepEqual(await names(reader), ["a"]);
+  assert.deepEqual(await names(root), ["a", "b", "default"]);
+  assert.equal((await call(reader, "GET", "/v1/namespace/a")).status, 200);
+  assert.equal((await call(reader, "GET", "/v1/namespace/b")).status, 403);
+  assert.equal((await call(reader, "DELETE", "/v1/namespace/a")).status, 403, "management only");
 
   // csi-read-volume in a: a's volumes, nothing of b's.
   assert.equal((await call(reader, "GET", "/v1/volume/csi/va?namespace=a")).status, 200);

@@ -3,6 +3,7 @@
  * on loopback with HTTPS, berth's API client (the CLI's transport), raw WebSockets on the agent RPC
  * path, and the node agent's own dialer (ServerConnection) registering a node.
  */
+import { randomUUID } from "node:crypto";
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { WebSocket, type ClientOptions } from "ws";
@@ -177,7 +178,7 @@ describe("rpc = true: the agent RPC path takes only the CA's agent certificates;
     assert.ok(r.ws, JSON.stringify(r));
     const peer = new RpcPeer<ClientMethods, ServerMethods>(r.ws, nullLogger);
     try {
-      await peer.call("Node.Register", { Node: makeNode("tls-node") });
+      await peer.call("Node.Register", { Node: { ...makeNode("tls-node"), SecretID: randomUUID() } });
       const api = new ApiClient({ address: base, tls: { caCert: certs.ca } });
       assert.deepEqual(
         (await api.listNodes()).map((n) => n.ID),
@@ -209,7 +210,9 @@ describe("rpc = true: the agent RPC path takes only the CA's agent certificates;
     conn.start();
     try {
       await eventually("the dialer to report the refusal", async () =>
-        lines.some((l) => l.includes("cannot connect to server") && l.includes("403")) ? true : undefined,
+        lines.some((l) => l.includes("the server refused this node") && l.includes("certificate"))
+          ? true
+          : undefined,
       );
       assert.equal(registered, false);
       assert.equal(conn.connected, false);
@@ -322,7 +325,7 @@ describe("http = true alone: one-way HTTPS", () => {
       log: nullLogger,
       installHandlers: () => undefined,
       onConnect: async (peer) => {
-        await peer.call("Node.Register", { Node: makeNode("one-way") });
+        await peer.call("Node.Register", { Node: { ...makeNode("one-way"), SecretID: randomUUID() } });
         registered = true;
       },
       tls: clientTls({ http: true, caFile: certs.ca })!,
