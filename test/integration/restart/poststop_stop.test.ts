@@ -187,13 +187,25 @@ step(
       return a?.TaskStates.cleanup?.State === "running" ? true : undefined;
     });
     await crashAgent(agents.client!);
+    const logged = fs.readFileSync(agents.logFile, "utf8").length;
 
     agents.startClient();
-    await agents.nodeReady();
-    // The poststop task waits for this file in its volume: written once the new agent runs.
+    // The poststop task waits for this file in its volume: written once the new agent has taken
+    // the task over (re-attached to its process), so it is that agent that must let it finish.
+    await eventually("the new agent to re-attach to the poststop task", async () =>
+      fs
+        .readFileSync(agents.logFile, "utf8")
+        .slice(logged)
+        .includes("task.cleanup: re-attached to running task")
+        ? true
+        : undefined,
+    );
     fs.writeFileSync(path.join(await publishedTarget(clientDir), "go"), "");
     await assertPoststopThenRelease("crash", running.ID, calls);
     assert.equal(await cli.run(["alloc", "logs", running.ID, "cleanup"]), "waiting\nfinished\n");
+    const full = (await cli.get<FullAlloc>(`/v1/allocation/${running.ID}`))!;
+    const killing = full.TaskStates.cleanup!.Events.filter((e) => e.Type === "Killing");
+    assert.deepEqual(killing, [], "the restarted agent did not kill the poststop task");
   },
 );
 
