@@ -22,6 +22,15 @@ export interface CommandIO {
   sleep?(ms: number): Promise<void>;
   /** The environment (`NOMAD_VAR_*` for jobspec variables); absent: none. */
   env?: NodeJS.ProcessEnv;
+  /** The process's own streams, for an interactive session (`alloc exec -t`); absent: none. */
+  terminal?: TerminalIO;
+}
+
+/** Raw streams of an interactive session: bytes pass as they are (a terminal's own escapes too). */
+export interface TerminalIO {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?(mode: boolean): unknown };
+  stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+  stderr: NodeJS.WritableStream;
 }
 
 export async function readFileOrStdin(path: string): Promise<string> {
@@ -53,6 +62,7 @@ export function processIO(api: ApiClient): CommandIO {
       process.stdin.isTTY ? Buffer.alloc(0) : Buffer.from(await readFileOrStdin("-"), "utf8"),
     now: () => Date.now(),
     env: process.env,
+    terminal: { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
   };
 }
 

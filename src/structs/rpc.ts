@@ -3,6 +3,14 @@
  * the server and keeps one connection; calls go both ways over it (server → node calls are the
  * ClientCSI.* methods). Errors cross as WireError (code, message, field).
  */
+import type {
+  ExecCloseRequest,
+  ExecInputRequest,
+  ExecOpenRequest,
+  ExecOpenResponse,
+  ExecOutputRequest,
+  ExecOutputResponse,
+} from "./rpc_exec.js";
 import type { Allocation, ClientStatus, TaskState } from "./alloc.js";
 import type { RegisteringNode } from "./node.js";
 import type { CSIInfo } from "./plugin.js";
@@ -372,4 +380,8 @@ export interface ClientMethods {
   "ClientAlloc.Restart": [AllocRestartRequest, Record<string, never>];
   "ClientAlloc.ReadLog": [AllocReadLogRequest, AllocReadLogResponse];
   "ClientAlloc.Exec": [AllocExecRequest, AllocExecResponse];
+  "ClientAlloc.ExecOpen": [ExecOpenRequest, ExecOpenResponse];
+  "ClientAlloc.ExecInput": [ExecInputRequest, Record<string, never>];
+  "ClientAlloc.ExecOutput": [ExecOutputRequest, ExecOutputResponse];
+  "ClientAlloc.ExecClose": [ExecCloseRequest, Record<string, never>];
 }

@@ -3,8 +3,12 @@
  * or its end (`-tail` with `-n` lines or `-c` bytes), printed on stdout; with `-f`, followed as the
  * task writes. `-f` alone follows both files from their current end, stdout to stdout and stderr to
  * stderr. Output passes the CLI's terminal escaping like every other line it prints.
+ *
+ * `-tail -f` reads the tail in Nomad's frames, whose offsets say where the read ended, and follows
+ * from exactly there: a line the task writes between the two requests is printed, not lost.
  */
 import { streamLogs } from "../../api/index.js";
+import { streamLogFrames } from "../../api/log_frames.js";
 import { fail, type Command, type Parsed } from "../command.js";
 import { findAlloc, taskOf } from "../alloc_target.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
@@ -82,21 +86,14 @@ export const allocLogs: Command<AllocLogsArgs> = {
     }
     const type: "stdout" | "stderr" = p.stderr ? "stderr" : "stdout";
     const lines = p.tail && p.bytes === undefined ? (p.lines ?? 10) : undefined;
-    const from = p.tail ? { origin: "end" as const, offset: p.bytes ?? (lines ?? 10) * BYTES_PER_LINE } : {};
+    const tailBytes = p.bytes ?? (lines ?? 10) * BYTES_PER_LINE;
+    const from = p.tail ? { origin: "end" as const, offset: tailBytes } : {};
     const printer = lineSplitter(io, false);
     try {
+      if (p.tail && p.follow) return await tailThenFollow(io, allocId, task, type, tailBytes, lines);
       if (lines !== undefined) {
-        // The last N lines of the window, then (with -f) what the task writes from then on; what
-        // it writes between the two requests is not shown (a plain stream has no offsets).
-        const chunks: Uint8Array[] = [];
-        for await (const c of streamLogs(io.api, allocId, { task, type, ...from })) chunks.push(c);
-        const all = Buffer.concat(chunks).toString("utf8").split("\n");
-        if (all.at(-1) === "") all.pop();
-        for (const l of all.slice(-lines)) printer.line(l);
-        if (!p.follow) return 0;
-        const rest = { task, type, follow: true, origin: "end" as const, offset: 0 };
-        for await (const c of streamLogs(io.api, allocId, rest)) printer.write(c);
-        printer.end();
+        const all = await readTail(io, allocId, task, type, tailBytes);
+        for (const l of lastLines(all.data, lines)) printer.line(l);
         return 0;
       }
       for await (const c of streamLogs(io.api, allocId, { task, type, follow: p.follow, ...from }))
@@ -108,6 +105,58 @@ export const allocLogs: Command<AllocLogsArgs> = {
     }
   },
 };
+
+/** The window `offset` bytes from the end, and the file offset where that read ended. */
+async function readTail(
+  io: CommandIO,
+  allocId: string,
+  task: string,
+  type: "stdout" | "stderr",
+  offset: number,
+): Promise<{ data: Buffer; end: number | null }> {
+  const chunks: Buffer[] = [];
+  let end: number | null = null;
+  for await (const f of streamLogFrames(io.api, allocId, { task, type, origin: "end", offset })) {
+    chunks.push(f.data);
+    end = f.offset;
+  }
+  return { data: Buffer.concat(chunks), end };
+}
+
+function lastLines(data: Buffer, n: number): string[] {
+  const all = data.toString("utf8").split("\n");
+  if (all.at(-1) === "") all.pop();
+  return all.slice(-n);
+}
+
+/**
+ * `-tail -f`: the end of the log (its last `lines` lines, or all of the window when counting bytes),
+ * then what follows, from the offset the first read ended at. A first read with no data saw an
+ * empty log (the window reaches back to offset 0), so the follow starts at 0; only `-c 0` has no
+ * offset to go on and follows from the end as it is then.
+ */
+async function tailThenFollow(
+  io: CommandIO,
+  allocId: string,
+  task: string,
+  type: "stdout" | "stderr",
+  offset: number,
+  lines: number | undefined,
+): Promise<number> {
+  const printer = lineSplitter(io, false);
+  const tail = await readTail(io, allocId, task, type, offset);
+  if (lines !== undefined) for (const l of lastLines(tail.data, lines)) printer.line(l);
+  else printer.write(tail.data);
+  const from =
+    tail.end !== null
+      ? { origin: "start" as const, offset: tail.end }
+      : offset > 0
+        ? { origin: "start" as const, offset: 0 }
+        : { origin: "end" as const, offset: 0 };
+  for await (const c of streamLogs(io.api, allocId, { task, type, follow: true, ...from })) printer.write(c);
+  printer.end();
+  return 0;
+}
 
 /** `-f` alone: both files from their end, each to its own stream, until the task is dead. */
 async function followBoth(io: CommandIO, allocId: string, task: string): Promise<number> {

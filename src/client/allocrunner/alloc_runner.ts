@@ -6,7 +6,9 @@
  *
  * Lifecycle contracts:
  * - `update(alloc)` with DesiredStatus stop/evict kills the tasks (and abandons a prerun that is
- *   still waiting, e.g. on a claim); postrun still runs.
+ *   still waiting, e.g. on a claim); poststop tasks still run once the others are dead, however
+ *   early the stop came (before prerun, during it, during prestart, or while the agent was away);
+ *   then postrun. A prerun that fails (not stopped) runs no task at all.
  * - `destroy()` kills, waits for run and postrun's background work, runs destroy hooks, removes
  *   the alloc dir and forgets the alloc's state.
  * - `shutdown()` is agent exit: stops waiting and cancels background work but never kills tasks or
@@ -15,9 +17,8 @@
  *   postrun when run again (a restart resumes the release).
  * - Restore (agent restart): an alloc with a persisted non-terminal status keeps that status and
  *   its task states; prerun runs again (the csi_hook reuses mounts still in place) and each task
- *   runner re-attaches to its persisted process. When the alloc turns out to be stopped before its
- *   tasks are reached (or prerun fails), the tasks found running are killed before postrun
- *   releases their volumes, so nothing is unmounted under a live task.
+ *   runner re-attaches to its persisted process. A restored task of a stopped alloc is killed
+ *   only after prerun, so nothing is unmounted under a live task.
  */
 import { abortError, anySignal } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
@@ -32,9 +33,9 @@ import { asBerthError } from "../../structs/errors.js";
 import type { AllocClientUpdate } from "../../structs/rpc.js";
 import { AllocDir } from "../allocdir/alloc_dir.js";
 import { AllocDirHook } from "./alloc_dir_hook.js";
-import { clientStatusOf, newTaskState, withPrerunEvent } from "./alloc_status.js";
-import { TaskCoordinator } from "./alloc_runner_lifecycle.js";
-import { runPostrun } from "./alloc_runner_postrun.js";
+import { clientStatusOf, newTaskState, runnerFailed, withPrerunEvent } from "./alloc_status.js";
+import { stageOf, TaskCoordinator } from "./alloc_runner_lifecycle.js";
+import { runPostrun, runPrerun } from "./alloc_runner_postrun.js";
 import type { AllocRunnerConfig, TaskRunnerLike } from "./alloc_runner_config.js";
 import { CsiHook } from "./csi_hook.js";
 import { AllocHookResources } from "./hook_resources.js";
@@ -63,6 +64,7 @@ export class AllocRunner {
   /** Publish targets a restored prerun made again before the task runners existed. */
   private readonly remountedBeforeTasks = new Set<string>();
   private coordinator: TaskCoordinator | null = null;
+  private stopReason = "";
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -186,6 +188,7 @@ export class AllocRunner {
 
   private stop(reason: string): void {
     if (this.stopCtl.signal.aborted) return;
+    this.stopReason = reason;
     this.stopCtl.abort(abortError());
     // Poststop tasks run once the others are dead, also on a stop.
     for (const [name, tr] of this.taskRunners) {
@@ -220,43 +223,41 @@ export class AllocRunner {
       return;
     }
     if (stored) this.restore(stored);
-    if (this.alloc.DesiredStatus !== "run" || this.stopCtl.signal.aborted) {
-      await this.killRestoredTasks("alloc was stopped while the agent was away");
-      this.setStatus("complete", "alloc was stopped before it started");
-      await this.postrun();
-      return;
-    }
     if (!this.restoredTasks) this.setStatus("pending", "");
+    const away = this.restoredTasks ? "while the agent was away" : "before it started";
+    if (this.alloc.DesiredStatus !== "run") this.stop(`alloc was stopped ${away}`);
+    if (this.stopCtl.signal.aborted && !this.hasPoststop()) return this.endStopped("before it started");
 
+    // A stop ends prerun's waiting (a claim), not the alloc: with poststop tasks, the tasks still
+    // run below, the others killed before they start and poststop ones started once those are dead
+    // (Nomad's task coordinator), with what prerun set up (stopped, csi_hook claims nothing new).
     const prerunSignal = anySignal([this.stopCtl.signal, this.shutdownCtl.signal]);
-    for (const hook of this.hooks) {
-      if (!hook.prerun) continue;
-      const h = hook;
-      try {
-        await runHookPhase(hook, "prerun", this.log, () => h.prerun!(prerunSignal));
-      } catch (err) {
-        if (this.shutdownCtl.signal.aborted) return;
-        await this.killRestoredTasks(`prerun failed: ${asBerthError(err).message}`);
-        if (this.stopCtl.signal.aborted) {
-          this.setStatus("complete", "alloc was stopped before its tasks started");
-        } else {
-          this.setStatus("failed", asBerthError(err).message);
-        }
-        await this.postrun();
-        return;
-      }
+    const err = await runPrerun(this.hooks, prerunSignal, this.log);
+    if (err && this.shutdownCtl.signal.aborted) return;
+    if (err && !this.stopCtl.signal.aborted) {
+      // A failed prerun runs no task, poststop ones included (Nomad's MarkFailedKill).
+      await this.killRestoredTasks(`prerun failed: ${err.message}`);
+      this.setStatus("failed", err.message);
+      return this.postrun();
     }
-    if (this.stopCtl.signal.aborted) {
-      await this.killRestoredTasks("alloc was stopped while the agent was away");
-      this.setStatus("complete", "alloc was stopped before its tasks started");
-      await this.postrun();
-      return;
-    }
+    if (this.stopCtl.signal.aborted && !this.hasPoststop())
+      return this.endStopped("before its tasks started");
 
     await this.runTasks();
     if (this.shutdownCtl.signal.aborted) return;
     const { status, description } = clientStatusOf(Object.values(this.taskStates));
     this.setStatus(status, description);
+    await this.postrun();
+  }
+
+  private hasPoststop(): boolean {
+    return (allocTaskGroup(this.alloc)?.Tasks ?? []).some((t) => stageOf(t) === "poststop");
+  }
+
+  /** Stopped before its tasks ran, with no poststop task: what a previous agent left running is killed. */
+  private async endStopped(when: string): Promise<void> {
+    await this.killRestoredTasks(this.stopReason);
+    this.setStatus("complete", `alloc was stopped ${when}`);
     await this.postrun();
   }
 
@@ -318,6 +319,12 @@ export class AllocRunner {
     // Volumes a restored prerun published again: each recovered task, once run() began, re-binds them.
     const remounted = [...this.remountedBeforeTasks];
     this.remountedBeforeTasks.clear();
+    // Stopped before the tasks were reached: the others are killed (a restored one is re-attached
+    // first), which opens the poststop gate.
+    if (this.stopCtl.signal.aborted) {
+      for (const [name, tr] of runners)
+        if (!coordinator.isPoststop(name)) this.killTask(name, tr, this.stopReason);
+    }
     for (const [name, tr] of runners) {
       runs.push(
         (async () => {
@@ -329,15 +336,7 @@ export class AllocRunner {
         })().catch((err: unknown) => {
           const message = asBerthError(err).message;
           this.log.error("task runner failed", { task: name, error: message });
-          this.onTaskState(name, {
-            ...tr.state(),
-            State: "dead",
-            Failed: true,
-            Events: [
-              ...tr.state().Events,
-              { Type: "Task Runner Failed", Time: Date.now() * 1e6, DisplayMessage: message, Details: {} },
-            ],
-          });
+          this.onTaskState(name, runnerFailed(tr.state(), message));
         }),
       );
     }

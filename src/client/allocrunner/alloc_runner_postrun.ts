@@ -1,11 +1,15 @@
 /**
- * The alloc runner's postrun phase: each hook's postrun in order, once every task (poststop tasks
+ * The alloc runner's prerun and postrun phases.
+ *
+ * Prerun: each hook's prerun in order, until one fails; the failure is answered, not thrown.
+ *
+ * Postrun: each hook's postrun in order, once every task (poststop tasks
  * included) is dead. A hook's long work (a volume release) comes back as `background` and is
  * handed to `track`, so postrun never blocks the alloc's status; failures are logged, and a
  * background failure is rethrown into the tracked promise for destroy() to report.
  */
 import type { Logger } from "../../internal/log.js";
-import { asBerthError } from "../../structs/errors.js";
+import { asBerthError, type BerthError } from "../../structs/errors.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
 
 export async function runPostrun(
@@ -31,4 +35,21 @@ export async function runPostrun(
       log.error("postrun hook failed", { error: asBerthError(err).message });
     }
   }
+}
+
+export async function runPrerun(
+  hooks: readonly AllocHook[],
+  signal: AbortSignal,
+  log: Logger,
+): Promise<BerthError | null> {
+  for (const hook of hooks) {
+    if (!hook.prerun) continue;
+    const h = hook;
+    try {
+      await runHookPhase(hook, "prerun", log, () => h.prerun!(signal));
+    } catch (err) {
+      return asBerthError(err);
+    }
+  }
+  return null;
 }

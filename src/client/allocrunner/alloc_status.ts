@@ -42,3 +42,14 @@ export function withPrerunEvent(
   };
   return { ...st, Events: [...st.Events, ev].slice(-MAX_PRERUN_EVENTS) };
 }
+
+/** A task whose runner threw: dead and failed, with the error as a "Task Runner Failed" event. */
+export function runnerFailed(st: TaskState, message: string): TaskState {
+  const ev: TaskEvent = {
+    Type: "Task Runner Failed",
+    Time: Date.now() * NS_PER_MS,
+    DisplayMessage: message,
+    Details: {},
+  };
+  return { ...st, State: "dead", Failed: true, Events: [...st.Events, ev] };
+}

@@ -9,14 +9,14 @@
  * task dir; with the task's environment (read from its process); output is returned whole, capped.
  */
 import { spawn } from "node:child_process";
-import fs from "node:fs/promises";
 import { BerthError, notFound } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { TaskHandle } from "../drivers/driver.js";
-import { findTool } from "../drivers/shared/proc.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
 import { openReadNoFollow } from "../allocdir/no_follow.js";
+import { registerExecSessionHandlers } from "./client_exec_session.js";
+import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
 
 /** What the handlers need of one alloc on this node. */
 export interface AllocAccess {
@@ -133,6 +133,15 @@ export function registerClientAllocHandlers(
     log.info("exec in task", { alloc: req.AllocID, task: req.Task, command: req.Command[0] });
     return execIn(handle, `${a.root}/${req.Task}`, req, signal);
   });
+
+  registerExecSessionHandlers(
+    peer,
+    (allocId, name) => {
+      const a = alloc(allocId);
+      return { runner: task(a, allocId, name), taskDir: `${a.root}/${name}` };
+    },
+    log,
+  );
 }
 
 /** Runs the command in the task (see the file comment); resolves with its output and exit code. */
@@ -142,19 +151,7 @@ async function execIn(
   req: ClientMethods["ClientAlloc.Exec"][0],
   signal: AbortSignal,
 ): Promise<ClientMethods["ClientAlloc.Exec"][1]> {
-  const inside = await processInTaskRoot(handle.pid);
-  const env = await environOf(inside ?? handle.pid);
-  let file: string;
-  let args: string[];
-  let cwd: string | undefined;
-  if (inside !== null) {
-    const nsenter = await findTool("nsenter");
-    if (!nsenter) throw new BerthError("ERR_DRIVER", "exec into an exec-driver task needs nsenter");
-    // Its mount namespace, its root (chroot) and its working directory.
-    [file, args] = [nsenter, ["-t", String(inside), "-m", "-r", "-w", "--", ...req.Command]];
-  } else {
-    [file, args, cwd] = [req.Command[0]!, req.Command.slice(1), taskDir];
-  }
+  const { file, args, cwd, env } = await taskCommand(handle, taskDir, req.Command);
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], signal });
     const out: Buffer[] = [];
@@ -184,56 +181,4 @@ async function execIn(
     child.stdin.on("error", () => undefined);
     child.stdin.end(Buffer.from(req.Stdin, "base64"));
   });
-}
-
-function signalNumber(sig: NodeJS.Signals): number {
-  return (
-    (
-      {
-        SIGHUP: 1,
-        SIGINT: 2,
-        SIGQUIT: 3,
-        SIGKILL: 9,
-        SIGTERM: 15,
-      } as Partial<Record<NodeJS.Signals, number>>
-    )[sig] ?? 0
-  );
-}
-
-/** The direct children of `pid` (the task's command under the drivers' shell parent). */
-async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  const tids = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  for (const tid of tids) {
-    const kids = await fs.readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
-    for (const k of kids.split(" ").filter(Boolean)) out.push(Number(k));
-  }
-  return out;
-}
-
-/**
- * A process of the task whose root is not the host's: the exec driver's task runs chrooted in its
- * own mount namespace below the handle's process. null for a task that runs in the host's root
- * (raw_exec). Breadth-first over /proc/<pid>/task/<tid>/children.
- */
-async function processInTaskRoot(pid: number): Promise<number | null> {
-  const queue = [pid];
-  for (let seen = 0; queue.length > 0 && seen < 256; seen++) {
-    const p = queue.shift()!;
-    const root = await fs.readlink(`/proc/${p}/root`).catch(() => "/");
-    if (root !== "/") return p;
-    queue.push(...(await childrenOf(p)));
-  }
-  return null;
-}
-
-/** The environment the task runs with, as its process has it. */
-async function environOf(pid: number): Promise<Record<string, string>> {
-  const raw = await fs.readFile(`/proc/${pid}/environ`).catch(() => Buffer.alloc(0));
-  const env: Record<string, string> = {};
-  for (const entry of raw.toString("utf8").split("\0")) {
-    const eq = entry.indexOf("=");
-    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
-  }
-  return env;
 }

@@ -4,10 +4,11 @@
  * `{"stdin": {"close": true}}`; the server answers `{"stdout": {"data": ...}}`,
  * `{"stderr": {"data": ...}}`, then `{"exited": true, "result": {"exit_code": N}}` and closes.
  *
- * berth's exec is not interactive: the command runs once standard input is closed (or the client
- * sent none within STDIN_WAIT_MS), with everything sent as its input, and its output comes back
- * when it ends. A TTY (`tty=true`) is refused with a clear message. Bad requests (unknown alloc or
- * task, no command) are refused before the upgrade with the HTTP status the other routes use.
+ * Without a TTY the command runs once standard input is closed (or the client sent none within
+ * STDIN_WAIT_MS), with everything sent as its input, and its output comes back when it ends. With
+ * `tty=true` the session is interactive, on a pseudo-terminal (exec_session_ws.ts: input as it is
+ * typed, `tty_size` frames, output as it comes). Bad requests (unknown alloc or task, no command)
+ * are refused before the upgrade with the HTTP status the other routes use.
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
@@ -15,6 +16,7 @@ import { WebSocketServer, type WebSocket } from "ws";
 import { asBerthError, BerthError, validationError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { AllocOps } from "../rpc/alloc_ops.js";
+import { runTtySession } from "./exec_session_ws.js";
 import { statusOf } from "./status_map.js";
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/]+)\/exec$/;
@@ -42,13 +44,12 @@ export class ExecSockets {
     let allocId: string;
     let task: string;
     let command: string[];
+    let tty = false;
     try {
       allocId = decodeURIComponent(m[1]!);
       task = url.searchParams.get("task") ?? "";
       if (!task) throw validationError("task", "must name the task to run the command in");
-      if (url.searchParams.get("tty") === "true") {
-        throw validationError("tty", "berth's exec is not interactive: run without a TTY (-t=false)");
-      }
+      tty = url.searchParams.get("tty") === "true";
       command = parseCommand(url.searchParams.get("command"));
       this.authorize(req, allocId, task);
       this.ops.checkExec(allocId, task);
@@ -61,7 +62,11 @@ export class ExecSockets {
       );
       return true;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.run(ws, allocId, task, command));
+    this.wss.handleUpgrade(req, socket, head, (ws) =>
+      tty
+        ? runTtySession(ws, this.ops, { allocId, task, command }, (w, err) => this.fail(w, err))
+        : this.run(ws, allocId, task, command),
+    );
     return true;
   }
 

@@ -9,8 +9,12 @@ import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { ClientMethods } from "../../structs/rpc.js";
+import type { ExecOpenRequest } from "../../structs/rpc_exec.js";
 import { SIGNAL_NAMES } from "../../structs/task_stanzas_validate.js";
 import type { ServerDeps } from "../deps.js";
+
+type ExecSessionMethod =
+  "ClientAlloc.ExecOpen" | "ClientAlloc.ExecInput" | "ClientAlloc.ExecOutput" | "ClientAlloc.ExecClose";
 
 /** Exec's deadline: a non-interactive command must finish within it. */
 export const EXEC_TIMEOUT_MS = 5 * 60_000;
@@ -83,6 +87,28 @@ export class AllocOps {
       undefined,
       EXEC_TIMEOUT_MS + 10_000,
     );
+  }
+
+  /**
+   * One call of an interactive exec session (rpc_exec.ts) on the alloc's node. Opening checks the
+   * alloc, task and command as exec does; the session's later calls only need its node.
+   */
+  execSession<M extends ExecSessionMethod>(
+    id: string,
+    method: M,
+    params: ClientMethods[M][0],
+    opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<ClientMethods[M][1]> {
+    const alloc =
+      method === "ClientAlloc.ExecOpen" ? this.running(id, (params as ExecOpenRequest).Task) : this.get(id);
+    if (method === "ClientAlloc.ExecOpen") {
+      const { Task, Command } = params as ExecOpenRequest;
+      if (!Task) throw validationError("task", "a task name is required");
+      if (Command.length === 0 || Command.some((c) => typeof c !== "string" || c.includes("\0"))) {
+        throw validationError("command", "a non-empty list of strings without NUL is required");
+      }
+    }
+    return this.call(alloc, method, params, opts.signal, opts.timeoutMs);
   }
 
   /** Throws what an exec request for `task` of alloc `id` would be refused with, before it starts. */

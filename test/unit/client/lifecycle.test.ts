@@ -50,11 +50,12 @@ function harness(tasks: Task[], volumes: Record<string, VolumeRequest> = {}) {
   const fakes = new Map<string, FakeTask>();
   /** Task names in the order their run() was called. */
   const started: string[] = [];
+  const rpc = new FakeRpc(client.calls);
   const runner = new AllocRunner({
     alloc,
     dataDir: tempDir("berth-lc-"),
     node: { id: "node-1", name: "n1" },
-    rpc: new FakeRpc(client.calls),
+    rpc,
     registry,
     volumeManager: new VolumeManager({
       plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
@@ -87,7 +88,7 @@ function harness(tasks: Task[], volumes: Record<string, VolumeRequest> = {}) {
   };
   const state = (name: string) => fakes.get(name)?.state();
   const events = (name: string) => state(name)?.Events.map((e) => e.Type) ?? [];
-  return { runner, fakes, started, until, state, events, client };
+  return { runner, fakes, started, until, state, events, client, rpc, alloc };
 }
 
 test("main tasks start only after prestart tasks completed; poststart after main runs", async () => {
@@ -163,6 +164,35 @@ test("a stop kills main tasks but runs poststop, which sees the volume; release 
   await done;
   await h.runner.released();
   assert.equal(h.client.callsOf("NodeUnpublishVolume").length, 1);
+});
+
+test("a stop while prerun still waits on a claim: the others are killed unstarted, poststop runs", async () => {
+  const volumes = { data: volumeRequest() };
+  const h = harness([t("main"), t("init", lc("prestart")), t("cleanup", lc("poststop"))], volumes);
+  h.rpc.claimFailures = Array.from({ length: 100_000 }, () => "ERR_CSI_IN_USE" as const);
+  const done = h.runner.run();
+  await h.until(() => h.rpc.claims.length >= 2);
+  h.runner.update({ ...h.alloc, DesiredStatus: "stop" });
+  await h.until(() => h.started.includes("cleanup"));
+  assert.match(h.fakes.get("init")!.killedWith ?? "", /desired status is stop/);
+  assert.match(h.fakes.get("main")!.killedWith ?? "", /desired status is stop/);
+  assert.equal(h.fakes.get("cleanup")!.killedWith, null, "poststop is not killed by the stop");
+  assert.equal(h.fakes.get("cleanup")!.mountsSeen?.size, 0, "no volume was mounted");
+  h.fakes.get("cleanup")!.finish();
+  await done;
+  await h.runner.released();
+  assert.equal(h.runner.clientStatus, "complete");
+});
+
+test("an alloc stopped before it started still runs its poststop tasks (Nomad's coordinator)", async () => {
+  const h = harness([t("main"), t("cleanup", lc("poststop"))]);
+  h.runner.update({ ...h.alloc, DesiredStatus: "stop" });
+  const done = h.runner.run();
+  await h.until(() => h.started.includes("cleanup"));
+  assert.match(h.fakes.get("main")!.killedWith ?? "", /stop/);
+  h.fakes.get("cleanup")!.finish();
+  await done;
+  assert.equal(h.runner.clientStatus, "complete");
 });
 
 test("restart on success: sidecars yes, ephemeral prestart/poststart and poststop no", () => {

@@ -1,0 +1,85 @@
+/**
+ * Finding a running task's processes from its handle: the children of a process, the process of an
+ * exec-driver task that runs in the task's own root, and the environment a task runs with. Used by
+ * `alloc signal` and `alloc exec` (client_alloc.ts, client_exec_session.ts).
+ */
+import fs from "node:fs/promises";
+import { BerthError } from "../../structs/errors.js";
+import type { TaskHandle } from "../drivers/driver.js";
+import { findTool } from "../drivers/shared/proc.js";
+
+/**
+ * How to run `command` inside the task: for an exec-driver task in its mount namespace, root and
+ * working directory (nsenter into a process of the task), for raw_exec in the task dir; with the
+ * task's environment as its process has it.
+ */
+export async function taskCommand(
+  handle: TaskHandle,
+  taskDir: string,
+  command: string[],
+): Promise<{ file: string; args: string[]; cwd: string | undefined; env: Record<string, string> }> {
+  const inside = await processInTaskRoot(handle.pid);
+  const env = await environOf(inside ?? handle.pid);
+  if (inside === null) return { file: command[0]!, args: command.slice(1), cwd: taskDir, env };
+  const nsenter = await findTool("nsenter");
+  if (!nsenter) throw new BerthError("ERR_DRIVER", "exec into an exec-driver task needs nsenter");
+  return {
+    file: nsenter,
+    args: ["-t", String(inside), "-m", "-r", "-w", "--", ...command],
+    cwd: undefined,
+    env,
+  };
+}
+
+/** The direct children of `pid` (the task's command under the drivers' shell parent). */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  const tids = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  for (const tid of tids) {
+    const kids = await fs.readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
+    for (const k of kids.split(" ").filter(Boolean)) out.push(Number(k));
+  }
+  return out;
+}
+
+/**
+ * A process of the task whose root is not the host's: the exec driver's task runs chrooted in its
+ * own mount namespace below the handle's process. null for a task that runs in the host's root
+ * (raw_exec). Breadth-first over /proc/<pid>/task/<tid>/children.
+ */
+export async function processInTaskRoot(pid: number): Promise<number | null> {
+  const queue = [pid];
+  for (let seen = 0; queue.length > 0 && seen < 256; seen++) {
+    const p = queue.shift()!;
+    const root = await fs.readlink(`/proc/${p}/root`).catch(() => "/");
+    if (root !== "/") return p;
+    queue.push(...(await childrenOf(p)));
+  }
+  return null;
+}
+
+/** The environment the task runs with, as its process has it. */
+export async function environOf(pid: number): Promise<Record<string, string>> {
+  const raw = await fs.readFile(`/proc/${pid}/environ`).catch(() => Buffer.alloc(0));
+  const env: Record<string, string> = {};
+  for (const entry of raw.toString("utf8").split("\0")) {
+    const eq = entry.indexOf("=");
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+/** The number of a signal that ended a command (its exit code is 128 + it). */
+export function signalNumber(sig: NodeJS.Signals): number {
+  return (
+    (
+      {
+        SIGHUP: 1,
+        SIGINT: 2,
+        SIGQUIT: 3,
+        SIGKILL: 9,
+        SIGTERM: 15,
+      } as Partial<Record<NodeJS.Signals, number>>
+    )[sig] ?? 0
+  );
+}
