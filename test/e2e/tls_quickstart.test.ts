@@ -85,7 +85,9 @@ before(async () => {
     tlsConfig,
     `tls {\n  http = true\n  rpc = true\n  ca_file = "${c("nomad-agent-ca.pem")}"\n` +
       `  cert_file = "${c("global-server-nomad.pem")}"\n  key_file = "${c("global-server-nomad-key.pem")}"\n` +
-      `  verify_server_hostname = true\n  verify_https_client = true\n}\n`,
+      `  verify_server_hostname = true\n  verify_https_client = true\n}\n` +
+      // ACLs on as well: the quick start runs with a token, as a secured cluster's operator does.
+      `acl {\n  enabled = true\n}\n`,
   );
   const port = await freePort();
   agent = new AgentProcess(
@@ -108,8 +110,24 @@ before(async () => {
     NOMAD_CLIENT_CERT: c("global-cli-nomad.pem"),
     NOMAD_CLIENT_KEY: c("global-cli-nomad-key.pem"),
   };
+  // The one-time bootstrap over mutual TLS: its management token runs everything after it.
+  const boot = await eventually(
+    "the ACL bootstrap over HTTPS",
+    async () => {
+      const r = await runCli(["acl", "bootstrap"], env);
+      return r.code === 0 ? r.stdout : undefined;
+    },
+    30_000,
+  );
+  const secret = /^Secret ID\s*=\s*(\S+)$/m.exec(boot)?.[1];
+  assert.match(secret ?? "", /^[0-9a-f-]{36}$/, boot);
+  const anonymous = await runCli(["job", "status"], env);
+  assert.notEqual(anonymous.code, 0, "without a token the CLI is refused");
+  assert.match(anonymous.stderr, /Permission denied/);
+  env.NOMAD_TOKEN = secret!;
   api = new ApiClient({
     address: env.NOMAD_ADDR,
+    token: secret!,
     tls: { caCert: env.NOMAD_CACERT, clientCert: env.NOMAD_CLIENT_CERT, clientKey: env.NOMAD_CLIENT_KEY },
   });
   await eventually(

@@ -280,6 +280,12 @@ describe("agent config in Nomad's language and shape", () => {
     const dev = await loadAgentOptions(["-dev", "-config", path.join(repo, "examples/hostpath/agent.hcl")]);
     assert.deepEqual(dev.hostVolumes, [{ name: "hostpath-data", path: "hostpath-data", readOnly: false }]);
     assert.equal(dev.drivers.rawExec.enabled, true);
+    const secure = await loadAgentOptions(["-dev", "-config", path.join(repo, "examples/secure/agent.hcl")]);
+    assert.equal(secure.fileConfig.acl?.enabled, true);
+    assert.deepEqual(
+      [secure.fileConfig.tls?.http, secure.fileConfig.tls?.rpc, secure.fileConfig.tls?.caFile],
+      [true, true, "nomad-agent-ca.pem"],
+    );
   });
 
   it("a directory: *.hcl and *.json in name order, no editor leftovers; servers append, maps merge", async () => {
