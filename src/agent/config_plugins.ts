@@ -10,7 +10,11 @@
  *     config {}            # accepted; berth's exec driver has no settings of Nomad's to honour yet
  *   }
  *   client {
- *     options { "driver.raw_exec.enable" = "1" }   # Nomad's legacy switch for the same thing
+ *     options {
+ *       "driver.raw_exec.enable" = "1"            # Nomad's legacy switch for the same thing
+ *       "user.denylist"          = "root,admin"   # users the tasks of checked drivers may not run as
+ *       "user.checked_drivers"   = "exec"         # (structs/task_user.ts; Nomad's defaults otherwise)
+ *     }
  *   }
  *
  * Nomad ships raw_exec disabled and enables it in -dev (DevConfig sets the legacy option). A
@@ -20,12 +24,21 @@
  * settings berth does not honour are refused by name.
  */
 import type { Body } from "../api/specs/body.js";
+import {
+  taskUserPolicyFromOptions,
+  USER_BLACKLIST_OPTION,
+  USER_CHECKED_DRIVERS_OPTION,
+  USER_DENYLIST_OPTION,
+  type TaskUserPolicy,
+} from "../structs/task_user.js";
 
 /** The legacy client option that enables raw_exec (drivers/rawexec PluginLoader). */
 export const RAW_EXEC_ENABLE_OPTION = "driver.raw_exec.enable";
 
-/** The client `options` berth honours. */
-const HONOURED_OPTIONS = [RAW_EXEC_ENABLE_OPTION];
+/** The client `options` berth honours: a switch, and the task user policy's lists (any string). */
+const BOOLEAN_OPTIONS = [RAW_EXEC_ENABLE_OPTION];
+const LIST_OPTIONS = [USER_DENYLIST_OPTION, USER_BLACKLIST_OPTION, USER_CHECKED_DRIVERS_OPTION];
+const HONOURED_OPTIONS = [...BOOLEAN_OPTIONS, ...LIST_OPTIONS];
 
 /** What the `plugin` blocks set, by driver; a driver is present only when its block has `config`. */
 export interface PluginSettings {
@@ -36,6 +49,8 @@ export interface PluginSettings {
 /** What the agent's node runs with (ClientOptions.drivers). */
 export interface DriverSettings {
   rawExec: { enabled: boolean };
+  /** Which users tasks may run as (`user.denylist`, `user.checked_drivers`; Nomad's defaults). */
+  taskUsers: TaskUserPolicy;
 }
 
 /** Go's strconv.ParseBool, which Nomad uses to read driver options; undefined when it is none. */
@@ -53,7 +68,7 @@ export function parseClientOptions(client: Body, options: Record<string, string>
         `options: ${JSON.stringify(key)} is not supported by berth (supported: ${HONOURED_OPTIONS.map((k) => JSON.stringify(k)).join(", ")})`,
       );
     }
-    if (goParseBool(value) === undefined) {
+    if (BOOLEAN_OPTIONS.includes(key) && goParseBool(value) === undefined) {
       throw client.error(
         `options: ${JSON.stringify(key)} must be "1", "true", "0" or "false", got ${JSON.stringify(value)}`,
       );
@@ -111,7 +126,8 @@ export function resolveDrivers(
   options: Record<string, string> | undefined,
   plugins: PluginSettings | undefined,
 ): DriverSettings {
-  if (plugins?.raw_exec) return { rawExec: { enabled: plugins.raw_exec.enabled } };
+  const taskUsers = taskUserPolicyFromOptions(options);
+  if (plugins?.raw_exec) return { rawExec: { enabled: plugins.raw_exec.enabled }, taskUsers };
   const option = options?.[RAW_EXEC_ENABLE_OPTION];
-  return { rawExec: { enabled: (option === undefined ? undefined : goParseBool(option)) ?? dev } };
+  return { rawExec: { enabled: (option === undefined ? undefined : goParseBool(option)) ?? dev }, taskUsers };
 }

@@ -21,6 +21,7 @@ import { AllocSync } from "./alloc_sync.js";
 import { AllocUpdateBatcher } from "./alloc_updates.js";
 import { CsiManager } from "./csimanager/manager.js";
 import { VolumeManager } from "./csimanager/volume_manager.js";
+import type { TaskUserPolicy } from "../structs/task_user.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
@@ -50,7 +51,7 @@ export interface ClientOptions {
    * Task driver settings from the agent config. raw_exec runs tasks unisolated as the agent's user,
    * so it is disabled (fingerprinted as not detected) unless `rawExec.enabled`, as Nomad ships it.
    */
-  drivers?: { rawExec?: { enabled: boolean } };
+  drivers?: { rawExec?: { enabled: boolean }; taskUsers?: TaskUserPolicy };
   /** The client config's host volumes, paths already checked (agent/config_file.ts). */
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   /** Node metadata (Node.Meta). */
@@ -193,6 +194,7 @@ export class Client {
             csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
             handles: stateDb,
             pluginDirs,
+            ...(this.opts.drivers?.taskUsers ? { taskUsers: this.opts.drivers.taskUsers } : {}),
             ...(restoredState ? { restoredState } : {}),
             ...(initialEvents ? { initialEvents } : {}),
           }),

@@ -54,7 +54,7 @@ export interface Template {
   ErrMissingKey: boolean;
   /** Render once and never watch for changes; Nomad's default false. */
   Once?: boolean;
-  /** Owner of the rendered file; absent: the task's user. */
+  /** Owner of the rendered file (negative: the agent's user); both absent: the user the task runs as. */
   Uid?: number | null;
   Gid?: number | null;
   /** Deprecated and unused by Nomad (Vault 0.5); kept as Nomad answers it, 0. */

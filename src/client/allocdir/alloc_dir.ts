@@ -57,7 +57,9 @@ export class AllocDir {
    */
   async build(tasks: string[]): Promise<void> {
     await fs.mkdir(this.root, { recursive: true });
-    await mkdirNoFollow(this.root, ["alloc"]);
+    // Shared by the alloc's tasks, whatever users they run as (exec's default is nobody): open to
+    // all as Nomad's, sticky so one task's user cannot remove another's files.
+    await mkdirNoFollow(this.root, ["alloc"], 0o1777);
     for (const t of tasks) {
       this.taskDir(t); // refuses the reserved name "alloc" and names safeJoin rejects
       await mkdirNoFollow(this.root, [t, "local"]);

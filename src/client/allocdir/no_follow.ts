@@ -26,7 +26,10 @@ const { O_RDONLY, O_WRONLY, O_APPEND, O_CREAT, O_DIRECTORY, O_NOFOLLOW, O_NONBLO
 export interface NoFollowDirOptions {
   /** Create missing directories; otherwise a missing one is ENOENT. */
   create?: boolean;
-  /** Mode of the last directory when created (parents get 0755, as `mkdir -p -m`), before the umask. */
+  /**
+   * Mode of the last directory when created (parents get 0755 before the umask, as `mkdir -p -m`):
+   * set exactly, through the opened directory, whatever the agent's umask.
+   */
   mode?: number;
 }
 
@@ -64,10 +67,12 @@ export async function openDirNoFollow(
   try {
     for (const [i, name] of rel.entries()) {
       const shown = [anchor, ...rel.slice(0, i + 1)].join("/");
+      const last = i === rel.length - 1;
+      let created = false;
       if (opts.create) {
         try {
-          const last = i === rel.length - 1;
           await fs.mkdir(at(dir, name), { mode: last ? (opts.mode ?? 0o755) : 0o755 });
+          created = true;
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
         }
@@ -83,6 +88,7 @@ export async function openDirNoFollow(
       }
       await dir.close();
       dir = next;
+      if (created && last && opts.mode !== undefined) await dir.chmod(opts.mode);
     }
     return dir;
   } catch (err) {

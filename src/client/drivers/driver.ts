@@ -43,7 +43,10 @@ export interface TaskStartConfig {
   resources?: TaskResources;
   /** Task.KillSignal, sent first on stop ("" or absent: SIGTERM). Checked by start(). */
   killSignal?: string;
-  /** Task.User: the task's command runs as this user ("" or absent: as the agent's user). */
+  /**
+   * Task.User: the task's command runs as this user; "" or absent: the driver's default (raw_exec:
+   * the agent's user; exec: `nobody`, or the agent's user for a privileged task).
+   */
   user?: string;
 }
 
@@ -87,6 +90,11 @@ export interface DriverCapabilities {
 export interface TaskDriver {
   readonly name: string;
   capabilities(): DriverCapabilities;
+  /**
+   * The user a task that names none runs as: "" for the agent's user. `privileged`: the task is a
+   * CSI plugin (TaskStartConfig.privileged). Absent: always the agent's user.
+   */
+  defaultUser?(privileged: boolean): string;
   fingerprint(): Promise<DriverInfo>;
   /**
    * Starts the task: its command runs only after `beforeRun` (when given) returned. A driver that

@@ -23,12 +23,28 @@ export async function taskCommand(
   if (inside === null) return { file: command[0]!, args: command.slice(1), cwd: taskDir, env };
   const nsenter = await findTool("nsenter");
   if (!nsenter) throw new BerthError("ERR_DRIVER", "exec into an exec-driver task needs nsenter");
+  // As the task's own user, as Nomad's exec does: an exec task runs as nobody unless its job says
+  // otherwise, and exec-ing into it must not hand out the agent's root inside the task's root.
+  const owner = await credentialsOf(inside);
+  const asUser = owner === null || owner.uid === 0 ? [] : ["-S", String(owner.uid), "-G", String(owner.gid)];
   return {
     file: nsenter,
-    args: ["-t", String(inside), "-m", "-r", "-w", "--", ...command],
+    args: ["-t", String(inside), "-m", "-r", "-w", ...asUser, "--", ...command],
     cwd: undefined,
     env,
   };
+}
+
+/**
+ * The effective uid and gid `pid` runs with (/proc/<pid>/status); null when it cannot be read (the
+ * process is gone: the exec then fails on its own).
+ */
+export async function credentialsOf(pid: number): Promise<{ uid: number; gid: number } | null> {
+  const status = await fs.readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+\\d+\\s+(\\d+)`, "m").exec(status)?.[1]);
+  const uid = field("Uid");
+  const gid = field("Gid");
+  return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : null;
 }
 
 /** The direct children of `pid` (the task's command under the drivers' shell parent). */

@@ -80,7 +80,11 @@ export class VolumeStore {
   async create(v: HostpathVolume, fill?: (dir: string) => Promise<void>): Promise<void> {
     const dir = this.dirOf(v.id);
     if (fill) await fs.rm(dir, { recursive: true, force: true });
-    await fs.mkdir(dir, { recursive: true });
+    // A new volume's root is writable by every user (0777, whatever the plugin's umask): the plugin
+    // runs as root, the tasks that mount the volume as their own users (exec's default is nobody),
+    // and a hostpath volume has no uid/gid mount options to map them. An existing root (expansion)
+    // keeps whatever mode its users gave it.
+    if ((await fs.mkdir(dir, { recursive: true })) !== undefined) await fs.chmod(dir, 0o777);
     if (fill) await fill(dir);
     const meta = this.metaOf(v.id);
     await fs.writeFile(meta + ".tmp", JSON.stringify(v) + "\n");

@@ -84,6 +84,8 @@ describe("exec driver (real namespaces and mounts)", () => {
           { hostPath: roVol, taskPath: "/srv/ro", readOnly: true, propagation: "private" },
           { hostPath: roVol, taskPath: "/ro", readOnly: true, propagation: "host-to-task" },
         ],
+        // As root, so that only the read-only bind (not a file mode) can refuse the write to /ro.
+        user: "root",
       },
     );
     assert.deepEqual(await withTimeout(driver.wait(h), 10_000, "task exit"), { exitCode: 0, signal: null });
@@ -118,6 +120,8 @@ describe("exec driver (real namespaces and mounts)", () => {
           { hostPath: plug, taskPath: "/csi", readOnly: false, propagation: "bidirectional" },
           { hostPath: vol, taskPath: "/data", readOnly: false, propagation: "private" },
         ],
+        // A task that mounts is a CSI plugin, privileged: it keeps the agent's user.
+        privileged: true,
       });
       await waitForFile(ready);
       assert.deepEqual(await mountsUnder(plug), [path.join(plug, "staging"), plug]);

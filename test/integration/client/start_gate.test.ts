@@ -53,10 +53,13 @@ for (const [name, make] of [
       await fx.cleanup();
     });
 
-    /** A marker the task's command creates; in the task's view under exec (chrooted). */
+    /**
+     * A marker the task's command creates in its `local` dir (writable by the task's user: exec
+     * runs it as nobody); in the task's view under exec (chrooted).
+     */
     const marker = (file: string) => ({
-      host: path.join(fx.allocDir.taskDir("web"), file),
-      task: name === "exec" ? `/${file}` : path.join(fx.allocDir.taskDir("web"), file),
+      host: path.join(fx.allocDir.taskLocalDir("web"), file),
+      task: name === "exec" ? `/local/${file}` : path.join(fx.allocDir.taskLocalDir("web"), file),
     });
 
     it("runs the command only after beforeRun returned, and a released task is recovered", async () => {

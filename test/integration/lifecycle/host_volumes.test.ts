@@ -45,6 +45,8 @@ before(async () => {
   roDir = path.join(dir, "ro");
   cfgDir = path.join(dir, "cfg");
   for (const d of [rwDir, roDir, cfgDir]) fs.mkdirSync(d);
+  // The operator opens the writable host volume to the tasks' user: exec tasks run as nobody.
+  fs.chmodSync(rwDir, 0o777);
   fs.writeFileSync(path.join(roDir, "seed.txt"), "seed\n");
   const config = path.join(dir, "agent.hcl");
   fs.writeFileSync(

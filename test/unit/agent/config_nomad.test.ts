@@ -20,6 +20,7 @@ import {
   resolveAgentOptions,
   type AgentOptions,
 } from "../../../src/agent/options.js";
+import { DEFAULT_TASK_USER_POLICY } from "../../../src/structs/task_user.js";
 import { REPO_ROOT } from "../../helpers/agent_process.js";
 
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "berth-nomadcfg-")));
@@ -208,7 +209,7 @@ describe("agent config in Nomad's language and shape", () => {
     assert.equal(o.logLevel, "debug");
     assert.deepEqual(o.meta, { rack: "r1", "storage.tier": "ssd" });
     assert.deepEqual(o.hostVolumes, [{ name: "data", path: "/srv/data", readOnly: true }]);
-    assert.deepEqual(o.drivers, { rawExec: { enabled: true } });
+    assert.deepEqual(o.drivers, { rawExec: { enabled: true }, taskUsers: DEFAULT_TASK_USER_POLICY });
     assert.deepEqual(o.fileConfig.reserved, { cpu: 500, memory: 256, disk: 1024 });
   });
 
@@ -357,6 +358,20 @@ describe("raw_exec is disabled unless configured (Nomad's default)", () => {
       parseAgentConfig("a.hcl", 'client { options { "driver.raw_exec.enable" = "yes" } }'),
       /options: "driver\.raw_exec\.enable" must be "1", "true", "0" or "false", got "yes"/,
     );
+  });
+
+  it("the task user policy from client options user.denylist and user.checked_drivers (Nomad's defaults otherwise)", async () => {
+    const argv = ["-server", "-client", "-data-dir=/d"];
+    const users = async (text: string) =>
+      resolved(await parseAgentConfig("a.hcl", text), argv).drivers.taskUsers;
+    assert.deepEqual(await users(""), DEFAULT_TASK_USER_POLICY);
+    assert.deepEqual(
+      await users(
+        'client { options { "user.denylist" = "root,admin" "user.checked_drivers" = "exec,raw_exec" } }',
+      ),
+      { denylist: ["root", "admin"], checkedDrivers: ["exec", "raw_exec"] },
+    );
+    assert.deepEqual((await users('client { options { "user.denylist" = "" } }')).denylist, []);
   });
 
   it("a later file's plugin block replaces an earlier one's", async () => {

@@ -6,6 +6,7 @@
 import type { Logger } from "../../../internal/log.js";
 import type { Allocation, TaskEvent, TaskState } from "../../../structs/alloc.js";
 import type { Task } from "../../../structs/job.js";
+import type { TaskUserPolicy } from "../../../structs/task_user.js";
 import type { AllocDir } from "../../allocdir/alloc_dir.js";
 import type { TaskDriver, TaskHandle } from "../../drivers/driver.js";
 import type { PluginRegistrar } from "../../dynamicplugins/types.js";
@@ -30,6 +31,8 @@ export interface TaskRunnerConfig {
   csiPlugin?: PluginSupervisorOptions;
   /** The node's owner of CSI plugin dirs (plugin_dirs.ts), shared by all plugin tasks. */
   pluginDirs?: PluginDirs;
+  /** Which users tasks may run as (client options user.denylist / user.checked_drivers); absent: Nomad's defaults. */
+  taskUsers?: TaskUserPolicy;
   /** Where the running task's handle is persisted for an agent restart; none: nothing persists. */
   handles?: TaskHandleStore;
   /** The task's state as last persisted, when its alloc is restored after an agent restart. */

@@ -6,6 +6,7 @@
  */
 import path from "node:path";
 import type { Task } from "../../../structs/job.js";
+import { DEFAULT_TASK_USER_POLICY, disallowedTaskUser } from "../../../structs/task_user.js";
 import type { TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
 import { taskResources } from "../../drivers/shared/cgroups/limits.js";
 import { NonRecoverableError } from "./hooks.js";
@@ -33,6 +34,7 @@ export function buildStartConfig(
   hookEnv: Record<string, string>,
 ): TaskStartConfig {
   const { task, allocDir } = cfg;
+  checkTaskUser(cfg);
   const { env, scope } = buildTaskEnv(taskEnvInput(cfg), hookEnv);
   const { command, args } = parseConfig(task);
   const logs = allocDir.taskLogsDir(task.Name);
@@ -54,6 +56,30 @@ export function buildStartConfig(
     killSignal: task.KillSignal ?? "",
     user: task.User ?? "",
   };
+}
+
+/**
+ * The user the task's command runs as: its own `user`, else its driver's default (exec: nobody,
+ * a CSI plugin task the agent's user); "" for the agent's user. Files made for the task (templates)
+ * belong to this user.
+ */
+export function effectiveTaskUser(cfg: TaskRunnerConfig): string {
+  return cfg.task.User || cfg.driver.defaultUser?.(cfg.task.CSIPluginConfig !== null) || "";
+}
+
+/**
+ * The node's task user policy (structs/task_user.ts), checked before every start as Nomad's
+ * validate hook does: a denied user fails the task for good (no restart can change the answer).
+ */
+function checkTaskUser(cfg: TaskRunnerConfig): void {
+  const why = disallowedTaskUser(
+    cfg.taskUsers ?? DEFAULT_TASK_USER_POLICY,
+    cfg.driver.name,
+    cfg.task.User ?? "",
+  );
+  if (why !== null) {
+    throw new NonRecoverableError("ERR_VALIDATION", `task ${JSON.stringify(cfg.task.Name)}: ${why}`);
+  }
 }
 
 /** `command` (required string) and `args` (optional string array) from the task's Config. */

@@ -30,10 +30,13 @@ import {
 } from "./template/files.js";
 import { renderTemplate } from "./template/render.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
-import { taskEnvInput } from "./task_start.js";
+import { effectiveTaskUser, taskEnvInput } from "./task_start.js";
+import { lookupUser, type TaskUser } from "../../drivers/shared/user.js";
 
 export class TemplateHook implements PrestartHook {
   readonly name = "template";
+  /** The task's user, looked up once per hook (every start renders again). */
+  private user: Promise<TaskUser> | undefined;
 
   constructor(
     private readonly cfg: TaskRunnerConfig,
@@ -85,7 +88,7 @@ export class TemplateHook implements PrestartHook {
           rightDelim: t.RightDelim,
           errMissingKey: t.ErrMissingKey,
         });
-        await writeTemplateOutput(allocRoot, dest, output, mode);
+        await writeTemplateOutput(allocRoot, dest, output, mode, await this.ownerOf(t));
       } catch (err) {
         throw new NonRecoverableError("ERR_VALIDATION", `Template failed: ${label}: ${messageOf(err)}`);
       }
@@ -100,6 +103,22 @@ export class TemplateHook implements PrestartHook {
       }
     }
     return Object.keys(env).length > 0 ? { env } : undefined;
+  }
+
+  /**
+   * Who owns a rendered file: the template's `uid`/`gid` where set (a negative one: the agent's);
+   * with neither, the user the task runs as (exec: nobody by default), so a task that is not root
+   * can read its own `perms = "0600"` file. Nomad gives the agent's user instead, which such a
+   * task could not read. undefined: the agent's user, nothing to change.
+   */
+  private async ownerOf(t: Template): Promise<{ uid: number; gid: number } | undefined> {
+    const id = (v: number | null | undefined) => (typeof v === "number" && v >= 0 ? v : -1);
+    if (typeof t.Uid === "number" || typeof t.Gid === "number") return { uid: id(t.Uid), gid: id(t.Gid) };
+    const user = effectiveTaskUser(this.cfg);
+    if (user === "") return undefined;
+    this.user ??= lookupUser(this.cfg.task.Name, user);
+    const { uid, gid } = await this.user;
+    return { uid, gid };
   }
 }
 

@@ -31,6 +31,17 @@ import { refreshInTaskNamespace } from "./mount_refresh.js";
 
 const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mkdir"];
 
+/**
+ * The user an exec task runs as: the task's `user`, else `nobody` (as Nomad's exec driver), so a
+ * job that says nothing gets no root on the node. A privileged task (a CSI plugin) that names no
+ * user keeps the agent's user: it mounts and formats volumes, which needs root, as CSI requires.
+ */
+export const EXEC_DEFAULT_USER = "nobody";
+
+function execDefaultUser(privileged: boolean): string {
+  return privileged ? "" : EXEC_DEFAULT_USER;
+}
+
 export class ExecDriver implements TaskDriver {
   readonly name = "exec";
   private readonly procs: ProcessTable;
@@ -46,6 +57,10 @@ export class ExecDriver implements TaskDriver {
     this.isolation = new TaskIsolation(opts.cgroups);
     this.procs = new ProcessTable(this.name, opts.pollMs, this.isolation.onExit);
     this.setupTimeoutMs = opts.setupTimeoutMs ?? 60_000;
+  }
+
+  defaultUser(privileged: boolean): string {
+    return execDefaultUser(privileged);
   }
 
   capabilities(): DriverCapabilities {
@@ -77,7 +92,8 @@ export class ExecDriver implements TaskDriver {
     const files = { statusFile: statusFileFor(root), startedFile: startedFileFor(root) };
     await fs.rm(files.statusFile, { force: true });
     await fs.rm(files.startedFile, { force: true });
-    const prepared = await this.isolation.prepare(cfg);
+    const user0 = cfg.user || execDefaultUser(cfg.privileged ?? false);
+    const prepared = await this.isolation.prepare({ ...cfg, user: user0 });
     const user = prepared.user;
 
     const args = ["--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", EXEC_INIT_SH, "sh"];

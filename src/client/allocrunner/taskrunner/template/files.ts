@@ -96,6 +96,8 @@ export async function writeTemplateOutput(
   p: AllocRelPath,
   content: string,
   mode: number,
+  /** Who owns the file (-1: unchanged, the agent's); absent: the agent's user. */
+  owner?: { uid: number; gid: number },
 ): Promise<void> {
   const dir = await openDirNoFollow(allocRoot, p.dir, { create: true });
   const tmp = `.${p.file}.${randomBytes(6).toString("hex")}.tmp`;
@@ -103,6 +105,8 @@ export async function writeTemplateOutput(
     const fh = await fs.open(at(dir, tmp), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600);
     try {
       await fh.writeFile(content);
+      // chown before chmod: a chown clears set-id bits the mode may ask for.
+      if (owner) await fh.chown(owner.uid, owner.gid);
       await fh.chmod(mode);
       await fh.sync();
     } finally {
