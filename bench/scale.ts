@@ -15,7 +15,11 @@
  * then each figure at the large size over the small one, and the event loop's max delay during each
  * phase (monitorEventLoopDelay). Nothing here asserts; it measures.
  *
- *   node dist/bench/scale.js [large_nodes=1000] [large_volumes=10000]
+ * The default large size is what completes in about a minute on 2 cores today (registration cost
+ * grows with the cluster, so N registrations cost O(N²), and each waits on the store's commits:
+ * 500 nodes took 79 s and 1,000 nodes 194 s on 2026-11-24).
+ *
+ *   node dist/bench/scale.js [large_nodes=300] [large_volumes=3000]
  *   BERTH_SCALE_NODES=5000 BERTH_SCALE_VOLUMES=50000 node dist/bench/scale.js   (by hand: minutes)
  */
 import { fork, type ChildProcess } from "node:child_process";
@@ -39,13 +43,13 @@ import type { SimRequest } from "./scale_sim.js";
 const env = (k: string, d: number) => Number(process.env[k] ?? d);
 const SMALL = { nodes: 100, volumes: 1000 };
 const LARGE = {
-  nodes: Number(process.argv[2] ?? env("BERTH_SCALE_NODES", 1000)),
-  volumes: Number(process.argv[3] ?? env("BERTH_SCALE_VOLUMES", 10_000)),
+  nodes: Number(process.argv[2] ?? env("BERTH_SCALE_NODES", 300)),
+  volumes: Number(process.argv[3] ?? env("BERTH_SCALE_VOLUMES", 3000)),
 };
-const MEASURED = env("BERTH_SCALE_MEASURED_VOLUMES", 200);
+const MEASURED = env("BERTH_SCALE_MEASURED_VOLUMES", 100);
 const CLAIMS = env("BERTH_SCALE_CLAIMS", 10);
 const HEARTBEAT_TTL_MS = 15_000;
-const HEARTBEAT_WINDOW_MS = env("BERTH_SCALE_HEARTBEAT_WINDOW_MS", 10_000);
+const HEARTBEAT_WINDOW_MS = env("BERTH_SCALE_HEARTBEAT_WINDOW_MS", 6000);
 const PLUGIN = "sim-csi";
 
 interface Phase {
