@@ -86,8 +86,8 @@ describe("the simulated task runner", () => {
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(service.state().State, "running");
     await service.kill("stop");
+    assert.equal(service.state().State, "dead", "kill() returns once the task is dead");
     await running;
-    assert.equal(service.state().State, "dead");
     assert.equal(service.state().Failed, false);
   });
 
