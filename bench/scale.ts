@@ -64,6 +64,8 @@ type Size = typeof SMALL;
 type Results = Record<"register" | "heartbeat" | "volume" | "claim", Phase> & {
   rssMiB: number;
   down: number;
+  /** The simulator process: its RSS and CPU since it started, at the end of the phases. */
+  sim: { rssMiB: number; cpuMs: number };
 };
 
 /** Runs `fn`, returning the server CPU it took (this process), the wall time and the loop's worst delay. */
@@ -180,15 +182,10 @@ async function runSize(size: Size): Promise<Results> {
     const claim = await measure(() => claimCycles(srv));
     const nodes = await get<{ Status: string }[]>(srv.base, "/v1/nodes");
     const rssMiB = process.memoryUsage().rss / 2 ** 20;
+    const { self } = (await sim.ask({ op: "counts" })) as { self: Results["sim"] };
     await sim.ask({ op: "stop" });
-    return {
-      register,
-      heartbeat,
-      volume,
-      claim,
-      rssMiB,
-      down: nodes.filter((n) => n.Status !== "ready").length,
-    };
+    const down = nodes.filter((n) => n.Status !== "ready").length;
+    return { register, heartbeat, volume, claim, rssMiB, down, sim: self };
   } finally {
     sim.kill();
     await srv.stop();
@@ -205,7 +202,7 @@ async function main(): Promise<void> {
   console.log(
     `${"".padEnd(24)} ${"small".padStart(12)} ${"large".padStart(12)}  large/small  max loop delay small / large`,
   );
-  const rows: [string, keyof Omit<Results, "rssMiB" | "down">][] = [
+  const rows: [string, keyof Omit<Results, "rssMiB" | "down" | "sim">][] = [
     ["node registration", "register"],
     ["heartbeat", "heartbeat"],
     ["volume register", "volume"],
@@ -223,6 +220,10 @@ async function main(): Promise<void> {
     `server RSS after the phases: ${small.rssMiB.toFixed(0)} / ${large.rssMiB.toFixed(0)} MiB; ` +
       `nodes not ready at the end: ${small.down} / ${large.down}`,
   );
+  const simLine = (r: Results, s: Size) =>
+    `${r.sim.rssMiB.toFixed(0)} MiB RSS (${((r.sim.rssMiB * 1024) / s.nodes).toFixed(0)} KiB/node), ` +
+    `${(r.sim.cpuMs / 1000).toFixed(1)} s CPU`;
+  console.log(`simulator process: ${simLine(small, SMALL)} / ${simLine(large, LARGE)}`);
   console.log(
     `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`,
   );

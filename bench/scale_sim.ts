@@ -3,7 +3,7 @@
  * server's): the node simulator, and the HTTP volume registrations. Driven over the IPC channel,
  * one request at a time, each answered when done:
  *   { op: "start", servers, count, plugin }  → { op: "started", ms, counts }
- *   { op: "counts" }                          → { op: "counts", counts }
+ *   { op: "counts" }                          → { op: "counts", counts, self: { rssMiB, cpuMs } }
  *   { op: "volumes", base, ids, plugin }      → { op: "volumes", ms }
  *   { op: "stop" }                            → { op: "stopped" }, then the process exits
  */
@@ -44,8 +44,11 @@ async function handle(req: SimRequest): Promise<object> {
       await sim.start();
       return { op: "started", ms: performance.now() - t0, counts: sim.counts() };
     }
-    case "counts":
-      return { op: "counts", counts: sim?.counts() ?? null };
+    case "counts": {
+      const cpu = process.cpuUsage();
+      const self = { rssMiB: process.memoryUsage().rss / 2 ** 20, cpuMs: (cpu.user + cpu.system) / 1000 };
+      return { op: "counts", counts: sim?.counts() ?? null, self };
+    }
     case "volumes": {
       const t0 = performance.now();
       await pool(req.ids, req.concurrency, (id) => registerVolume(req.base, id, req.plugin));
