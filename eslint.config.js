@@ -9,7 +9,7 @@ import tseslint from "typescript-eslint";
 // climbs out of its folder, `(../)+LAYER/`, and no folder inside a layer bears a layer's name.
 // Import cycles (type-only included) are not an ESLint rule: dependency-cruiser checks them in the
 // `lint` script (.dependency-cruiser.json).
-const LAYERS = ["hcl1", "structs", "internal", "csi", "server", "client", "api", "cli", "agent"];
+const LAYERS = ["hcl1", "structs", "internal", "csi", "server", "client", "api", "cli", "agent", "nodesim"];
 const GRPC = {
   regex: "^@grpc/",
   message: "Only src/csi/ knows gRPC and protobuf (DESIGN.md): go through csi/'s client.",
@@ -117,6 +117,7 @@ export default tseslint.config(
   ),
   layer("api", ["hcl1"], "the HTTP client keeps its own DTOs"),
   layer("cli", ["hcl1", "api"], "api ← cli: the CLI is a client of the HTTP API only"),
+  layer("nodesim", ["structs", "internal", "csi", "client"], "the node simulator runs the node agent's code"),
   layer(
     "agent",
     ["hcl1", "structs", "internal", "csi", "server", "client", "api"],

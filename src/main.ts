@@ -1,6 +1,6 @@
 /**
  * The `berth` program (bin/berth imports this module): routes the first argument to the agent, the
- * hostpath plugin or the CLI. Each is loaded only when asked for, so the CLI's start-up never pays
+ * hostpath plugin, the node simulator or the CLI. Each is loaded only when asked for, so the CLI's start-up never pays
  * for the server, client or gRPC code, and the CLI itself stays an HTTP client (it imports api/ only;
  * `berth -h` still lists agent and csi-hostpath, see cli/help.ts).
  */
@@ -10,6 +10,7 @@ async function route(): Promise<number> {
   // The agent and the plugin run long and shut down cleanly on their own.
   if (program === "agent") return (await import("./agent/main.js")).runAgent(rest);
   if (program === "csi-hostpath") return (await import("./csi/hostpath/main.js")).hostpathMain(rest);
+  if (program === "nodesim") return (await import("./nodesim/main.js")).nodesimMain(rest);
   return (await import("./cli/main.js")).cliMain(process.argv.slice(2));
 }
 

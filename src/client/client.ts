@@ -36,6 +36,7 @@ import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
 import type { ClientTls } from "../internal/tls.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
+import type { AllocRunnerParts, ClientSeams } from "./client_seams.js";
 
 export interface ClientOptions {
   /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
@@ -71,6 +72,8 @@ export interface ClientOptions {
   csiCallTimeoutMs?: number;
   /** TLS for the connection to the server (agent config `tls`); absent: plain ws://. */
   tls?: ClientTls;
+  /** The node simulator's replacements (client_seams.ts); absent for a real agent. */
+  seams?: ClientSeams;
 }
 
 export class Client {
@@ -109,11 +112,13 @@ export class Client {
     await fs.mkdir(safeJoin(dataDir, "alloc"), { recursive: true });
     this.nodeId = await loadOrCreateNodeId(safeJoin(dataDir, "client"));
     this.nodeSecret = await loadOrCreateNodeSecret(safeJoin(dataDir, "client"));
-    const stateDb = StateDB.open(dataDir);
+    const seams = this.opts.seams ?? {};
+    const stateDb = StateDB.open(seams.inMemoryState ? ":memory:" : dataDir);
     this.stateDb = stateDb;
 
     const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
-    for (const d of [new ExecDriver(), rawExec]) {
+    Object.assign(this.driverInfo, seams.driverInfo);
+    for (const d of seams.driverInfo ? [] : [new ExecDriver(), rawExec]) {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
@@ -124,7 +129,8 @@ export class Client {
     const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
     const csi = new CsiManager({
       registry,
-      clientFactory: (socketPath) => createCsiClient(socketPath, { log: log.child("csi") }),
+      clientFactory:
+        seams.csiClientFactory ?? ((socket) => createCsiClient(socket, { log: log.child("csi") })),
       log: log.child("csimanager"),
       ...(this.opts.fingerprintIntervalMs ? { fingerprintIntervalMs: this.opts.fingerprintIntervalMs } : {}),
       onFingerprint: (controllers, nodes) => {
@@ -136,6 +142,7 @@ export class Client {
     const volumeManager = new VolumeManager({
       plugins: csi,
       log: log.child("volume_manager"),
+      ...(seams.isMountPoint ? { isMountPoint: seams.isMountPoint } : {}),
       ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
     });
     volumeManager.restore(stateDb.listAllVolumeStubs().map(({ allocId, stub }) => ({ allocId, stub })));
@@ -161,24 +168,21 @@ export class Client {
       meta: this.opts.meta ?? {},
       hostVolumes: this.opts.hostVolumes ?? {},
     };
+    const parts = (alloc: Allocation): AllocRunnerParts => ({
+      ...{ alloc, dataDir, node, rpc: conn, registry, volumeManager, stateDb, pluginDirs },
+      log: log.child("alloc"),
+      onUpdate: (u) => this.updates?.push(u),
+      ...(this.opts.pluginWaitTimeoutMs === undefined
+        ? {}
+        : { pluginWaitTimeoutMs: this.opts.pluginWaitTimeoutMs }),
+      ...(this.opts.claimRetryDeadlineMs === undefined
+        ? {}
+        : { claimRetryDeadlineMs: this.opts.claimRetryDeadlineMs }),
+    });
     const newRunner = (alloc: Allocation) =>
+      seams.allocRunnerFactory?.(parts(alloc)) ??
       new AllocRunner({
-        alloc,
-        dataDir,
-        node,
-        rpc: conn,
-        registry,
-        volumeManager,
-        stateDb,
-        pluginDirs,
-        log: log.child("alloc"),
-        onUpdate: (u) => this.updates?.push(u),
-        ...(this.opts.pluginWaitTimeoutMs === undefined
-          ? {}
-          : { pluginWaitTimeoutMs: this.opts.pluginWaitTimeoutMs }),
-        ...(this.opts.claimRetryDeadlineMs === undefined
-          ? {}
-          : { claimRetryDeadlineMs: this.opts.claimRetryDeadlineMs }),
+        ...parts(alloc),
         newTaskRunner: ({ task, allocDir, hookResources, onStateChange, restoredState, initialEvents }) =>
           new TaskRunner({
             alloc,
@@ -209,6 +213,7 @@ export class Client {
       }),
     );
 
+    for (const p of seams.plugins ?? []) registry.register(p);
     csi.start();
     // Restore before watching: tasks are re-attached and releases resumed even while the server
     // is unreachable; the first Node.GetAllocs answer then stops or destroys what changed.
@@ -318,6 +323,7 @@ export class Client {
       { signal, timeoutMs: 10_000 },
     );
     this.heartbeatTtlMs = resp.HeartbeatTTL;
+    this.opts.seams?.onRegistered?.();
   }
 
   private fingerprintSending: Promise<void> | null = null;
@@ -366,6 +372,7 @@ export class Client {
           { signal, timeoutMs: 5000 },
         );
         this.heartbeatTtlMs = resp.HeartbeatTTL;
+        this.opts.seams?.onHeartbeat?.();
       } catch (err) {
         if (signal.aborted) break;
         // The server forgot this node (e.g. its state was reset): register again.
