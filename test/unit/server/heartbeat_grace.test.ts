@@ -49,7 +49,11 @@ test("heartbeat grace: a stall longer than the TTL marks no live node down; a si
   const { scheduler } = noEvals();
   const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger);
   let beating: NodeJS.Timeout | undefined;
+  let later: NodeJS.Timeout | undefined;
+  let ended = false;
   t.after(async () => {
+    ended = true;
+    clearTimeout(later);
     clearInterval(beating);
     await hb.stop();
     store.close();
@@ -59,7 +63,8 @@ test("heartbeat grace: a stall longer than the TTL marks no live node down; a si
   busyWait(TTL_MS * 3);
   // The live node's call timed out during the stall; like a client, it heartbeats again a little
   // after (well within one TTL), then keeps beating.
-  setTimeout(() => {
+  later = setTimeout(() => {
+    if (ended) return;
     hb.reset("alive");
     beating = setInterval(() => hb.reset("alive"), TTL_MS / 4);
   }, TTL_MS / 2);
