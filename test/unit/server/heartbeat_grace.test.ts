@@ -48,13 +48,12 @@ test("heartbeat grace: a stall longer than the TTL marks no live node down; a si
   });
   const { scheduler } = noEvals();
   const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger);
-  let beating: NodeJS.Timeout | undefined;
-  let later: NodeJS.Timeout | undefined;
+  const timers: { later?: NodeJS.Timeout; beating?: NodeJS.Timeout } = {};
   let ended = false;
   t.after(async () => {
     ended = true;
-    clearTimeout(later);
-    clearInterval(beating);
+    clearTimeout(timers.later);
+    clearInterval(timers.beating);
     await hb.stop();
     store.close();
   });
@@ -63,10 +62,10 @@ test("heartbeat grace: a stall longer than the TTL marks no live node down; a si
   busyWait(TTL_MS * 3);
   // The live node's call timed out during the stall; like a client, it heartbeats again a little
   // after (well within one TTL), then keeps beating.
-  later = setTimeout(() => {
+  timers.later = setTimeout(() => {
     if (ended) return;
     hb.reset("alive");
-    beating = setInterval(() => hb.reset("alive"), TTL_MS / 4);
+    timers.beating = setInterval(() => hb.reset("alive"), TTL_MS / 4);
   }, TTL_MS / 2);
   await until("the silent node marked down", () => store.getNode("silent")!.Status === "down");
   assert.equal(store.getNode("alive")!.Status, "ready", "the live node was never marked down");
