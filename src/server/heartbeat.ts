@@ -5,6 +5,16 @@
  * transaction (markNodeDown); their jobs are then re-evaluated so replacements are placed (they
  * wait, blocked, until the volumewatcher has released the lost allocs' volumes).
  *
+ * A busy server never marks a live node down (Nomad's leader grace, in spirit): a TTL that runs out
+ * across an event-loop stall longer than `stallMs` (LoopStalls; default a quarter of the TTL) says
+ * nothing about the node — its heartbeats sat unread in the socket, or its call timed out and it
+ * sends the next one later — so the node gets `graceMs` more (default one TTL, the time a node gets
+ * after a server restart), once per stall. Nomad adds a fixed `heartbeat_grace` (10 s) to every TTL
+ * instead; berth keeps the TTL exact while the server keeps up and grants the grace when it did not.
+ * Expiries that do happen go through one queue, one node at a time, yielding to the event loop
+ * before each mark-down (a heartbeat read meanwhile saves the node) and evaluating each affected
+ * job once per batch, so a hundred expiries are not a hundred back-to-back scheduling passes.
+ *
  * A node that stays down for `downPluginBoundMs` has its plugin instances taken off the plugin
  * records (detachDownNodePlugins), so a departed controller or node plugin does not stay listed
  * until the node is garbage collected (24 h). Its entries never gated claims even before (the
@@ -14,8 +24,11 @@
  * bound (DEFAULT_DOWN_PLUGIN_BOUND_MS) because an instance nothing can reach is of no use to the
  * scheduler, the claim path or the operator reading `plugin status`.
  */
+import { performance } from "node:perf_hooks";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../structs/eval.js";
 import type { Logger } from "../internal/log.js";
+import { LoopStalls } from "./loop_stall.js";
 import { detachDownNodePlugins, markNodeDown } from "./node_loss.js";
 import type { StateStore } from "./state/store.js";
 
@@ -31,12 +44,35 @@ export interface Reevaluator {
  */
 export const DEFAULT_DOWN_PLUGIN_BOUND_MS = 5 * 60_000;
 
+/** The grace after a stall (see the file comment); both default from the TTL. */
+export interface HeartbeatGraceOptions {
+  /** More time a node whose TTL ran out across a stall gets (default: the TTL; 0: no grace). */
+  graceMs: number;
+  /** An event-loop delay longer than this is a stall (default: a quarter of the TTL, ≥ 50 ms). */
+  stallMs: number;
+}
+
+/** The shortest stall that counts: below it, a garbage-collector pause or a busy tick. */
+export const MIN_STALL_MS = 50;
+
 export class HeartbeatMonitor {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** When each armed timer is due (performance.now()), to see how late it ran. */
+  private readonly deadlines = new Map<string, number>();
+  /** When the server last heard from each node (performance.now()). */
+  private readonly heardAt = new Map<string, number>();
+  /** The stall (its end) each node was last given the grace for: once per stall. */
+  private readonly gracedFor = new Map<string, number>();
   /** Down nodes whose plugin instances are still on the plugin records: when to take them off. */
   private readonly detachTimers = new Map<string, NodeJS.Timeout>();
   /** Expiries and detaches in flight (neither ever rejects), awaited by stop(). */
   private readonly expiring = new Set<Promise<void>>();
+  /** Nodes whose TTL ran out, waiting for the expiry queue. */
+  private readonly expired = new Set<string>();
+  private draining = false;
+  private loggedStall = Number.NEGATIVE_INFINITY;
+  private readonly stalls: LoopStalls;
+  readonly graceMs: number;
   private stopped = false;
 
   constructor(
@@ -45,7 +81,11 @@ export class HeartbeatMonitor {
     readonly ttlMs: number,
     private readonly log: Logger,
     private readonly downPluginBoundMs = DEFAULT_DOWN_PLUGIN_BOUND_MS,
-  ) {}
+    grace: Partial<HeartbeatGraceOptions> = {},
+  ) {
+    this.graceMs = grace.graceMs ?? ttlMs;
+    this.stalls = new LoopStalls(grace.stallMs ?? Math.max(MIN_STALL_MS, ttlMs / 4));
+  }
 
   /**
    * Arms timers for every node the state says is up, and the plugin bound of every down node whose
@@ -53,6 +93,7 @@ export class HeartbeatMonitor {
    * a restart neither resets nor skips it).
    */
   start(): void {
+    this.stalls.start();
     for (const n of this.store.listNodes()) {
       if (n.Status !== "down") this.reset(n.ID);
       else if (n.CSIPluginsDetachedAt === undefined) this.armDetach(n.ID, n.StatusUpdatedAt);
@@ -62,24 +103,102 @@ export class HeartbeatMonitor {
   /** (Re)starts the node's TTL timer; a node that is alive again keeps its plugin instances. */
   reset(nodeId: string): void {
     if (this.stopped) return;
-    clearTimeout(this.timers.get(nodeId));
+    this.stalls.start();
     clearTimeout(this.detachTimers.get(nodeId));
     this.detachTimers.delete(nodeId);
-    const t = setTimeout(() => {
-      this.timers.delete(nodeId);
-      this.track(this.expire(nodeId));
-    }, this.ttlMs);
-    t.unref();
-    this.timers.set(nodeId, t);
+    this.heardAt.set(nodeId, performance.now());
+    this.gracedFor.delete(nodeId);
+    this.arm(nodeId, this.ttlMs);
   }
 
   /** Clears the timers and waits for the expiries in flight (server stop). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stalls.stop();
     for (const t of [...this.timers.values(), ...this.detachTimers.values()]) clearTimeout(t);
     this.timers.clear();
     this.detachTimers.clear();
+    this.expired.clear();
     while (this.expiring.size > 0) await Promise.allSettled([...this.expiring]);
+  }
+
+  private arm(nodeId: string, ms: number): void {
+    clearTimeout(this.timers.get(nodeId));
+    this.deadlines.set(nodeId, performance.now() + ms);
+    const t = setTimeout(() => this.due(nodeId), ms);
+    t.unref();
+    this.timers.set(nodeId, t);
+  }
+
+  /**
+   * The node's TTL ran out. If the server stalled since it last heard from the node (the probe saw
+   * it, or this timer itself ran late), the node gets the grace, once per stall; otherwise it joins
+   * the expiry queue.
+   */
+  private due(nodeId: string): void {
+    this.timers.delete(nodeId);
+    if (this.stopped) return;
+    this.stalls.reportLate(this.deadlines.get(nodeId) ?? performance.now());
+    this.deadlines.delete(nodeId);
+    const stallEnd = this.stalls.lastStallEnd;
+    const heard = this.heardAt.get(nodeId) ?? Number.NEGATIVE_INFINITY;
+    if (this.graceMs > 0 && stallEnd > heard && this.gracedFor.get(nodeId) !== stallEnd) {
+      this.gracedFor.set(nodeId, stallEnd);
+      this.arm(nodeId, this.graceMs);
+      if (this.loggedStall !== stallEnd) {
+        this.loggedStall = stallEnd;
+        this.log.warn(
+          "the server was too busy to read heartbeats; nodes get a grace before any is marked down",
+          {
+            stall_ms: Math.round(this.stalls.lastStallMs),
+            grace_ms: this.graceMs,
+          },
+        );
+      }
+      return;
+    }
+    this.expired.add(nodeId);
+    if (!this.draining) {
+      this.draining = true;
+      this.track(this.drainExpired().finally(() => (this.draining = false)));
+    }
+  }
+
+  /**
+   * Marks the expired nodes down one at a time, yielding to the event loop before each (a
+   * heartbeat read meanwhile re-arms the node's timer and saves it), then evaluates each job that
+   * lost allocs once, yielding between passes.
+   */
+  private async drainExpired(): Promise<void> {
+    while (!this.stopped) {
+      // First a turn of the loop: the expiries due at the same moment join this batch, and the
+      // heartbeats waiting to be read are read.
+      await yieldToLoop();
+      const batch = [...this.expired];
+      this.expired.clear();
+      if (batch.length === 0 || this.stopped) return;
+      const jobs = new Map<string, { namespace: string; id: string }>();
+      for (const nodeId of batch) {
+        if (this.stopped) return;
+        // A heartbeat read since the TTL ran out re-armed the node's timer: it is alive.
+        if (this.timers.has(nodeId)) continue;
+        for (const j of (await this.expire(nodeId)) ?? []) jobs.set(`${j.namespace}\u0000${j.id}`, j);
+        await yieldToLoop();
+      }
+      for (const j of jobs.values()) {
+        await yieldToLoop();
+        if (this.stopped) return;
+        try {
+          await this.scheduler.evaluate(j.namespace, j.id, "node-update");
+        } catch (err) {
+          this.log.error("re-evaluating a job after node loss failed", {
+            job: j.id,
+            namespace: j.namespace,
+            error: err,
+          });
+        }
+      }
+    }
   }
 
   /** Takes the down node's plugin instances off the records `downPluginBoundMs` after `downAtMs`. */
@@ -121,17 +240,20 @@ export class HeartbeatMonitor {
     }
   }
 
-  private async expire(nodeId: string): Promise<void> {
-    if (this.stopped) return;
+  /** Marks the node down; returns the jobs that lost allocs (none when it was not up). */
+  private async expire(nodeId: string): Promise<{ namespace: string; id: string }[] | null> {
     try {
       const now = Date.now();
       const lost = await this.store.txn((tx) => markNodeDown(tx, nodeId, now, "node missed its heartbeat"));
-      if (!lost) return;
+      this.heardAt.delete(nodeId);
+      this.gracedFor.delete(nodeId);
+      if (!lost) return null;
       this.armDetach(nodeId, now);
       this.log.warn("node missed its heartbeat and is down", { node: nodeId, jobs_affected: lost.length });
-      for (const j of lost) await this.scheduler.evaluate(j.namespace, j.id, "node-update");
+      return lost;
     } catch (err) {
       this.log.error("marking a node down failed", { node: nodeId, error: err });
+      return null;
     }
   }
 }

@@ -70,6 +70,25 @@ export function allocName(job: Pick<Job, "ID">, group: string, index: number): s
  * `runningEvalId`: the delayed follow-up eval this pass runs ("" for any other pass).
  */
 export function computePlan(state: StateReader, job: Job, nowNs: number, runningEvalId = ""): Plan {
+  const steps = planSteps(state, job, nowNs, runningEvalId);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * computePlan as steps: the generator pauses after each alloc it places (or fails to), so a caller
+ * can yield to the event loop between them (Scheduler). It only reads `state`; a caller that lets
+ * other work run between steps must check that nothing was written meanwhile before it trusts the
+ * plan (the reads of a plan must all see one state).
+ */
+export function* planSteps(
+  state: StateReader,
+  job: Job,
+  nowNs: number,
+  runningEvalId = "",
+): Generator<void, Plan, void> {
   const all = state.allocsByJob(job.Namespace, job.ID);
   const existing = all.filter((a) => isAllocOfJob(a, job));
   const plan: Plan = {
@@ -163,6 +182,7 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
         failure.metrics.CoalescedFailures++;
         failure.names.push(name);
       }
+      yield;
     }
     if (failure) plan.failures.push(failure);
   }
@@ -171,6 +191,7 @@ export function computePlan(state: StateReader, job: Job, nowNs: number, running
     if (!g || !deploymentId) continue;
     const metrics = newAllocMetric(available);
     const alloc = place(ctx, nodes, job, g, c.index, nowNs, metrics);
+    yield;
     if (!alloc) {
       const prior = plan.failures.find((f) => f.group === g.Name);
       if (prior) {

@@ -10,7 +10,12 @@
  * with their WaitUntil; the scheduler keeps one timer per such eval (FollowupTimers) and runs the
  * eval when it fires. The timers are armed when a pass creates the eval and, at start, for every
  * pending eval in the store, so a server restart delays a reschedule by no more than the restart.
+ *
+ * Nothing here holds the event loop for long: a pass plans ahead of its transaction in steps,
+ * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
+ * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { isEvalLive, type EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
@@ -19,6 +24,7 @@ import type { StateStore, StateWriter } from "../state/store.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
+import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 
 export interface EvalResult {
   placed: number;
@@ -90,7 +96,8 @@ export class Scheduler {
     trigger: EvalTrigger,
     opts: EvalOptions,
   ): Promise<EvalResult> {
-    const result = await this.store.txn((tx) => evaluateIn(tx, namespace, id, trigger, opts));
+    const ahead = await planAhead(this.store, namespace, id, opts.followupEvalId);
+    const result = await this.store.txn((tx) => evaluateIn(tx, namespace, id, trigger, opts, ahead));
     for (const f of result.followups) {
       this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
     }
@@ -127,6 +134,7 @@ export class Scheduler {
       do {
         this.retryAgain = false;
         for (const { namespace, id } of [...this.blocked.values()]) {
+          await yieldToLoop();
           if (this.stopping) return;
           try {
             await this.evaluate(namespace, id, "queued-allocs");
@@ -152,6 +160,8 @@ export class Scheduler {
       this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
     );
     for (const job of this.store.listJobs()) {
+      await yieldToLoop();
+      if (this.stopping) return;
       try {
         await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
       } catch (err) {
@@ -201,16 +211,22 @@ export class Scheduler {
   }
 }
 
-/** The transaction body: plan, apply, refresh the job's status and record the eval. */
+/**
+ * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
+ * plan made before the transaction (plan_ahead.ts): used only when the store is still at the index
+ * it was made at, otherwise the plan is made here.
+ */
 export function evaluateIn(
   tx: StateWriter,
   namespace: string,
   id: string,
   trigger: EvalTrigger = "job-register",
   opts: EvalOptions = {},
+  ahead?: PlannedAhead,
 ): EvalResult {
   const before = tx.index();
-  const nowNs = Date.now() * NS_PER_MS;
+  const fresh = ahead !== undefined && ahead.index === before ? ahead : undefined;
+  const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
   const none = {
     placed: 0,
     stopped: 0,
@@ -230,7 +246,7 @@ export function evaluateIn(
     return none;
   }
   if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
-  const plan = computePlan(tx, job, nowNs, running?.ID ?? "");
+  const plan = fresh?.plan ?? computePlan(tx, job, nowNs, running?.ID ?? "");
   for (const d of plan.cancelDeployments) tx.putDeployment(d);
   if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
   for (const { alloc, description } of plan.stop) {

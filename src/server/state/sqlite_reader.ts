@@ -16,6 +16,7 @@ import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlit
 import type { StateReader, Table } from "./store.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
 import type { SecretsAtRest } from "./secrets_at_rest.js";
+import { idsModifiedSince, prepareChangeStatements, type ChangeStatements } from "./sqlite_changes.js";
 
 export class SqliteReader implements StateReader {
   protected currentIndex = 0;
@@ -38,6 +39,8 @@ export class SqliteReader implements StateReader {
    * store, which has nothing at rest. @internal used by SqliteWriter
    */
   readonly atRest: SecretsAtRest | null;
+  /** ChangeReader's lookups (sqlite_changes.ts). */
+  private readonly changes: ChangeStatements;
 
   constructor(db: Database.Database, now: () => number, atRest: SecretsAtRest | null = null) {
     this.now = now;
@@ -48,6 +51,7 @@ export class SqliteReader implements StateReader {
     this.namespaceStatements = prepareNamespaceStatements(db);
     this.aclStatements = prepareAclStatements(db);
     this.acl = new SqliteAclReader(this.aclStatements);
+    this.changes = prepareChangeStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -171,5 +175,18 @@ export class SqliteReader implements StateReader {
   }
   listNamespaces(): Namespace[] {
     return parseRows<Namespace>(this.namespaceStatements.list.all());
+  }
+
+  // ChangeReader (store.ts), served by the ModifyIndex indexes of sqlite_changes.ts.
+  volumesModifiedSince(index: number): CSIVolume[] {
+    const vols = parseRows<CSIVolume>(this.changes.volumes.all(index));
+    const atRest = this.atRest;
+    return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
+  }
+  allocsModifiedSince(index: number): string[] {
+    return idsModifiedSince(this.changes.allocIds, index);
+  }
+  nodesModifiedSince(index: number): string[] {
+    return idsModifiedSince(this.changes.nodeIds, index);
   }
 }

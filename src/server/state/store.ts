@@ -144,7 +144,23 @@ export interface StateWriter extends StateReader, AclStateWriter {
   deleteNamespace(name: string): void;
 }
 
-export interface StateStore extends StateReader {
+/**
+ * What changed since an index, for loops that follow the store by deltas (the volumewatcher).
+ * Each lists the records put at an index above `index` (their ModifyIndex), oldest change first,
+ * in O(changed · log n): an implementation keeps them ordered by ModifyIndex, never scans a table.
+ * Deleted records are not listed (a deletion leaves nothing to list); a caller that must see
+ * deletions re-reads the records it holds.
+ */
+export interface ChangeReader {
+  /** Volumes, as getVolume returns them. */
+  volumesModifiedSince(index: number): CSIVolume[];
+  /** IDs of the allocs. */
+  allocsModifiedSince(index: number): string[];
+  /** IDs of the nodes. */
+  nodesModifiedSince(index: number): string[];
+}
+
+export interface StateStore extends StateReader, ChangeReader {
   txn<T>(fn: (tx: StateWriter) => T): Promise<T>;
   /**
    * Resolves with the current index once any of `tables` has an index above `minIndex`, or when
