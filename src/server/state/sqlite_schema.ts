@@ -14,6 +14,7 @@ import {
   type PluginJobUse,
 } from "../../structs/plugin_jobs.js";
 import { migrateNamespaces } from "./sqlite_namespaces.js";
+import { migratePluginSummaries } from "./sqlite_plugins.js";
 
 /**
  * A job's live allocs (placed, not terminal: `allocs.live`) per task group, from the
@@ -209,6 +210,8 @@ const MIGRATIONS: Migration[] = [
   CREATE TABLE acl_tokens (accessor_id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, json TEXT NOT NULL);
   CREATE UNIQUE INDEX acl_tokens_by_secret ON acl_tokens (secret_hash);
   `,
+  // Plugin rows become small summaries moved by delta; instances gain indexed health columns.
+  (db) => migratePluginSummaries(db),
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */
