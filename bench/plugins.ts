@@ -3,20 +3,22 @@
  * synchronous=FULL, as a server keeps it) and the real scheduler, in one run:
  *
  * 1. Node registration with one CSI plugin on every node: server CPU per registration (one txn that
- *    puts one new node) once N nodes are stored, at N = 100 and N = 5,000, and the ratio.
+ *    puts one new node) once N nodes are stored, at N = 100 and N = 5,000, and the ratio; and
+ *    per volume read as the API serves it (volumeView), at the same sizes.
  * 2. Placement with CSI volumes: the scheduler's plan (computePlan, feasibility and ranking) for a
  *    job of 10 allocs, each with its own `per_alloc` volume, on 1,000 nodes that all run the plugin.
  *
  * Nodes are put straight into the store (no agent RPC): the figures are the store's and the
  * scheduler's own. CPU is process.cpuUsage (user + system), so fsync waits are not counted.
  *
- *   node dist/bench/plugins.js
+ *   node dist/bench/plugins.js [large=5000]
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
 import { computePlan } from "../src/server/scheduler/plan.js";
+import { volumeView } from "../src/server/state/views.js";
 import type { Node } from "../src/structs/node.js";
 import { makeNode } from "../test/builders/node.js";
 import { nodePluginInfo } from "../test/builders/plugin_info.js";
@@ -59,13 +61,20 @@ async function fill(s: SqliteStateStore, from: number, to: number): Promise<void
   }
 }
 
-/** CPU ms per registration of one new node (one txn each) once `n` nodes are stored. */
-async function registrationCost(n: number, samples: number): Promise<number> {
+/**
+ * At `n` stored nodes: CPU ms per registration of one new node (one txn each), and per volume read
+ * as the API serves it (volumeView: the volume with its plugin's health).
+ */
+async function costsAt(n: number, samples: number): Promise<{ register: number; volumeRead: number }> {
   return withStore(async (s) => {
     await fill(s, 0, n);
-    const t0 = cpuMs();
+    await s.txn((tx) => tx.putVolume(volume("read-me", { PluginID: PLUGIN })));
+    let t0 = cpuMs();
+    for (let i = 0; i < samples; i++) volumeView(s, "default", "read-me");
+    const volumeRead = (cpuMs() - t0) / samples;
+    t0 = cpuMs();
     for (let i = 0; i < samples; i++) await s.txn((tx) => tx.putNode(pluginNode(n + i)));
-    return (cpuMs() - t0) / samples;
+    return { register: (cpuMs() - t0) / samples, volumeRead };
   });
 }
 
@@ -86,11 +95,17 @@ async function placementCost(nodes: number, allocs: number): Promise<{ ms: numbe
 }
 
 async function main(): Promise<void> {
-  const small = await registrationCost(100, 200);
-  const large = await registrationCost(5_000, 200);
+  const large = Number(process.argv[2] ?? 5_000);
+  const a = await costsAt(100, 200);
+  const b = await costsAt(large, 200);
+  const ratio = (x: number, y: number) => (y / x).toFixed(2);
   console.log(
-    `node registration with a plugin on every node: ${small.toFixed(3)} ms CPU at 100 nodes, ` +
-      `${large.toFixed(3)} ms at 5,000 nodes (ratio ${(large / small).toFixed(2)})`,
+    `node registration with a plugin on every node: ${a.register.toFixed(3)} ms CPU at 100 nodes, ` +
+      `${b.register.toFixed(3)} ms at ${large} nodes (ratio ${ratio(a.register, b.register)})`,
+  );
+  console.log(
+    `volume read (with its plugin's health): ${a.volumeRead.toFixed(3)} ms CPU at 100 nodes, ` +
+      `${b.volumeRead.toFixed(3)} ms at ${large} nodes (ratio ${ratio(a.volumeRead, b.volumeRead)})`,
   );
   const place = await placementCost(1_000, 10);
   console.log(
