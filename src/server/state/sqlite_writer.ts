@@ -1,7 +1,7 @@
 /**
  * One SQLite transaction's writes (StateWriter). Records are stamped as store.ts's index contract
- * says; plugin records follow from node, job and alloc writes as deltas computed by
- * derive_plugins.ts, written here inside the same transaction.
+ * says; plugin summaries and instances follow from node, job and alloc writes as deltas computed
+ * by derive_plugins.ts, written inside the same transaction (sqlite_plugin_writer.ts).
  */
 import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import type { Deployment } from "../../structs/deployment.js";
