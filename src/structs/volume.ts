@@ -230,7 +230,10 @@ export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "Plu
  * Fills the plugin-derived fields of a volume from its plugin record (or marks it unschedulable
  * when the plugin is unknown). Pure: returns a new object.
  */
-export function denormalizeVolume(vol: CSIVolume, plugin: CSIPlugin | undefined): CSIVolume {
+export function denormalizeVolume(
+  vol: CSIVolume,
+  plugin: Omit<CSIPlugin, "Controllers" | "Nodes"> | undefined,
+): CSIVolume {
   if (!plugin) {
     return {
       ...vol,

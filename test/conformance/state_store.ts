@@ -401,6 +401,50 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         );
       }));
 
+    test("plugins: the summary counts the full record; the healthy-instance index follows health and status", () =>
+      withStore(async (s) => {
+        const healthy = (side: "controller" | "node") => [...s.healthyPluginInstances("p1", side).keys()];
+        await s.txn((tx) => {
+          tx.putNode(
+            node("n1", {
+              CSINodePlugins: { p1: pluginInfo("p1", "node") },
+              CSIControllerPlugins: { p1: pluginInfo("p1", "controller") },
+            }),
+          );
+          tx.putNode(node("n2", { CSINodePlugins: { p1: pluginInfo("p1", "node", { Healthy: false }) } }));
+          tx.putNode(node("n3", { CSINodePlugins: { p1: pluginInfo("p1", "node") } }));
+          tx.putJob(pluginJob("plug", "p1", { count: 3 }));
+        });
+        const summary = () => {
+          const full = s.getPlugin("p1")!;
+          const { Controllers: _c, Nodes: _n, ...rest } = full;
+          return { rest, counts: [Object.keys(full.Controllers).length, Object.keys(full.Nodes).length] };
+        };
+        const expectSummary = () => {
+          const { Instances, ...rest } = s.pluginSummary("p1")!;
+          const want = summary();
+          assert.deepEqual(rest, want.rest, "the summary is the full record without its instances");
+          assert.deepEqual([Instances.Controllers, Instances.Nodes], want.counts);
+          assert.deepEqual(s.listPlugins(), [s.pluginSummary("p1")], "the list holds the summaries");
+        };
+        expectSummary();
+        assert.deepEqual([healthy("node"), healthy("controller")], [["n1", "n3"], ["n1"]]);
+        assert.equal(s.pluginSummary("missing"), undefined);
+        assert.equal(s.healthyPluginInstances("missing", "node").size, 0);
+
+        await s.txn((tx) => tx.putNode({ ...tx.getNode("n1")!, Status: "down" }));
+        assert.deepEqual([healthy("node"), healthy("controller")], [["n3"], []], "none on a down node");
+        expectSummary();
+        await s.txn((tx) => {
+          tx.putNode({ ...tx.getNode("n1")!, Status: "ready" });
+          tx.putNode({ ...tx.getNode("n2")!, CSINodePlugins: { p1: pluginInfo("p1", "node") } });
+          tx.deleteNode("n3");
+        });
+        assert.deepEqual([healthy("node"), healthy("controller")], [["n1", "n2"], ["n1"]]);
+        expectSummary();
+        assert.deepEqual([s.pluginSummary("p1")!.NodesHealthy, s.pluginSummary("p1")!.NodesExpected], [2, 3]);
+      }));
+
     test("plugins: jobs set expected counts; an empty plugin is stamped and only then deletable", () =>
       withStore(async (s, clock) => {
         await s.txn((tx) => tx.putJob(pluginJob("plug", "p1", { count: 3 })));

@@ -120,9 +120,10 @@ export class ControllerClient {
 
   /** Connected nodes with a healthy controller instance of the plugin, rotated. */
   private candidates(pluginId: string, requires: keyof CSIControllerInfo | undefined): string[] {
-    const plugin = this.state.getPlugin(pluginId);
-    if (!plugin) throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
-    const healthy = Object.entries(plugin.Controllers).filter(([, info]) => info.Healthy);
+    if (!this.state.pluginSummary(pluginId))
+      throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
+    // From the healthy-controller index: a claim never reads the plugin's every node instance.
+    const healthy = [...this.state.healthyPluginInstances(pluginId, "controller")];
     if (
       requires &&
       healthy.length > 0 &&

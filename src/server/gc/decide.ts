@@ -27,7 +27,7 @@ import { isDeploymentActive, type Deployment } from "../../structs/deployment.js
 import type { Evaluation } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
-import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
+import { isPluginEmpty, type CSIPlugin, type PluginEmptiness } from "../../structs/plugin.js";
 
 export function allocCollectable(
   alloc: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">,
@@ -53,7 +53,7 @@ export function nodeCollectable(
 }
 
 export function pluginCollectable(
-  plugin: Pick<CSIPlugin, "Controllers" | "Nodes" | "ControllerJobs" | "NodeJobs" | "EmptySince">,
+  plugin: PluginEmptiness & Pick<CSIPlugin, "EmptySince">,
   nowMs: number,
   thresholdMs: number,
 ): boolean {

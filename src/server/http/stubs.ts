@@ -135,7 +135,7 @@ export function nodeFull(n: Node) {
   };
 }
 
-export function pluginStub(p: CSIPlugin) {
+export function pluginStub(p: Omit<CSIPlugin, "Controllers" | "Nodes">) {
   return {
     ID: p.ID,
     Provider: p.Provider,

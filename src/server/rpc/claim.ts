@@ -284,7 +284,7 @@ export class ClaimEndpoint {
       );
     // A plugin whose every instance is gone (its record deleted) is waited for like a missing
     // controller, not taken for "nothing to release".
-    if (!this.deps.store.getPlugin(pluginId)) throw waiting("the plugin has no instance left");
+    if (!this.deps.store.pluginSummary(pluginId)) throw waiting("the plugin has no instance left");
     try {
       await this.deps.controllers.call(
         pluginId,

@@ -1,13 +1,14 @@
 /** CSI plugin reads. Plugins are derived from node fingerprints by the state store. */
 import type { Allocation } from "../../structs/alloc.js";
 import { notFound } from "../../structs/errors.js";
-import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
 import type { ServerDeps } from "../deps.js";
 
 export class PluginEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
-  list(): CSIPlugin[] {
+  /** The summaries: a list never reads the plugins' instances (Nomad lists stubs). */
+  list(): CSIPluginSummary[] {
     return this.deps.store.listPlugins();
   }
 

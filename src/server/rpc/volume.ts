@@ -148,7 +148,7 @@ export class VolumeEndpoint {
     page: { perPage: number; nextToken: string },
     signal?: AbortSignal,
   ): Promise<{ Volumes: CSIVolumeExternalStub[]; NextToken: string }> {
-    if (!this.deps.store.getPlugin(pluginId)) throw notFound("plugin", pluginId);
+    if (!this.deps.store.pluginSummary(pluginId)) throw notFound("plugin", pluginId);
     const res = await this.deps.controllers.call(
       pluginId,
       "ClientCSI.ControllerListVolumes",

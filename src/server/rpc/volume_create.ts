@@ -248,7 +248,7 @@ function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
   const plugin = requirePlugin(state, v, i);
   // No controller side at all: none is expected by a job and none reports. One that is expected
   // but not running now is left to the controller call, which answers "no healthy controller".
-  if (plugin.ControllersExpected === 0 && Object.keys(plugin.Controllers).length === 0) {
+  if (plugin.ControllersExpected === 0 && plugin.Instances.Controllers === 0) {
     throw new BerthError(
       "ERR_CSI_NOT_SUPPORTED",
       `plugin ${JSON.stringify(v.PluginID)} has no controller to create volumes`,

@@ -18,7 +18,7 @@
  */
 import { BerthError, validationError } from "../../structs/errors.js";
 import { requireVolumeNamespace } from "../../structs/namespace.js";
-import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { checkDistinctVolumes } from "../../structs/volume_validate.js";
 import type { ServerDeps } from "../deps.js";
@@ -39,7 +39,7 @@ export async function registerVolumes(
   checkDistinctVolumes(vols);
   vols.forEach((v, i) => checkRegister(deps.store, v, i));
   for (const v of vols) {
-    const plugin = deps.store.getPlugin(v.PluginID);
+    const plugin = deps.store.pluginSummary(v.PluginID);
     if (plugin?.ControllerRequired) await validateWithController(deps, v, signal);
   }
   const stored: CSIVolume[] = [];
@@ -127,8 +127,8 @@ async function validateWithController(deps: ServerDeps, v: CSIVolume, signal?: A
 }
 
 /** The plugin `Volumes[i]` names, or a 400 naming `Volumes[i].PluginID`. */
-export function requirePlugin(state: StateReader, v: CSIVolume, i: number): CSIPlugin {
-  const plugin = state.getPlugin(v.PluginID);
+export function requirePlugin(state: StateReader, v: CSIVolume, i: number): CSIPluginSummary {
+  const plugin = state.pluginSummary(v.PluginID);
   if (!plugin) {
     throw validationError(
       `Volumes[${i}].PluginID`,

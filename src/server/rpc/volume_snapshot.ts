@@ -104,7 +104,7 @@ export class SnapshotEndpoint {
   }
 
   private requirePlugin(pluginId: string): void {
-    if (!this.deps.store.getPlugin(pluginId)) throw notFound("plugin", pluginId);
+    if (!this.deps.store.pluginSummary(pluginId)) throw notFound("plugin", pluginId);
   }
 }
 

@@ -6,8 +6,7 @@
  * constraint as `LTarget Operand RTarget`, "missing drivers", "missing CSI Volume vol1", ...), so
  * an operator reads the same placement failures Nomad would show.
  */
-import { allocIndex, allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
-import { checkClaim } from "../../structs/claim.js";
+import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import {
   ConstraintCache,
   constraintMet,
@@ -15,12 +14,9 @@ import {
   type Constraint,
 } from "../../structs/constraint.js";
 import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
-import type { BerthError } from "../../structs/errors.js";
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
-import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
-import { findClaim } from "../../structs/claim.js";
 import type { StateReader } from "../state/store.js";
-import { volumeView } from "../state/views.js";
+import { csiFeasible } from "./csi_feasibility.js";
 
 export interface PlanContext {
   state: StateReader;
@@ -135,135 +131,6 @@ export function nodeFeasible(
     if (reason) return reason;
   }
   return null;
-}
-
-function csiFeasible(
-  ctx: PlanContext,
-  node: Node,
-  job: Job,
-  volumeId: string,
-  want: Pick<VolumeClaim, "AllocationID" | "Mode" | "AccessMode" | "AttachmentMode">,
-): string | null {
-  const vol = volumeView(ctx.state, job.Namespace, volumeId);
-  if (!vol) return `missing CSI Volume ${volumeId}`;
-  const plugin = ownEntry(node.CSINodePlugins, vol.PluginID);
-  if (!plugin) return `CSI plugin ${vol.PluginID} is missing from client ${node.ID}`;
-  if (!plugin.Healthy) return `CSI plugin ${vol.PluginID} is unhealthy on client ${node.ID}`;
-  const max = plugin.NodeInfo?.MaxVolumes ?? 0;
-  if (max > 0) {
-    const inUse = volumesInUseOnNode(ctx, node.ID, job.Namespace, vol.PluginID);
-    if (!inUse.has(volumeId) && inUse.size >= max)
-      return `CSI plugin ${vol.PluginID} has the maximum number of volumes on client ${node.ID}`;
-  }
-  if (vol.Topologies.length > 0) {
-    const nodeTopo = plugin.NodeInfo?.AccessibleTopology ?? null;
-    if (!nodeTopo || !vol.Topologies.some((t) => topologyMatches(t, nodeTopo))) {
-      return "did not meet topology requirement";
-    }
-  }
-  const refusal = checkClaim(withProposedClaims(ctx, vol), {
-    ...want,
-    NodeID: node.ID,
-    ExternalNodeID: plugin.NodeInfo?.ID ?? "",
-  });
-  return refusal ? claimRefusalReason(volumeId, want.Mode, refusal) : null;
-}
-
-/**
- * A claim refusal in Nomad's CSIVolumeChecker words. A capability the volume does not offer has no
- * Nomad counterpart (Nomad finds it only when claiming), so it keeps berth's own message.
- */
-export function claimRefusalReason(volumeId: string, mode: "read" | "write", refusal: BerthError): string {
-  if (refusal.code === "ERR_VALIDATION") return refusal.message;
-  if (mode === "read")
-    return `CSI volume ${volumeId} is unschedulable or has exhausted its available reader claims`;
-  if (refusal.code === "ERR_CSI_VOLUME_UNSCHEDULABLE")
-    return `CSI volume ${volumeId} is unschedulable or is read-only`;
-  return `CSI volume ${volumeId} has exhausted its available writer claims`;
-}
-
-/**
- * A volume topology matches when every one of its segments has the same value on the node; the
- * node may carry more segments (e.g. a rack inside the volume's zone).
- */
-export function topologyMatches(volume: Topology, node: Topology): boolean {
-  return Object.entries(volume.Segments).every(([k, v]) => node.Segments[k] === v);
-}
-
-/** Live and planned allocs, minus those the plan stops before they ran. */
-function activeAllocs(ctx: PlanContext, fromState: Allocation[]): Allocation[] {
-  const live = fromState.filter((a) => !isAllocTerminal(a) && !ctx.stopping.has(a.ID));
-  return [...live, ...ctx.planned];
-}
-
-/**
- * The volume as it will be once every non-terminal alloc that uses it has claimed it: allocs
- * placed but not yet claimed count as taken claims on their node, so the scheduler never places
- * two writers of a single-writer volume before either has claimed.
- */
-export function withProposedClaims(ctx: PlanContext, vol: CSIVolume): CSIVolume {
-  const users = activeAllocs(ctx, ctx.state.allocsByVolume(vol.Namespace, vol.ID)).filter(
-    (a) => a.Namespace === vol.Namespace && usesVolume(a, vol.ID),
-  );
-  const WriteClaims = { ...vol.WriteClaims };
-  const ReadClaims = { ...vol.ReadClaims };
-  let accessMode = vol.AccessMode;
-  let attachmentMode = vol.AttachmentMode;
-  for (const a of users) {
-    if (findClaim(vol, a.ID)) continue;
-    const req = requestFor(a, vol.ID);
-    if (!req) continue;
-    const claim: VolumeClaim = {
-      AllocationID: a.ID,
-      NodeID: a.NodeID,
-      ExternalNodeID: "",
-      Mode: claimModeOf(req),
-      AccessMode: req.AccessMode || "single-node-writer",
-      AttachmentMode: req.AttachmentMode || "file-system",
-      State: "taken",
-    };
-    if (claim.Mode === "write") WriteClaims[a.ID] = claim;
-    else ReadClaims[a.ID] = claim;
-    if (accessMode === "") {
-      accessMode = claim.AccessMode;
-      attachmentMode = claim.AttachmentMode;
-    }
-  }
-  return { ...vol, ReadClaims, WriteClaims, AccessMode: accessMode, AttachmentMode: attachmentMode };
-}
-
-function requestFor(a: Allocation, volumeId: string) {
-  const group = allocTaskGroup(a);
-  return Object.values(group?.Volumes ?? {}).find(
-    (r) => r.Type === "csi" && volumeSourceForAlloc(r, allocIndex(a)) === volumeId,
-  );
-}
-
-function usesVolume(a: Allocation, volumeId: string): boolean {
-  return requestFor(a, volumeId) !== undefined;
-}
-
-/** IDs of the plugin's volumes that live or planned allocs on the node use. */
-function volumesInUseOnNode(
-  ctx: PlanContext,
-  nodeId: string,
-  namespace: string,
-  pluginId: string,
-): Set<string> {
-  const out = new Set<string>();
-  const pluginOf = new Map<string, string | undefined>();
-  const allocs = activeAllocs(ctx, ctx.state.allocsByNode(nodeId)).filter((a) => a.NodeID === nodeId);
-  for (const a of allocs) {
-    const group = allocTaskGroup(a);
-    for (const r of Object.values(group?.Volumes ?? {})) {
-      if (r.Type !== "csi") continue;
-      const id = volumeSourceForAlloc(r, allocIndex(a));
-      const key = `${a.Namespace}/${id}`;
-      if (!pluginOf.has(key)) pluginOf.set(key, ctx.state.getVolume(a.Namespace, id)?.PluginID);
-      if (pluginOf.get(key) === pluginId) out.add(a.Namespace === namespace ? id : key);
-    }
-  }
-  return out;
 }
 
 /**

@@ -1,24 +1,36 @@
 /**
  * The plugin derivation every StateStore runs inside its write transactions, as deltas: one node
- * update, one job change or one system job's live allocs moving changes only the plugin records
- * they name, each patched from its previous record, never a table rebuilt. Pure: no store, no I/O.
- * A store supplies what it alone can count (a system job's live allocs per group) and writes back
- * the records these functions return.
+ * update, one job change or one system job's live allocs moving changes only the plugin summaries
+ * they name, each patched from its previous summary, never rebuilt from every instance. Pure: no
+ * store, no I/O. A store keeps each node's instances of a plugin apart (one row per (plugin,
+ * node)), supplies what it alone can answer from its indexes (a system job's live allocs per group,
+ * the plugin's Provider / Version after a node change: pluginIdentity's rule) and writes back the
+ * summaries these functions return.
  *
- * The previous plugin record is the source of truth for the instances and jobs it already counts
- * (its Controllers / Nodes and ControllerJobs / NodeJobs): a delta replaces one node's or one job's
- * entry, and the record is rebuilt from the result (buildPlugin), so counts cannot drift.
+ * Counts move by the difference between one node's instances before and after (countsOf): the
+ * summary's healthy and instance counts are those buildPlugin would count over every instance, as
+ * long as each change's `before` is what the store last counted for that node (nodePluginDeltas
+ * takes both from the node record before and after the write, the same record the instance rows
+ * were derived from). The jobs a summary counts are its own ControllerJobs / NodeJobs: a delta
+ * replaces one job's entry and the expected counts are summed again (a plugin has few jobs).
  */
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { ownEntry, type Node } from "../../structs/node.js";
 import {
-  buildPlugin,
   instanceOnNode,
+  requiresController,
   stampEmptySince,
   type CSIInfo,
   type CSIPlugin,
+  type CSIPluginSummary,
+  type PluginInstanceCounts,
 } from "../../structs/plugin.js";
-import type { PluginJobExpected, PluginJobUse } from "../../structs/plugin_jobs.js";
+import {
+  jobDescriptions,
+  totalExpected,
+  type PluginJobExpected,
+  type PluginJobUse,
+} from "../../structs/plugin_jobs.js";
 import { contentOf } from "./records.js";
 import { NS_PER_MS } from "../../structs/job.js";
 
@@ -36,10 +48,21 @@ export interface JobExpectation {
   expected: PluginJobExpected | undefined;
 }
 
-/** The changes to one plugin record, applied by applyPluginDelta. */
+/** One node's instances of one plugin as the summary counted them, and as they are now. */
+export interface InstanceChange {
+  before: NodeInstances;
+  after: NodeInstances;
+}
+
+/** The changes to one plugin summary, applied by applyPluginDelta. */
 export interface PluginDelta {
-  nodes?: readonly NodeInstances[];
+  nodes?: readonly InstanceChange[];
   jobs?: readonly JobExpectation[];
+  /**
+   * The plugin's Provider / Version once `nodes` are applied (pluginIdentity over every instance,
+   * which the store answers from its (plugin, node) index); absent: kept from the summary.
+   */
+  identity?: { Provider: string; Version: string };
 }
 
 /**
@@ -61,26 +84,45 @@ export function nodeInstances(node: Node | undefined, id: string): NodeInstances
 
 /**
  * Per plugin, what a node's update from `prev` to `next` (undefined: absent / deleted) changes of
- * the instances that node counts for. Plugins whose counted instances stay the same are left out.
+ * the instances that node counts for: before and after. Plugins whose counted instances stay the
+ * same are left out. O(plugins on the node).
  */
 export function nodePluginDeltas(
   nodeId: string,
   prev: Node | undefined,
   next: Node | undefined,
-): Map<string, NodeInstances> {
+): Map<string, InstanceChange> {
   const ids = new Set([
     ...Object.keys(prev?.CSIControllerPlugins ?? {}),
     ...Object.keys(prev?.CSINodePlugins ?? {}),
     ...Object.keys(next?.CSIControllerPlugins ?? {}),
     ...Object.keys(next?.CSINodePlugins ?? {}),
   ]);
-  const out = new Map<string, NodeInstances>();
+  const out = new Map<string, InstanceChange>();
   for (const id of ids) {
     const before = { ...nodeInstances(prev, id), nodeId };
     const after = { ...nodeInstances(next, id), nodeId };
-    if (JSON.stringify(before) !== JSON.stringify(after)) out.set(id, after);
+    if (!sameInstances(before, after)) out.set(id, { before, after });
   }
   return out;
+}
+
+export function sameInstances(a: NodeInstances, b: NodeInstances): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** What one node's instances add to a plugin's counts. */
+export function countsOf(i: NodeInstances): PluginInstanceCounts & {
+  ControllersHealthy: number;
+  NodesHealthy: number;
+} {
+  return {
+    Controllers: i.controller ? 1 : 0,
+    Nodes: i.node ? 1 : 0,
+    RequireController: requiresController([i.controller, i.node]) ? 1 : 0,
+    ControllersHealthy: i.controller?.Healthy ? 1 : 0,
+    NodesHealthy: i.node?.Healthy ? 1 : 0,
+  };
 }
 
 /**
@@ -126,7 +168,7 @@ export function allocLiveJobs(
 const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The jobs' expectations `p` already counts, rebuilt from its ControllerJobs / NodeJobs. */
-function expectationsOf(p: CSIPlugin | undefined): Map<string, PluginJobExpected> {
+function expectationsOf(p: CSIPluginSummary | undefined): Map<string, PluginJobExpected> {
   const out = new Map<string, PluginJobExpected>();
   if (!p) return out;
   const sides = [
@@ -147,32 +189,34 @@ function expectationsOf(p: CSIPlugin | undefined): Map<string, PluginJobExpected
 }
 
 /**
- * Plugin `id` after `delta`, from its previous record `prev`: the node and job entries the delta
- * names replaced, the rest kept. Returns undefined when nothing changes (no write, no index move),
- * including a plugin that does not exist and would have no instance and no job. A plugin left with
- * neither is returned stamped EmptySince (`nowMs`), kept for the garbage collector.
+ * Plugin `id`'s summary after `delta`, from its previous summary `prev`: counts moved by each
+ * node's change, the job entries the delta names replaced. O(the delta + the plugin's jobs),
+ * whatever the number of instances. Returns undefined when nothing changes (no write, no index
+ * move), including a plugin that does not exist and would have no instance and no job. A change of
+ * any instance is a change of the plugin (its full record shows the instance) even when no count
+ * moves. A plugin left with neither instance nor job is returned stamped EmptySince (`nowMs`),
+ * kept for the garbage collector.
  */
 export function applyPluginDelta(
-  prev: CSIPlugin | undefined,
+  prev: CSIPluginSummary | undefined,
   id: string,
   delta: PluginDelta,
   at: { writeIndex: number; nowMs: number },
-): CSIPlugin | undefined {
-  const entries = new Map<string, { controller?: CSIInfo; node?: CSIInfo }>();
-  for (const [nodeId, info] of Object.entries(prev?.Controllers ?? {}))
-    entries.set(nodeId, { controller: info });
-  for (const [nodeId, info] of Object.entries(prev?.Nodes ?? {})) {
-    entries.set(nodeId, { ...entries.get(nodeId), node: info });
-  }
-  for (const n of delta.nodes ?? []) {
-    if (n.controller || n.node) {
-      entries.set(n.nodeId, {
-        ...(n.controller ? { controller: n.controller } : {}),
-        ...(n.node ? { node: n.node } : {}),
-      });
-    } else {
-      entries.delete(n.nodeId);
-    }
+): CSIPluginSummary | undefined {
+  const counts = {
+    Controllers: prev?.Instances.Controllers ?? 0,
+    Nodes: prev?.Instances.Nodes ?? 0,
+    RequireController: prev?.Instances.RequireController ?? 0,
+    ControllersHealthy: prev?.ControllersHealthy ?? 0,
+    NodesHealthy: prev?.NodesHealthy ?? 0,
+  };
+  let instancesChanged = false;
+  for (const { before, after } of delta.nodes ?? []) {
+    if (sameInstances(before, after)) continue;
+    instancesChanged = true;
+    const b = countsOf(before);
+    const a = countsOf(after);
+    for (const k of Object.keys(counts) as (keyof typeof counts)[]) counts[k] += a[k] - b[k];
   }
   const jobs = expectationsOf(prev);
   for (const j of delta.jobs ?? []) {
@@ -180,32 +224,48 @@ export function applyPluginDelta(
     if (j.expected) jobs.set(key, j.expected);
     else jobs.delete(key);
   }
-  if (!prev && entries.size === 0 && jobs.size === 0) return undefined;
-  // Canonical order (by node ID; by namespace, then job ID), so an unchanged plugin serialises the same.
-  const sortedEntries = [...entries]
-    .sort(([a], [b]) => byString(a, b))
-    .map(([nodeId, e]) => ({ nodeId, ...e }));
+  if (!prev && counts.Controllers === 0 && counts.Nodes === 0 && jobs.size === 0) return undefined;
+  // Canonical order (by namespace, then job ID), so an unchanged plugin serialises the same.
   const sortedJobs = [...jobs.values()].sort(
     (a, b) => byString(a.namespace, b.namespace) || byString(a.jobId, b.jobId),
   );
-  const built = buildPlugin(id, sortedEntries, sortedJobs, {
+  const { ControllerJobs, NodeJobs } = jobDescriptions(sortedJobs);
+  const next: CSIPluginSummary = {
+    ID: id,
+    Provider: delta.identity?.Provider ?? prev?.Provider ?? "",
+    Version: delta.identity?.Version ?? prev?.Version ?? "",
+    ControllerRequired: counts.RequireController > 0,
+    ControllersHealthy: counts.ControllersHealthy,
+    ControllersExpected: totalExpected(ControllerJobs),
+    NodesHealthy: counts.NodesHealthy,
+    NodesExpected: totalExpected(NodeJobs),
+    ControllerJobs,
+    NodeJobs,
+    EmptySince: 0,
     CreateIndex: prev ? prev.CreateIndex : at.writeIndex,
     ModifyIndex: at.writeIndex,
-  });
-  return changedPlugin(prev, stampEmptySince(built, prev, at.nowMs), at.nowMs);
+    Instances: {
+      Controllers: counts.Controllers,
+      Nodes: counts.Nodes,
+      RequireController: counts.RequireController,
+    },
+  };
+  return changedPlugin(prev, stampEmptySince(next, prev, at.nowMs), at.nowMs, instancesChanged);
 }
 
 /**
  * `next` stamped with Nomad's CreateTime (kept from `prev`) and ModifyTime (now), or undefined when
- * it says the same as `prev`: a no-op rebuild writes nothing and moves neither index nor time.
+ * it says the same as `prev` and `changed` is false (no instance changed): a no-op rebuild writes
+ * nothing and moves neither index nor time.
  */
-export function changedPlugin(
-  prev: CSIPlugin | undefined,
-  next: CSIPlugin,
+export function changedPlugin<P extends CSIPlugin | CSIPluginSummary>(
+  prev: P | undefined,
+  next: P,
   nowMs: number,
-): CSIPlugin | undefined {
+  changed = false,
+): P | undefined {
   const nowNs = nowMs * NS_PER_MS;
   const kept = { ...next, CreateTime: prev?.CreateTime ?? nowNs, ModifyTime: prev?.ModifyTime ?? nowNs };
-  if (prev && contentOf(prev) === contentOf(kept)) return undefined;
+  if (prev && !changed && contentOf(prev) === contentOf(kept)) return undefined;
   return { ...kept, ModifyTime: nowNs };
 }

@@ -17,11 +17,18 @@
 import type Database from "better-sqlite3";
 import type { Node } from "../../structs/node.js";
 import type { Job } from "../../structs/job.js";
-import { buildPlugin, stampEmptySince, type CSIInfo, type CSIPlugin } from "../../structs/plugin.js";
+import {
+  buildPlugin,
+  stampEmptySince,
+  summaryOf,
+  type CSIInfo,
+  type CSIPluginSummary,
+} from "../../structs/plugin.js";
 import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
 import { changedPlugin, nodeInstances } from "./derive_plugins.js";
 import type { QuarantinedRecord } from "./store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
+import { instanceColumns } from "./sqlite_plugins.js";
 import {
   CHECKED_TABLES,
   NAMESPACED_TABLES,
@@ -281,13 +288,11 @@ class Mover {
       if (!nodeRow) continue;
       const inst = nodeInstances(JSON.parse(nodeRow.json) as Node, String(r.plugin_id));
       if (!inst.controller && !inst.node) continue;
-      const json = (i: CSIInfo | undefined) => (i ? JSON.stringify(i) : null);
       this.run(
-        "INSERT INTO plugin_instances (plugin_id, node_id, controller, node) VALUES (?, ?, ?, ?)",
+        "INSERT INTO plugin_instances (plugin_id, node_id, controller, node, controller_healthy, node_healthy, provider, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         r.plugin_id,
         r.node_id,
-        json(inst.controller),
-        json(inst.node),
+        ...instanceColumns(inst),
       );
     }
   }
@@ -310,14 +315,15 @@ class Mover {
   }
 
   /**
-   * The plugin from its sources alone (every node's instances, every declaring job's
-   * expectation), as applyPluginDelta would reach it delta by delta.
+   * The plugin's summary from its sources alone (every node's instances, every declaring job's
+   * expectation), as applyPluginDelta would reach it delta by delta. O(instances): only here, at
+   * open, for the plugins a quarantined or re-derived row fed.
    */
   private rebuildPlugin(id: string): void {
     const prevRow = this.gone.has(id)
       ? undefined
       : (this.db.prepare("SELECT json FROM plugins WHERE id = ?").get(id) as { json: string } | undefined);
-    const prev = prevRow ? (JSON.parse(prevRow.json) as CSIPlugin) : undefined;
+    const prev = prevRow ? (JSON.parse(prevRow.json) as CSIPluginSummary) : undefined;
     const rows = this.db
       .prepare("SELECT node_id, controller, node FROM plugin_instances WHERE plugin_id = ? ORDER BY node_id")
       .all(id) as { node_id: string; controller: string | null; node: string | null }[];
@@ -342,7 +348,7 @@ class Mover {
       CreateIndex: prev ? prev.CreateIndex : this.writeIndex,
       ModifyIndex: this.writeIndex,
     });
-    const next = changedPlugin(prev, stampEmptySince(built, prev, this.nowMs), this.nowMs);
+    const next = changedPlugin(prev, stampEmptySince(summaryOf(built), prev, this.nowMs), this.nowMs);
     if (!next) return;
     this.run(
       "INSERT INTO plugins (id, json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json",

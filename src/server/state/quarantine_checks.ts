@@ -251,10 +251,11 @@ function checkJobDescriptions(field: string, v: unknown): void {
 }
 
 function checkPlugin(v: unknown, row: StoredRow): void {
+  // The summary (CSIPluginSummary); its instances are checked in their own rows.
   const p = obj("Plugin", v);
   sameKey("Plugin.ID", p.ID, row.id);
-  checkPluginInfos("Plugin.Controllers", p.Controllers);
-  checkPluginInfos("Plugin.Nodes", p.Nodes);
+  const counts = obj("Plugin.Instances", p.Instances);
+  for (const f of ["Controllers", "Nodes", "RequireController"]) int(`Plugin.Instances.${f}`, counts[f]);
   checkJobDescriptions("Plugin.ControllerJobs", p.ControllerJobs);
   checkJobDescriptions("Plugin.NodeJobs", p.NodeJobs);
   for (const f of [

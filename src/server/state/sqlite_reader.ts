@@ -6,7 +6,7 @@ import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
-import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite_deployments.js";
@@ -17,6 +17,15 @@ import type { StateReader, Table } from "./store.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
 import type { SecretsAtRest } from "./secrets_at_rest.js";
 import { idsModifiedSince, prepareChangeStatements, type ChangeStatements } from "./sqlite_changes.js";
+import {
+  healthyInstances,
+  listSummaries,
+  preparePluginStatements,
+  readPlugin,
+  readSummary,
+  type PluginSide,
+  type PluginStatements,
+} from "./sqlite_plugins.js";
 
 export class SqliteReader implements StateReader {
   protected currentIndex = 0;
@@ -30,6 +39,8 @@ export class SqliteReader implements StateReader {
   /** @internal used by SqliteWriter */
   readonly namespaceStatements: NamespaceStatements;
   readonly aclStatements: AclStatements;
+  /** @internal used by SqliteWriter */
+  readonly pluginStatements: PluginStatements;
   private readonly acl: SqliteAclReader;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
@@ -50,6 +61,7 @@ export class SqliteReader implements StateReader {
     this.deploymentStatements = prepareDeploymentStatements(db);
     this.namespaceStatements = prepareNamespaceStatements(db);
     this.aclStatements = prepareAclStatements(db);
+    this.pluginStatements = preparePluginStatements(db);
     this.acl = new SqliteAclReader(this.aclStatements);
     this.changes = prepareChangeStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
@@ -133,10 +145,16 @@ export class SqliteReader implements StateReader {
     return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
   }
   getPlugin(id: string): CSIPlugin | undefined {
-    return parseRow<CSIPlugin>(this.statements.getPlugin.get(id));
+    return readPlugin(this.pluginStatements, id);
   }
-  listPlugins(): CSIPlugin[] {
-    return parseRows<CSIPlugin>(this.statements.listPlugins.all());
+  pluginSummary(id: string): CSIPluginSummary | undefined {
+    return readSummary(this.pluginStatements, id);
+  }
+  listPlugins(): CSIPluginSummary[] {
+    return listSummaries(this.pluginStatements);
+  }
+  healthyPluginInstances(pluginId: string, side: PluginSide): Map<string, CSIInfo> {
+    return healthyInstances(this.pluginStatements, pluginId, side);
   }
   getEval(id: string): Evaluation | undefined {
     return parseRow<Evaluation>(this.statements.getEval.get(id));

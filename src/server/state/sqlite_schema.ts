@@ -15,6 +15,7 @@ import {
 } from "../../structs/plugin_jobs.js";
 import { migrateNamespaces } from "./sqlite_namespaces.js";
 import { CHANGE_INDEXES_MIGRATION } from "./sqlite_changes.js";
+import { migratePluginSummaries } from "./sqlite_plugins.js";
 
 /**
  * A job's live allocs (placed, not terminal: `allocs.live`) per task group, from the
@@ -212,6 +213,8 @@ const MIGRATIONS: Migration[] = [
   `,
   // Volumes, allocs and nodes by ModifyIndex (sqlite_changes.ts): what changed since an index.
   CHANGE_INDEXES_MIGRATION,
+  // Plugin rows become small summaries moved by delta; instances gain indexed health columns.
+  (db) => migratePluginSummaries(db),
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -51,16 +51,10 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO volumes (namespace, id, plugin_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(namespace, id) DO UPDATE SET plugin_id = excluded.plugin_id, json = excluded.json",
     ),
     delVolume: db.prepare("DELETE FROM volumes WHERE namespace = ? AND id = ?"),
-    getPlugin: db.prepare("SELECT json FROM plugins WHERE id = ?"),
-    listPlugins: db.prepare("SELECT json FROM plugins ORDER BY id"),
     putPlugin: db.prepare(
       "INSERT INTO plugins (id, json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json",
     ),
     delPlugin: db.prepare("DELETE FROM plugins WHERE id = ?"),
-    putInstance: db.prepare(
-      "INSERT INTO plugin_instances (plugin_id, node_id, controller, node) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, node_id) DO UPDATE SET controller = excluded.controller, node = excluded.node",
-    ),
-    delInstance: db.prepare("DELETE FROM plugin_instances WHERE plugin_id = ? AND node_id = ?"),
     usesOfJob: db.prepare("SELECT plugin_id, json FROM plugin_jobs WHERE namespace = ? AND job_id = ?"),
     putUse: db.prepare(
       "INSERT INTO plugin_jobs (plugin_id, namespace, job_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, namespace, job_id) DO UPDATE SET json = excluded.json",

@@ -1,7 +1,7 @@
 /**
  * One SQLite transaction's writes (StateWriter). Records are stamped as store.ts's index contract
- * says; plugin records follow from node, job and alloc writes as deltas computed by
- * derive_plugins.ts, written here inside the same transaction.
+ * says; plugin summaries and instances follow from node, job and alloc writes as deltas computed
+ * by derive_plugins.ts, written inside the same transaction (sqlite_plugin_writer.ts).
  */
 import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import type { Deployment } from "../../structs/deployment.js";
@@ -9,21 +9,16 @@ import type { Evaluation } from "../../structs/eval.js";
 import { volumeSourceForAlloc, type Job } from "../../structs/job.js";
 import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
-import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
-import { expectedOf, jobPluginUses, type PluginJobUse } from "../../structs/plugin_jobs.js";
+import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
+import { jobPluginUses } from "../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
-import {
-  allocLiveJobs,
-  applyPluginDelta,
-  jobPluginDeltas,
-  nodePluginDeltas,
-  type PluginDelta,
-} from "./derive_plugins.js";
+import { allocLiveJobs } from "./derive_plugins.js";
 import { contentOf, stamp } from "./records.js";
 import type { SqliteReader } from "./sqlite_reader.js";
 import { upsertJobVersion } from "./sqlite_deployments.js";
-import { liveAllocsByGroup } from "./sqlite_schema.js";
+import { SqlitePluginWriter } from "./sqlite_plugin_writer.js";
+import type { PluginSide } from "./sqlite_plugins.js";
 import type { StateWriter, Table } from "./store.js";
 import { SqliteAclWriter } from "./sqlite_acl.js";
 import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
@@ -31,14 +26,8 @@ import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 type AllocKeys = { namespace: string; job_id: string; live: number };
 
 export class SqliteWriter implements StateWriter {
-  /**
-   * System jobs whose live allocs an alloc write moved, so the expected counts of the plugins they
-   * declare, brought up to date once before the next plugin read of this txn or its commit: a
-   * scheduler pass that places an alloc on each of N nodes updates each plugin once, not N times.
-   */
-  private readonly staleJobs = new Map<string, { namespace: string; jobId: string }>();
-
   private readonly acl: SqliteAclWriter;
+  private readonly plugins: SqlitePluginWriter;
 
   constructor(
     private readonly r: SqliteReader,
@@ -46,6 +35,7 @@ export class SqliteWriter implements StateWriter {
     private readonly touched: Set<Table>,
   ) {
     this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched);
+    this.plugins = new SqlitePluginWriter(r.statements, r.pluginStatements, writeIndex, r.now, touched);
   }
 
   private get s() {
@@ -161,20 +151,21 @@ export class SqliteWriter implements StateWriter {
     this.flushPlugins();
     return this.r.getPlugin(id);
   }
-  listPlugins(): CSIPlugin[] {
+  pluginSummary(id: string): CSIPluginSummary | undefined {
+    this.flushPlugins();
+    return this.r.pluginSummary(id);
+  }
+  listPlugins(): CSIPluginSummary[] {
     this.flushPlugins();
     return this.r.listPlugins();
   }
+  healthyPluginInstances(pluginId: string, side: PluginSide): Map<string, CSIInfo> {
+    return this.r.healthyPluginInstances(pluginId, side);
+  }
 
-  /** Brings up to date the plugins of the system jobs alloc writes left stale (see staleJobs). */
+  /** Brings up to date the plugins of the system jobs alloc writes left stale (SqlitePluginWriter). */
   flushPlugins(): void {
-    const jobs = [...this.staleJobs.values()];
-    this.staleJobs.clear();
-    for (const { namespace, jobId } of jobs) {
-      for (const use of this.usesOfJob(namespace, jobId)) {
-        if (use.system) this.updatePlugin(use.pluginId, { jobs: [this.expectation(use)] });
-      }
-    }
+    this.plugins.flush();
   }
 
   putNode(node: Node): Node {
@@ -183,7 +174,7 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(node, prev, this.writeIndex);
     this.s.putNode.run(rec.ID, JSON.stringify(rec));
     this.touched.add("nodes");
-    this.applyNodeDeltas(rec.ID, prev, rec);
+    this.plugins.applyNodeDeltas(rec.ID, prev, rec);
     return rec;
   }
 
@@ -192,7 +183,7 @@ export class SqliteWriter implements StateWriter {
     if (!prev) return;
     this.s.delNode.run(id);
     this.touched.add("nodes");
-    this.applyNodeDeltas(id, prev, undefined);
+    this.plugins.applyNodeDeltas(id, prev, undefined);
   }
 
   putJob(job: Job): Job {
@@ -201,7 +192,7 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(job, prev, this.writeIndex);
     this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
     this.touched.add("jobs");
-    this.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
+    this.plugins.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
     upsertJobVersion(this.r.deploymentStatements, rec);
     this.touched.add("versions");
     return rec;
@@ -212,15 +203,11 @@ export class SqliteWriter implements StateWriter {
     this.touched.add("jobs");
     if (this.r.deploymentStatements.delVersions.run(namespace, id).changes > 0) this.touched.add("versions");
     if (this.r.deploymentStatements.delByJob.run(namespace, id).changes > 0) this.touched.add("deployments");
-    this.syncPluginUses(namespace, id, []);
+    this.plugins.syncPluginUses(namespace, id, []);
   }
 
   deletePlugin(id: string): boolean {
-    const cur = this.getPlugin(id);
-    if (!cur || !isPluginEmpty(cur)) return false;
-    this.s.delPlugin.run(id);
-    this.touched.add("plugins");
-    return true;
+    return this.plugins.deletePlugin(id);
   }
 
   putAlloc(alloc: Allocation): Allocation {
@@ -237,7 +224,7 @@ export class SqliteWriter implements StateWriter {
       live,
       JSON.stringify(rec),
     );
-    this.markStale(allocLiveJobs(prev, rec));
+    this.plugins.markStale(allocLiveJobs(prev, rec));
     this.s.delAllocVolumes.run(rec.ID);
     const group = rec.Job.TaskGroups.find((g) => g.Name === rec.TaskGroup);
     for (const req of Object.values(group?.Volumes ?? {})) {
@@ -252,7 +239,7 @@ export class SqliteWriter implements StateWriter {
     const keys = this.s.allocKeys.get(id) as AllocKeys | undefined;
     if (!keys) return;
     this.s.delAlloc.run(id);
-    if (keys.live === 1) this.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
+    if (keys.live === 1) this.plugins.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
     this.s.delAllocVolumes.run(id);
     this.touched.add("allocs");
   }
@@ -327,53 +314,5 @@ export class SqliteWriter implements StateWriter {
 
   deleteNamespace(name: string): void {
     if (this.r.namespaceStatements.del.run(name).changes > 0) this.touched.add("namespaces");
-  }
-
-  /** Records the node's changed plugin instances (plugin_instances) and updates those plugins. */
-  private applyNodeDeltas(nodeId: string, prev: Node | undefined, next: Node | undefined): void {
-    for (const [pluginId, inst] of nodePluginDeltas(nodeId, prev, next)) {
-      if (inst.controller || inst.node) {
-        const json = (i: unknown) => (i ? JSON.stringify(i) : null);
-        this.s.putInstance.run(pluginId, nodeId, json(inst.controller), json(inst.node));
-      } else {
-        this.s.delInstance.run(pluginId, nodeId);
-      }
-      this.updatePlugin(pluginId, { nodes: [inst] });
-    }
-  }
-
-  /** Replaces the job's plugin uses with `uses`, updating every plugin whose use changed. */
-  private syncPluginUses(namespace: string, jobId: string, uses: PluginJobUse[]): void {
-    for (const { pluginId, use } of jobPluginDeltas(this.usesOfJob(namespace, jobId), uses)) {
-      if (use) this.s.putUse.run(pluginId, namespace, jobId, JSON.stringify(use));
-      else this.s.delUse.run(pluginId, namespace, jobId);
-      const expected = use ? this.expectation(use) : { namespace, jobId, expected: undefined };
-      this.updatePlugin(pluginId, { jobs: [expected] });
-    }
-  }
-
-  private usesOfJob(namespace: string, jobId: string): PluginJobUse[] {
-    const rows = this.s.usesOfJob.all(namespace, jobId) as { json: string }[];
-    return rows.map((r) => JSON.parse(r.json) as PluginJobUse);
-  }
-
-  /** What `use`'s job expects of its plugin now (a system job: its live allocs per group). */
-  private expectation(use: PluginJobUse) {
-    const live = use.system ? liveAllocsByGroup(this.s.liveAllocsOfJob, use.namespace, use.jobId) : {};
-    return { namespace: use.namespace, jobId: use.jobId, expected: expectedOf(use, live) };
-  }
-
-  private markStale(jobs: { namespace: string; jobId: string }[]): void {
-    for (const j of jobs) this.staleJobs.set(JSON.stringify([j.namespace, j.jobId]), j);
-  }
-
-  private updatePlugin(id: string, delta: PluginDelta): void {
-    const next = applyPluginDelta(this.r.getPlugin(id), id, delta, {
-      writeIndex: this.writeIndex,
-      nowMs: this.r.now(),
-    });
-    if (!next) return;
-    this.s.putPlugin.run(id, JSON.stringify(next));
-    this.touched.add("plugins");
   }
 }

@@ -17,9 +17,15 @@
  *   jobPluginUses). An instance on a down node counts as unhealthy (instanceOnNode), so a node's
  *   status change moves its plugins' counts. Expected counts are the declaring jobs' (expectedOf):
  *   a system job's are its live allocs, so an alloc of one becoming live or terminal (or deleted)
- *   rebuilds its plugins too, by the commit or the txn's next plugin read, whichever is first. A plugin left with no instance and no job is kept,
- *   stamped EmptySince, until deletePlugin (the garbage collector) removes it. Their index moves
- *   only when the derived record actually changes.
+ *   updates its plugins too, by the commit or the txn's next plugin read, whichever is first. A
+ *   plugin left with no instance and no job is kept, stamped EmptySince, until deletePlugin (the
+ *   garbage collector) removes it. Their index moves only when the derived record actually changes
+ *   (a count, a job, or any instance).
+ * - A plugin is kept as a small summary (CSIPluginSummary: counts, jobs, provider, flags) and its
+ *   instances one per (plugin, node): a node write costs O(plugins on the node × log n), never
+ *   O(nodes). Everything but the plugin API reads the summary (pluginSummary, listPlugins) or an
+ *   index (healthyPluginInstances); only getPlugin assembles every instance, O(nodes of the plugin).
+ *   At any index the summary equals what buildPlugin counts from the instances and jobs.
  * - Evaluations are plain records kept by the scheduler, which also bounds how many a job keeps;
  *   the garbage collector removes those of jobs that are gone.
  * - Records are returned as fresh copies; mutating one never changes the store.
@@ -30,7 +36,7 @@ import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Namespace } from "../../structs/namespace.js";
 import type { Node } from "../../structs/node.js";
-import type { CSIPlugin } from "../../structs/plugin.js";
+import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import type { AclStateReader, AclStateWriter } from "./acl_store.js";
@@ -87,8 +93,17 @@ export interface StateReader extends AclStateReader {
   getVolume(namespace: string, id: string): CSIVolume | undefined;
   listVolumes(filter?: { namespace?: string; pluginId?: string }): CSIVolume[];
 
+  /** The full record with every instance (the plugin API): O(nodes that run the plugin). */
   getPlugin(id: string): CSIPlugin | undefined;
-  listPlugins(): CSIPlugin[];
+  /** The plugin without its instances: O(1) in the cluster's size; what hot paths read. */
+  pluginSummary(id: string): CSIPluginSummary | undefined;
+  /** Every plugin's summary, by ID. */
+  listPlugins(): CSIPluginSummary[];
+  /**
+   * Node ID → the healthy instance of that side of the plugin (as the plugin counts it: none on a
+   * down node), from an index: O(healthy instances), never a scan of nodes.
+   */
+  healthyPluginInstances(pluginId: string, side: "controller" | "node"): Map<string, CSIInfo>;
 
   getEval(id: string): Evaluation | undefined;
   /** Oldest first (by CreateIndex, then the order they were put); all namespaces when `namespace` is undefined. */
@@ -122,7 +137,7 @@ export interface StateWriter extends StateReader, AclStateWriter {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
   putNode(node: Node): Node;
-  /** Deletes the node and its plugin instances (rebuilding the plugins they named). */
+  /** Deletes the node and its plugin instances (updating the plugins they named). */
   deleteNode(id: string): void;
   putJob(job: Job): Job;
   /** Deletes the job with its versions and its deployments (every incarnation's), as Nomad's purge. */

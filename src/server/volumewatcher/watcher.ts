@@ -238,7 +238,7 @@ export class VolumeWatcher {
     // As the walk decides (nextReleaseStep): the claim's own ControllerPublish record, whatever the
     // plugin looks like now (its controller may be down), or the plugin requiring the controller.
     // The stored record's ControllerRequired is not filled in: read the plugin's.
-    const pluginRequires = this.store.getPlugin(vol.PluginID)?.ControllerRequired ?? false;
+    const pluginRequires = this.store.pluginSummary(vol.PluginID)?.ControllerRequired ?? false;
     const controller = needsControllerUnpublish({ ...vol, ControllerRequired: pluginRequires }, now);
     try {
       await recordReleaseStatus(this.store, {
@@ -302,9 +302,9 @@ export class VolumeWatcher {
 
   /** Nodes with a healthy controller of the plugin that supports attach/detach. */
   private attachControllers(pluginId: string): string[] {
-    const controllers = this.store.getPlugin(pluginId)?.Controllers ?? {};
-    return Object.entries(controllers)
-      .filter(([, c]) => c.Healthy && c.ControllerInfo?.SupportsAttachDetach === true)
+    const controllers = this.store.healthyPluginInstances(pluginId, "controller");
+    return [...controllers]
+      .filter(([, c]) => c.ControllerInfo?.SupportsAttachDetach === true)
       .map(([nodeId]) => nodeId);
   }
 

@@ -1,7 +1,8 @@
 /**
  * The plugin derivation as pure deltas (src/server/state/derive_plugins.ts): no store, no I/O.
  * Each case feeds one node update, one job change or one alloc change and checks the plugin
- * record it yields from the previous one.
+ * record it yields from the previous one (the summary the delta moves, with the instances kept
+ * apart as a store keeps them).
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,10 +12,20 @@ import {
   jobPluginDeltas,
   nodePluginDeltas,
   type JobExpectation,
+  type NodeInstances,
 } from "../../../src/server/state/derive_plugins.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { Node } from "../../../src/structs/node.js";
-import { buildPlugin, NODE_DOWN_HEALTH, type CSIPlugin } from "../../../src/structs/plugin.js";
+import {
+  buildPlugin,
+  NODE_DOWN_HEALTH,
+  pluginIdentity,
+  summaryOf,
+  withInstances,
+  type CSIInfo,
+  type CSIPlugin,
+  type CSIPluginSummary,
+} from "../../../src/structs/plugin.js";
 import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import type { Job } from "../../../src/structs/job.js";
@@ -23,24 +34,59 @@ import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 
 const at = (writeIndex: number, nowMs = 1000) => ({ writeIndex, nowMs });
 
-/** Applies a node's update to the plugins it names, as a store does; returns the new records. */
+/** Plugins as a store keeps them: summaries, and each node's instances per plugin. */
+class Plugins {
+  readonly summaries = new Map<string, CSIPluginSummary>();
+  private readonly instances = new Map<string, Map<string, NodeInstances>>();
+
+  /** The full record (summary + instances), as getPlugin answers it. */
+  get(id: string): CSIPlugin | undefined {
+    const s = this.summaries.get(id);
+    if (!s) return undefined;
+    const Controllers: Record<string, CSIInfo> = {};
+    const Nodes: Record<string, CSIInfo> = {};
+    for (const [nodeId, i] of [...(this.instances.get(id) ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      if (i.controller) Controllers[nodeId] = i.controller;
+      if (i.node) Nodes[nodeId] = i.node;
+    }
+    return withInstances(s, Controllers, Nodes);
+  }
+
+  /** Applies a node's update to the plugins it names, as a store does; returns the changed IDs. */
+  applyNode(prev: Node | undefined, next: Node | undefined, idx: number, nowMs = 1000): string[] {
+    const changed: string[] = [];
+    const nodeId = (next ?? prev)!.ID;
+    for (const [id, change] of nodePluginDeltas(nodeId, prev, next)) {
+      const byNode = this.instances.get(id) ?? new Map<string, NodeInstances>();
+      this.instances.set(id, byNode);
+      if (change.after.controller || change.after.node) byNode.set(nodeId, change.after);
+      else byNode.delete(nodeId);
+      const sorted = [...byNode].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, i]) => i);
+      const delta = { nodes: [change], identity: pluginIdentity(sorted) };
+      const rec = applyPluginDelta(this.summaries.get(id), id, delta, at(idx, nowMs));
+      if (rec) {
+        this.summaries.set(id, rec);
+        changed.push(id);
+      }
+    }
+    return changed;
+  }
+
+  applyJobs(id: string, jobs: JobExpectation[], idx: number, nowMs = 1000): CSIPlugin | undefined {
+    const rec = applyPluginDelta(this.summaries.get(id), id, { jobs }, at(idx, nowMs));
+    if (rec) this.summaries.set(id, rec);
+    return this.get(id);
+  }
+}
+
 function applyNode(
-  plugins: Map<string, CSIPlugin>,
+  plugins: Plugins,
   prev: Node | undefined,
   next: Node | undefined,
   idx: number,
   nowMs = 1000,
 ): string[] {
-  const changed: string[] = [];
-  const nodeId = (next ?? prev)!.ID;
-  for (const [id, inst] of nodePluginDeltas(nodeId, prev, next)) {
-    const rec = applyPluginDelta(plugins.get(id), id, { nodes: [inst] }, at(idx, nowMs));
-    if (rec) {
-      plugins.set(id, rec);
-      changed.push(id);
-    }
-  }
-  return changed;
+  return plugins.applyNode(prev, next, idx, nowMs);
 }
 
 function pluginJob(
@@ -94,7 +140,7 @@ function alloc(over: Partial<Allocation>): Allocation {
 }
 
 test("derive plugins: a node that adds a plugin creates it; one that drops it leaves it empty, stamped", () => {
-  const plugins = new Map<string, CSIPlugin>();
+  const plugins = new Plugins();
   const n1 = makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } });
   assert.deepEqual(applyNode(plugins, undefined, n1, 3), ["p1"]);
   let p = plugins.get("p1")!;
@@ -113,16 +159,17 @@ test("derive plugins: a node that adds a plugin creates it; one that drops it le
   applyNode(plugins, n2, undefined, 6, 8888);
   p = plugins.get("p1")!;
   assert.deepEqual([Object.keys(p.Nodes), p.CreateIndex, p.ModifyIndex, p.EmptySince], [[], 3, 6, 8888]);
+  const none = { before: { nodeId: "n9" }, after: { nodeId: "n9" } };
   assert.equal(
-    applyPluginDelta(p, "p1", { nodes: [{ nodeId: "n9" }] }, at(7, 9999)),
+    applyPluginDelta(plugins.summaries.get("p1"), "p1", { nodes: [none] }, at(7, 9999)),
     undefined,
     "an empty plugin staying empty keeps its EmptySince and does not change",
   );
-  assert.equal(applyPluginDelta(undefined, "p2", { nodes: [{ nodeId: "n1" }] }, at(7)), undefined);
+  assert.equal(applyPluginDelta(undefined, "p2", { nodes: [none] }, at(7)), undefined);
 });
 
 test("derive plugins: health flips with the instance and with the node's status; a heartbeat changes nothing", () => {
-  const plugins = new Map<string, CSIPlugin>();
+  const plugins = new Plugins();
   const n1 = makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } });
   applyNode(plugins, undefined, n1, 1);
   const sick = { ...n1, CSINodePlugins: { p1: nodePluginInfo("p1", { Healthy: false }) } };
@@ -144,7 +191,7 @@ test("derive plugins: health flips with the instance and with the node's status;
 });
 
 test("derive plugins: ControllerRequired follows a controller that supports attach/detach", () => {
-  const plugins = new Map<string, CSIPlugin>();
+  const plugins = new Plugins();
   const noAttach = makeNode("c1", { CSIControllerPlugins: { p1: controllerInfo("p1", false) } });
   applyNode(plugins, undefined, noAttach, 1);
   let p = plugins.get("p1")!;
@@ -233,7 +280,7 @@ test("derive plugins: a system job expects its live allocs, which only a live-gr
 });
 
 test("derive plugins: a sequence of deltas equals a rebuild from scratch", () => {
-  const plugins = new Map<string, CSIPlugin>();
+  const plugins = new Plugins();
   const nodes = ["n3", "n1", "n2"].map((id, i) =>
     makeNode(id, {
       CSINodePlugins: { p1: nodePluginInfo("p1", { Healthy: i !== 1 }) },
@@ -242,7 +289,7 @@ test("derive plugins: a sequence of deltas equals a rebuild from scratch", () =>
   );
   nodes.forEach((n, i) => applyNode(plugins, undefined, n, i + 1));
   const job = pluginJob("plug", "service", [["nodes", 3, "node"]]);
-  const withJob = applyPluginDelta(plugins.get("p1"), "p1", { jobs: expectations(job) }, at(4))!;
+  const withJob = plugins.applyJobs("p1", expectations(job), 4)!;
   const rebuilt = buildPlugin(
     "p1",
     ["n1", "n2", "n3"].map((id) => {
@@ -257,14 +304,22 @@ test("derive plugins: a sequence of deltas equals a rebuild from scratch", () =>
     { CreateIndex: 1, ModifyIndex: 4, CreateTime: 1000e6, ModifyTime: 1000e6 },
   );
   assert.equal(JSON.stringify(withJob), JSON.stringify(rebuilt), "same record, same key order");
+  assert.deepEqual(plugins.summaries.get("p1"), summaryOf(rebuilt), "the summary counts the same");
 });
 
 test("CreateTime is kept from the first write; ModifyTime moves only when the record changes", () => {
+  const none = { nodeId: "n1" };
   const healthy = { nodeId: "n1", node: nodePluginInfo("p1", { Healthy: true }) };
-  const first = applyPluginDelta(undefined, "p1", { nodes: [healthy] }, at(1, 1000))!;
+  const first = applyPluginDelta(
+    undefined,
+    "p1",
+    { nodes: [{ before: none, after: healthy }] },
+    at(1, 1000),
+  )!;
   assert.deepEqual([first.CreateTime, first.ModifyTime], [1000e6, 1000e6], "Unix ns of the first write");
-  assert.equal(applyPluginDelta(first, "p1", { nodes: [healthy] }, at(2, 5000)), undefined, "a no-op");
+  const same = { nodes: [{ before: healthy, after: healthy }] };
+  assert.equal(applyPluginDelta(first, "p1", same, at(2, 5000)), undefined, "a no-op");
   const sick = { nodeId: "n1", node: nodePluginInfo("p1", { Healthy: false }) };
-  const changed = applyPluginDelta(first, "p1", { nodes: [sick] }, at(3, 9000))!;
+  const changed = applyPluginDelta(first, "p1", { nodes: [{ before: healthy, after: sick }] }, at(3, 9000))!;
   assert.deepEqual([changed.CreateTime, changed.ModifyTime], [1000e6, 9000e6]);
 });
