@@ -162,3 +162,38 @@ test("store-paged job and node lists equal paging the whole list", async () => {
     s.close();
   }
 });
+
+test("a page that needs several runs of the index (sparse filter, big pages) still equals the whole list's", async () => {
+  const s = new SqliteStateStore(null);
+  try {
+    await s.txn((tx) => {
+      tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }));
+      for (let i = 0; i < 150; i++)
+        tx.putVolume(makeVolume(`m${String(i).padStart(3, "0")}`, { Namespace: "many" }));
+    });
+    const all = () => volumeListView(s, { namespace: "many" });
+    const q = { namespace: "many", keepNamespace: () => true, keep: (v: CSIVolume) => v.ID !== "m071" };
+    const cases: Record<string, string>[] = [
+      { per_page: "2", filter: 'ID contains "7"' },
+      { per_page: "40" },
+      { per_page: "40", next_token: "many.m033" },
+      { per_page: "2", filter: 'ID contains "9"', reverse: "true" },
+      { per_page: "0" },
+    ];
+    for (const params of cases) {
+      for (let token = params.next_token ?? "", pages = 0; pages < 20; pages++) {
+        const o = listOptions(new URLSearchParams({ ...params, next_token: token }));
+        const expected = pageOf(all().filter(q.keep), o, "namespace-id", volumeStub);
+        assert.deepEqual(
+          volumePageFromStore(s, o, q, volumeStub),
+          expected,
+          JSON.stringify({ ...params, token }),
+        );
+        token = expected.nextToken;
+        if (token === "") break;
+      }
+    }
+  } finally {
+    s.close();
+  }
+});

@@ -142,3 +142,17 @@ test("IndexWatch: the check at the start is per table; waiters time out and leav
   index = 6;
   assert.equal(w.size, 0);
 });
+
+test("the write that wakes waiters continues before they run (they are woken on the next turn)", async () => {
+  const s = new SqliteStateStore(null);
+  try {
+    const order: string[] = [];
+    const waiting = s.waitFor(["volumes"], 0, undefined, HOUR).then(() => order.push("waiter"));
+    await s.txn((tx) => tx.putVolume(makeVolume("v1")));
+    order.push("writer");
+    await waiting;
+    assert.deepEqual(order, ["writer", "waiter"]);
+  } finally {
+    s.close();
+  }
+});
