@@ -166,8 +166,8 @@ async function pagedAt(count: number, rounds: number): Promise<Record<string, nu
 }
 
 async function paging(): Promise<void> {
-  const small = await pagedAt(1000, 100);
-  const big = await pagedAt(PAGED, 100);
+  const small = await pagedAt(1000, 50);
+  const big = await pagedAt(PAGED, 50);
   console.log(`GET /v1/volumes?type=csi&per_page=100, 1000 vs ${PAGED} volumes:`);
   const names: Record<string, string> = {
     token: "from a random next_token",
