@@ -55,8 +55,11 @@ export function requirePluginRead(ctx: Ctx): void {
 
 /**
  * For a list over every namespace: keeps the records of the namespaces where the caller may do
- * any of `ops`, and `key`, the part of a cached list's key that names who is asking (empty when
- * the caller sees everything, so those answers keep sharing one cache entry).
+ * any of `ops`, and `key`, the part of a cached list's key that names what the filtering depends
+ * on (empty when the caller sees everything, so those answers keep sharing one cache entry): a
+ * client token's ACL is compiled from its policy set alone (AclEndpoint.resolve; anonymous is the
+ * policy "anonymous"), so the key is that set and the policies' table index — every token with the
+ * same policies shares one answer, and a policy edited or a token given other policies is another.
  */
 export function nsFilter(
   ctx: Ctx,
@@ -65,8 +68,8 @@ export function nsFilter(
 ): { keep(ns: string): boolean; key: string } {
   const acl = aclOf(ctx);
   if (acl === undefined || acl.isManagement()) return { keep: () => true, key: "" };
-  const who = ctx.identity?.token?.AccessorID ?? "anonymous";
-  const key = `|acl:${who}:${api.store.tableIndex("acl_policies")}:${api.store.tableIndex("acl_tokens")}`;
+  const policies = [...(ctx.identity?.token?.Policies ?? ["anonymous"])].sort();
+  const key = `|acl:${JSON.stringify(policies)}:${api.store.tableIndex("acl_policies")}`;
   return { keep: (ns) => acl.allowNamespaceAnyOf(ns, ...ops), key };
 }
 

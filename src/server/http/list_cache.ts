@@ -14,8 +14,16 @@
  * on (route, namespace, filters). Indexes only grow, and every write to a table raises its index,
  * so an equal index means an identical body. One cache per store: two servers in one process, or a
  * store reopened, never share entries.
+ *
+ * Compression (issue 13): a caller that accepts gzip (Nomad's Go API client always sends
+ * `Accept-Encoding: gzip`; Nomad's agent compresses every answer, gorilla's CompressHandler) gets
+ * the body gzipped, compressed once per entry and shared like the body. When a write wakes a
+ * thousand callers blocked on a 10,000-volume list, the server then sends a thousand copies of a
+ * few hundred KiB instead of a thousand copies of several MiB: the build was already shared, the
+ * bytes on the wire were the stall.
  */
 import type { ServerResponse } from "node:http";
+import { gzipSync } from "node:zlib";
 import type { StateStore } from "../state/store.js";
 
 /** Enough for every list route × a few namespaces; the oldest entry goes first. */
@@ -26,6 +34,22 @@ interface Entry {
   body: Buffer;
   /** Nomad's X-Nomad-NextToken of a paged list; "" when the answer is the last page. */
   nextToken: string;
+  /** `body` gzipped, made on the first request that accepts it. */
+  gzipped?: Buffer;
+}
+
+/** Smaller answers go as they are: compressing them saves less than it costs. */
+const MIN_GZIP_BYTES = 1024;
+
+/** Whether the request's Accept-Encoding takes gzip (a `q=0` refuses it). */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  const raw = Array.isArray(header) ? header.join(",") : (header ?? "");
+  return raw.split(",").some((part) => {
+    const [coding = "", ...params] = part.trim().toLowerCase().split(";");
+    if (coding.trim() !== "gzip" && coding.trim() !== "*") return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
 }
 
 const caches = new WeakMap<StateStore, Map<string, Entry>>();
@@ -74,6 +98,16 @@ export function sendCachedPage(
     "X-Nomad-LastContact": "0",
   };
   if (entry.nextToken !== "") headers["X-Nomad-NextToken"] = entry.nextToken;
+  let body = entry.body;
+  if (body.length >= MIN_GZIP_BYTES) {
+    headers.Vary = "Accept-Encoding";
+    if (acceptsGzip(res.req?.headers["accept-encoding"])) {
+      // Level 1: a list compresses ~10× even so, and the loop is held for the least time.
+      entry.gzipped ??= gzipSync(body, { level: 1 });
+      body = entry.gzipped;
+      headers["Content-Encoding"] = "gzip";
+    }
+  }
   res.writeHead(200, headers);
-  res.end(entry.body);
+  res.end(body);
 }

@@ -117,14 +117,15 @@ export function pageOf<R extends Tokened, S>(
       if (o.reverse ? c > 0 : c < 0) continue;
     }
     const s = stub(r);
-    if (o.filter && !matches(o.filter, s)) continue;
+    if (o.filter && !filterMatches(o.filter, s)) continue;
     if (o.perPage > 0 && items.length === o.perPage) return { items, nextToken: tokenOf(k, r) };
     items.push(s);
   }
   return { items, nextToken: "" };
 }
 
-function matches(e: Expr, item: unknown): boolean {
+/** Whether the item matches the filter; an evaluation error is the 400 the module comment names. */
+export function filterMatches(e: Expr, item: unknown): boolean {
   try {
     return evaluate(e, item);
   } catch (err) {

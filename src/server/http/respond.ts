@@ -9,6 +9,7 @@ import { jsonNestingDepth, MAX_JSON_DEPTH } from "../../structs/json_check.js";
 import { statusOf } from "./status_map.js";
 import { readBodyLimited } from "./body_limit.js";
 import type { StateStore, Table } from "../state/store.js";
+import type { WatchKey } from "../state/watch_keys.js";
 
 /** The header that carries an error's stable code, so clients branch on it, never on the text. */
 export const ERROR_CODE_HEADER = "X-Berth-Error-Code";
@@ -88,13 +89,16 @@ export function blockingWaitMs(rawWait: string | null, random: () => number = Ma
 /**
  * Nomad's blocking query: with `?index=N`, waits until one of `tables` moves past N (or the wait of
  * blockingWaitMs runs out). Returns the index to send in X-Nomad-Index: the highest index of the
- * tables the answer is read from.
+ * tables the answer is read from. A route that reads single objects passes `keys`, the watch keys
+ * of everything its answer is read from (asked only when the query blocks): it is then woken only
+ * when one of those objects is written (StateStore.waitFor), not by every write to its tables.
  */
 export async function blockingIndex(
   store: StateStore,
   query: URLSearchParams,
   tables: readonly Table[],
   signal: AbortSignal,
+  keys?: () => readonly WatchKey[],
 ): Promise<number> {
   const rawIndex = query.get("index");
   if (rawIndex !== null && rawIndex !== "") {
@@ -102,7 +106,7 @@ export async function blockingIndex(
     // "1e3" or " 5" and turn a typo into a 5-minute blocking query.
     const min = /^\d{1,15}$/.test(rawIndex) ? Number(rawIndex) : NaN;
     if (!Number.isSafeInteger(min)) throw validationError("index", "must be a non-negative decimal integer");
-    await store.waitFor(tables, min, signal, blockingWaitMs(query.get("wait")));
+    await store.waitFor(tables, min, signal, blockingWaitMs(query.get("wait")), keys?.());
   }
   return Math.max(1, ...tables.map((t) => store.tableIndex(t)));
 }

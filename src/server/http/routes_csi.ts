@@ -8,9 +8,11 @@ import { nodeFull, nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } fr
 import { namespaceOf, param, type Ctx, type Route } from "./context.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
+import { nodePageFromStore, volumePageFromStore } from "./list_store_pages.js";
 import { claimedOnNode, listHostVolumes } from "./routes_host_volumes.js";
 import { authorizeVolumeWrites } from "../acl/authorize.js";
 import { nsFilter, allowNs } from "../acl/guards.js";
+import { volumeWatchKeys, watchKeys } from "../state/watch_keys.js";
 
 /**
  * Nomad's `?type` of the volume and plugin lists: missing answers `[]` (Nomad's handlers do, before
@@ -67,18 +69,27 @@ export const listVolumes: Route = async (ctx, api) => {
   const filter = { ...(ns !== undefined ? { namespace: ns } : {}), ...(pluginId ? { pluginId } : {}) };
   const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
   const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}${visible.key}`;
+  const keep = (v: CSIVolume) => nodeId === undefined || claimedOnNode(v, nodeId);
   sendCachedPage(ctx.res, api.store, key, index, () => {
-    const vols = api.volumes
-      .list(filter)
-      .filter((v) => visible.keep(v.Namespace) && (nodeId === undefined || claimedOnNode(v, nodeId)));
-    return pageOf(vols, opts, "namespace-id", volumeStub);
+    const query = { ...filter, keepNamespace: (n: string) => visible.keep(n), keep };
+    return (
+      volumePageFromStore(api.store, opts, query, volumeStub) ??
+      pageOf(
+        api.volumes.list(filter).filter((v) => visible.keep(v.Namespace) && keep(v)),
+        opts,
+        "namespace-id",
+        volumeStub,
+      )
+    );
   });
 };
 
 export const getVolume: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins", "allocs"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins", "allocs"], ctx.signal, () =>
+    volumeWatchKeys(api.store, ns, id),
+  );
   // `claims=true` (berth's, never sent by Nomad's clients) adds the claim records.
   const claims = boolParam(ctx.query, "claims");
   sendJson(
@@ -152,14 +163,18 @@ export const getPlugin: Route = async (ctx, api) => {
 export const listNodes: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
-  sendCachedPage(ctx.res, api.store, `nodes|${optionsKey(opts, ctx.query)}`, index, () =>
-    pageOf(api.store.listNodes(), opts, "id", nodeStub),
+  sendCachedPage(
+    ctx.res,
+    api.store,
+    `nodes|${optionsKey(opts, ctx.query)}`,
+    index,
+    () => nodePageFromStore(api.store, opts, nodeStub) ?? pageOf(api.store.listNodes(), opts, "id", nodeStub),
   );
 };
 
 export const getNode: Route = async (ctx, api) => {
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal, () => [watchKeys.node(id)]);
   const node = api.store.getNode(id);
   if (!node) throw notFound("node", id);
   sendJson(ctx.res, nodeFull(node), index);

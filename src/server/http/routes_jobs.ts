@@ -5,11 +5,13 @@ import { isObject } from "../../structs/json_check.js";
 import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
+import { jobPageFromStore } from "./list_store_pages.js";
 import { allocFull, allocStub, jobStub } from "./stubs.js";
 import { namespaceOf, param, type Route } from "./context.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { authorizeJobBody } from "../acl/authorize.js";
 import { nsFilter } from "../acl/guards.js";
+import { watchKeys } from "../state/watch_keys.js";
 
 export const listJobs: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
@@ -17,13 +19,23 @@ export const listJobs: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx, true);
   const visible = nsFilter(ctx, api, "list-jobs");
   const key = `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
-  sendCachedPage(ctx.res, api.store, key, index, () =>
-    pageOf(
-      api.jobs.list(ns).filter((j) => visible.keep(j.Namespace)),
-      opts,
-      "namespace-id",
-      jobStub,
-    ),
+  const query = {
+    ...(ns !== undefined ? { namespace: ns } : {}),
+    keepNamespace: (n: string) => visible.keep(n),
+  };
+  sendCachedPage(
+    ctx.res,
+    api.store,
+    key,
+    index,
+    () =>
+      jobPageFromStore(api.store, opts, query, jobStub) ??
+      pageOf(
+        api.jobs.list(ns).filter((j) => visible.keep(j.Namespace)),
+        opts,
+        "namespace-id",
+        jobStub,
+      ),
   );
 };
 
@@ -62,7 +74,9 @@ export const registerJobAt: Route = async (ctx, api) => {
 export const getJob: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal, () => [
+    watchKeys.job(ns, id),
+  ]);
   sendJson(ctx.res, redactJob(api.jobs.get(ns, id)), index);
 };
 
@@ -74,7 +88,9 @@ export const deregisterJob: Route = async (ctx, api) => {
 export const jobAllocations: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal, () => [
+    watchKeys.allocsOfJob(ns, id),
+  ]);
   sendJson(ctx.res, api.jobs.allocations(ns, id, boolParam(ctx.query, "all")).map(allocStub), index);
 };
 
@@ -96,6 +112,8 @@ export const listAllocs: Route = async (ctx, api) => {
 
 export const getAlloc: Route = async (ctx, api) => {
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal, () => [
+    watchKeys.alloc(id),
+  ]);
   sendJson(ctx.res, allocFull(api.allocs.get(id)), index);
 };

@@ -5,6 +5,7 @@ import { allocFull } from "./stubs.js";
 import { param, type Route } from "./context.js";
 import { blockingIndex, readJson, sendJson } from "./respond.js";
 import { allowNs } from "../acl/guards.js";
+import { watchKeys } from "../state/watch_keys.js";
 
 export const drainNode: Route = async (ctx, api) => {
   const id = param(ctx, "id");
@@ -23,7 +24,9 @@ export const nodeEligibility: Route = async (ctx, api) => {
 /** The node's allocs, full records as Nomad answers this route (job snapshots redacted). */
 export const nodeAllocations: Route = async (ctx, api) => {
   const id = param(ctx, "id");
-  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal);
+  const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal, () => [
+    watchKeys.allocsOfNode(id),
+  ]);
   if (!api.store.getNode(id)) throw notFound("node", id);
   // Only the allocs of namespaces the caller may read-job in (Nomad's Node.GetAllocs).
   const allocs = api.store.allocsByNode(id).filter((a) => allowNs(ctx, a.Namespace, "read-job"));

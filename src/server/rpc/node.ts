@@ -27,6 +27,7 @@ import type {
 } from "../../structs/rpc.js";
 import { isObject } from "../../structs/json_check.js";
 import type { ServerDeps } from "../deps.js";
+import { watchKeys } from "../state/watch_keys.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import { refreshJobStatus } from "../scheduler/scheduler.js";
 import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
@@ -192,7 +193,9 @@ export class NodeEndpoint {
       if (req.MinIndex <= 0 || newest > req.MinIndex || left <= 0) {
         return { Allocs: allocs, Index: Math.max(index, 1) };
       }
-      await store.waitFor(["allocs"], index, signal, left);
+      // Only a write to this node's allocs wakes it: with thousands of nodes waiting, an alloc
+      // update wakes the one agent it concerns, not every node's GetAllocs (watch.ts).
+      await store.waitFor(["allocs"], index, signal, left, [watchKeys.allocsOfNode(req.NodeID)]);
     }
   }
 

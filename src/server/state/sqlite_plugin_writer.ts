@@ -12,6 +12,7 @@ import { identityOf, readSummary, writeInstance, type PluginStatements } from ".
 import { liveAllocsByGroup } from "./sqlite_schema.js";
 import type { Statements } from "./sqlite_statements.js";
 import type { Table } from "./store.js";
+import { watchKeys, type WatchKey } from "./watch_keys.js";
 
 export class SqlitePluginWriter {
   /**
@@ -27,6 +28,8 @@ export class SqlitePluginWriter {
     private readonly writeIndex: number,
     private readonly now: () => number,
     private readonly touched: Set<Table>,
+    /** The txn's watch keys (watch_keys.ts): every plugin written names its own. */
+    private readonly keys: Set<WatchKey>,
   ) {}
 
   /** Brings up to date the plugins of the system jobs alloc writes left stale (see staleJobs). */
@@ -69,6 +72,7 @@ export class SqlitePluginWriter {
     if (!cur || !isPluginEmpty(cur)) return false;
     this.s.delPlugin.run(id);
     this.touched.add("plugins");
+    this.keys.add(watchKeys.plugin(id));
     return true;
   }
 
@@ -91,5 +95,6 @@ export class SqlitePluginWriter {
     if (!next) return;
     this.s.putPlugin.run(id, JSON.stringify(next));
     this.touched.add("plugins");
+    this.keys.add(watchKeys.plugin(id));
   }
 }

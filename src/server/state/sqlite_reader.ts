@@ -13,7 +13,8 @@ import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite
 import { prepareNamespaceStatements, type NamespaceStatements } from "./sqlite_namespaces.js";
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
-import type { StateReader, Table } from "./store.js";
+import type { RecordRange, StateReader, Table } from "./store.js";
+import { preparePageStatements, rangeNamespaces, rangeRows } from "./sqlite_pages.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
 import type { SecretsAtRest } from "./secrets_at_rest.js";
 import { idsModifiedSince, prepareChangeStatements, type ChangeStatements } from "./sqlite_changes.js";
@@ -42,6 +43,7 @@ export class SqliteReader implements StateReader {
   /** @internal used by SqliteWriter */
   readonly pluginStatements: PluginStatements;
   private readonly acl: SqliteAclReader;
+  private readonly pages: ReturnType<typeof preparePageStatements>;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
 
@@ -64,6 +66,7 @@ export class SqliteReader implements StateReader {
     this.pluginStatements = preparePluginStatements(db);
     this.acl = new SqliteAclReader(this.aclStatements);
     this.changes = prepareChangeStatements(db);
+    this.pages = preparePageStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
@@ -143,6 +146,21 @@ export class SqliteReader implements StateReader {
     }
     const atRest = this.atRest;
     return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
+  }
+  /** StateStore.volumeRange and the others (the store's, not a txn's: lists page outside one). */
+  volumeRange(q: RecordRange): CSIVolume[] {
+    const vols = rangeRows<CSIVolume>(this.pages, "volumes", q);
+    const atRest = this.atRest;
+    return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
+  }
+  jobRange(q: RecordRange): Job[] {
+    return rangeRows<Job>(this.pages, "jobs", q);
+  }
+  nodeRange(q: RecordRange): Node[] {
+    return rangeRows<Node>(this.pages, "nodes", q);
+  }
+  rangeNamespaces(table: "volumes" | "jobs"): string[] {
+    return rangeNamespaces(this.pages, table);
   }
   getPlugin(id: string): CSIPlugin | undefined {
     return readPlugin(this.pluginStatements, id);

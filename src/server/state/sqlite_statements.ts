@@ -35,7 +35,7 @@ export function prepareStatements(db: Database.Database) {
     putAlloc: db.prepare(
       "INSERT INTO allocs (id, namespace, node_id, job_id, task_group, live, json) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, task_group = excluded.task_group, live = excluded.live, json = excluded.json",
     ),
-    allocKeys: db.prepare("SELECT namespace, job_id, live FROM allocs WHERE id = ?"),
+    allocKeys: db.prepare("SELECT namespace, job_id, live, node_id FROM allocs WHERE id = ?"),
     liveAllocsOfJob: db.prepare(LIVE_ALLOCS_OF_JOB),
     delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
     delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),

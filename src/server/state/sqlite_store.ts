@@ -17,6 +17,7 @@ import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
 import { openSecretsAtRest, type SecretsAtRest } from "./secrets_at_rest.js";
 import { IndexWatch } from "./watch.js";
+import type { WatchKey } from "./watch_keys.js";
 import type { QuarantinedRecord, StateStore, StateWriter, Table } from "./store.js";
 
 export interface SqliteStoreOptions {
@@ -100,8 +101,9 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     minIndex: number,
     signal: AbortSignal | undefined,
     timeoutMs: number,
+    keys?: readonly WatchKey[],
   ): Promise<number> {
-    return this.watch.wait(tables, minIndex, signal, timeoutMs);
+    return this.watch.wait(tables, minIndex, signal, timeoutMs, keys);
   }
 
   quarantined(): QuarantinedRecord[] {
@@ -119,9 +121,12 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
 
   private txnSync<T>(fn: (tx: StateWriter) => T): T {
     const touched = new Set<Table>();
+    // The objects the txn put or deleted: the watch wakes only the waiters on them (watch.ts).
+    const keys = new Set<WatchKey>();
     const writeIndex = this.currentIndex + 1;
     const run = this.db.transaction(() => {
-      const writer = new SqliteWriter(this, writeIndex, touched);
+      keys.clear();
+      const writer = new SqliteWriter(this, writeIndex, touched, keys);
       const result = fn(writer);
       writer.flushPlugins();
       if (touched.size > 0) {
@@ -134,7 +139,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     if (touched.size > 0) {
       this.currentIndex = writeIndex;
       for (const t of touched) this.tableIndexes.set(t, writeIndex);
-      this.watch.notify(touched);
+      this.watch.notify(touched, keys);
     }
     return result;
   }

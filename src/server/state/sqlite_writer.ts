@@ -22,8 +22,9 @@ import type { PluginSide } from "./sqlite_plugins.js";
 import type { StateWriter, Table } from "./store.js";
 import { SqliteAclWriter } from "./sqlite_acl.js";
 import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
+import { allocWatchKeys, watchKeys, type WatchKey } from "./watch_keys.js";
 
-type AllocKeys = { namespace: string; job_id: string; live: number };
+type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string };
 
 export class SqliteWriter implements StateWriter {
   private readonly acl: SqliteAclWriter;
@@ -33,9 +34,11 @@ export class SqliteWriter implements StateWriter {
     private readonly r: SqliteReader,
     readonly writeIndex: number,
     private readonly touched: Set<Table>,
+    /** The objects this txn puts or deletes, for the blocking queries waiting on them (watch.ts). */
+    private readonly keys: Set<WatchKey> = new Set(),
   ) {
     this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched);
-    this.plugins = new SqlitePluginWriter(r.statements, r.pluginStatements, writeIndex, r.now, touched);
+    this.plugins = new SqlitePluginWriter(r.statements, r.pluginStatements, writeIndex, r.now, touched, keys);
   }
 
   private get s() {
@@ -174,6 +177,7 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(node, prev, this.writeIndex);
     this.s.putNode.run(rec.ID, JSON.stringify(rec));
     this.touched.add("nodes");
+    this.keys.add(watchKeys.node(rec.ID));
     this.plugins.applyNodeDeltas(rec.ID, prev, rec);
     return rec;
   }
@@ -183,6 +187,7 @@ export class SqliteWriter implements StateWriter {
     if (!prev) return;
     this.s.delNode.run(id);
     this.touched.add("nodes");
+    this.keys.add(watchKeys.node(id));
     this.plugins.applyNodeDeltas(id, prev, undefined);
   }
 
@@ -192,6 +197,7 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(job, prev, this.writeIndex);
     this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
     this.touched.add("jobs");
+    this.keys.add(watchKeys.job(rec.Namespace, rec.ID));
     this.plugins.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
     upsertJobVersion(this.r.deploymentStatements, rec);
     this.touched.add("versions");
@@ -201,6 +207,7 @@ export class SqliteWriter implements StateWriter {
   deleteJob(namespace: string, id: string): void {
     if (this.s.delJob.run(namespace, id).changes === 0) return;
     this.touched.add("jobs");
+    this.keys.add(watchKeys.job(namespace, id));
     if (this.r.deploymentStatements.delVersions.run(namespace, id).changes > 0) this.touched.add("versions");
     if (this.r.deploymentStatements.delByJob.run(namespace, id).changes > 0) this.touched.add("deployments");
     this.plugins.syncPluginUses(namespace, id, []);
@@ -232,6 +239,7 @@ export class SqliteWriter implements StateWriter {
       this.s.putAllocVolume.run(rec.Namespace, volumeSourceForAlloc(req, allocIndex(rec)), rec.ID);
     }
     this.touched.add("allocs");
+    for (const a of prev ? [prev, rec] : [rec]) allocWatchKeys(a).forEach((k) => this.keys.add(k));
     return rec;
   }
 
@@ -242,6 +250,8 @@ export class SqliteWriter implements StateWriter {
     if (keys.live === 1) this.plugins.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
     this.s.delAllocVolumes.run(id);
     this.touched.add("allocs");
+    const gone = { ID: id, NodeID: keys.node_id, Namespace: keys.namespace, JobID: keys.job_id };
+    allocWatchKeys(gone).forEach((k) => this.keys.add(k));
   }
 
   putVolume(vol: CSIVolume): CSIVolume {
@@ -251,11 +261,14 @@ export class SqliteWriter implements StateWriter {
     const stored = this.r.atRest ? this.r.atRest.sealVolume(rec) : rec;
     this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, JSON.stringify(stored));
     this.touched.add("volumes");
+    this.keys.add(watchKeys.volume(rec.Namespace, rec.ID));
     return rec;
   }
 
   deleteVolume(namespace: string, id: string): void {
-    if (this.s.delVolume.run(namespace, id).changes > 0) this.touched.add("volumes");
+    if (this.s.delVolume.run(namespace, id).changes === 0) return;
+    this.touched.add("volumes");
+    this.keys.add(watchKeys.volume(namespace, id));
   }
 
   putEval(ev: Evaluation): Evaluation {

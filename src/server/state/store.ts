@@ -40,6 +40,7 @@ import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import type { AclStateReader, AclStateWriter } from "./acl_store.js";
+import type { WatchKey } from "./watch_keys.js";
 
 export const TABLES = [
   "nodes",
@@ -175,18 +176,52 @@ export interface ChangeReader {
   nodesModifiedSince(index: number): string[];
 }
 
+/** One run of records in ID order, for the paged lists (StateStore.volumeRange and the others). */
+export interface RecordRange {
+  /** The namespace of a namespaced table (volumes, jobs); ignored for nodes. */
+  namespace?: string;
+  /** The first ID to consider (the last one with `reverse`), inclusive; "" starts at the end. */
+  from: string;
+  reverse: boolean;
+  /** Only IDs that start with it ("" for all). */
+  prefix: string;
+  /** Only the volumes of this plugin (volumes only). */
+  pluginId?: string;
+  /** At most this many. */
+  limit: number;
+}
+
 export interface StateStore extends StateReader, ChangeReader {
+  /**
+   * Volumes as listVolumes returns them, of one namespace, in ID order (descending with
+   * `reverse`), read from the store's (namespace, ID) index: the cost follows `limit`, not the
+   * number of volumes stored. The paged lists walk it in runs (http/list_store_pages.ts).
+   */
+  volumeRange(q: RecordRange): CSIVolume[];
+  /** As volumeRange, for the jobs of one namespace. */
+  jobRange(q: RecordRange): Job[];
+  /** As volumeRange, for the nodes (no namespace). */
+  nodeRange(q: RecordRange): Node[];
+  /** The namespaces that hold at least one record of the table, ascending. */
+  rangeNamespaces(table: "volumes" | "jobs"): string[];
   txn<T>(fn: (tx: StateWriter) => T): Promise<T>;
   /**
    * Resolves with the current index once any of `tables` has an index above `minIndex`, or when
    * `timeoutMs` passes (then with the current index, which may not have moved). Rejects with an
    * AbortError when `signal` aborts.
+   *
+   * With `keys` (watch.ts watchKeys: objects within `tables`), the check when the call starts is
+   * the same (any of `tables` already past `minIndex` resolves at once, as Nomad's blocking queries
+   * compare the table index), but then only a commit that put or deleted one of those objects
+   * wakes it: a waiter on node A's allocs sleeps through alloc writes on node B. Every txn reports
+   * the keys of the objects it writes (watch.ts states that contract).
    */
   waitFor(
     tables: readonly Table[],
     minIndex: number,
     signal: AbortSignal | undefined,
     timeoutMs: number,
+    keys?: readonly WatchKey[],
   ): Promise<number>;
   /**
    * Stored records that could not be loaded when the store opened, moved out of the live tables

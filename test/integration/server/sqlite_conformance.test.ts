@@ -4,8 +4,17 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { runStateStoreConformance } from "../../conformance/state_store.js";
+import { runScaleConformance } from "../../conformance/state_store_scale.js";
 
 runStateStoreConformance("sqlite (file)", async ({ now }) => {
+  const dir = mkdtempSync(path.join(tmpdir(), "berth-conformance-"));
+  return {
+    store: new SqliteStateStore(dir, { now }),
+    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+});
+
+runScaleConformance("sqlite (file)", async ({ now }) => {
   const dir = mkdtempSync(path.join(tmpdir(), "berth-conformance-"));
   return {
     store: new SqliteStateStore(dir, { now }),
