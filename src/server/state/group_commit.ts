@@ -155,6 +155,11 @@ export class GroupCommit<W> {
       this.host.rolledBack();
       // Nothing of the batch was written: every op fails, an op that threw with its own error.
       for (const o of outcomes) o.op.reject(o.ok ? failure : o.error);
+      // A transaction that failed before running any op (it could not begin: a closed database)
+      // fails the ops it would have run, so the queue moves on instead of retrying them forever.
+      if (outcomes.length === 0) {
+        for (let n = 0; n < this.limits.maxBatch && this.pending() > 0; n++) this.take().reject(failure);
+      }
       return;
     }
     this.counters.batches++;

@@ -147,13 +147,18 @@ test("group commit: closing the store commits the txns still queued", async () =
   s.close();
 });
 
-/** A host that records what GroupCommit asks of it; its COMMIT fails while `failCommit` is set. */
+/**
+ * A host that records what GroupCommit asks of it; it cannot begin a transaction while `failBegin`
+ * is set, and its COMMIT fails while `failCommit` is.
+ */
 function fakeHost() {
   const log: string[] = [];
-  const host: GroupCommitHost<string[]> & { failCommit: boolean; log: string[] } = {
+  const host: GroupCommitHost<string[]> & { failBegin: boolean; failCommit: boolean; log: string[] } = {
+    failBegin: false,
     failCommit: false,
     log,
     transaction(body) {
+      if (host.failBegin) throw new Error("the database connection is not open");
       log.push("begin");
       body();
       if (host.failCommit) {
@@ -227,3 +232,26 @@ test("group commit: a batch takes no more txns once it has run maxBatchMs; the r
   ]);
   assert.throws(() => new GroupCommit(host, { maxBatch: 0, maxBatchMs: 1 }), /maxBatch/);
 });
+
+// The bug this catches spins forever: the timeout turns that into a failure.
+test(
+  "group commit: a transaction that cannot even begin fails its txns instead of retrying them forever",
+  { timeout: 10_000 },
+  async () => {
+    const host = fakeHost();
+    const gc = new GroupCommit(host, { maxBatch: 2, maxBatchMs: 5 });
+    host.failBegin = true;
+    const results = await Promise.allSettled([1, 2, 3].map((i) => gc.submit(() => i)));
+    assert.deepEqual(
+      results.map((r) => (r.status === "rejected" ? String(r.reason) : r.value)),
+      [1, 2, 3].map(() => "Error: the database connection is not open"),
+    );
+    host.failBegin = false;
+    assert.equal(await gc.submit(() => "after"), "after");
+    assert.deepEqual(
+      host.log,
+      ["rolledBack", "rolledBack", "begin", "commit", "committed"],
+      "two batches of two, then one",
+    );
+  },
+);
