@@ -3,10 +3,11 @@
  * real server — HTTP for setup, the agent RPC socket for CSIVolume.Claim/Unpublish, SQLite on disk
  * with synchronous=FULL so every acknowledged claim is durable — against a no-op controller plugin
  * (the fake node agent answers ControllerPublish/Unpublish at once), 1, 16, 64 and 256 volumes in
- * parallel, with the Claim call's p50/p99 latency and the store writes one cycle costs; (b) the raw
- * single-row durable write rate of the same kind of store in the same run, one at a time (the
- * ceiling without group commit), and 64 at a time with group commit on and off; (c) the ratio the
- * issue's acceptance names: cycles/s at 64 in parallel ÷ the raw rate.
+ * parallel, with the Claim call's p50/p99 latency and the store writes and CPU one cycle costs; then
+ * 64 in parallel again with group commit off (every txn its own commit); (b) the raw single-row
+ * durable write rate of the same kind of store in the same run, one at a time (the ceiling without
+ * group commit), and 64 at a time with group commit on and off; (c) the ratios: cycles/s at 64 in
+ * parallel ÷ the raw rate (the issue's acceptance), and group commit on ÷ off.
  *
  *   node dist/bench/claims.js [volumes=256] [rounds=4]
  */
@@ -18,6 +19,7 @@ import { WebSocket } from "ws";
 import { nullLogger } from "../src/internal/log.js";
 import { RpcPeer } from "../src/internal/rpc/peer.js";
 import { Server } from "../src/server/server.js";
+import type { GroupCommitLimits } from "../src/server/state/group_commit.js";
 import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
 import type { ClientMethods, ServerMethods } from "../src/structs/rpc.js";
 import { makeNode } from "../test/builders/node.js";
@@ -57,14 +59,20 @@ async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): P
   );
 }
 
-async function main(): Promise<void> {
+/** Claim+release cycles/s through a server on `dir`, at each of `parallel`. */
+async function measureServer(
+  dir: string,
+  label: string,
+  parallel: number[],
+  groupCommit: Partial<GroupCommitLimits> = {},
+): Promise<Map<number, number>> {
   const cycles = new Map<number, number>();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-bench-"));
   const server = new Server({
     dataDir: dir,
     httpAddr: "127.0.0.1:0",
     log: nullLogger,
     heartbeatTtlMs: 600_000,
+    groupCommit,
   });
   await server.start();
   const peer = await connectNoopAgent(server.httpAddress);
@@ -147,25 +155,36 @@ async function main(): Promise<void> {
       lastIndex = Math.max(lastIndex, Index);
     };
     await pool(work, 16, cycle); // warm-up
-    for (const n of PARALLEL) {
+    for (const n of parallel) {
       // One at a time pays one fsync per write: one round keeps the run short.
       const rounds = Array.from({ length: n === 1 ? 1 : ROUNDS }, () => work).flat();
       claimMs.length = 0;
       const firstIndex = lastIndex;
       const t0 = process.hrtime.bigint();
+      const cpu0 = process.cpuUsage();
       await pool(rounds, n, cycle);
       const s = Number(process.hrtime.bigint() - t0) / 1e9;
+      const cpu = process.cpuUsage(cpu0);
+      // The server and the fake agent share this process: its CPU per cycle is both sides'.
+      const cpuMs = (cpu.user + cpu.system) / 1000 / rounds.length;
       const rate = rounds.length / s;
       cycles.set(n, rate);
       console.log(
-        `${`claim+release, ${n} in parallel`.padEnd(44)} ${rate.toFixed(0).padStart(7)} cycles/s  claim p50 ${pct(claimMs, 0.5)} ms p99 ${pct(claimMs, 0.99)} ms  ${((lastIndex - firstIndex) / rounds.length).toFixed(2)} writes/cycle  (${rounds.length} in ${s.toFixed(2)} s)`,
+        `${`claim+release, ${n} in parallel, ${label}`.padEnd(50)} ${rate.toFixed(0).padStart(7)} cycles/s  claim p50 ${pct(claimMs, 0.5)} ms p99 ${pct(claimMs, 0.99)} ms  ${((lastIndex - firstIndex) / rounds.length).toFixed(2)} writes/cycle  ${cpuMs.toFixed(2)} ms CPU/cycle  (${rounds.length} in ${s.toFixed(2)} s)`,
       );
     }
   } finally {
     peer.close();
     await server.stop();
   }
+  return cycles;
+}
 
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-bench-"));
+  const cycles = await measureServer(path.join(dir, "on"), "group commit on", PARALLEL);
+  // The same server with every txn committed alone: what group commit changes, in the same run.
+  const off = await measureServer(path.join(dir, "off"), "group commit off", [64], { maxBatch: 1 });
   // The ceiling without group commit: one durable single-row transaction at a time.
   const rawRate = await rawWrites(path.join(dir, "raw"), 1, 300);
   console.log(
@@ -179,6 +198,9 @@ async function main(): Promise<void> {
   const at64 = cycles.get(64) ?? 0;
   console.log(
     `claim+release at 64 in parallel ÷ raw 1-at-a-time write rate: ${(at64 / rawRate).toFixed(2)}× (acceptance ≥ 5×)`,
+  );
+  console.log(
+    `claim+release at 64 in parallel, group commit on ÷ off: ${(at64 / (off.get(64) ?? 1)).toFixed(2)}×`,
   );
   fs.rmSync(dir, { recursive: true, force: true });
   console.log(
