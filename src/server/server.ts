@@ -33,6 +33,7 @@ import { VolumeEndpoint } from "./rpc/volume.js";
 import { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
+import type { GroupCommitLimits } from "./state/group_commit.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
 import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
@@ -76,6 +77,8 @@ export interface ServerOptions {
   acl?: AclOptions;
   /** Response headers and allowed browser origins (agent config `http_api_response_headers`). */
   httpApi?: HttpApiSettings;
+  /** Bounds of the state store's group commit (state/group_commit.ts); benchmarks compare. */
+  groupCommit?: Partial<GroupCommitLimits>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -117,7 +120,10 @@ export class Server {
 
   async start(): Promise<void> {
     const { host, port } = parseAddr(this.opts.httpAddr);
-    const store = new SqliteStateStore(this.opts.dataDir, { log: this.log.child("state") });
+    const store = new SqliteStateStore(this.opts.dataDir, {
+      log: this.log.child("state"),
+      ...(this.opts.groupCommit ? { groupCommit: this.opts.groupCommit } : {}),
+    });
     this.store = store;
     const conns = new NodeConnections();
     this.conns = conns;

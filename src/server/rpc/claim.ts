@@ -5,7 +5,7 @@
  *
  * The claim is persisted BEFORE ControllerPublishVolume: the state store alone decides who holds a
  * volume, and a publish that fails or times out leaves a claim that a retry (or the release walk)
- * will find. The release walk persists every step before starting the next, so it resumes.
+ * will find. The release walk persists its progress before each call it makes, so it resumes.
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
 import {
@@ -40,6 +40,7 @@ import {
   type VolumeClaim,
 } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
+import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { checkAllocClaim, checkNodeUsesVolume } from "./node_scope.js";
 import { reportReleaseProgress } from "./release_progress.js";
@@ -228,7 +229,9 @@ export class ClaimEndpoint {
     signal?: AbortSignal,
   ): Promise<boolean> {
     const { store } = this.deps;
-    let vol = await store.txn((tx) => {
+    // The node's report and, when nothing external is left to do (no controller step), the free
+    // share one transaction: one checkpoint fewer, and nothing between them to resume from.
+    const first = await store.txn((tx) => {
       const cur = volumeView(tx, namespace, req.VolumeID);
       const claim = cur && findClaim(cur, req.AllocationID);
       if (!cur || !claim) return undefined;
@@ -239,33 +242,35 @@ export class ClaimEndpoint {
           `the claim of allocation ${req.AllocationID} is not held by node ${req.NodeID}`,
         );
       }
-      if (reported === "taken") return cur;
-      const next = setClaimState(cur, req.AllocationID, reported);
-      if (next !== cur) tx.putVolume(next);
-      return next;
+      const next = reported === "taken" ? cur : setClaimState(cur, req.AllocationID, reported);
+      const freed = freeIfNothingLeft(tx, next, req.AllocationID);
+      if (freed !== cur) tx.putVolume(freed);
+      return { vol: freed, freed: freed !== next };
     });
-    for (let steps = 0; vol && steps < 4; steps++) {
-      const claim = findClaim(vol, req.AllocationID);
-      if (!claim) return false;
-      const node = store.getNode(claim.NodeID);
-      const step = nextReleaseStep(vol, claim, !node || node.Status === "down");
-      if (step === "node-detach") {
-        throw new BerthError(
-          "ERR_CONFLICT",
-          `volume ${JSON.stringify(req.VolumeID)} is still attached on node ${claim.NodeID}: unpublish with State "node-detached" once the node has unmounted it`,
-        );
-      }
-      if (step === "controller-detach") {
-        await this.controllerUnpublish(vol, claim, signal);
-        vol = await this.persist(namespace, req.VolumeID, (v) =>
-          setClaimState(v, req.AllocationID, "controller-detached"),
-        );
-        continue;
-      }
-      await this.persist(namespace, req.VolumeID, (v) => freeClaim(v, req.AllocationID));
-      return true;
+    if (!first) return false;
+    if (first.freed) return true;
+    const vol = first.vol;
+    const claim = findClaim(vol, req.AllocationID)!;
+    const node = store.getNode(claim.NodeID);
+    const step = nextReleaseStep(vol, claim, !node || node.Status === "down");
+    if (step === "node-detach") {
+      throw new BerthError(
+        "ERR_CONFLICT",
+        `volume ${JSON.stringify(req.VolumeID)} is still attached on node ${claim.NodeID}: unpublish with State "node-detached" once the node has unmounted it`,
+      );
     }
-    return false;
+    if (step === "controller-detach") await this.controllerUnpublish(vol, claim, signal);
+    // Detached and freed in one checkpoint, as Nomad's Unpublish goes straight to ready-to-free:
+    // a controller-detached claim is never needed to resume (no call is left to make for it). A
+    // claim still held here without a controller step is one whose node went down meanwhile.
+    return store.txn((tx) => {
+      const cur = volumeView(tx, namespace, req.VolumeID);
+      if (!cur || !findClaim(cur, req.AllocationID)) return false;
+      const done =
+        step === "controller-detach" ? setClaimState(cur, req.AllocationID, "controller-detached") : cur;
+      tx.putVolume(freeClaim(done, req.AllocationID));
+      return true;
+    });
   }
 
   /**
@@ -306,20 +311,19 @@ export class ClaimEndpoint {
       throw err;
     }
   }
+}
 
-  private persist(
-    namespace: string,
-    id: string,
-    fn: (v: CSIVolume) => CSIVolume,
-  ): Promise<CSIVolume | undefined> {
-    return this.deps.store.txn((tx) => {
-      const cur = volumeView(tx, namespace, id);
-      if (!cur) return undefined;
-      const next = fn(cur);
-      if (next !== cur) tx.putVolume(next);
-      return next;
-    });
-  }
+/**
+ * `vol` with the alloc's claim freed when the release walk's next step is the free itself (no node
+ * or controller step left for it), else `vol` unchanged.
+ */
+function freeIfNothingLeft(tx: StateWriter, vol: CSIVolume, allocId: string): CSIVolume {
+  const claim = findClaim(vol, allocId);
+  if (!claim) return vol;
+  const node = tx.getNode(claim.NodeID);
+  return nextReleaseStep(vol, claim, !node || node.Status === "down") === "free"
+    ? freeClaim(vol, allocId)
+    : vol;
 }
 
 /** The node-internal view of a claimed volume: secrets included, never sent to the API. */

@@ -1,7 +1,10 @@
 /**
  * The embedded StateStore: one SQLite file (WAL, synchronous=FULL) in the server data dir, or
- * `:memory:` for tests and `-dev`. better-sqlite3 is synchronous, so a txn is one SQLite
- * transaction and never interleaves with another. Reads are in sqlite_reader.ts, a transaction's
+ * `:memory:` for tests and `-dev`. better-sqlite3 is synchronous, so a txn never interleaves with
+ * another. Txns asked for in the same turn of the event loop are group-committed (group_commit.ts):
+ * they run one after another in ONE SQLite transaction, each in its own savepoint (a txn that throws
+ * undoes only itself), each still at its own new index, and ONE durable COMMIT acknowledges them
+ * all; a txn's promise settles only after that COMMIT. Reads are in sqlite_reader.ts, a transaction's
  * writes (and the plugin derivation they run, derive_plugins.ts) in sqlite_writer.ts. Opening the
  * file checks every stored record once and quarantines those that cannot be loaded (quarantine.ts),
  * logging one error per record and a summary line.
@@ -17,6 +20,13 @@ import { SqliteReader } from "./sqlite_reader.js";
 import { SqliteWriter } from "./sqlite_writer.js";
 import { openSecretsAtRest, type SecretsAtRest } from "./secrets_at_rest.js";
 import { IndexWatch } from "./watch.js";
+import {
+  BatchLostError,
+  DEFAULT_GROUP_COMMIT,
+  GroupCommit,
+  type GroupCommitLimits,
+  type GroupCommitStats,
+} from "./group_commit.js";
 import type { WatchKey } from "./watch_keys.js";
 import type { QuarantinedRecord, StateStore, StateWriter, Table } from "./store.js";
 
@@ -24,6 +34,8 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** Where the open pass reports quarantined records (one error each) and its summary. */
   log?: Logger;
+  /** Bounds of one group-committed batch (group_commit.ts); `maxBatch: 1` commits every txn alone. */
+  groupCommit?: Partial<GroupCommitLimits>;
 }
 
 function openDb(dataDir: string | null): Database.Database {
@@ -51,6 +63,13 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   private readonly db: Database.Database;
   private readonly watch: IndexWatch;
   private readonly quarantine: ReturnType<typeof quarantineStatements>;
+  private readonly commits: GroupCommit<StateWriter>;
+  /** The batch in progress: the tables its txns touched, and the indexes to restore if it fails. */
+  private batch:
+    | { touched: Set<Table>; keys: Set<WatchKey>; index: number; tableIndexes: Map<Table, number> }
+    | undefined;
+  private readonly inTransaction: (body: () => void) => void;
+  private readonly inSavepoint: (fn: (tx: StateWriter) => unknown) => unknown;
 
   /** `dataDir` null opens an in-memory store. */
   constructor(dataDir: string | null, opts: SqliteStoreOptions = {}) {
@@ -86,14 +105,28 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
       (t) => this.tableIndex(t),
       () => this.index(),
     );
+    this.inTransaction = db.transaction((body: () => void) => this.batchBody(body));
+    // Nested inside the batch's transaction, better-sqlite3 makes this a SAVEPOINT.
+    this.inSavepoint = db.transaction((fn: (tx: StateWriter) => unknown) => this.runOne(fn));
+    this.commits = new GroupCommit<StateWriter>(
+      {
+        transaction: (body) => this.runBatch(body),
+        isolated: (fn) => this.isolated(fn),
+        committed: () => this.batchCommitted(),
+        rolledBack: () => this.batchRolledBack(),
+      },
+      { ...DEFAULT_GROUP_COMMIT, ...opts.groupCommit },
+    );
   }
 
   txn<T>(fn: (tx: StateWriter) => T): Promise<T> {
-    try {
-      return Promise.resolve(this.txnSync(fn));
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
+    if (!this.db.open) return Promise.reject(new Error("the state store is closed"));
+    return this.commits.submit(fn);
+  }
+
+  /** How many group-committed batches, and txns in them, this store has committed. */
+  groupCommitStats(): GroupCommitStats {
+    return this.commits.stats();
   }
 
   waitFor(
@@ -114,34 +147,79 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     return Promise.resolve(this.quarantine.drop(table, namespace, key));
   }
 
+  /** Commits the txns still queued (their callers are answered), then closes the file. */
   close(): void {
+    if (this.db.open) this.commits.drain();
     this.watch.wakeAll();
     if (this.db.open) this.db.close();
   }
 
-  private txnSync<T>(fn: (tx: StateWriter) => T): T {
+  /** One batch: one SQLite transaction around `body`, its COMMIT durable (synchronous = FULL). */
+  private runBatch(body: () => void): void {
+    this.batch = {
+      touched: new Set(),
+      keys: new Set(),
+      index: this.currentIndex,
+      tableIndexes: new Map(this.tableIndexes),
+    };
+    this.inTransaction(body);
+  }
+
+  /** The batch's body, then the store's index and the touched tables' indexes, once per batch. */
+  private batchBody(body: () => void): void {
+    body();
+    const { touched } = this.batch!;
+    if (touched.size === 0) return;
+    this.statements.setMeta.run(this.currentIndex);
+    for (const t of touched) this.statements.setTableIdx.run(t, this.tableIndexes.get(t) ?? 0);
+  }
+
+  private isolated<T>(fn: (tx: StateWriter) => T): T {
+    let ran: { result: unknown; writeIndex: number; touched: Set<Table>; keys: Set<WatchKey> };
+    try {
+      ran = this.inSavepoint(fn) as typeof ran;
+    } catch (err) {
+      // SQLite rolls the whole transaction back by itself on some errors (I/O, full disk): the
+      // batch's earlier txns are gone too, and what follows must not run outside a transaction.
+      if (!this.db.inTransaction) throw new BatchLostError(err);
+      throw err;
+    }
+    // Only a txn that wrote anything takes an index; the txns after it in the batch see it.
+    if (ran.touched.size > 0) {
+      this.currentIndex = ran.writeIndex;
+      for (const t of ran.touched) {
+        this.tableIndexes.set(t, ran.writeIndex);
+        this.batch!.touched.add(t);
+      }
+      for (const k of ran.keys) this.batch!.keys.add(k);
+    }
+    return ran.result as T;
+  }
+
+  /** One txn, inside its savepoint, at the index after the batch's txns before it. */
+  private runOne(fn: (tx: StateWriter) => unknown) {
     const touched = new Set<Table>();
     // The objects the txn put or deleted: the watch wakes only the waiters on them (watch.ts).
     const keys = new Set<WatchKey>();
     const writeIndex = this.currentIndex + 1;
-    const run = this.db.transaction(() => {
-      keys.clear();
-      const writer = new SqliteWriter(this, writeIndex, touched, keys);
-      const result = fn(writer);
-      writer.flushPlugins();
-      if (touched.size > 0) {
-        this.statements.setMeta.run(writeIndex);
-        for (const t of touched) this.statements.setTableIdx.run(t, writeIndex);
-      }
-      return result;
-    });
-    const result = run();
-    if (touched.size > 0) {
-      this.currentIndex = writeIndex;
-      for (const t of touched) this.tableIndexes.set(t, writeIndex);
-      this.watch.notify(touched, keys);
-    }
-    return result;
+    const writer = new SqliteWriter(this, writeIndex, touched, keys);
+    const result = fn(writer);
+    writer.flushPlugins();
+    return { result, writeIndex, touched, keys };
+  }
+
+  private batchCommitted(): void {
+    const { touched, keys } = this.batch!;
+    this.batch = undefined;
+    if (touched.size > 0) this.watch.notify(touched, keys);
+  }
+
+  private batchRolledBack(): void {
+    const before = this.batch!;
+    this.batch = undefined;
+    this.currentIndex = before.index;
+    this.tableIndexes.clear();
+    for (const [t, i] of before.tableIndexes) this.tableIndexes.set(t, i);
   }
 }
 

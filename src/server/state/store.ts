@@ -8,6 +8,10 @@
  * - Writes go through `txn(fn)`. `fn` is synchronous, sees its own writes, and must be re-runnable
  *   (an optimistic backend may retry it on conflict): it may read and write through `tx` but must
  *   not do I/O or mutate anything outside. Throwing from `fn` aborts and writes nothing.
+ * - A txn's promise settles only once its writes are durable (committed to disk), and a rejected
+ *   one wrote nothing. Txns asked for together may share one commit (group commit, as the SQLite
+ *   store does): they still run one after another in the order they were asked for, each sees the
+ *   writes of those before it, and each that writes still takes its own index.
  * - The write index is monotonic. A txn that writes anything commits at exactly one new index,
  *   which becomes the ModifyIndex of every record it put (CreateIndex too for new ones) and the
  *   index of every table it touched. A txn that writes nothing changes no index.

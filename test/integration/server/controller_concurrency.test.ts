@@ -12,7 +12,9 @@ import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, startServer } from "./fake_agent.js";
 
 const VOLUMES = 50;
-const CALL_MS = 40;
+// Long enough that 50 claims, handled in a few group-committed batches (one turn of the event loop
+// each), all start their publish within one call's time even on a loaded 2-core machine.
+const CALL_MS = 150;
 
 interface AllocView {
   ID: string;
