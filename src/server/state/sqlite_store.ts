@@ -66,8 +66,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   private readonly commits: GroupCommit<StateWriter>;
   /** The batch in progress: the tables its txns touched, and the indexes to restore if it fails. */
   private batch:
-    | { touched: Set<Table>; keys: Set<WatchKey>; index: number; tableIndexes: Map<Table, number> }
-    | undefined;
+    { touched: Set<Table>; keys: Set<WatchKey>; index: number; tableIndexes: Map<Table, number> } | undefined;
   private readonly inTransaction: (body: () => void) => void;
   private readonly inSavepoint: (fn: (tx: StateWriter) => unknown) => unknown;
 
