@@ -145,7 +145,7 @@ export class Client {
       ...(seams.isMountPoint ? { isMountPoint: seams.isMountPoint } : {}),
       ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
     });
-    volumeManager.restore(stateDb.listAllVolumeStubs().map(({ allocId, stub }) => ({ allocId, stub })));
+    volumeManager.restore(stateDb.listVolumeStubsInUse());
     const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
 
     const conn = new ServerConnection({

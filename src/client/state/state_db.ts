@@ -144,6 +144,26 @@ export class StateDB {
     }));
   }
 
+  /**
+   * The stubs whose volume this node still holds for their alloc: every stub but those whose
+   * release has already unmounted it (its pending record's checkpoint says so). What rebuilds the
+   * volume manager's staging users after a restart: an agent killed between a release's unmount
+   * and its end leaves that alloc's stub behind, and counting the alloc as a user of the staging
+   * would keep the staging mounted after every later user is gone.
+   */
+  listVolumeStubsInUse(): { allocId: string; alias: string; stub: CsiVolumeStub }[] {
+    const rows = this.db
+      .prepare(
+        `SELECT s.alloc_id, s.alias, s.stub_json, p.release_json FROM csi_volume_stubs s
+         LEFT JOIN pending_releases p ON p.alloc_id = s.alloc_id AND p.alias = s.alias
+         ORDER BY s.alloc_id, s.alias`,
+      )
+      .all() as { alloc_id: string; alias: string; stub_json: string; release_json: string | null }[];
+    return rows
+      .filter((r) => r.release_json === null || !(JSON.parse(r.release_json) as PendingRelease).unmounted)
+      .map((r) => ({ allocId: r.alloc_id, alias: r.alias, stub: JSON.parse(r.stub_json) as CsiVolumeStub }));
+  }
+
   deleteVolumeStub(allocId: string, alias: string): void {
     this.db.prepare("DELETE FROM csi_volume_stubs WHERE alloc_id = ? AND alias = ?").run(allocId, alias);
   }

@@ -43,7 +43,7 @@ function harness(
     retry: { baseMs: 1, maxMs: 5, deadlineMs: 200, jitter: 0 },
     isMountPoint: async (p) => mounted.has(p),
   });
-  volumeManager.restore(stateDb.listAllVolumeStubs());
+  volumeManager.restore(stateDb.listVolumeStubsInUse());
   const rpc = new FakeRpc(client.calls);
   const tasks: FakeTask[] = [];
   const updates: AllocClientUpdate[] = [];
@@ -340,6 +340,36 @@ test("shutdown cancels waiting and releases without unmounting; a restart resume
   assert.equal(h3.tasks.length, 0);
   assert.deepEqual(stateDb.getPendingReleases(alloc.ID), {});
   assert.deepEqual(stateDb.getVolumeStubs(alloc.ID), {});
+});
+
+test("restore: an alloc killed between its release's unmount and its end is no user of the staging", async () => {
+  // The agent died right after alloc-1's release unstaged the volume, before the release ended:
+  // its stub is still stored, beside the pending record that says it is unmounted.
+  const stateDb = StateDB.open(":memory:");
+  const first = harness(allocWith({ data: volumeRequest() }), { stateDb });
+  void first.runner.run();
+  await first.untilTaskStarted();
+  await first.runner.shutdown();
+  const stub = stateDb.getVolumeStubs("alloc-1").data!;
+  stateDb.putPendingRelease("alloc-1", "data", { stub, unmounted: true });
+
+  // The next agent runs another alloc on the same volume, which stages it again (nothing is
+  // mounted any more) and, as its last user, must unstage it when it is done.
+  const h = harness(allocWith({ data: volumeRequest() }, { ID: "alloc-2" }), { stateDb });
+  const done = h.runner.run();
+  const t = await h.untilTaskStarted();
+  t.finish();
+  await done;
+  await h.runner.released();
+  assert.deepEqual(
+    h.client.methods().filter((m) => m.startsWith("Node")),
+    ["NodeStageVolume", "NodePublishVolume", "NodeUnpublishVolume", "NodeUnstageVolume"],
+    "the staging is unmounted with its last real user",
+  );
+  assert.deepEqual(
+    h.volumeManager.stagingUsers(stub.pluginId, stub.namespace, stub.volumeId, stub.usage),
+    [],
+  );
 });
 
 test("a stop during a claim wait abandons it; the alloc completes without starting tasks", async () => {

@@ -67,6 +67,23 @@ test("state db: everything survives a reopen; writes are idempotent upserts", ()
   db.close();
 });
 
+test("state db: stubs in use leave out those whose release already unmounted them", () => {
+  const db = StateDB.open(":memory:");
+  db.putVolumeStubs("a1", { data: stub({ targetPath: "/a1" }) });
+  db.putVolumeStubs("a2", { data: stub({ targetPath: "/a2" }) });
+  db.putVolumeStubs("a3", { data: stub({ targetPath: "/a3" }) });
+  db.putPendingRelease("a2", "data", { stub: stub(), unmounted: false });
+  db.putPendingRelease("a3", "data", { stub: stub(), unmounted: true });
+  assert.deepEqual(
+    db.listVolumeStubsInUse().map((s) => [s.allocId, s.stub.targetPath]),
+    [
+      ["a1", "/a1"],
+      ["a2", "/a2"],
+    ],
+  );
+  db.close();
+});
+
 test("state db: a client update for an unknown alloc is ignored", () => {
   const db = StateDB.open(":memory:");
   db.putAllocClientUpdate({ ID: "nope", ClientStatus: "running", ClientDescription: "", TaskStates: {} });
