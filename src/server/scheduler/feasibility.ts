@@ -17,6 +17,7 @@ import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
 import type { StateReader } from "../state/store.js";
 import { csiFeasible } from "./csi_feasibility.js";
+import type { NodeUsageView } from "./node_usage.js";
 
 export interface PlanContext {
   state: StateReader;
@@ -30,6 +31,11 @@ export interface PlanContext {
    * pending ones of `stopping` only.
    */
   stopped?: ReadonlySet<string>;
+  /**
+   * The scheduler's per-node usage index at exactly `state`'s index (node_usage.ts), when the plan
+   * has one: node usage and volumes in use are read from it instead of each node's allocs.
+   */
+  usage?: NodeUsageView;
 }
 
 const caches = new WeakMap<PlanContext, ConstraintCache>();
