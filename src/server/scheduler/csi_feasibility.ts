@@ -51,12 +51,44 @@ export function csiFeasible(
       return "did not meet topology requirement";
     }
   }
-  const refusal = checkClaim(vol, {
-    ...want,
-    NodeID: node.ID,
-    ExternalNodeID: plugin.NodeInfo?.ID ?? "",
-  });
+  const refusal = claimCheck(vol, want, node.ID, plugin.NodeInfo?.ID ?? "");
   return refusal ? claimRefusalReason(volumeId, want.Mode, refusal) : null;
+}
+
+/** The last claim check of a volume view that no claim occupies, and the request it answered. */
+const unclaimedChecks = new WeakMap<CSIVolume, { want: ClaimWant; refusal: BerthError | null }>();
+
+type ClaimWant = Pick<VolumeClaim, "AllocationID" | "Mode" | "AccessMode" | "AttachmentMode">;
+
+/**
+ * checkClaim for the node. A volume with no claim at all gives the same answer on every node (the
+ * node only matters next to other claims: structs/claim.ts), so that answer is computed once per
+ * volume view and request, not once per node tried.
+ */
+function claimCheck(
+  vol: CSIVolume,
+  want: ClaimWant,
+  nodeId: string,
+  externalNodeId: string,
+): BerthError | null {
+  const memo = unclaimedChecks.get(vol);
+  if (
+    memo &&
+    memo.want.AllocationID === want.AllocationID &&
+    memo.want.Mode === want.Mode &&
+    memo.want.AccessMode === want.AccessMode &&
+    memo.want.AttachmentMode === want.AttachmentMode
+  )
+    return memo.refusal;
+  const refusal = checkClaim(vol, { ...want, NodeID: nodeId, ExternalNodeID: externalNodeId });
+  const unclaimed = isEmpty(vol.ReadClaims) && isEmpty(vol.WriteClaims) && isEmpty(vol.PastClaims);
+  if (unclaimed) unclaimedChecks.set(vol, { want, refusal });
+  return refusal;
+}
+
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /**
@@ -142,6 +174,21 @@ const proposedViews = new WeakMap<CsiPlanContext, Map<string, ProposedView>>();
  * pass is no longer nodes × (volume read + plugin read + claim scan) per alloc.
  */
 function proposedVolume(ctx: CsiPlanContext, namespace: string, volumeId: string): CSIVolume | undefined {
+  // Every node tried for one alloc asks for the same volume in a row: answer it from the last.
+  const last = lastViews.get(ctx);
+  if (last && last.seen === ctx.planned.length && last.id === volumeId && last.namespace === namespace)
+    return last.vol;
+  const vol = proposedVolumeOf(ctx, namespace, volumeId);
+  lastViews.set(ctx, { namespace, id: volumeId, seen: ctx.planned.length, vol });
+  return vol;
+}
+
+const lastViews = new WeakMap<
+  CsiPlanContext,
+  { namespace: string; id: string; seen: number; vol: CSIVolume | undefined }
+>();
+
+function proposedVolumeOf(ctx: CsiPlanContext, namespace: string, volumeId: string): CSIVolume | undefined {
   let views = proposedViews.get(ctx);
   if (!views) {
     views = new Map();

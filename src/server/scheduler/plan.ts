@@ -181,6 +181,7 @@ export function* planSteps(
     stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
     stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
     ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
+    jobAllocs: all,
   };
   const { ready: nodes, available } = readyNodesInDCs(state.listNodes(), job);
   // The reads above are a pass's biggest single stretch: let the caller yield before placing.

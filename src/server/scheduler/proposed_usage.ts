@@ -67,7 +67,7 @@ function planUsage(ctx: PlanContext, job: Job): PlanUsage {
       const c = view.contribution(id);
       if (c) addUsage(copyOf(p, view, c.nodeId), c.usage, -1);
     }
-    for (const a of ctx.state.allocsByJob(job.Namespace, job.ID)) {
+    for (const a of ctx.jobAllocs ?? ctx.state.allocsByJob(job.Namespace, job.ID)) {
       if (isAllocTerminal(a) || stopped.has(a.ID) || !a.NodeID) continue;
       bump(p.counts, a.NodeID, a.TaskGroup);
     }
@@ -92,7 +92,31 @@ function copyOf(p: PlanUsage, view: NonNullable<PlanContext["usage"]>, nodeId: s
 
 /** The node as the plan sees it; the answer must not be changed by the caller. */
 export function proposedOnNode(ctx: PlanContext, nodeId: string, job: Job, group: string): ProposedNode {
-  if (!ctx.usage) {
+  return proposedUsageFor(ctx, job)(nodeId, group);
+}
+
+/**
+ * proposedOnNode for every node tried for one placement: the plan's adjustments are brought up to
+ * date once (the plan's placements do not change while its nodes are tried).
+ */
+export function proposedUsageFor(
+  ctx: PlanContext,
+  job: Job,
+): (nodeId: string, group: string) => ProposedNode {
+  const view = ctx.usage;
+  if (!view) return (nodeId, group) => fromAllocs(ctx, nodeId, job, group);
+  const p = planUsage(ctx, job);
+  return (nodeId, group) => {
+    const used = p.adjusted.get(nodeId) ?? view.node(nodeId) ?? NOTHING;
+    const groups = p.counts.get(nodeId);
+    let ofJob = 0;
+    if (groups) for (const n of groups.values()) ofJob += n;
+    return { used, ofJob, ofGroup: groups?.get(group) ?? 0 };
+  };
+}
+
+function fromAllocs(ctx: PlanContext, nodeId: string, job: Job, group: string): ProposedNode {
+  {
     const onNode = proposedAllocsOnNode(ctx, nodeId);
     let ofJob = 0;
     let ofGroup = 0;
@@ -103,10 +127,4 @@ export function proposedOnNode(ctx: PlanContext, nodeId: string, job: Job, group
     }
     return { used: usageOfAllocs(onNode), ofJob, ofGroup };
   }
-  const p = planUsage(ctx, job);
-  const used = p.adjusted.get(nodeId) ?? ctx.usage.node(nodeId) ?? NOTHING;
-  const groups = p.counts.get(nodeId);
-  let ofJob = 0;
-  if (groups) for (const n of groups.values()) ofJob += n;
-  return { used, ofJob, ofGroup: groups?.get(group) ?? 0 };
 }

@@ -23,8 +23,8 @@ import type { Job, TaskGroup } from "../../structs/job.js";
 import type { Affinity } from "../../structs/job_stanzas.js";
 import type { Node } from "../../structs/node.js";
 import { allocateGroup, binPackScore, fitGroup, type Usage } from "../../structs/resources_fit.js";
-import { constraintCache, nodeFeasible, type PlanContext } from "./feasibility.js";
-import { proposedOnNode } from "./proposed_usage.js";
+import { constraintCache, feasibilityFor, type PlanContext } from "./feasibility.js";
+import { proposedUsageFor } from "./proposed_usage.js";
 import {
   SpreadScorer,
   countedJobAllocs,
@@ -82,13 +82,15 @@ export function selectNode(
   const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
 
   let best: { node: Node; used: Usage; score: number; parts: (number | null)[] } | null = null;
+  const feasible = feasibilityFor(ctx, job, group, index, allocId);
+  const proposed = proposedUsageFor(ctx, job);
   for (const node of nodes) {
-    let reason = nodeFeasible(ctx, node, job, group, index, allocId);
+    let reason = feasible(node);
     if (reason) {
       recordNode(metrics, node, reason);
       continue;
     }
-    const { used, ofJob, ofGroup } = proposedOnNode(ctx, node.ID, job, group.Name);
+    const { used, ofJob, ofGroup } = proposed(node.ID, group.Name);
     if ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0)) reason = DISTINCT_HOSTS;
     if (!reason && props.length > 0) reason = distinctPropertyReason(props, node);
     recordNode(metrics, node, reason);

@@ -45,7 +45,7 @@ export interface EvalResult {
 }
 
 /** Placements a batch plans ahead at most (one write transaction each). */
-export const BATCH_PLACEMENTS = 100;
+export const BATCH_PLACEMENTS = 500;
 /** How long a batch planned inside its transaction (the plan made ahead was stale) may plan. */
 export const IN_TXN_PLAN_MS = 10;
 
