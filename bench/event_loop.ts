@@ -10,7 +10,10 @@
  *     nodes registered straight into the store, measured with perf_hooks' event-loop delay
  *     histogram and a 1 ms interval probe, against the pass's own duration.
  *
- *   node dist/bench/event_loop.js [unrelated=50000] [cycles=200] [nodes=1000] [allocs=2000]
+ * (c) the same with CSI: every node runs a healthy node plugin, and a job of `csi_allocs` allocs each
+ *     with its own volume (per_alloc), with the pass's placements per second.
+ *
+ *   node dist/bench/event_loop.js [unrelated=50000] [cycles=200] [nodes=1000] [allocs=2000] [csi_allocs=1000]
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -33,6 +36,8 @@ const UNRELATED = Number(process.argv[2] ?? 50_000);
 const CYCLES = Number(process.argv[3] ?? 200);
 const NODES = Number(process.argv[4] ?? 1000);
 const ALLOCS = Number(process.argv[5] ?? 2000);
+/** Allocs of the CSI pass, each with its own volume. */
+const CSI_ALLOCS = Number(process.argv[6] ?? 1000);
 /** Volumes the claim cycles go round (each alloc claims its own, per_alloc). */
 const CLAIMED = 50;
 
@@ -153,14 +158,22 @@ async function claimCycles(unrelated: number): Promise<{ perSec: number; cpuMs: 
   }
 }
 
-/** One scheduling pass of a big job: the longest event-loop delay while it runs. */
-async function schedulingPass(): Promise<{ passMs: number; maxDelayMs: number; probeMaxMs: number }> {
+/**
+ * One scheduling pass of a big job: the longest event-loop delay while it runs. With `csi`, every
+ * node runs a healthy node plugin and each alloc has its own volume (per_alloc), one per node.
+ */
+async function schedulingPass(
+  allocs: number,
+  csi: boolean,
+): Promise<{ passMs: number; maxDelayMs: number; probeMaxMs: number }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-bench-loop-"));
   const store = new SqliteStateStore(dir);
   const scheduler = new Scheduler(store, nullLogger);
   try {
+    const plugins = csi ? { CSINodePlugins: { p: nodePluginInfo("p") } } : {};
     await store.txn((tx) => {
-      for (let i = 0; i < NODES; i++) tx.putNode(makeNode(`node-${String(i).padStart(5, "0")}`));
+      for (let i = 0; i < NODES; i++) tx.putNode(makeNode(`node-${String(i).padStart(5, "0")}`, plugins));
+      if (csi) for (let i = 0; i < allocs; i++) tx.putVolume(makeVolume(`v[${i}]`, { PluginID: "p" }));
     });
     const job = validateJob({
       ID: "big",
@@ -168,8 +181,28 @@ async function schedulingPass(): Promise<{ passMs: number; maxDelayMs: number; p
       TaskGroups: [
         {
           Name: "g",
-          Count: ALLOCS,
-          Tasks: [{ Name: "t", Driver: "exec", Resources: { CPU: 10, MemoryMB: 10 } }],
+          Count: allocs,
+          ...(csi
+            ? {
+                Volumes: {
+                  data: {
+                    Type: "csi",
+                    Source: "v",
+                    PerAlloc: true,
+                    AccessMode: "single-node-writer",
+                    AttachmentMode: "file-system",
+                  },
+                },
+              }
+            : {}),
+          Tasks: [
+            {
+              Name: "t",
+              Driver: "exec",
+              Resources: { CPU: 10, MemoryMB: 10 },
+              ...(csi ? { VolumeMounts: [{ Volume: "data", Destination: "/data" }] } : {}),
+            },
+          ],
         },
       ],
     });
@@ -190,7 +223,7 @@ async function schedulingPass(): Promise<{ passMs: number; maxDelayMs: number; p
     await new Promise((r) => setTimeout(r, 20));
     histogram.disable();
     clearInterval(probe);
-    if (result.placed !== ALLOCS) throw new Error(`placed ${result.placed} of ${ALLOCS}`);
+    if (result.placed !== allocs) throw new Error(`placed ${result.placed} of ${allocs}`);
     return { passMs, maxDelayMs: histogram.max / 1e6, probeMaxMs: probeMax };
   } finally {
     await scheduler.stop();
@@ -211,10 +244,16 @@ async function main(): Promise<void> {
   console.log(
     `${"ratio (loaded / empty)".padEnd(52)} ${(loaded.perSec / base.perSec).toFixed(2).padStart(6)} × rate    ${(loaded.cpuMs / base.cpuMs).toFixed(2).padStart(7)} × CPU`,
   );
-  const pass = await schedulingPass();
-  console.log(
-    `${`scheduling ${ALLOCS} allocs on ${NODES} nodes`.padEnd(52)} pass ${pass.passMs.toFixed(0)} ms, longest event-loop delay ${pass.probeMaxMs.toFixed(1)} ms (1 ms probe; perf_hooks histogram max ${pass.maxDelayMs.toFixed(1)} ms)`,
-  );
+  for (const [allocs, csi] of [
+    [ALLOCS, false],
+    [CSI_ALLOCS, true],
+  ] as const) {
+    const pass = await schedulingPass(allocs, csi);
+    const what = `scheduling ${allocs} allocs on ${NODES} nodes${csi ? ", per_alloc CSI" : ""}`;
+    console.log(
+      `${what.padEnd(52)} pass ${pass.passMs.toFixed(0)} ms (${((allocs / pass.passMs) * 1000).toFixed(0)} allocs/s), longest event-loop delay ${pass.probeMaxMs.toFixed(1)} ms (1 ms probe; perf_hooks histogram max ${pass.maxDelayMs.toFixed(1)} ms)`,
+    );
+  }
 }
 
 await main();

@@ -150,7 +150,9 @@ async function main(): Promise<void> {
     await agent.stop(120_000);
     killProcessGroupsUnder(dir);
     fs.rmSync(dir, { recursive: true, force: true });
-    fs.rmSync(logFile, { force: true });
+    // BERTH_BENCH_KEEP_LOG=1 keeps the agent's log, to see where the time went.
+    if (process.env.BERTH_BENCH_KEEP_LOG) console.log(`agent log kept: ${logFile}`);
+    else fs.rmSync(logFile, { force: true });
     fs.rmSync(sizing, { force: true });
   }
 }

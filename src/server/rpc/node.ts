@@ -238,7 +238,7 @@ export class NodeEndpoint {
         if (seen.has(k)) continue;
         seen.add(k);
         const job = tx.getJob(a.Namespace, a.JobID);
-        if (job) refreshJobStatus(tx, job);
+        if (job) refreshJobStatus(tx, job, touched);
       }
       return [...jobs.values()];
     });

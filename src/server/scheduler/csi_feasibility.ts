@@ -14,6 +14,7 @@ import { ownEntry, type Node } from "../../structs/node.js";
 import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
 import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
+import { volumeKey, type NodeUsageView } from "./node_usage.js";
 
 /** What the CSI checks read of a plan (feasibility.ts's PlanContext). */
 export interface CsiPlanContext {
@@ -22,6 +23,8 @@ export interface CsiPlanContext {
   planned: Allocation[];
   /** IDs of allocs this plan stops before they ran: they will hold no claim. */
   stopping: ReadonlySet<string>;
+  /** The scheduler's usage index at `state`'s index (node_usage.ts), when the plan has one. */
+  usage?: NodeUsageView;
 }
 
 export function csiFeasible(
@@ -48,12 +51,44 @@ export function csiFeasible(
       return "did not meet topology requirement";
     }
   }
-  const refusal = checkClaim(vol, {
-    ...want,
-    NodeID: node.ID,
-    ExternalNodeID: plugin.NodeInfo?.ID ?? "",
-  });
+  const refusal = claimCheck(vol, want, node.ID, plugin.NodeInfo?.ID ?? "");
   return refusal ? claimRefusalReason(volumeId, want.Mode, refusal) : null;
+}
+
+/** The last claim check of a volume view that no claim occupies, and the request it answered. */
+const unclaimedChecks = new WeakMap<CSIVolume, { want: ClaimWant; refusal: BerthError | null }>();
+
+type ClaimWant = Pick<VolumeClaim, "AllocationID" | "Mode" | "AccessMode" | "AttachmentMode">;
+
+/**
+ * checkClaim for the node. A volume with no claim at all gives the same answer on every node (the
+ * node only matters next to other claims: structs/claim.ts), so that answer is computed once per
+ * volume view and request, not once per node tried.
+ */
+function claimCheck(
+  vol: CSIVolume,
+  want: ClaimWant,
+  nodeId: string,
+  externalNodeId: string,
+): BerthError | null {
+  const memo = unclaimedChecks.get(vol);
+  if (
+    memo &&
+    memo.want.AllocationID === want.AllocationID &&
+    memo.want.Mode === want.Mode &&
+    memo.want.AccessMode === want.AccessMode &&
+    memo.want.AttachmentMode === want.AttachmentMode
+  )
+    return memo.refusal;
+  const refusal = checkClaim(vol, { ...want, NodeID: nodeId, ExternalNodeID: externalNodeId });
+  const unclaimed = isEmpty(vol.ReadClaims) && isEmpty(vol.WriteClaims) && isEmpty(vol.PastClaims);
+  if (unclaimed) unclaimedChecks.set(vol, { want, refusal });
+  return refusal;
+}
+
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
 }
 
 /**
@@ -139,12 +174,27 @@ const proposedViews = new WeakMap<CsiPlanContext, Map<string, ProposedView>>();
  * pass is no longer nodes × (volume read + plugin read + claim scan) per alloc.
  */
 function proposedVolume(ctx: CsiPlanContext, namespace: string, volumeId: string): CSIVolume | undefined {
+  // Every node tried for one alloc asks for the same volume in a row: answer it from the last.
+  const last = lastViews.get(ctx);
+  if (last && last.seen === ctx.planned.length && last.id === volumeId && last.namespace === namespace)
+    return last.vol;
+  const vol = proposedVolumeOf(ctx, namespace, volumeId);
+  lastViews.set(ctx, { namespace, id: volumeId, seen: ctx.planned.length, vol });
+  return vol;
+}
+
+const lastViews = new WeakMap<
+  CsiPlanContext,
+  { namespace: string; id: string; seen: number; vol: CSIVolume | undefined }
+>();
+
+function proposedVolumeOf(ctx: CsiPlanContext, namespace: string, volumeId: string): CSIVolume | undefined {
   let views = proposedViews.get(ctx);
   if (!views) {
     views = new Map();
     proposedViews.set(ctx, views);
   }
-  const key = JSON.stringify([namespace, volumeId]);
+  const key = volumeKey(namespace, volumeId);
   let view = views.get(key);
   if (!view) {
     const vol = volumeView(ctx.state, namespace, volumeId);
@@ -192,11 +242,44 @@ function volumesOf(ctx: CsiPlanContext, allocs: readonly Allocation[]): NodeVolu
     const group = allocTaskGroup(a);
     for (const r of Object.values(group?.Volumes ?? {})) {
       if (r.Type !== "csi") continue;
-      const id = volumeSourceForAlloc(r, allocIndex(a));
-      const key = JSON.stringify([a.Namespace, id]);
-      if (!plugins.has(key)) plugins.set(key, ctx.state.getVolume(a.Namespace, id)?.PluginID);
-      out.push({ namespace: a.Namespace, id, pluginId: plugins.get(key) });
+      out.push(nodeVolume(ctx, plugins, a.Namespace, volumeSourceForAlloc(r, allocIndex(a))));
     }
+  }
+  return out;
+}
+
+function nodeVolume(
+  ctx: CsiPlanContext,
+  plugins: Map<string, string | undefined>,
+  namespace: string,
+  id: string,
+): NodeVolume {
+  const key = volumeKey(namespace, id);
+  if (!plugins.has(key)) plugins.set(key, ctx.state.getVolume(namespace, id)?.PluginID);
+  return { namespace, id, pluginId: plugins.get(key) };
+}
+
+/**
+ * The volumes the node's live allocs use, less those of allocs the plan stops before they ran,
+ * from the usage index (no read of the node's allocs).
+ */
+function liveVolumesFromIndex(ctx: CsiPlanContext, view: NodeUsageView, nodeId: string): NodeVolume[] {
+  const counts = new Map(view.node(nodeId)?.volumes ?? []);
+  for (const id of ctx.stopping) {
+    const c = view.contribution(id);
+    if (c?.nodeId !== nodeId) continue;
+    for (const v of c.volumes) counts.set(v, (counts.get(v) ?? 0) - 1);
+  }
+  let plugins = volumePlugins.get(ctx);
+  if (!plugins) {
+    plugins = new Map();
+    volumePlugins.set(ctx, plugins);
+  }
+  const out: NodeVolume[] = [];
+  for (const [key, n] of counts) {
+    if (n <= 0) continue;
+    const sep = key.indexOf("\u0000");
+    out.push(nodeVolume(ctx, plugins, key.slice(0, sep), key.slice(sep + 1)));
   }
   return out;
 }
@@ -218,8 +301,14 @@ function volumesInUseOnNode(
   }
   let entry = byNode.get(nodeId);
   if (!entry) {
-    const live = activeAllocs(ctx, ctx.state.allocsByNode(nodeId)).filter((a) => a.NodeID === nodeId);
-    entry = { volumes: volumesOf(ctx, live), seen: ctx.planned.length };
+    if (ctx.usage) {
+      const planned = ctx.planned.filter((a) => a.NodeID === nodeId);
+      const volumes = [...liveVolumesFromIndex(ctx, ctx.usage, nodeId), ...volumesOf(ctx, planned)];
+      entry = { volumes, seen: ctx.planned.length };
+    } else {
+      const live = activeAllocs(ctx, ctx.state.allocsByNode(nodeId)).filter((a) => a.NodeID === nodeId);
+      entry = { volumes: volumesOf(ctx, live), seen: ctx.planned.length };
+    }
     byNode.set(nodeId, entry);
   } else if (entry.seen < ctx.planned.length) {
     const added = ctx.planned.slice(entry.seen).filter((a) => a.NodeID === nodeId);

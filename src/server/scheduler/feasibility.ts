@@ -13,10 +13,17 @@ import {
   formatConstraint,
   type Constraint,
 } from "../../structs/constraint.js";
-import { claimModeOf, volumeSourceForAlloc, type Job, type TaskGroup } from "../../structs/job.js";
+import {
+  claimModeOf,
+  volumeSourceForAlloc,
+  type Job,
+  type TaskGroup,
+  type VolumeRequest,
+} from "../../structs/job.js";
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
 import type { StateReader } from "../state/store.js";
 import { csiFeasible } from "./csi_feasibility.js";
+import type { NodeUsageView } from "./node_usage.js";
 
 export interface PlanContext {
   state: StateReader;
@@ -30,6 +37,13 @@ export interface PlanContext {
    * pending ones of `stopping` only.
    */
   stopped?: ReadonlySet<string>;
+  /**
+   * The scheduler's per-node usage index at exactly `state`'s index (node_usage.ts), when the plan
+   * has one: node usage and volumes in use are read from it instead of each node's allocs.
+   */
+  usage?: NodeUsageView;
+  /** Every alloc of the job (any incarnation) as the plan read them, so they are read once. */
+  jobAllocs?: readonly Allocation[];
 }
 
 const caches = new WeakMap<PlanContext, ConstraintCache>();
@@ -88,6 +102,14 @@ export function readyNodesInDCs(
   return { ready, available };
 }
 
+/**
+ * The checks that depend only on the node and the group (everything but CSI), remembered per plan,
+ * group and node: a node record does not change during a plan, so a pass over many allocs of a
+ * group checks each node's constraints, drivers and host volumes once (Nomad's computed node class
+ * eligibility, without the classes).
+ */
+const staticReasons = new WeakMap<PlanContext, WeakMap<TaskGroup, Map<string, string | null>>>();
+
 /** `allocId` is the ID the new alloc will carry; `index` its index in the group. */
 export function nodeFeasible(
   ctx: PlanContext,
@@ -97,6 +119,67 @@ export function nodeFeasible(
   index: number,
   allocId: string,
 ): string | null {
+  return feasibilityFor(ctx, job, group, index, allocId)(node);
+}
+
+/**
+ * nodeFeasible for one alloc, prepared once for every node tried: the group's remembered static
+ * answers and the alloc's CSI claim requests are looked up once, not per node.
+ */
+export function feasibilityFor(
+  ctx: PlanContext,
+  job: Job,
+  group: TaskGroup,
+  index: number,
+  allocId: string,
+): (node: Node) => string | null {
+  let byGroup = staticReasons.get(ctx);
+  if (!byGroup) {
+    byGroup = new WeakMap();
+    staticReasons.set(ctx, byGroup);
+  }
+  let byNode = byGroup.get(group);
+  if (!byNode) {
+    byNode = new Map();
+    byGroup.set(group, byNode);
+  }
+  const reasons = byNode;
+  const wants = csiRequestsOf(group).map((req) => ({
+    volumeId: volumeSourceForAlloc(req, index),
+    want: {
+      AllocationID: allocId,
+      Mode: claimModeOf(req),
+      AccessMode: req.AccessMode || "single-node-writer",
+      AttachmentMode: req.AttachmentMode || "file-system",
+    },
+  }));
+  return (node) => {
+    let reason = reasons.get(node.ID);
+    if (reason === undefined) {
+      reason = staticReason(ctx, node, job, group);
+      reasons.set(node.ID, reason);
+    }
+    if (reason) return reason;
+    for (const w of wants) {
+      const refusal = csiFeasible(ctx, node, job, w.volumeId, w.want);
+      if (refusal) return refusal;
+    }
+    return null;
+  };
+}
+
+const csiRequestLists = new WeakMap<TaskGroup, VolumeRequest[]>();
+
+function csiRequestsOf(group: TaskGroup): VolumeRequest[] {
+  let list = csiRequestLists.get(group);
+  if (!list) {
+    list = Object.values(group.Volumes).filter((r) => r.Type === "csi");
+    csiRequestLists.set(group, list);
+  }
+  return list;
+}
+
+function staticReason(ctx: PlanContext, node: Node, job: Job, group: TaskGroup): string | null {
   // Placement only tries ready nodes (readyNodesInDCs); kept so any caller gets a whole answer.
   if (!nodeReady(node, job)) return "node is not ready, eligible and in the job's datacenters";
   // Nomad's order: the job's constraints, then the group's drivers, then the group's and its tasks'
@@ -120,16 +203,6 @@ export function nodeFeasible(
   const hostVolumes = Object.values(group.Volumes).filter((r) => r.Type === "host");
   if (!hostVolumes.every((r) => hostVolumeFits(node, r.Source, r.ReadOnly)))
     return "missing compatible host volumes";
-  for (const req of Object.values(group.Volumes)) {
-    if (req.Type !== "csi") continue;
-    const reason = csiFeasible(ctx, node, job, volumeSourceForAlloc(req, index), {
-      AllocationID: allocId,
-      Mode: claimModeOf(req),
-      AccessMode: req.AccessMode || "single-node-writer",
-      AttachmentMode: req.AttachmentMode || "file-system",
-    });
-    if (reason) return reason;
-  }
   return null;
 }
 

@@ -12,6 +12,7 @@ import type { Node } from "../../structs/node.js";
 import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
 import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import type { NodeUsageView } from "./node_usage.js";
 import { selectNode } from "./rank.js";
 import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
 import { HANDOVER_DESCRIPTION, planUpdates, UPDATE_DESCRIPTION } from "./reconcile_update.js";
@@ -50,6 +51,23 @@ export interface Plan {
    * failures, but the job must be evaluated again when a claim is freed, as a blocked one is.
    */
   heldSlots: number;
+  /**
+   * The plan stopped at its placement limit (PlanOptions.maxPlace) with allocs still to place: it
+   * is a batch, and the pass plans the next one from the state this one leaves.
+   */
+  more: boolean;
+}
+
+/** How a plan is made. */
+export interface PlanOptions {
+  /** The scheduler's usage index, used only when it is at exactly the state's index. */
+  usage?: NodeUsageView;
+  /**
+   * Stop after this many placements when the plan only places (no stop, reschedule link or
+   * follow-up eval, whose records the pass writes with its eval): the rest is left for the next
+   * batch (Plan.more). A function is asked before each placement with the count so far.
+   */
+  maxPlace?: number | ((placed: number) => boolean);
 }
 
 /**
@@ -69,8 +87,14 @@ export function allocName(job: Pick<Job, "ID">, group: string, index: number): s
  * `job` is the stored record (with its indexes): new allocs snapshot it. `nowNs` stamps them.
  * `runningEvalId`: the delayed follow-up eval this pass runs ("" for any other pass).
  */
-export function computePlan(state: StateReader, job: Job, nowNs: number, runningEvalId = ""): Plan {
-  const steps = planSteps(state, job, nowNs, runningEvalId);
+export function computePlan(
+  state: StateReader,
+  job: Job,
+  nowNs: number,
+  runningEvalId = "",
+  opts: PlanOptions = {},
+): Plan {
+  const steps = planSteps(state, job, nowNs, runningEvalId, opts);
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
@@ -88,6 +112,7 @@ export function* planSteps(
   job: Job,
   nowNs: number,
   runningEvalId = "",
+  opts: PlanOptions = {},
 ): Generator<void, Plan, void> {
   const all = state.allocsByJob(job.Namespace, job.ID);
   const existing = all.filter((a) => isAllocOfJob(a, job));
@@ -101,6 +126,7 @@ export function* planSteps(
     cancelDeployments: [],
     deploymentId: "",
     heldSlots: 0,
+    more: false,
   };
   const upd = planUpdates(state, job, existing, nowNs, newUuid);
   plan.heldSlots = upd.hold.size;
@@ -154,18 +180,38 @@ export function* planSteps(
     planned: plan.place,
     stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
     stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
+    ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
+    jobAllocs: all,
   };
   const { ready: nodes, available } = readyNodesInDCs(state.listNodes(), job);
+  // The reads above are a pass's biggest single stretch: let the caller yield before placing.
+  yield;
   const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n) && !drained.has(n));
   const resched = planReschedules(state, job, existing, open, nowNs, runningEvalId);
   plan.followups = resched.followups;
   plan.update.push(...resched.update);
+  // Only a plan that places and nothing else may stop early: the rest of a pass's records are
+  // written with its eval, in its last batch.
+  const batchable =
+    plan.stop.length === 0 &&
+    plan.update.length === 0 &&
+    plan.followups.length === 0 &&
+    resched.replace.size === 0;
+  const limit = opts.maxPlace;
+  const full = (): boolean =>
+    batchable &&
+    limit !== undefined &&
+    (typeof limit === "number" ? plan.place.length >= limit : limit(plan.place.length));
   for (const g of job.TaskGroups) {
     let failure: PlacementFailure | undefined;
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
       if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
       if (resched.hold.has(name) || upd.hold.has(name)) continue;
+      if (full()) {
+        plan.more = true;
+        return plan;
+      }
       const metrics = newAllocMetric(available);
       const alloc = place(ctx, nodes, job, g, i, nowNs, metrics);
       if (alloc && deploymentId && upd.deployment?.TaskGroups[g.Name]) alloc.DeploymentID = deploymentId;
@@ -189,6 +235,10 @@ export function* planSteps(
   for (const c of upd.canaries) {
     const g = job.TaskGroups.find((x) => x.Name === c.group);
     if (!g || !deploymentId) continue;
+    if (full()) {
+      plan.more = true;
+      return plan;
+    }
     const metrics = newAllocMetric(available);
     const alloc = place(ctx, nodes, job, g, c.index, nowNs, metrics);
     yield;

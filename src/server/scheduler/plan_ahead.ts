@@ -16,6 +16,7 @@ import { performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore } from "../state/store.js";
+import type { NodeUsageIndex } from "./node_usage.js";
 import { planSteps, type Plan } from "./plan.js";
 
 /** Longest stretch of planning between two yields to the event loop. */
@@ -41,8 +42,11 @@ export async function planAhead(
   namespace: string,
   jobId: string,
   followupEvalId: string | undefined,
+  opts: { usage?: NodeUsageIndex; maxPlace?: number } = {},
 ): Promise<PlannedAhead | undefined> {
   for (let attempt = 0; attempt < PLAN_AHEAD_ATTEMPTS; attempt++) {
+    // The usage index is brought to the index the plan reads at, in the same turn (node_usage.ts).
+    opts.usage?.refresh(store);
     const index = store.index();
     const job = store.getJob(namespace, jobId);
     if (!job || job.Stop) return undefined;
@@ -53,7 +57,10 @@ export async function planAhead(
       runningEvalId = running.ID;
     }
     const nowNs = Date.now() * NS_PER_MS;
-    const steps = planSteps(store, job, nowNs, runningEvalId);
+    const steps = planSteps(store, job, nowNs, runningEvalId, {
+      ...(opts.usage ? { usage: opts.usage } : {}),
+      ...(opts.maxPlace !== undefined ? { maxPlace: opts.maxPlace } : {}),
+    });
     let sliceStart = performance.now();
     let r = steps.next();
     let stale = false;

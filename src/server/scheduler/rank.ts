@@ -7,7 +7,8 @@
  * averaged (Nomad's ScoreNormalizationIterator). The highest wins; ties go to the first node in
  * the order given, so placement is deterministic. Every feasible node is scored (Nomad samples a
  * few for jobs without affinities or spreads; scoring all only ever picks a node Nomad could).
- * Pure over the PlanContext; O(allocs on each node) plus O(allocs of the job) per placement.
+ * Pure over the PlanContext; O(1) per node with the plan's usage index (proposed_usage.ts), else
+ * O(allocs on each node) once per plan; plus O(allocs of the job) per placement.
  */
 import type { AllocatedResources, Allocation } from "../../structs/alloc.js";
 import {
@@ -21,14 +22,9 @@ import { recordExhausted, recordNode, type AllocMetric } from "../../structs/eva
 import type { Job, TaskGroup } from "../../structs/job.js";
 import type { Affinity } from "../../structs/job_stanzas.js";
 import type { Node } from "../../structs/node.js";
-import {
-  allocateGroup,
-  binPackScore,
-  fitGroup,
-  usageOfAllocs,
-  type Usage,
-} from "../../structs/resources_fit.js";
-import { constraintCache, nodeFeasible, proposedAllocsOnNode, type PlanContext } from "./feasibility.js";
+import { allocateGroup, binPackScore, fitGroup, type Usage } from "../../structs/resources_fit.js";
+import { constraintCache, feasibilityFor, type PlanContext } from "./feasibility.js";
+import { proposedUsageFor } from "./proposed_usage.js";
 import {
   SpreadScorer,
   countedJobAllocs,
@@ -86,22 +82,20 @@ export function selectNode(
   const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
 
   let best: { node: Node; used: Usage; score: number; parts: (number | null)[] } | null = null;
+  const feasible = feasibilityFor(ctx, job, group, index, allocId);
+  const proposed = proposedUsageFor(ctx, job);
   for (const node of nodes) {
-    let reason = nodeFeasible(ctx, node, job, group, index, allocId);
-    const onNode = reason ? [] : proposedAllocsOnNode(ctx, node.ID);
-    let ofJob = 0;
-    let ofGroup = 0;
-    for (const a of onNode) {
-      if (a.JobID !== job.ID || a.Namespace !== job.Namespace) continue;
-      ofJob++;
-      if (a.TaskGroup === group.Name) ofGroup++;
+    let reason = feasible(node);
+    if (reason) {
+      recordNode(metrics, node, reason);
+      continue;
     }
-    if (!reason && ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0))) reason = DISTINCT_HOSTS;
+    const { used, ofJob, ofGroup } = proposed(node.ID, group.Name);
+    if ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0)) reason = DISTINCT_HOSTS;
     if (!reason && props.length > 0) reason = distinctPropertyReason(props, node);
     recordNode(metrics, node, reason);
     if (reason) continue;
 
-    const used = usageOfAllocs(onNode);
     const fit = fitGroup(node, used, group);
     if (!fit.fit) {
       recordExhausted(metrics, node, fit.dimension);

@@ -15,7 +15,9 @@
  * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
  * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
+import { performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { isEvalLive, type EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
@@ -23,6 +25,7 @@ import { BerthError } from "../../structs/errors.js";
 import type { StateStore, StateWriter } from "../state/store.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
+import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 
@@ -39,6 +42,23 @@ export interface EvalResult {
   followups: { evalId: string; waitUntil: number }[];
   /** Slots left empty until a single-writer volume is free (plan.ts heldSlots). */
   heldSlots: number;
+}
+
+/** Placements a batch plans ahead at most (one write transaction each). */
+export const BATCH_PLACEMENTS = 500;
+/** How long a batch planned inside its transaction (the plan made ahead was stale) may plan. */
+export const IN_TXN_PLAN_MS = 10;
+
+/** A pass applied in batches: what the batches before this one placed. */
+export interface Batching {
+  placedBefore: readonly string[];
+}
+
+/** One batch's result: `more` when allocs are left for the next batch. */
+export interface BatchResult extends EvalResult {
+  more: boolean;
+  /** The allocs this batch placed. */
+  placedIds: string[];
 }
 
 /** How a pass is recorded. */
@@ -61,12 +81,26 @@ export class Scheduler {
   /** Every pass in flight (from an RPC, a retry, a timer, a loop), so stop() can wait for them. */
   private readonly passes = new Set<Promise<void>>();
   private stopping = false;
+  /** Each node's live usage, kept by deltas from the store (node_usage.ts). */
+  private readonly usage = new NodeUsageIndex();
+
+  /** Refreshes the usage index between passes (node_usage.ts says why it must). */
+  private readonly usageTimer: NodeJS.Timeout;
 
   constructor(
     private readonly store: StateStore,
     private readonly log: Logger,
   ) {
     this.timers = new FollowupTimers((ev) => this.runFollowup(ev.Namespace, ev.JobID, ev.ID));
+    this.usageTimer = setInterval(() => {
+      this.usage
+        .catchUp(this.store)
+        .then(() => this.usage.refresh(this.store))
+        .catch((err: unknown) =>
+          this.log.error("refreshing the scheduler's usage index failed", { error: err }),
+        );
+    }, USAGE_REFRESH_MS);
+    this.usageTimer.unref();
   }
 
   /**
@@ -96,8 +130,23 @@ export class Scheduler {
     trigger: EvalTrigger,
     opts: EvalOptions,
   ): Promise<EvalResult> {
-    const ahead = await planAhead(this.store, namespace, id, opts.followupEvalId);
-    const result = await this.store.txn((tx) => evaluateIn(tx, namespace, id, trigger, opts, ahead));
+    // A big pass is applied in batches (plan.ts PlanOptions.maxPlace): each batch is planned ahead
+    // from the state the one before it left and written in its own transaction, so no transaction
+    // holds the loop for long; the last one records the eval, naming every alloc the pass placed.
+    const placedBefore: string[] = [];
+    let result: BatchResult;
+    for (;;) {
+      await this.usage.catchUp(this.store);
+      const ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, {
+        usage: this.usage,
+        maxPlace: BATCH_PLACEMENTS,
+      });
+      result = await this.store.txn((tx) =>
+        evaluateIn(tx, namespace, id, trigger, opts, ahead, { placedBefore }),
+      );
+      if (!result.more) break;
+      placedBefore.push(...result.placedIds);
+    }
     for (const f of result.followups) {
       this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
     }
@@ -120,7 +169,8 @@ export class Scheduler {
     } else {
       this.blocked.delete(key(namespace, id));
     }
-    return result;
+    const { more: _more, placedIds: _ids, ...evalResult } = result;
+    return evalResult;
   }
 
   /** Re-evaluates every blocked job; overlapping triggers coalesce into one more pass. */
@@ -183,6 +233,7 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.stopping = true;
     this.timers.stop();
+    clearInterval(this.usageTimer);
     await this.retrying;
     while (this.passes.size > 0) await Promise.allSettled([...this.passes]);
   }
@@ -223,7 +274,8 @@ export function evaluateIn(
   trigger: EvalTrigger = "job-register",
   opts: EvalOptions = {},
   ahead?: PlannedAhead,
-): EvalResult {
+  batch?: Batching,
+): BatchResult {
   const before = tx.index();
   const fresh = ahead !== undefined && ahead.index === before ? ahead : undefined;
   const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
@@ -236,6 +288,8 @@ export function evaluateIn(
     blockedEvalId: "",
     followups: [],
     heldSlots: 0,
+    more: false,
+    placedIds: [],
   };
   const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
   // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
@@ -246,7 +300,14 @@ export function evaluateIn(
     return none;
   }
   if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
-  const plan = fresh?.plan ?? computePlan(tx, job, nowNs, running?.ID ?? "");
+  // Planned here (the plan made ahead is stale): a batch bounded in time, not in count, so this
+  // transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
+  const started = performance.now();
+  const plan =
+    fresh?.plan ??
+    computePlan(tx, job, nowNs, running?.ID ?? "", {
+      ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
+    });
   for (const d of plan.cancelDeployments) tx.putDeployment(d);
   if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
   for (const { alloc, description } of plan.stop) {
@@ -255,7 +316,11 @@ export function evaluateIn(
   // Reschedule links only: the failed alloc's ModifyTime (its failure time) is left as it is.
   for (const alloc of plan.update) tx.putAlloc(alloc);
   for (const alloc of plan.place) tx.putAlloc(alloc);
-  const placed = plan.place.map((a) => a.ID);
+  const placedIds = plan.place.map((a) => a.ID);
+  // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
+  // nothing else to write but its deployment); the eval and the job's status wait for the last.
+  if (plan.more) return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds };
+  const placed = [...(batch?.placedBefore ?? []), ...placedIds];
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
   const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
   const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
@@ -269,7 +334,7 @@ export function evaluateIn(
   ) {
     tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
   }
-  refreshJobStatus(tx, job);
+  refreshJobStatus(tx, job, plan.place);
   const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
   return {
     placed: placed.length,
@@ -279,14 +344,28 @@ export function evaluateIn(
     ...recorded,
     followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
     heldSlots: plan.heldSlots,
+    more: false,
+    placedIds,
   };
 }
 
 /**
  * Recomputes and stores the job's status from its current incarnation's allocs and its live evals
- * (a no-op write when unchanged).
+ * (a no-op write when unchanged). `known`: allocs the caller holds as they are in `tx` now; when
+ * one of them is a live alloc of this incarnation the job is running (jobStatus's first rule), and
+ * the job's allocs are not read — a status update or a batch of placements on a big job stays
+ * O(1) in the job's size.
  */
-export function refreshJobStatus(tx: StateWriter, job: Job): void {
+export function refreshJobStatus(tx: StateWriter, job: Job, known: readonly Allocation[] = []): void {
+  if (
+    known.some(
+      (a) =>
+        a.JobID === job.ID && a.Namespace === job.Namespace && isAllocOfJob(a, job) && !isAllocTerminal(a),
+    )
+  ) {
+    if (job.Status !== "running") tx.putJob({ ...job, Status: "running" });
+    return;
+  }
   const allocs = tx.allocsByJob(job.Namespace, job.ID).filter((a) => isAllocOfJob(a, job));
   const live = tx.evalsByJob(job.Namespace, job.ID).some(isEvalLive);
   const status = jobStatus(job, allocs, live);
