@@ -45,6 +45,7 @@ import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import type { AclStateReader, AclStateWriter } from "./acl_store.js";
 import type { WatchKey } from "./watch_keys.js";
+import type { CommitListener } from "./commit_feed.js";
 
 export const TABLES = [
   "nodes",
@@ -234,5 +235,10 @@ export interface StateStore extends StateReader, ChangeReader {
   quarantined(): QuarantinedRecord[];
   /** Drops one quarantined record for good; false when there is none under that key. */
   dropQuarantined(table: string, namespace: string, key: string): Promise<boolean>;
+  /**
+   * The commit feed (commit_feed.ts states the contract): `listener` gets every txn committed from
+   * now on, with its changes, in index order. Returns the function that unsubscribes it.
+   */
+  onCommit(listener: CommitListener): () => void;
   close(): void;
 }
