@@ -46,7 +46,8 @@ export function streamNamespaces(ctx: Ctx, api: HttpEndpoints): string[] {
 
 /** The route's guard (http/api.ts ROUTES): topics are checked as above, bad ones answer 400 first. */
 export const EVENT_STREAM_GUARD: Guard = {
-  needs: "per topic: namespace read-job (CSIVolume: csi-read-volume), Node: node read, all topics: management",
+  needs:
+    "per topic: namespace read-job (CSIVolume: csi-read-volume), Node: node read, all topics: management",
   check(ctx, api) {
     const acl = ctx.identity?.acl;
     if (acl === undefined) return;

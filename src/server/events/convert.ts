@@ -123,7 +123,9 @@ function eventOf(c: CommittedChange): Built | undefined {
       };
     }
     case "deployments":
-      return deleted ? undefined : deploymentEvent(c.before as Deployment | undefined, c.record as Deployment);
+      return deleted
+        ? undefined
+        : deploymentEvent(c.before as Deployment | undefined, c.record as Deployment);
     default:
       return undefined;
   }

@@ -14,7 +14,10 @@ import type { Route } from "./context.js";
 function indexParam(raw: string | null): number {
   if (raw === null || raw === "") return 0;
   if (!/^\d+$/.test(raw)) {
-    throw validationError("index", `unable to parse ${JSON.stringify(raw)}: a non-negative integer is required`);
+    throw validationError(
+      "index",
+      `unable to parse ${JSON.stringify(raw)}: a non-negative integer is required`,
+    );
   }
   const n = Number(raw);
   if (!Number.isSafeInteger(n)) throw validationError("index", `${raw} is out of range`);

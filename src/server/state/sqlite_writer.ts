@@ -238,7 +238,8 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getJob(namespace, id);
     if (!prev) return;
     this.changes!.delete("jobs", namespace, id, prev);
-    for (const d of this.deploymentsByJob(namespace, id)) this.changes!.delete("deployments", d.Namespace, d.ID, d);
+    for (const d of this.deploymentsByJob(namespace, id))
+      this.changes!.delete("deployments", d.Namespace, d.ID, d);
   }
 
   deletePlugin(id: string): boolean {

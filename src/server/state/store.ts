@@ -47,21 +47,10 @@ import type { AclStateReader, AclStateWriter } from "./acl_store.js";
 import type { WatchKey } from "./watch_keys.js";
 import type { CommitListener } from "./commit_feed.js";
 
-export const TABLES = [
-  "nodes",
-  "jobs",
-  "allocs",
-  "volumes",
-  "plugins",
-  "evals",
-  "intents",
-  "deployments",
-  "versions",
-  "namespaces",
-  "acl_policies",
-  "acl_tokens",
-] as const;
-export type Table = (typeof TABLES)[number];
+// The tables live in their own module, so the commit feed (commit_feed.ts) names them without
+// importing this one (which names the feed): no import cycle.
+export { TABLES, type Table } from "./tables.js";
+import type { Table } from "./tables.js";
 
 /** A stored record that could not be loaded when the store opened (never with its content). */
 export interface QuarantinedRecord {

@@ -36,7 +36,11 @@ export interface OpenStream {
 
 const WAIT_BOUND_MS = 15_000;
 
-export function openStream(base: string, query: string, headers: Record<string, string> = {}): Promise<OpenStream> {
+export function openStream(
+  base: string,
+  query: string,
+  headers: Record<string, string> = {},
+): Promise<OpenStream> {
   return new Promise((resolve, reject) => {
     const req = http.get(`${base}/v1/event/stream${query}`, { headers }, (res) => {
       res.setEncoding("utf8");

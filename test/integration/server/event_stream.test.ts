@@ -30,7 +30,12 @@ const jobSpec = (id: string, volume: string) => ({
     {
       Name: "g",
       Volumes: {
-        data: { Type: "csi", Source: volume, AccessMode: "single-node-writer", AttachmentMode: "file-system" },
+        data: {
+          Type: "csi",
+          Source: volume,
+          AccessMode: "single-node-writer",
+          AttachmentMode: "file-system",
+        },
       },
       Tasks: [{ Name: "t", Driver: "exec", VolumeMounts: [{ Volume: "data", Destination: "/data" }] }],
     },
@@ -53,7 +58,9 @@ async function startWithNode(
   const base = server.httpAddress;
   const peer = await connectAgent(base);
   t.after(() => peer.close());
-  await peer.call("Node.Register", { Node: makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }) });
+  await peer.call("Node.Register", {
+    Node: makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1") } }),
+  });
   return { base, peer };
 }
 
@@ -67,7 +74,8 @@ function assertInOrder(s: OpenStream): void {
   const frames = eventFrames(s);
   for (let i = 0; i < frames.length; i++) {
     const f = frames[i]!;
-    if (i > 0) assert.ok(f.Index > frames[i - 1]!.Index, `frame ${i} index ${f.Index} after ${frames[i - 1]!.Index}`);
+    if (i > 0)
+      assert.ok(f.Index > frames[i - 1]!.Index, `frame ${i} index ${f.Index} after ${frames[i - 1]!.Index}`);
     for (const e of f.Events) assert.equal(e.Index, f.Index);
   }
 }
@@ -127,19 +135,26 @@ test("one volume from register to deregister: each event in index order; a reade
   const dereg = await http(base, "DELETE", "/v1/volume/csi/vol1");
   assert.equal(dereg.status, 200, dereg.text);
   const gone = (await whole.waitFor(hasEvent("CSIVolumeDeregistered", "vol1"))) as Required<Frame>;
-  assert.equal(gone.Events![0]!.Payload.Volume.Secrets, null);
+  assert.equal(gone.Events[0]!.Payload.Volume.Secrets, null);
   assertInOrder(whole);
 
-  const types = eventFrames(whole).flatMap((f) => f.Events.filter((e) => e.Topic === "CSIVolume").map((e) => e.Type));
+  const types = eventFrames(whole).flatMap((f) =>
+    f.Events.filter((e) => e.Topic === "CSIVolume").map((e) => e.Type),
+  );
   assert.equal(types[0], "CSIVolumeRegistered");
   assert.ok(types.includes("CSIVolumeClaim"));
   assert.equal(types.at(-1), "CSIVolumeDeregistered");
-  const jobTypes = eventFrames(whole).flatMap((f) => f.Events.filter((e) => e.Topic === "Job").map((e) => e.Type));
+  const jobTypes = eventFrames(whole).flatMap((f) =>
+    f.Events.filter((e) => e.Topic === "Job").map((e) => e.Type),
+  );
   assert.equal(jobTypes[0], "JobRegistered");
   assert.equal(jobTypes.at(-1), "JobDeregistered");
 
   // Resume from the index after the last one seen: together, exactly what the whole reader got.
-  const resumed = track(t, await openStream(base, `?topic=CSIVolume:vol1&topic=Job:web&index=${seen.Index + 1}`));
+  const resumed = track(
+    t,
+    await openStream(base, `?topic=CSIVolume:vol1&topic=Job:web&index=${seen.Index + 1}`),
+  );
   await resumed.waitFor(hasEvent("CSIVolumeDeregistered", "vol1"));
   assertInOrder(resumed);
   const upTo = (frames: ReturnType<typeof eventFrames>) => frames.filter((f) => f.Index <= gone.Index);
@@ -208,7 +223,9 @@ test("filters: topic keys and FilterKeys, namespaces (`*` for all), nodes in eve
     ["va", "default"],
     ["vb", "b"],
   ]) {
-    const res = await http(base, "PUT", `/v1/volume/csi/${id}?namespace=${ns}`, { Volumes: [volumeSpec(id!, ns)] });
+    const res = await http(base, "PUT", `/v1/volume/csi/${id}?namespace=${ns}`, {
+      Volumes: [volumeSpec(id!, ns)],
+    });
     assert.equal(res.status, 200, res.text);
   }
   assert.equal((await http(base, "PUT", "/v1/jobs", { Job: jobSpec("other", "va") })).status, 200);

@@ -12,7 +12,12 @@ import { http } from "./fake_agent.js";
 import { eventFrames, hasEvent, openStream } from "./event_client.js";
 
 test("ACLs: per-topic rules and namespaces, management for all topics; deleting the token closes its stream", async (t) => {
-  const server = new Server({ dataDir: null, httpAddr: "127.0.0.1:0", log: nullLogger, acl: { enabled: true } });
+  const server = new Server({
+    dataDir: null,
+    httpAddr: "127.0.0.1:0",
+    log: nullLogger,
+    acl: { enabled: true },
+  });
   await server.start();
   t.after(() => server.stop());
   const base = server.httpAddress;
@@ -27,7 +32,13 @@ test("ACLs: per-topic rules and namespaces, management for all topics; deleting 
     as(root),
   );
   assert.equal(policy.status, 200, policy.text);
-  const made = await http(base, "PUT", "/v1/acl/token", { Name: "j", Type: "client", Policies: ["jobs"] }, as(root));
+  const made = await http(
+    base,
+    "PUT",
+    "/v1/acl/token",
+    { Name: "j", Type: "client", Policies: ["jobs"] },
+    as(root),
+  );
   const reader = made.json.SecretID as string;
   const accessor = made.json.AccessorID as string;
 
@@ -59,6 +70,9 @@ test("ACLs: per-topic rules and namespaces, management for all topics; deleting 
   assert.equal((await http(base, "DELETE", `/v1/acl/token/${accessor}`, undefined, as(root))).status, 200);
   await s.ended;
   const before = eventFrames(s).length;
-  assert.equal((await http(base, "PUT", "/v1/jobs", { Job: { ...job, Meta: { v: "2" } } }, as(root))).status, 200);
+  assert.equal(
+    (await http(base, "PUT", "/v1/jobs", { Job: { ...job, Meta: { v: "2" } } }, as(root))).status,
+    200,
+  );
   assert.equal(eventFrames(s).length, before, "nothing after the token is gone");
 });

@@ -48,7 +48,9 @@ test("topics: Topic:Key, bare topic is Topic:*, none is *:*; unknown names and b
 
 const txn = (index: number): CommittedTxn => ({
   index,
-  changes: [{ table: "volumes", namespace: "default", id: `v${index}`, op: "put", record: makeVolume(`v${index}`) }],
+  changes: [
+    { table: "volumes", namespace: "default", id: `v${index}`, op: "put", record: makeVolume(`v${index}`) },
+  ],
 });
 
 test("buffer: keeps the last `size` indexes; resume from an index, the next one after it, or the oldest held", () => {
@@ -100,7 +102,13 @@ const streamOn = (res: FakeResponse, buffer: EventBuffer) =>
   new EventStream(
     res as unknown as ServerResponse,
     buffer,
-    { topics: parseTopics([]), namespaces: new Set(["default"]), index: 0, expiresAtMs: 0, authorize: () => {} },
+    {
+      topics: parseTopics([]),
+      namespaces: new Set(["default"]),
+      index: 0,
+      expiresAtMs: 0,
+      authorize: () => {},
+    },
     { heartbeatMs: 60_000, writeTimeoutMs: 60_000 },
     nullLogger,
   );

@@ -35,7 +35,10 @@ test("volumes: registered, claim, abnormal, deregistered; redacted on the wire, 
   });
   const copy = structuredClone(vol);
   const reg = one(put("volumes", vol));
-  assert.deepEqual([reg.Topic, reg.Type, reg.Key, reg.Namespace], ["CSIVolume", "CSIVolumeRegistered", "v1", "default"]);
+  assert.deepEqual(
+    [reg.Topic, reg.Type, reg.Key, reg.Namespace],
+    ["CSIVolume", "CSIVolumeRegistered", "v1", "default"],
+  );
   assert.deepEqual(reg.parsed.FilterKeys, ["v1", "data", "p1"]);
   assert.equal(reg.parsed.Index, 7);
   assert.equal(reg.parsed.Payload.Volume.Secrets, null);
@@ -46,14 +49,23 @@ test("volumes: registered, claim, abnormal, deregistered; redacted on the wire, 
   const claimed: CSIVolume = {
     ...vol,
     WriteClaims: {
-      a1: { AllocationID: "a1", NodeID: "n1", Mode: "write", State: "taken" } as CSIVolume["WriteClaims"][string],
+      a1: {
+        AllocationID: "a1",
+        NodeID: "n1",
+        Mode: "write",
+        State: "taken",
+      } as CSIVolume["WriteClaims"][string],
     },
   };
   assert.equal(one(put("volumes", claimed, vol)).Type, "CSIVolumeClaim");
   assert.equal(one(put("volumes", { ...vol, Capacity: 5 }, vol)).Type, "CSIVolumeRegistered");
   const abnormal = { ...vol, Usage: { Abnormal: true, Message: "disk failing" } };
   assert.equal(one(put("volumes", abnormal, vol)).Type, "CSIVolumeAbnormal");
-  assert.equal(one(put("volumes", abnormal, abnormal)).Type, "CSIVolumeRegistered", "only when it turns abnormal");
+  assert.equal(
+    one(put("volumes", abnormal, abnormal)).Type,
+    "CSIVolumeRegistered",
+    "only when it turns abnormal",
+  );
   const gone = one({ table: "volumes", namespace: "default", id: "v1", op: "delete", before: vol });
   assert.equal(gone.Type, "CSIVolumeDeregistered");
   assert.equal(gone.parsed.Payload.Volume.Secrets, null);
@@ -78,11 +90,17 @@ test("jobs, allocs, nodes: Nomad's types and payload keys", () => {
     one(put("allocs", { ...alloc, DesiredTransition: { Migrate: true } }, alloc)).Type,
     "AllocationUpdateDesiredStatus",
   );
-  assert.equal(eventsOf({ index: 1, changes: [{ ...put("allocs", alloc), op: "delete", before: alloc }] }).length, 0);
+  assert.equal(
+    eventsOf({ index: 1, changes: [{ ...put("allocs", alloc), op: "delete", before: alloc }] }).length,
+    0,
+  );
 
   const node = { ...makeNode("n1"), SecretIDHash: "abc" };
   const reg = one({ ...put("nodes", node), namespace: "" });
-  assert.deepEqual([reg.Type, reg.Namespace, reg.parsed.Payload.Node.SecretIDHash], ["NodeRegistration", "", undefined]);
+  assert.deepEqual(
+    [reg.Type, reg.Namespace, reg.parsed.Payload.Node.SecretIDHash],
+    ["NodeRegistration", "", undefined],
+  );
   assert.equal(
     one(put("nodes", { ...node, SchedulingEligibility: "ineligible" as const }, node)).Type,
     "NodeEligibility",

@@ -19,7 +19,9 @@ import { tempDir } from "../../helpers/temp_dir.js";
 import { nullLogger } from "../../../src/internal/log.js";
 
 const summary = (txn: CommittedTxn) =>
-  txn.changes.map((c) => `${c.op} ${c.table}/${c.namespace}/${c.id}${c.before === undefined ? " (new)" : ""}`);
+  txn.changes.map(
+    (c) => `${c.op} ${c.table}/${c.namespace}/${c.id}${c.before === undefined ? " (new)" : ""}`,
+  );
 
 test("commit feed: every txn once, at its index, in order, after COMMIT and before its caller hears back", async () => {
   const store = new SqliteStateStore(tempDir("berth-feed-"), { log: nullLogger });
@@ -54,9 +56,9 @@ test("commit feed: every txn once, at its index, in order, after COMMIT and befo
         }),
       ),
     ]);
-    assert.equal(results[1]!.status, "rejected");
+    assert.equal(results[1].status, "rejected");
     assert.equal(deliveredBeforeSettled, true, "each txn was delivered before its promise settled");
-    const [ia, , , ic] = results.map((r) => (r.status === "fulfilled" ? (r.value as number) : 0));
+    const [ia, , , ic] = results.map((r) => (r.status === "fulfilled" ? r.value : 0));
     assert.deepEqual(
       got.map((t) => t.index),
       [ia, ic],
@@ -99,11 +101,19 @@ test("commit feed: derived plugins, deletes of jobs with what they were, fresh c
     });
     await store.txn((tx) => tx.putVolume(secret));
     const rec = got.at(-1)!.changes[0]!.record as CSIVolume;
-    assert.deepEqual(rec.Secrets, { password: "hunter2" }, "records as the store holds them for reads, not sealed");
+    assert.deepEqual(
+      rec.Secrets,
+      { password: "hunter2" },
+      "records as the store holds them for reads, not sealed",
+    );
     rec.Secrets = null;
     rec.MountOptions!.MountFlags = ["[REDACTED]"];
     const stored = store.getVolume("default", "s")!;
-    assert.deepEqual(stored.Secrets, { password: "hunter2" }, "changing a delivered record changes nothing stored");
+    assert.deepEqual(
+      stored.Secrets,
+      { password: "hunter2" },
+      "changing a delivered record changes nothing stored",
+    );
     assert.deepEqual(stored.MountOptions?.MountFlags, ["pw=hunter2"]);
 
     await store.txn((tx) => tx.putJob(csiJob("web", { source: "s" })));
