@@ -93,6 +93,22 @@ export function openStream(
   });
 }
 
+/** Resolves once the stream has ended; fails the test if it is still open after a generous bound. */
+export async function endedWithin(s: OpenStream): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_, fail) => {
+    timer = setTimeout(
+      () => fail(new Error(`the stream is still open after ${WAIT_BOUND_MS} ms`)),
+      WAIT_BOUND_MS,
+    );
+  });
+  try {
+    await Promise.race([s.ended, bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The event frames (heartbeats left out). */
 export function eventFrames(s: OpenStream): Required<Frame>[] {
   return s.frames.filter((f): f is Required<Frame> => f.Index !== undefined);

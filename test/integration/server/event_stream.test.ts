@@ -12,7 +12,14 @@ import { Server } from "../../../src/server/server.js";
 import { makeNode } from "../../builders/node.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, type AgentPeer } from "./fake_agent.js";
-import { eventFrames, hasEvent, openStream, type Frame, type OpenStream } from "./event_client.js";
+import {
+  endedWithin,
+  eventFrames,
+  hasEvent,
+  openStream,
+  type Frame,
+  type OpenStream,
+} from "./event_client.js";
 
 const volumeSpec = (id: string, ns = "default") => ({
   ID: id,
@@ -117,7 +124,7 @@ test("one volume from register to deregister: each event in index order; a reade
   // The second reader got as far as the claim, and goes away.
   const seen = (await part.waitFor(hasEvent("CSIVolumeClaim", "vol1"))) as Required<Frame>;
   part.close();
-  await part.ended;
+  await endedWithin(part);
   const partFrames = eventFrames(part).filter((f) => f.Index <= seen.Index);
 
   await peer.call("CSIVolume.Unpublish", {
@@ -266,7 +273,9 @@ test("bad queries answer 400 naming the parameter, before anything streams", asy
     ["?index=1.5", "index"],
     ["?namespace=../x", "namespace"],
   ] as const) {
-    const res = await http(base, "GET", `/v1/event/stream${query}`);
+    // Read as a stream: a query wrongly accepted would stream on, and fail here within the bound.
+    const res = await openStream(base, query);
+    await endedWithin(res);
     assert.equal(res.status, 400, `${query}: ${res.text}`);
     assert.ok(res.text.startsWith(`${field}: `), `${query}: ${res.text}`);
   }

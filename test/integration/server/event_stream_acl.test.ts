@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Server } from "../../../src/server/server.js";
 import { http } from "./fake_agent.js";
-import { eventFrames, hasEvent, openStream } from "./event_client.js";
+import { endedWithin, eventFrames, hasEvent, openStream } from "./event_client.js";
 
 test("ACLs: per-topic rules and namespaces, management for all topics; deleting the token closes its stream", async (t) => {
   const server = new Server({
@@ -68,7 +68,7 @@ test("ACLs: per-topic rules and namespaces, management for all topics; deleting 
   assert.equal((await http(base, "PUT", "/v1/jobs", { Job: job }, as(root))).status, 200);
   await s.waitFor(hasEvent("JobRegistered", "web"));
   assert.equal((await http(base, "DELETE", `/v1/acl/token/${accessor}`, undefined, as(root))).status, 200);
-  await s.ended;
+  await endedWithin(s);
   const before = eventFrames(s).length;
   assert.equal(
     (await http(base, "PUT", "/v1/jobs", { Job: { ...job, Meta: { v: "2" } } }, as(root))).status,
