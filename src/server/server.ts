@@ -42,6 +42,7 @@ import type { ServerTls } from "../internal/tls.js";
 import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
+import { EventBroker, type EventBrokerOptions } from "./events/broker.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -79,6 +80,8 @@ export interface ServerOptions {
   httpApi?: HttpApiSettings;
   /** Bounds of the state store's group commit (state/group_commit.ts); benchmarks compare. */
   groupCommit?: Partial<GroupCommitLimits>;
+  /** The event stream's buffer size and timings (server/events/broker.ts); tests set them short. */
+  events?: Partial<EventBrokerOptions>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -101,6 +104,7 @@ export class Server {
   private limiter: ConnLimiter | undefined;
   private address: string | undefined;
   private bound: string | undefined;
+  private events: EventBroker | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -125,6 +129,9 @@ export class Server {
       ...(this.opts.groupCommit ? { groupCommit: this.opts.groupCommit } : {}),
     });
     this.store = store;
+    // Follows the store's commits from before the first write, so a stream can resume from any.
+    this.events = new EventBroker(store, this.log.child("events"), this.opts.events);
+    this.events.start();
     const conns = new NodeConnections();
     this.conns = conns;
     const scheduler = new Scheduler(store, this.log.child("scheduler"));
@@ -174,6 +181,7 @@ export class Server {
         deployments: new DeploymentEndpoint(store, scheduler),
         namespaces: new NamespaceEndpoint(store),
         acl,
+        events: this.events,
       },
       this.log.child("http"),
       guard,
@@ -235,6 +243,7 @@ export class Server {
    * database.
    */
   async stop(): Promise<void> {
+    this.events?.stop();
     this.agentRpc?.close();
     this.execSockets?.close();
     this.conns?.closeAll();

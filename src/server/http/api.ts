@@ -29,6 +29,8 @@ import * as acl from "./routes_acl.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
 import { requestSecret } from "../acl/secret.js";
+import { eventStream } from "./routes_events.js";
+import { EVENT_STREAM_GUARD } from "../events/acl.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -155,6 +157,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace, g.MANAGEMENT],
   [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace, g.MANAGEMENT],
   [["GET", "DELETE"], "/v1/namespace", namespaces.missingName, g.own("none (answers 400: no name)")],
+  ["GET", "/v1/event/stream", eventStream, EVENT_STREAM_GUARD],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */

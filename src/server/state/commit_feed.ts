@@ -16,7 +16,7 @@
  * - Derived records (plugins) are included as the store derived them. Secrets are in records as
  *   stored: a listener that shows records to users redacts them (structs/redact.ts).
  */
-import type { Table } from "./store.js";
+import type { Table } from "./tables.js";
 
 export interface CommittedChange {
   table: Table;

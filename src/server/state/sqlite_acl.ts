@@ -5,6 +5,7 @@ import { contentOf, stamp } from "./records.js";
 import { parseRow, parseRows } from "./sqlite_statements.js";
 import type { AclStateReader } from "./acl_store.js";
 import type { Table } from "./store.js";
+import type { TxnChanges } from "./commit_recorder.js";
 
 export function prepareAclStatements(db: Database.Database) {
   return {
@@ -62,19 +63,24 @@ export class SqliteAclWriter {
     private readonly r: AclStateReader,
     private readonly writeIndex: number,
     private readonly touched: Set<Table>,
+    private readonly changes?: TxnChanges,
   ) {}
 
   putAclPolicy(p: ACLPolicy): ACLPolicy {
     const prev = this.r.getAclPolicy(p.Name);
     if (prev && contentOf(prev) === contentOf(p)) return prev;
     const rec = stamp(p, prev, this.writeIndex);
-    this.s.putPolicy.run(rec.Name, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.s.putPolicy.run(rec.Name, json);
+    this.changes?.put("acl_policies", "", rec.Name, json, prev);
     this.touched.add("acl_policies");
     return rec;
   }
 
   deleteAclPolicy(name: string): boolean {
+    const prev = this.changes ? this.r.getAclPolicy(name) : undefined;
     if (this.s.delPolicy.run(name).changes === 0) return false;
+    if (prev) this.changes!.delete("acl_policies", "", name, prev);
     this.touched.add("acl_policies");
     return true;
   }
@@ -83,13 +89,17 @@ export class SqliteAclWriter {
     const prev = this.r.getAclToken(t.AccessorID);
     if (prev && contentOf(prev) === contentOf(t)) return prev;
     const rec = stamp(t, prev, this.writeIndex);
-    this.s.putToken.run(rec.AccessorID, rec.SecretHash, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.s.putToken.run(rec.AccessorID, rec.SecretHash, json);
+    this.changes?.put("acl_tokens", "", rec.AccessorID, json, prev);
     this.touched.add("acl_tokens");
     return rec;
   }
 
   deleteAclToken(accessorId: string): boolean {
+    const prev = this.changes ? this.r.getAclToken(accessorId) : undefined;
     if (this.s.delToken.run(accessorId).changes === 0) return false;
+    if (prev) this.changes!.delete("acl_tokens", "", accessorId, prev);
     this.touched.add("acl_tokens");
     return true;
   }

@@ -13,6 +13,7 @@ import { liveAllocsByGroup } from "./sqlite_schema.js";
 import type { Statements } from "./sqlite_statements.js";
 import type { Table } from "./store.js";
 import { watchKeys, type WatchKey } from "./watch_keys.js";
+import type { TxnChanges } from "./commit_recorder.js";
 
 export class SqlitePluginWriter {
   /**
@@ -30,6 +31,8 @@ export class SqlitePluginWriter {
     private readonly touched: Set<Table>,
     /** The txn's watch keys (watch_keys.ts): every plugin written names its own. */
     private readonly keys: Set<WatchKey>,
+    /** The commit feed's record of the txn: plugins appear in it as their summaries. */
+    private readonly changes?: TxnChanges,
   ) {}
 
   /** Brings up to date the plugins of the system jobs alloc writes left stale (see staleJobs). */
@@ -71,6 +74,7 @@ export class SqlitePluginWriter {
     const cur = readSummary(this.ps, id);
     if (!cur || !isPluginEmpty(cur)) return false;
     this.s.delPlugin.run(id);
+    this.changes?.delete("plugins", "", id, cur);
     this.touched.add("plugins");
     this.keys.add(watchKeys.plugin(id));
     return true;
@@ -88,12 +92,15 @@ export class SqlitePluginWriter {
   }
 
   private updatePlugin(id: string, delta: PluginDelta): void {
-    const next = applyPluginDelta(readSummary(this.ps, id), id, delta, {
+    const prev = readSummary(this.ps, id);
+    const next = applyPluginDelta(prev, id, delta, {
       writeIndex: this.writeIndex,
       nowMs: this.now(),
     });
     if (!next) return;
-    this.s.putPlugin.run(id, JSON.stringify(next));
+    const json = JSON.stringify(next);
+    this.s.putPlugin.run(id, json);
+    this.changes?.put("plugins", "", id, json, prev);
     this.touched.add("plugins");
     this.keys.add(watchKeys.plugin(id));
   }

@@ -28,6 +28,8 @@ import {
   type GroupCommitStats,
 } from "./group_commit.js";
 import type { WatchKey } from "./watch_keys.js";
+import type { CommitListener, CommittedTxn } from "./commit_feed.js";
+import { CommitListeners, TxnChanges } from "./commit_recorder.js";
 import type { QuarantinedRecord, StateStore, StateWriter, Table } from "./store.js";
 
 export interface SqliteStoreOptions {
@@ -66,7 +68,17 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   private readonly commits: GroupCommit<StateWriter>;
   /** The batch in progress: the tables its txns touched, and the indexes to restore if it fails. */
   private batch:
-    { touched: Set<Table>; keys: Set<WatchKey>; index: number; tableIndexes: Map<Table, number> } | undefined;
+    | {
+        touched: Set<Table>;
+        keys: Set<WatchKey>;
+        index: number;
+        tableIndexes: Map<Table, number>;
+        /** The batch's txns as the commit feed delivers them, in index order (only while listened to). */
+        committed: CommittedTxn[];
+      }
+    | undefined;
+  /** The commit feed's listeners (commit_feed.ts); changes are recorded only while there are any. */
+  private readonly feed: CommitListeners;
   private readonly inTransaction: (body: () => void) => void;
   private readonly inSavepoint: (fn: (tx: StateWriter) => unknown) => unknown;
 
@@ -98,6 +110,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     ensureDefaultNamespace(db);
     super(db, now, atRest);
     this.db = db;
+    this.feed = new CommitListeners(log);
     this.quarantine = quarantineStatements(db);
     if (report) reportOpen(log, report, this.quarantine.list().length);
     this.watch = new IndexWatch(
@@ -121,6 +134,10 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   txn<T>(fn: (tx: StateWriter) => T): Promise<T> {
     if (!this.db.open) return Promise.reject(new Error("the state store is closed"));
     return this.commits.submit(fn);
+  }
+
+  onCommit(listener: CommitListener): () => void {
+    return this.feed.add(listener);
   }
 
   /** How many group-committed batches, and txns in them, this store has committed. */
@@ -160,6 +177,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
       keys: new Set(),
       index: this.currentIndex,
       tableIndexes: new Map(this.tableIndexes),
+      committed: [],
     };
     this.inTransaction(body);
   }
@@ -174,7 +192,13 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   }
 
   private isolated<T>(fn: (tx: StateWriter) => T): T {
-    let ran: { result: unknown; writeIndex: number; touched: Set<Table>; keys: Set<WatchKey> };
+    let ran: {
+      result: unknown;
+      writeIndex: number;
+      touched: Set<Table>;
+      keys: Set<WatchKey>;
+      changes: TxnChanges | undefined;
+    };
     try {
       ran = this.inSavepoint(fn) as typeof ran;
     } catch (err) {
@@ -191,6 +215,8 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
         this.batch!.touched.add(t);
       }
       for (const k of ran.keys) this.batch!.keys.add(k);
+      const txn = ran.changes?.committed(ran.writeIndex);
+      if (txn) this.batch!.committed.push(txn);
     }
     return ran.result as T;
   }
@@ -201,15 +227,19 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     // The objects the txn put or deleted: the watch wakes only the waiters on them (watch.ts).
     const keys = new Set<WatchKey>();
     const writeIndex = this.currentIndex + 1;
-    const writer = new SqliteWriter(this, writeIndex, touched, keys);
+    // Recorded only while the commit feed has listeners: otherwise a write pays nothing for it.
+    const changes = this.feed.listening ? new TxnChanges() : undefined;
+    const writer = new SqliteWriter(this, writeIndex, touched, keys, changes);
     const result = fn(writer);
     writer.flushPlugins();
-    return { result, writeIndex, touched, keys };
+    return { result, writeIndex, touched, keys, changes };
   }
 
   private batchCommitted(): void {
-    const { touched, keys } = this.batch!;
+    const { touched, keys, committed } = this.batch!;
     this.batch = undefined;
+    // After the durable COMMIT and before any of the batch's promises settle (group_commit.ts).
+    for (const txn of committed) this.feed.deliver(txn);
     if (touched.size > 0) this.watch.notify(touched, keys);
   }
 

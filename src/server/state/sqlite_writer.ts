@@ -1,7 +1,10 @@
 /**
  * One SQLite transaction's writes (StateWriter). Records are stamped as store.ts's index contract
  * says; plugin summaries and instances follow from node, job and alloc writes as deltas computed
- * by derive_plugins.ts, written inside the same transaction (sqlite_plugin_writer.ts).
+ * by derive_plugins.ts, written inside the same transaction (sqlite_plugin_writer.ts). While the
+ * commit feed has listeners, every record put or deleted is recorded with what it was before
+ * (commit_recorder.ts); job versions and plugin instance rows, kept beside their job and plugin
+ * records, are not records of their own in the feed.
  */
 import { allocIndex, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import type { Deployment } from "../../structs/deployment.js";
@@ -23,6 +26,7 @@ import type { StateWriter, Table } from "./store.js";
 import { SqliteAclWriter } from "./sqlite_acl.js";
 import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 import { allocWatchKeys, watchKeys, type WatchKey } from "./watch_keys.js";
+import type { TxnChanges } from "./commit_recorder.js";
 
 type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string };
 
@@ -36,9 +40,19 @@ export class SqliteWriter implements StateWriter {
     private readonly touched: Set<Table>,
     /** The objects this txn puts or deletes, for the blocking queries waiting on them (watch.ts). */
     private readonly keys: Set<WatchKey> = new Set(),
+    /** The commit feed's record of this txn (commit_recorder.ts); absent while no one listens. */
+    private readonly changes?: TxnChanges,
   ) {
-    this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched);
-    this.plugins = new SqlitePluginWriter(r.statements, r.pluginStatements, writeIndex, r.now, touched, keys);
+    this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched, changes);
+    this.plugins = new SqlitePluginWriter(
+      r.statements,
+      r.pluginStatements,
+      writeIndex,
+      r.now,
+      touched,
+      keys,
+      changes,
+    );
   }
 
   private get s() {
@@ -175,7 +189,9 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getNode(node.ID);
     if (prev && contentOf(prev) === contentOf(node)) return prev;
     const rec = stamp(node, prev, this.writeIndex);
-    this.s.putNode.run(rec.ID, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.s.putNode.run(rec.ID, json);
+    this.changes?.put("nodes", "", rec.ID, json, prev);
     this.touched.add("nodes");
     this.keys.add(watchKeys.node(rec.ID));
     this.plugins.applyNodeDeltas(rec.ID, prev, rec);
@@ -186,6 +202,7 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getNode(id);
     if (!prev) return;
     this.s.delNode.run(id);
+    this.changes?.delete("nodes", "", id, prev);
     this.touched.add("nodes");
     this.keys.add(watchKeys.node(id));
     this.plugins.applyNodeDeltas(id, prev, undefined);
@@ -195,7 +212,9 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getJob(job.Namespace, job.ID);
     if (prev && contentOf(prev) === contentOf(job)) return prev;
     const rec = stamp(job, prev, this.writeIndex);
-    this.s.putJob.run(rec.Namespace, rec.ID, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.s.putJob.run(rec.Namespace, rec.ID, json);
+    this.changes?.put("jobs", rec.Namespace, rec.ID, json, prev);
     this.touched.add("jobs");
     this.keys.add(watchKeys.job(rec.Namespace, rec.ID));
     this.plugins.syncPluginUses(rec.Namespace, rec.ID, jobPluginUses(rec));
@@ -205,12 +224,22 @@ export class SqliteWriter implements StateWriter {
   }
 
   deleteJob(namespace: string, id: string): void {
+    if (this.changes) this.recordJobDelete(namespace, id);
     if (this.s.delJob.run(namespace, id).changes === 0) return;
     this.touched.add("jobs");
     this.keys.add(watchKeys.job(namespace, id));
     if (this.r.deploymentStatements.delVersions.run(namespace, id).changes > 0) this.touched.add("versions");
     if (this.r.deploymentStatements.delByJob.run(namespace, id).changes > 0) this.touched.add("deployments");
     this.plugins.syncPluginUses(namespace, id, []);
+  }
+
+  /** The commit feed's view of a purge: the job and its deployments, as they were. */
+  private recordJobDelete(namespace: string, id: string): void {
+    const prev = this.getJob(namespace, id);
+    if (!prev) return;
+    this.changes!.delete("jobs", namespace, id, prev);
+    for (const d of this.deploymentsByJob(namespace, id))
+      this.changes!.delete("deployments", d.Namespace, d.ID, d);
   }
 
   deletePlugin(id: string): boolean {
@@ -222,15 +251,9 @@ export class SqliteWriter implements StateWriter {
     if (prev && contentOf(prev) === contentOf(alloc)) return prev;
     const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: this.writeIndex };
     const live = isAllocTerminal(rec) ? 0 : 1;
-    this.s.putAlloc.run(
-      rec.ID,
-      rec.Namespace,
-      rec.NodeID,
-      rec.JobID,
-      rec.TaskGroup,
-      live,
-      JSON.stringify(rec),
-    );
+    const json = JSON.stringify(rec);
+    this.s.putAlloc.run(rec.ID, rec.Namespace, rec.NodeID, rec.JobID, rec.TaskGroup, live, json);
+    this.changes?.put("allocs", rec.Namespace, rec.ID, json, prev);
     this.plugins.markStale(allocLiveJobs(prev, rec));
     this.s.delAllocVolumes.run(rec.ID);
     const group = rec.Job.TaskGroups.find((g) => g.Name === rec.TaskGroup);
@@ -246,6 +269,7 @@ export class SqliteWriter implements StateWriter {
   deleteAlloc(id: string): void {
     const keys = this.s.allocKeys.get(id) as AllocKeys | undefined;
     if (!keys) return;
+    if (this.changes) this.changes.delete("allocs", keys.namespace, id, this.getAlloc(id));
     this.s.delAlloc.run(id);
     if (keys.live === 1) this.plugins.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
     this.s.delAllocVolumes.run(id);
@@ -260,13 +284,17 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(vol, prev, this.writeIndex);
     const stored = this.r.atRest ? this.r.atRest.sealVolume(rec) : rec;
     this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, JSON.stringify(stored));
+    // The feed carries the record as the store holds it for reads: secrets open, not sealed.
+    this.changes?.put("volumes", rec.Namespace, rec.ID, JSON.stringify(rec), prev);
     this.touched.add("volumes");
     this.keys.add(watchKeys.volume(rec.Namespace, rec.ID));
     return rec;
   }
 
   deleteVolume(namespace: string, id: string): void {
+    const prev = this.changes ? this.getVolume(namespace, id) : undefined;
     if (this.s.delVolume.run(namespace, id).changes === 0) return;
+    if (prev) this.changes!.delete("volumes", namespace, id, prev);
     this.touched.add("volumes");
     this.keys.add(watchKeys.volume(namespace, id));
   }
@@ -275,13 +303,18 @@ export class SqliteWriter implements StateWriter {
     const prev = this.getEval(ev.ID);
     if (prev && contentOf(prev) === contentOf(ev)) return prev;
     const rec = stamp(ev, prev, this.writeIndex);
-    this.s.putEval.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.s.putEval.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, json);
+    this.changes?.put("evals", rec.Namespace, rec.ID, json, prev);
     this.touched.add("evals");
     return rec;
   }
 
   deleteEval(id: string): void {
-    if (this.s.delEval.run(id).changes > 0) this.touched.add("evals");
+    const prev = this.changes ? this.getEval(id) : undefined;
+    if (this.s.delEval.run(id).changes === 0) return;
+    this.touched.add("evals");
+    if (prev) this.changes!.delete("evals", prev.Namespace, id, prev);
   }
 
   putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent {
@@ -289,43 +322,51 @@ export class SqliteWriter implements StateWriter {
     const rec = stamp(intent, prev, this.writeIndex);
     const stored = this.r.atRest ? this.r.atRest.sealIntent(rec) : rec;
     this.r.intentStatements.put.run(rec.Namespace, rec.ID, JSON.stringify(stored));
+    this.changes?.put("intents", rec.Namespace, rec.ID, JSON.stringify(rec), prev);
     this.touched.add("intents");
     return rec;
   }
 
   deleteVolumeIntent(namespace: string, id: string): void {
-    if (this.r.intentStatements.del.run(namespace, id).changes > 0) this.touched.add("intents");
+    const prev = this.changes ? this.getVolumeIntent(namespace, id) : undefined;
+    if (this.r.intentStatements.del.run(namespace, id).changes === 0) return;
+    this.touched.add("intents");
+    if (prev) this.changes!.delete("intents", namespace, id, prev);
   }
 
   putDeployment(d: Deployment): Deployment {
     const prev = this.getDeployment(d.ID);
     if (prev && contentOf(prev) === contentOf(d)) return prev;
     const rec = stamp(d, prev, this.writeIndex);
-    this.r.deploymentStatements.put.run(
-      rec.ID,
-      rec.Namespace,
-      rec.JobID,
-      rec.CreateIndex,
-      JSON.stringify(rec),
-    );
+    const json = JSON.stringify(rec);
+    this.r.deploymentStatements.put.run(rec.ID, rec.Namespace, rec.JobID, rec.CreateIndex, json);
+    this.changes?.put("deployments", rec.Namespace, rec.ID, json, prev);
     this.touched.add("deployments");
     return rec;
   }
 
   deleteDeployment(id: string): void {
-    if (this.r.deploymentStatements.del.run(id).changes > 0) this.touched.add("deployments");
+    const prev = this.changes ? this.getDeployment(id) : undefined;
+    if (this.r.deploymentStatements.del.run(id).changes === 0) return;
+    this.touched.add("deployments");
+    if (prev) this.changes!.delete("deployments", prev.Namespace, id, prev);
   }
 
   putNamespace(ns: Namespace): Namespace {
     const prev = this.getNamespace(ns.Name);
     if (prev && contentOf(prev) === contentOf(ns)) return prev;
     const rec = stamp(ns, prev, this.writeIndex);
-    this.r.namespaceStatements.put.run(rec.Name, JSON.stringify(rec));
+    const json = JSON.stringify(rec);
+    this.r.namespaceStatements.put.run(rec.Name, json);
+    this.changes?.put("namespaces", "", rec.Name, json, prev);
     this.touched.add("namespaces");
     return rec;
   }
 
   deleteNamespace(name: string): void {
-    if (this.r.namespaceStatements.del.run(name).changes > 0) this.touched.add("namespaces");
+    const prev = this.changes ? this.getNamespace(name) : undefined;
+    if (this.r.namespaceStatements.del.run(name).changes === 0) return;
+    this.touched.add("namespaces");
+    if (prev) this.changes!.delete("namespaces", "", name, prev);
   }
 }

@@ -45,22 +45,12 @@ import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import type { AclStateReader, AclStateWriter } from "./acl_store.js";
 import type { WatchKey } from "./watch_keys.js";
+import type { CommitListener } from "./commit_feed.js";
 
-export const TABLES = [
-  "nodes",
-  "jobs",
-  "allocs",
-  "volumes",
-  "plugins",
-  "evals",
-  "intents",
-  "deployments",
-  "versions",
-  "namespaces",
-  "acl_policies",
-  "acl_tokens",
-] as const;
-export type Table = (typeof TABLES)[number];
+// The tables live in their own module, so the commit feed (commit_feed.ts) names them without
+// importing this one (which names the feed): no import cycle.
+export { TABLES, type Table } from "./tables.js";
+import type { Table } from "./tables.js";
 
 /** A stored record that could not be loaded when the store opened (never with its content). */
 export interface QuarantinedRecord {
@@ -234,5 +224,10 @@ export interface StateStore extends StateReader, ChangeReader {
   quarantined(): QuarantinedRecord[];
   /** Drops one quarantined record for good; false when there is none under that key. */
   dropQuarantined(table: string, namespace: string, key: string): Promise<boolean>;
+  /**
+   * The commit feed (commit_feed.ts states the contract): `listener` gets every txn committed from
+   * now on, with its changes, in index order. Returns the function that unsubscribes it.
+   */
+  onCommit(listener: CommitListener): () => void;
   close(): void;
 }

@@ -1,0 +1,122 @@
+/**
+ * The commit feed's two halves for a store (commit_feed.ts states the contract):
+ *
+ * - TxnChanges: one txn's changes as its writer makes them, record by record. A record written
+ *   several times in one txn is kept once, as it was left, with `before` as it was when the txn
+ *   began; one the txn created and then deleted is nothing at all. A put hands over the record's
+ *   JSON (the writer has just serialised it for its own storage, or does so only while someone
+ *   listens), so a listener gets a fresh copy, parsed once, the first time it reads `record`.
+ * - CommitListeners: the listeners, and the delivery of a committed txn to each of them, in the
+ *   order they subscribed; one that throws is logged and the others still get the txn.
+ *
+ * A store records changes only while `listening` is true, so with no listener a write pays one
+ * boolean check and nothing else.
+ */
+import type { Logger } from "../../internal/log.js";
+import type { CommitListener, CommittedChange, CommittedTxn } from "./commit_feed.js";
+import type { Table } from "./store.js";
+
+interface Pending {
+  table: Table;
+  namespace: string;
+  id: string;
+  op: "put" | "delete";
+  /** The record's JSON after a put. */
+  json?: string;
+  /** The record before the txn; `existed` false when the txn created it. */
+  before?: unknown;
+  existed: boolean;
+}
+
+export class TxnChanges {
+  private readonly byKey = new Map<string, Pending>();
+
+  /** `before` is the record as the writer read it before this write (undefined when new). */
+  put(table: Table, namespace: string, id: string, json: string, before: unknown): void {
+    const key = keyOf(table, namespace, id);
+    const seen = this.byKey.get(key);
+    if (seen) {
+      seen.op = "put";
+      seen.json = json;
+      return;
+    }
+    this.byKey.set(key, { table, namespace, id, op: "put", json, before, existed: before !== undefined });
+  }
+
+  /** `before` is the record as it was until this delete. */
+  delete(table: Table, namespace: string, id: string, before: unknown): void {
+    const key = keyOf(table, namespace, id);
+    const seen = this.byKey.get(key);
+    if (seen) {
+      if (!seen.existed) {
+        // Created and deleted within the txn: nothing changed.
+        this.byKey.delete(key);
+        return;
+      }
+      seen.op = "delete";
+      delete seen.json;
+      return;
+    }
+    this.byKey.set(key, { table, namespace, id, op: "delete", before, existed: true });
+  }
+
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The txn as the feed delivers it, at `index`; undefined when it changed nothing. */
+  committed(index: number): CommittedTxn | undefined {
+    if (this.byKey.size === 0) return undefined;
+    const changes: CommittedChange[] = [];
+    for (const p of this.byKey.values()) changes.push(changeOf(p));
+    return { index, changes };
+  }
+}
+
+function keyOf(table: Table, namespace: string, id: string): string {
+  return `${table}\u0000${namespace}\u0000${id}`;
+}
+
+/** `record` is parsed from its JSON on first read (most listeners skip most tables). */
+function changeOf(p: Pending): CommittedChange {
+  const change: CommittedChange = { table: p.table, namespace: p.namespace, id: p.id, op: p.op };
+  if (p.existed) change.before = p.before;
+  if (p.op === "put" && p.json !== undefined) {
+    const json = p.json;
+    let parsed: unknown;
+    Object.defineProperty(change, "record", {
+      enumerable: true,
+      get: () => (parsed ??= JSON.parse(json) as unknown),
+    });
+  }
+  return change;
+}
+
+export class CommitListeners {
+  private readonly listeners: CommitListener[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  /** Whether anyone listens: a store records changes only then. */
+  get listening(): boolean {
+    return this.listeners.length > 0;
+  }
+
+  add(listener: CommitListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const i = this.listeners.indexOf(listener);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  deliver(txn: CommittedTxn): void {
+    for (const l of [...this.listeners]) {
+      try {
+        l(txn);
+      } catch (err) {
+        this.log.error("a commit listener failed; skipped", { index: txn.index, error: err });
+      }
+    }
+  }
+}
