@@ -30,7 +30,7 @@ import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
-import { Scheduler } from "./scheduler/scheduler.js";
+import type { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
 import type { GroupCommitLimits } from "./state/group_commit.js";
@@ -42,6 +42,9 @@ import type { ServerTls } from "../internal/tls.js";
 import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
+import { Telemetry } from "../internal/metrics/telemetry.js";
+import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
+import { registerServerMetrics } from "./metrics/server_metrics.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -79,6 +82,8 @@ export interface ServerOptions {
   httpApi?: HttpApiSettings;
   /** Bounds of the state store's group commit (state/group_commit.ts); benchmarks compare. */
   groupCommit?: Partial<GroupCommitLimits>;
+  /** The agent's metrics (agent config `telemetry`; shared with its client in -dev); default: Nomad's defaults. */
+  telemetry?: Telemetry;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -101,6 +106,7 @@ export class Server {
   private limiter: ConnLimiter | undefined;
   private address: string | undefined;
   private bound: string | undefined;
+  private unregisterMetrics: (() => void) | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -127,7 +133,8 @@ export class Server {
     this.store = store;
     const conns = new NodeConnections();
     this.conns = conns;
-    const scheduler = new Scheduler(store, this.log.child("scheduler"));
+    const telemetry = this.opts.telemetry ?? new Telemetry();
+    const scheduler = new MeasuredScheduler(store, this.log.child("scheduler"), telemetry);
     this.scheduler = scheduler;
     const deps: ServerDeps = {
       store,
@@ -174,6 +181,7 @@ export class Server {
         deployments: new DeploymentEndpoint(store, scheduler),
         namespaces: new NamespaceEndpoint(store),
         acl,
+        telemetry,
       },
       this.log.child("http"),
       guard,
@@ -210,6 +218,12 @@ export class Server {
     const scheme = this.opts.tls ? "https" : "http";
     const dialHost = addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address === "::" ? "[::1]" : null;
     this.address = dialHost ? `${scheme}://${dialHost}:${addr.port}` : `${scheme}://${this.bound}`;
+    const watcher = this.watcher;
+    this.unregisterMetrics = registerServerMetrics(telemetry, {
+      store,
+      census: () => watcher.census.snapshot(Date.now()),
+      followupsArmed: () => scheduler.armedFollowups,
+    });
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();
@@ -235,6 +249,7 @@ export class Server {
    * database.
    */
   async stop(): Promise<void> {
+    this.unregisterMetrics?.();
     this.agentRpc?.close();
     this.execSockets?.close();
     this.conns?.closeAll();

@@ -12,6 +12,7 @@ import type { PluginEndpoint } from "../rpc/plugin.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { StateStore } from "../state/store.js";
 import type { AclEndpoint, Identity } from "../acl/endpoint.js";
+import type { Telemetry } from "../../internal/metrics/telemetry.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -25,6 +26,8 @@ export interface HttpEndpoints {
   namespaces: NamespaceEndpoint;
   /** ACL policies, tokens and token resolution (its `enabled` says whether routes are checked). */
   acl: AclEndpoint;
+  /** The agent's metrics (GET /v1/metrics, request latency); absent in tests that build no server. */
+  telemetry?: Telemetry;
 }
 
 export interface Ctx {
