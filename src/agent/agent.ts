@@ -16,6 +16,8 @@ import { resolveHostVolumes } from "./config_file.js";
 import { clientTls, dialAddress, serverTls } from "./config_tls.js";
 import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
+import { Telemetry } from "../internal/metrics/telemetry.js";
+import { telemetrySettings } from "./config_telemetry.js";
 
 export class Agent {
   private server: Server | null = null;
@@ -55,6 +57,10 @@ export class Agent {
     // Checked before anything starts, so a bad path fails the agent at once. Flags come after the
     // files' settings in opts.hostVolumes, so a -host-volume of the same name wins.
     const hostVolumes = this.opts.client ? await resolveHostVolumes(this.opts.hostVolumes, this.dataDir) : {};
+    // One registry per agent, shared by its server and client (in -dev, one /v1/metrics shows both).
+    const telemetry = new Telemetry(telemetrySettings(fileConfig.telemetry, this.opts.dev), (err) =>
+      this.log.warn("collecting metrics failed", { error: err }),
+    );
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       ensureDirMode(serverDir, PRIVATE_DIR_MODE);
@@ -67,6 +73,7 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        telemetry,
       });
       await this.server.start();
     }
@@ -88,6 +95,7 @@ export class Agent {
         ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
         log: this.log.child("client"),
         ...(dialTls ? { tls: dialTls } : {}),
+        telemetry,
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
         ...(this.opts.csiCallTimeoutMs === null ? {} : { csiCallTimeoutMs: this.opts.csiCallTimeoutMs }),

@@ -18,6 +18,7 @@
  *   tls { http = true  rpc = true  ca_file = "…" … }  # mutual TLS (config_tls.ts)
  *   acl { enabled = true }          # ACL tokens and policies (config_acl.ts)
  *   http_api_response_headers { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
+ *   telemetry { prometheus_metrics = true }                  # config_telemetry.ts
  *
  * berth's agent RPC rides the HTTP port (/v1/agent/rpc), so Nomad's `rpc`/`serf` ports and
  * addresses have nothing to set and are refused by name, like every other key berth does not
@@ -38,6 +39,7 @@ import { parseAcl, type AclSetting } from "./config_acl.js";
 import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
 import { parsePlugins, type PluginSettings } from "./config_plugins.js";
 import { agentConfigValue } from "./config_shape.js";
+import { parseTelemetry, type TelemetrySetting } from "./config_telemetry.js";
 
 export { checkHostVolumeName, resolveHostVolumes, type HostVolumeSetting } from "./config_client.js";
 
@@ -81,6 +83,8 @@ export interface AgentFileConfig {
   acl?: AclSetting;
   /** `http_api_response_headers` and the browser origin it allows (config_http.ts). */
   httpApi?: HttpApiSetting;
+  /** Present when some file has a `telemetry` block; later files win per setting. */
+  telemetry?: TelemetrySetting;
 }
 
 /** Reads and merges the config files (or directories) in order. */
@@ -122,6 +126,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
   if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
   if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
   if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
+  if (cfg.telemetry) out.telemetry = { ...out.telemetry, ...cfg.telemetry };
 }
 
 /** Nomad's isTemporaryFile: editor leftovers in a config dir are skipped. */
@@ -221,6 +226,8 @@ function fromBody(top: Body): AgentFileConfig {
   if (acl) out.acl = parseAcl(acl);
   const httpApi = parseHttpApiResponseHeaders(top);
   if (httpApi) out.httpApi = httpApi;
+  const telemetry = top.block("telemetry");
+  if (telemetry) out.telemetry = parseTelemetry(telemetry);
   top.finish();
   return out;
 }

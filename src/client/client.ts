@@ -37,6 +37,7 @@ import type { ClientTls } from "../internal/tls.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
 import type { AllocRunnerParts, ClientSeams } from "./client_seams.js";
+import { csiClientFactory, type ClientTelemetry } from "./csi_metrics.js";
 
 export interface ClientOptions {
   /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
@@ -74,6 +75,8 @@ export interface ClientOptions {
   tls?: ClientTls;
   /** The node simulator's replacements (client_seams.ts); absent for a real agent. */
   seams?: ClientSeams;
+  /** The agent's metrics (shared with its server in -dev); absent: CSI calls are not measured. */
+  telemetry?: ClientTelemetry;
 }
 
 export class Client {
@@ -129,8 +132,7 @@ export class Client {
     const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
     const csi = new CsiManager({
       registry,
-      clientFactory:
-        seams.csiClientFactory ?? ((socket) => createCsiClient(socket, { log: log.child("csi") })),
+      clientFactory: seams.csiClientFactory ?? csiClientFactory(log.child("csi"), this.opts.telemetry),
       log: log.child("csimanager"),
       ...(this.opts.fingerprintIntervalMs ? { fingerprintIntervalMs: this.opts.fingerprintIntervalMs } : {}),
       onFingerprint: (controllers, nodes) => {

@@ -9,6 +9,7 @@ import type { Logger } from "../internal/log.js";
 import { abortError } from "../internal/abort.js";
 import { grpcTarget, loadCsi } from "./proto.js";
 import { csiError } from "./errors.js";
+import { grpcCodeName, type CsiCallOutcome } from "./call_outcome.js";
 import { storageOps, type CsiService } from "./client_storage.js";
 import {
   capabilityFromWire,
@@ -44,6 +45,8 @@ type Service = CsiService;
 
 export interface CsiClientOptions {
   log: Logger;
+  /** Told of every call sent to the plugin, when it ends (metrics); must not throw. */
+  onCall?: (outcome: CsiCallOutcome) => void;
 }
 
 /**
@@ -97,6 +100,12 @@ export function createCsiClient(endpoint: string, opts: CsiClientOptions): CsiCl
         (err, res) => {
           signal?.removeEventListener("abort", onAbort);
           const ms = Date.now() - started;
+          const failed = err !== null || res === undefined;
+          opts.onCall?.({
+            rpc: method,
+            ms,
+            code: failed ? grpcCodeName(err, signal?.aborted === true) : "OK",
+          });
           if (err || res === undefined) {
             const mapped = signal?.aborted
               ? csiError(method, abortError(signal))

@@ -30,7 +30,7 @@ import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
-import { Scheduler } from "./scheduler/scheduler.js";
+import type { Scheduler } from "./scheduler/scheduler.js";
 import { SqliteStateStore } from "./state/sqlite_store.js";
 import type { StateStore } from "./state/store.js";
 import type { GroupCommitLimits } from "./state/group_commit.js";
@@ -43,6 +43,9 @@ import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } fro
 import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
 import { EventBroker, type EventBrokerOptions } from "./events/broker.js";
+import { Telemetry } from "../internal/metrics/telemetry.js";
+import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
+import { registerServerMetrics } from "./metrics/server_metrics.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -82,6 +85,8 @@ export interface ServerOptions {
   groupCommit?: Partial<GroupCommitLimits>;
   /** The event stream's buffer size and timings (server/events/broker.ts); tests set them short. */
   events?: Partial<EventBrokerOptions>;
+  /** The agent's metrics (agent config `telemetry`; shared with its client in -dev); default: Nomad's defaults. */
+  telemetry?: Telemetry;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -105,6 +110,7 @@ export class Server {
   private address: string | undefined;
   private bound: string | undefined;
   private events: EventBroker | undefined;
+  private unregisterMetrics: (() => void) | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -134,7 +140,8 @@ export class Server {
     this.events.start();
     const conns = new NodeConnections();
     this.conns = conns;
-    const scheduler = new Scheduler(store, this.log.child("scheduler"));
+    const telemetry = this.opts.telemetry ?? new Telemetry();
+    const scheduler = new MeasuredScheduler(store, this.log.child("scheduler"), telemetry);
     this.scheduler = scheduler;
     const deps: ServerDeps = {
       store,
@@ -182,6 +189,7 @@ export class Server {
         namespaces: new NamespaceEndpoint(store),
         acl,
         events: this.events,
+        telemetry,
       },
       this.log.child("http"),
       guard,
@@ -218,6 +226,12 @@ export class Server {
     const scheme = this.opts.tls ? "https" : "http";
     const dialHost = addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address === "::" ? "[::1]" : null;
     this.address = dialHost ? `${scheme}://${dialHost}:${addr.port}` : `${scheme}://${this.bound}`;
+    const watcher = this.watcher;
+    this.unregisterMetrics = registerServerMetrics(telemetry, {
+      store,
+      census: () => watcher.census.snapshot(Date.now()),
+      followupsArmed: () => scheduler.armedFollowups,
+    });
     heartbeat.start();
     await scheduler.evaluateAll();
     this.watcher.start();
@@ -244,6 +258,7 @@ export class Server {
    */
   async stop(): Promise<void> {
     this.events?.stop();
+    this.unregisterMetrics?.();
     this.agentRpc?.close();
     this.execSockets?.close();
     this.conns?.closeAll();

@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   "ERR_TOO_MANY_CONNECTIONS",
   // The request's body passes the server's size limit.
   "ERR_REQUEST_TOO_LARGE",
+  // The answer's format is not enabled on this agent (Prometheus metrics off).
+  "ERR_UNSUPPORTED_MEDIA_TYPE",
   // Claim outcomes the client retries with backoff (another alloc may still be releasing).
   "ERR_CSI_MAX_CLAIMS",
   "ERR_CSI_IN_USE",

@@ -712,6 +712,38 @@ export const GO_STRUCTS: Record<string, GoStructField[]> = {
     { name: "Description", type: "string" },
     { name: "TaggedTime", type: "int64" },
   ],
+  // api/operator_metrics.go: GET /v1/metrics. SampledValue embeds *AggregateSample (fields
+  // promoted); Hash, Labels []Label, SumSq and LastUpdated are json:"-"; DisplayLabels is "Labels".
+  AggregateSample: [
+    { name: "Count", type: "int" },
+    { name: "Rate", type: "float64" },
+    { name: "Sum", type: "float64" },
+    { name: "Min", type: "float64" },
+    { name: "Max", type: "float64" },
+  ],
+  GaugeValue: [
+    { name: "Name", type: "string" },
+    { name: "Value", type: "float32" },
+    { name: "Labels", type: "map[string]string" },
+  ],
+  MetricsSummary: [
+    { name: "Timestamp", type: "string" },
+    { name: "Gauges", type: "[]GaugeValue" },
+    { name: "Points", type: "[]PointValue" },
+    { name: "Counters", type: "[]SampledValue" },
+    { name: "Samples", type: "[]SampledValue" },
+  ],
+  PointValue: [
+    { name: "Name", type: "string" },
+    { name: "Points", type: "[]float32" },
+  ],
+  SampledValue: [
+    { name: "Name", type: "string" },
+    { embed: "AggregateSample" },
+    { name: "Mean", type: "float64" },
+    { name: "Stddev", type: "float64" },
+    { name: "Labels", type: "map[string]string" },
+  ],
   LogConfig: [
     { name: "MaxFiles", type: "*int" },
     { name: "MaxFileSizeMB", type: "*int" },

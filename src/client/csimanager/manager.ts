@@ -27,7 +27,8 @@ export interface PluginSource {
   subscribe(listener: RegistryListener): () => void;
 }
 
-export type CsiClientFactory = (socketPath: string) => CsiClient;
+/** `pluginId` names the plugin the connection is for (metrics label its calls with it). */
+export type CsiClientFactory = (socketPath: string, pluginId?: string) => CsiClient;
 
 export interface CsiManagerConfig {
   registry: PluginSource;
@@ -205,7 +206,8 @@ export class CsiManager implements NodePluginSource {
       return;
     }
     if (old) this.track(old.stop("plugin replaced by a new instance"));
-    const inst = new PluginInstance(plugin, () => this.cfg.clientFactory(plugin.socketPath), {
+    const connect = () => this.cfg.clientFactory(plugin.socketPath, plugin.pluginId);
+    const inst = new PluginInstance(plugin, connect, {
       intervalMs: this.cfg.fingerprintIntervalMs ?? 30_000,
       callTimeoutMs: this.cfg.callTimeoutMs ?? 10_000,
       log: this.cfg.log.child(plugin.pluginId),

@@ -31,6 +31,8 @@ import type { Guard } from "../acl/guards.js";
 import { requestSecret } from "../acl/secret.js";
 import { eventStream } from "./routes_events.js";
 import { EVENT_STREAM_GUARD } from "../events/acl.js";
+import { getMetrics, METRICS_GUARD } from "./routes_metrics.js";
+import { requestRecorder } from "./request_metrics.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -98,6 +100,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["DELETE", "/v1/volume/csi/:id/orphan", orphans.deleteOrphan, g.nsAndPluginRead("csi-write-volume")],
   ["GET", "/v1/plugins", csi.listPlugins, g.plugin("list")],
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin, g.plugin("read")],
+  ["GET", "/v1/metrics", getMetrics, METRICS_GUARD],
   ["GET", "/v1/operator/quarantine", operator.listQuarantine, g.operator("read")],
   ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined, g.operator("write")],
   ["GET", "/v1/deployments", deployments.listDeployments, g.ns("read-job")],
@@ -179,6 +182,7 @@ export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) &
  */
 export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: OriginGuard): ApiHandler {
   const inFlight = new Set<Promise<void>>();
+  const measure = requestRecorder(api.telemetry);
   const router = Router({
     ignoreTrailingSlash: true,
     maxParamLength: 512,
@@ -204,6 +208,7 @@ export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: Origin
   });
   for (const [method, path, route, guard] of ROUTES) {
     router.on(method, path, (req, res, params) => {
+      measure(req, res, path);
       const url = new URL(req.url ?? "/", "http://localhost");
       const ac = new AbortController();
       res.on("close", () => ac.abort());

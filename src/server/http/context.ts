@@ -13,6 +13,7 @@ import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { StateStore } from "../state/store.js";
 import type { AclEndpoint, Identity } from "../acl/endpoint.js";
 import type { EventBroker } from "../events/broker.js";
+import type { Telemetry } from "../../internal/metrics/telemetry.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -28,6 +29,8 @@ export interface HttpEndpoints {
   acl: AclEndpoint;
   /** The event stream's broker (server/events); absent where no server runs one. */
   events?: EventBroker;
+  /** The agent's metrics (GET /v1/metrics, request latency); absent in tests that build no server. */
+  telemetry?: Telemetry;
 }
 
 export interface Ctx {

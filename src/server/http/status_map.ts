@@ -23,6 +23,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   // Nomad's answer when a client passes http_max_conns_per_client.
   ERR_TOO_MANY_CONNECTIONS: 429,
   ERR_REQUEST_TOO_LARGE: 413,
+  // Nomad's answer to ?format=prometheus when prometheus_metrics is off.
+  ERR_UNSUPPORTED_MEDIA_TYPE: 415,
   ERR_CSI_MAX_CLAIMS: 409,
   ERR_CSI_IN_USE: 409,
   ERR_CSI_VOLUME_UNSCHEDULABLE: 409,

@@ -37,6 +37,7 @@ import { Lookups } from "./lookups.js";
 import { nodeIsGone, volumeWork } from "./decide.js";
 import { recordReleaseStatus } from "./release_status.js";
 import { WaitingClaims } from "./waiting.js";
+import { ClaimCensus } from "./claim_census.js";
 import {
   DEFAULT_VOLUME_WATCHER_OPTIONS,
   type ClaimReleaser,
@@ -81,6 +82,8 @@ export class VolumeWatcher {
   private readonly waiting = new WaitingClaims();
   /** The volumes with claims, by the allocs and nodes they name. */
   private readonly claims = new ClaimIndex();
+  /** Claim counts for metrics, kept by the same reads (claim_census.ts). */
+  readonly census = new ClaimCensus();
   /** The store index the last pass read up to; -1 before the first (full) pass. */
   private readIndex = -1;
   private ctl = new AbortController();
@@ -111,6 +114,7 @@ export class VolumeWatcher {
     await Promise.allSettled([...this.runs]);
     this.volumes.clear();
     this.claims.clear();
+    this.census.clear();
     this.waiting.clear();
     this.readIndex = -1;
     this.loop = undefined;
@@ -192,9 +196,11 @@ export class VolumeWatcher {
       this.claims.set(key, vol);
       if (!this.claims.get(key)) {
         this.waiting.forget(key);
+        this.census.forget(key);
         return;
       }
       const work = volumeWork(vol, lookups.alloc, lookups.node);
+      this.census.set(key, vol, [...work.release, ...work.waiting], now);
       for (const { claim, waitingMs } of this.waiting.note(key, work.waiting, now, this.opts.nodeGraceMs)) {
         this.log.warn(
           "a finished allocation's volume is still attached on its live node; waiting for the node agent to unmount it",
@@ -216,6 +222,7 @@ export class VolumeWatcher {
 
   private forget(key: string): void {
     this.claims.forget(key);
+    this.census.forget(key);
     this.waiting.forget(key);
   }
 

@@ -386,7 +386,7 @@ describe("raw_exec is disabled unless configured (Nomad's default)", () => {
 
 describe("settings berth does not honour are refused by name", () => {
   const refusals: [string, RegExp][] = [
-    ['telemetry { collection_interval = "1s" }', /a\.hcl: unsupported key "telemetry"/],
+    ['telemetry { statsd_address = "127.0.0.1:8125" }', /a\.hcl: telemetry: statsd_address is not supported/],
     ['region = "europe"', /region "europe": berth runs a single region, "global"/],
     ['datacenter = "*"', /datacenter "\*"/],
     ['data_dir = "relative/dir"', /data_dir must be an absolute path/],

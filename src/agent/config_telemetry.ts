@@ -1,0 +1,80 @@
+/**
+ * The agent config's `telemetry` block, as much of Nomad's as berth honours (command/agent/config.go
+ * Telemetry; defaults from DefaultConfig, -dev from DevConfig):
+ *
+ *   telemetry {
+ *     prometheus_metrics            = true   # /v1/metrics?format=prometheus answers (default false; -dev: true)
+ *     disable_hostname              = false  # no `host` label on gauges
+ *     collection_interval           = "1s"   # gauges are collected at most this often
+ *     in_memory_collection_interval = "10s"  # the JSON answer's aggregation interval
+ *   }
+ *
+ * Nomad's other settings send metrics elsewhere (statsd, statsite, datadog, circonus) or shape
+ * metrics berth does not emit (allocation/node publishing, prefix filters); each is refused by
+ * name, as every setting berth does not honour, rather than silently ignored.
+ */
+import type { Body } from "../api/specs/body.js";
+import { DEFAULT_TELEMETRY, type TelemetrySettings } from "../internal/metrics/telemetry.js";
+
+export interface TelemetrySetting {
+  prometheusMetrics?: boolean;
+  disableHostname?: boolean;
+  collectionIntervalMs?: number;
+  inMemoryCollectionIntervalMs?: number;
+}
+
+const MIN_INTERVAL_MS = 100;
+const MAX_INTERVAL_MS = 3_600_000;
+
+const REFUSED: Record<string, string> = {
+  in_memory_retention_period: "berth keeps only the last finished interval, the one /v1/metrics shows",
+  statsite_address: "berth does not send metrics to statsite; scrape /v1/metrics?format=prometheus",
+  statsd_address: "berth does not send metrics to statsd; scrape /v1/metrics?format=prometheus",
+  datadog_address: "berth does not send metrics to Datadog; scrape /v1/metrics?format=prometheus",
+  datadog_tags: "berth does not send metrics to Datadog",
+  use_node_name: "berth labels gauges with the host name only",
+  publish_allocation_metrics: "berth publishes no per-allocation resource metrics",
+  publish_node_metrics: "berth publishes no host resource metrics",
+  prefix_filter: "berth does not filter metrics by prefix",
+  filter_default: "berth does not filter metrics by prefix",
+};
+
+export function parseTelemetry(b: Body): TelemetrySetting {
+  const out: TelemetrySetting = {};
+  const prom = b.bool("prometheus_metrics");
+  if (prom !== undefined) out.prometheusMetrics = prom;
+  const host = b.bool("disable_hostname");
+  if (host !== undefined) out.disableHostname = host;
+  const collection = interval(b, "collection_interval");
+  if (collection !== undefined) out.collectionIntervalMs = collection;
+  const inMemory = interval(b, "in_memory_collection_interval");
+  if (inMemory !== undefined) out.inMemoryCollectionIntervalMs = inMemory;
+  for (const [key, why] of Object.entries(REFUSED)) {
+    if (b.has(key)) throw b.error(`${key} is not supported: ${why}`);
+  }
+  b.finish();
+  return out;
+}
+
+function interval(b: Body, key: string): number | undefined {
+  const ns = b.duration(key);
+  if (ns === undefined) return undefined;
+  const ms = ns / 1e6;
+  if (ms < MIN_INTERVAL_MS || ms > MAX_INTERVAL_MS) {
+    throw b.error(`${key} must be between 100ms and 1h, got ${ms} ms`);
+  }
+  return Math.round(ms);
+}
+
+/** The agent's settings: the file's, else -dev's (Prometheus on, as Nomad's DevConfig), else the defaults. */
+export function telemetrySettings(file: TelemetrySetting | undefined, dev: boolean): TelemetrySettings {
+  return {
+    ...DEFAULT_TELEMETRY,
+    prometheusMetrics: file?.prometheusMetrics ?? dev,
+    ...(file?.disableHostname === undefined ? {} : { disableHostname: file.disableHostname }),
+    ...(file?.collectionIntervalMs === undefined ? {} : { collectionIntervalMs: file.collectionIntervalMs }),
+    ...(file?.inMemoryCollectionIntervalMs === undefined
+      ? {}
+      : { inMemoryCollectionIntervalMs: file.inMemoryCollectionIntervalMs }),
+  };
+}

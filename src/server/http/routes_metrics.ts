@@ -1,0 +1,43 @@
+/**
+ * GET /v1/metrics — the agent's metrics (Nomad's command/agent/metrics_endpoint.go):
+ * - no `format`: Nomad's JSON (go-metrics' MetricsSummary, internal/metrics/summary.ts);
+ * - `format=prometheus`: the Prometheus text exposition, only when the agent config's
+ *   `telemetry { prometheus_metrics = true }` (or -dev) says so; otherwise 415 with Nomad's text
+ *   "Prometheus is not enabled";
+ * - any other `format`: 400 naming the parameter (Nomad would answer JSON; berth refuses input it
+ *   does not understand rather than guess).
+ * ACL: none, as Nomad's (its docs: "ACL Required: none"); the token is not even resolved. What the
+ * metrics carry is bounded by construction: names, counts, plugin/volume IDs, route templates.
+ */
+import { BerthError, validationError } from "../../structs/errors.js";
+import type { Guard } from "../acl/guards.js";
+import type { Ctx, HttpEndpoints } from "./context.js";
+import { sendJson } from "./respond.js";
+
+export const METRICS_GUARD: Guard = {
+  needs: "none (as Nomad's)",
+  check: () => undefined,
+  resolvesToken: false,
+};
+
+export async function getMetrics(ctx: Ctx, api: HttpEndpoints): Promise<void> {
+  const t = api.telemetry;
+  if (!t) throw new BerthError("ERR_INTERNAL", "this agent keeps no metrics");
+  const format = ctx.query.get("format") ?? "";
+  if (format === "") {
+    sendJson(ctx.res, await t.summary());
+    return;
+  }
+  if (format !== "prometheus") {
+    throw validationError(
+      "format",
+      `unknown metrics format ${JSON.stringify(format)}: only "prometheus" is supported (leave it out for JSON)`,
+    );
+  }
+  if (!t.settings.prometheusMetrics) {
+    throw new BerthError("ERR_UNSUPPORTED_MEDIA_TYPE", "Prometheus is not enabled");
+  }
+  const text = await t.prometheus();
+  ctx.res.writeHead(200, { "Content-Type": t.contentType });
+  ctx.res.end(text);
+}

@@ -1,0 +1,47 @@
+/**
+ * The agent config's `telemetry` block: Nomad's names and defaults, -dev turning Prometheus on as
+ * Nomad's DevConfig does, a file's setting winning; unsupported settings and bad values refused
+ * naming the key.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseAgentConfig } from "../../../src/agent/config_file.js";
+import { telemetrySettings } from "../../../src/agent/config_telemetry.js";
+
+test("reads Nomad's telemetry block; -dev turns Prometheus on unless the file says otherwise", async () => {
+  const cfg = await parseAgentConfig(
+    "a.hcl",
+    'telemetry {\n  prometheus_metrics = true\n  disable_hostname = true\n  collection_interval = "5s"\n  in_memory_collection_interval = "2s"\n}\n',
+  );
+  assert.deepEqual(cfg.telemetry, {
+    prometheusMetrics: true,
+    disableHostname: true,
+    collectionIntervalMs: 5000,
+    inMemoryCollectionIntervalMs: 2000,
+  });
+  const none = telemetrySettings(undefined, false);
+  assert.equal(none.prometheusMetrics, false, "Nomad's default: off");
+  assert.equal(none.disableHostname, false);
+  assert.equal(none.collectionIntervalMs, 1000);
+  assert.equal(none.inMemoryCollectionIntervalMs, 10_000);
+  assert.equal(telemetrySettings(undefined, true).prometheusMetrics, true, "-dev: on");
+  assert.equal(telemetrySettings({ prometheusMetrics: false }, true).prometheusMetrics, false);
+  const json = await parseAgentConfig("a.json", JSON.stringify({ telemetry: { prometheus_metrics: true } }));
+  assert.deepEqual(json.telemetry, { prometheusMetrics: true });
+});
+
+test("unsupported settings and bad values are refused naming the key", async () => {
+  const cases: [string, RegExp][] = [
+    ['telemetry {\n  statsd_address = "127.0.0.1:8125"\n}\n', /telemetry: statsd_address is not supported/],
+    ['telemetry {\n  collection_interval = "1ms"\n}\n', /collection_interval must be between 100ms and 1h/],
+    [
+      'telemetry {\n  in_memory_collection_interval = "soon"\n}\n',
+      /in_memory_collection_interval must be a duration/,
+    ],
+    ['telemetry {\n  prometheus_metrics = "yes"\n}\n', /prometheus_metrics must be true or false/],
+    ["telemetry {\n  bogus = 1\n}\n", /unsupported key "bogus"/],
+  ];
+  for (const [text, re] of cases) {
+    await assert.rejects(parseAgentConfig("t.hcl", text), (e: Error) => re.test(e.message), text);
+  }
+});
