@@ -42,6 +42,7 @@ import type { ServerTls } from "../internal/tls.js";
 import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
+import { VolumeUsageEndpoint } from "./rpc/volume_usage.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -194,7 +195,13 @@ export class Server {
     logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
     guard.attach(server);
     limiter.attach(server);
-    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"), this.opts.limits);
+    const usage = new VolumeUsageEndpoint(store);
+    this.agentRpc = new AgentRpcServer(
+      { node, claim, usage },
+      conns,
+      this.log.child("rpc"),
+      this.opts.limits,
+    );
     const exec = this.execSockets;
     this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);
     await new Promise<void>((resolve, reject) => {
