@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { withProgress } from "../../../src/cli/progress.js";
+import { claimProgress } from "../../../src/cli/commands/volume_progress.js";
 import { captureIO } from "../../fakes/command_io.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -13,11 +14,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 test("progress: a quick operation prints nothing and is not watched", async () => {
   const o = captureIO("http://127.0.0.1:1");
   let watched = 0;
-  const r = await withProgress(
-    o,
-    { what: "Deleting volume", graceMs: 1000, watch: async () => [`${++watched}`] },
-    async () => 42,
-  );
+  const watch = async () => [`${++watched}`];
+  // 30 ms of work, well within the grace: no line, no reading.
+  const r = await withProgress(o, { what: "Deleting volume", graceMs: 1000, watch }, async () => {
+    await sleep(30);
+    return 42;
+  });
   assert.equal(r, 42);
   assert.deepEqual([o.out, o.err, watched], [[], [], 0]);
 });
@@ -64,4 +66,34 @@ test("progress: the operation's error passes through; a failing watch prints not
   );
   assert.equal(o.err[0]!.endsWith("Creating volume: still in progress"), true);
   assert.equal(o.err.length, 2, o.err.join("\n"));
+});
+
+test("progress: detach shows each claim of the node with its state and failing step", async () => {
+  const o = captureIO("http://127.0.0.1:1");
+  const claim = (id: string, node: string, State: string, ReleaseStatus?: object) => ({
+    AllocationID: id,
+    NodeID: node,
+    State,
+    ...(ReleaseStatus ? { ReleaseStatus } : {}),
+  });
+  let vol: object = {
+    ReadClaims: {},
+    WriteClaims: { a2: claim("a2aaaaaaaa", "n1", "taken") },
+    PastClaims: {
+      a1: claim("a1aaaaaaaa", "n1", "taken", {
+        Step: "node-unpublish",
+        Attempts: 3,
+        LastError: "device busy",
+      }),
+      b1: claim("b1bbbbbbbb", "n2", "node-detached"),
+    },
+  };
+  o.api = { getVolume: async () => vol } as unknown as typeof o.api;
+  const watch = claimProgress(o, "demo", "n1");
+  assert.deepEqual(await watch(), [
+    "claim of alloc a1aaaaaa: taken; node-unpublish (attempt 3): device busy",
+    "claim of alloc a2aaaaaa: taken",
+  ]);
+  vol = { ReadClaims: {}, WriteClaims: {}, PastClaims: {} };
+  assert.deepEqual(await watch(), ["no claim left on the node"]);
 });
