@@ -99,6 +99,9 @@ export class Agent {
         ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
         ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
         ...(this.opts.csiCallTimeoutMs === null ? {} : { csiCallTimeoutMs: this.opts.csiCallTimeoutMs }),
+        ...(this.opts.csiVolumeStatsIntervalMs === null
+          ? {}
+          : { volumeStatsIntervalMs: this.opts.csiVolumeStatsIntervalMs }),
       });
       await this.client.start();
     }

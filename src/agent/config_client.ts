@@ -10,6 +10,7 @@
  *     reserved { cpu = 500  memory = 512  disk = 1024 }   # MHz, MiB, MiB kept from the scheduler
  *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
  *     options { "driver.raw_exec.enable" = "1" }          # Nomad's legacy driver options (config_plugins.ts)
+ *     csi_volume_stats_interval = "1m"   # berth: how often published volumes' usage is read
  *   }
  *
  * Any other key is refused by name (Body.finish), so a setting berth does not honour is never
@@ -41,6 +42,8 @@ export interface ClientSetting {
   resourceOverrides?: ResourceOverrides;
   /** `options { … }`, keys already checked against the ones berth honours. */
   options?: Record<string, string>;
+  /** `csi_volume_stats_interval`, in ms (berth's; Nomad polls no volume stats). */
+  csiVolumeStatsIntervalMs?: number;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -88,6 +91,11 @@ export function parseClient(client: Body): ClientSetting {
     diskTotalMB: count(client, "disk_total_mb", 1),
   });
   if (Object.keys(overrides).length > 0) out.resourceOverrides = overrides;
+  const statsNs = client.duration("csi_volume_stats_interval");
+  if (statsNs !== undefined) {
+    if (statsNs < 1e6) throw client.error("csi_volume_stats_interval must be at least 1ms");
+    out.csiVolumeStatsIntervalMs = Math.round(statsNs / 1e6);
+  }
   const options = client.stringMap("options");
   if (options !== undefined) out.options = parseClientOptions(client, options);
   client.finish();

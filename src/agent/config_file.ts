@@ -69,6 +69,8 @@ export interface AgentFileConfig {
   nodeClass?: string;
   /** `client { options }`, merged key by key. */
   options?: Record<string, string>;
+  /** `client { csi_volume_stats_interval }` in ms. */
+  csiVolumeStatsIntervalMs?: number;
   /** `plugin` blocks, a later file's block replacing an earlier one of the same driver. */
   plugins?: PluginSettings;
   /** Present when some file has a `limits` block. */
@@ -111,6 +113,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
     "httpAddress",
     "logLevel",
     "nodeClass",
+    "csiVolumeStatsIntervalMs",
   ] as const;
   for (const key of scalars) if (cfg[key] !== undefined) Object.assign(out, { [key]: cfg[key] });
   if (cfg.serverEnabled) out.serverEnabled = true;
@@ -213,6 +216,7 @@ function fromBody(top: Body): AgentFileConfig {
     if (c.servers) out.servers = c.servers;
     if (c.nodeClass !== undefined) out.nodeClass = c.nodeClass;
     if (c.options) out.options = c.options;
+    if (c.csiVolumeStatsIntervalMs !== undefined) out.csiVolumeStatsIntervalMs = c.csiVolumeStatsIntervalMs;
     if (c.reserved) out.reserved = c.reserved;
     if (c.resourceOverrides) out.resourceOverrides = c.resourceOverrides;
   }

@@ -37,6 +37,8 @@ export interface AgentOptions {
   csiClaimRetryMs: number | null;
   /** Deadline of each node CSI call (NodeStage, NodePublish, …) in ms; null: default (5 min). */
   csiCallTimeoutMs: number | null;
+  /** How often published volumes' NodeGetVolumeStats is polled (ms); null: default (60 s). */
+  csiVolumeStatsIntervalMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
@@ -66,6 +68,7 @@ export interface AgentFlags {
   csiPluginWait?: string;
   csiClaimRetry?: string;
   csiCallTimeout?: string;
+  csiVolumeStatsInterval?: string;
   heartbeatTtl?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
@@ -87,6 +90,8 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-plugin-wait=DUR how long an alloc waits for its CSI node plugin (e.g. 30s; default 5m)
   -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
+  -csi-volume-stats-interval=DUR
+                       how often published volumes' usage and health are read (default 1m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
   -config=FILE|DIR     agent config in Nomad's syntax (HCL or JSON; repeatable): data_dir, bind_addr,
                        ports, server, client { host_volume, meta, options, … }, plugin "raw_exec",
@@ -122,6 +127,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-plugin-wait": { type: "string" },
         "csi-claim-retry": { type: "string" },
         "csi-call-timeout": { type: "string" },
+        "csi-volume-stats-interval": { type: "string" },
         "heartbeat-ttl": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
@@ -154,6 +160,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-plugin-wait", "csiPluginWait"],
     ["csi-claim-retry", "csiClaimRetry"],
     ["csi-call-timeout", "csiCallTimeout"],
+    ["csi-volume-stats-interval", "csiVolumeStatsInterval"],
     ["heartbeat-ttl", "heartbeatTtl"],
   ] as const;
   for (const [flag, field] of strings) {
@@ -243,6 +250,10 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     csiPluginWaitMs: durationFlag("csi-plugin-wait", flags.csiPluginWait),
     csiClaimRetryMs: durationFlag("csi-claim-retry", flags.csiClaimRetry),
     csiCallTimeoutMs: durationFlag("csi-call-timeout", flags.csiCallTimeout),
+    csiVolumeStatsIntervalMs:
+      durationFlag("csi-volume-stats-interval", flags.csiVolumeStatsInterval) ??
+      file.csiVolumeStatsIntervalMs ??
+      null,
     heartbeatTtlMs: durationFlag("heartbeat-ttl", flags.heartbeatTtl),
     configFiles: flags.configFiles,
     hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],

@@ -14,6 +14,7 @@ import type {
   CSIPluginListStub,
   CSIVolume,
   CSIVolumeWithClaims,
+  CSIVolumeUsageField,
   CSIVolumeListStub,
   CSIVolumeSpec,
   CSISnapshot,
@@ -191,9 +192,12 @@ export class ApiClient extends AclApiClient {
       },
     });
   }
-  /** The volume with berth's claim records (`?claims=true`), which `volume status` shows. */
-  getVolume(id: string): Promise<CSIVolumeWithClaims> {
-    return this.request("GET", `/v1/volume/csi/${enc(id)}`, { query: { claims: "true" } });
+  /**
+   * The volume with berth's claim records (`?claims=true`) and its measured usage and health
+   * (`?usage=true`), which `volume status` shows.
+   */
+  getVolume(id: string): Promise<CSIVolumeWithClaims & CSIVolumeUsageField> {
+    return this.request("GET", `/v1/volume/csi/${enc(id)}`, { query: { claims: "true", usage: "true" } });
   }
   /**
    * Registers existing storage (the spec names its `ExternalID`). A spec without an ID is still

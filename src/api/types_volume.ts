@@ -100,6 +100,29 @@ export interface CSIVolumeClaims {
 
 export type CSIVolumeWithClaims = CSIVolume & CSIVolumeClaims;
 
+/**
+ * berth's measured usage and health of a volume (NodeGetVolumeStats on a node that publishes it),
+ * answered only by `GET /v1/volume/csi/:id?usage=true`; null until a node reported. UpdateTime is
+ * Unix nanoseconds of the report that last changed it (figures are reported on change only).
+ */
+export interface CSIVolumeUsage {
+  NodeID: string;
+  BytesUsed: number;
+  BytesAvailable: number;
+  BytesTotal: number;
+  InodesUsed: number;
+  InodesAvailable: number;
+  InodesTotal: number;
+  Abnormal: boolean;
+  Message: string;
+  UpdateTime: number;
+}
+
+/** What `?usage=true` adds; absent from a server that does not know it. */
+export interface CSIVolumeUsageField {
+  Usage?: CSIVolumeUsage | null;
+}
+
 export interface CSIVolumeListStub {
   ID: string;
   Namespace: string;

@@ -13,7 +13,6 @@ import { BerthError, isBerthError } from "../structs/errors.js";
 import type { ClientHostVolumeConfig, DriverInfo, NodeResources } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
 import { createCsiClient } from "../csi/client.js";
-import { waitForProbe } from "../csi/capabilities.js";
 import { safeJoin } from "../structs/ids.js";
 import { AllocRunner } from "./allocrunner/alloc_runner.js";
 import { TaskRunner } from "./allocrunner/taskrunner/task_runner.js";
@@ -21,6 +20,10 @@ import { AllocSync } from "./alloc_sync.js";
 import { AllocUpdateBatcher } from "./alloc_updates.js";
 import { CsiManager } from "./csimanager/manager.js";
 import { VolumeManager } from "./csimanager/volume_manager.js";
+import { probeOnce } from "./csimanager/probe_once.js";
+import type { VolumeStatsPoller } from "./csimanager/volume_stats.js";
+import { volumeStatsPoller } from "./volume_stats_wiring.js";
+import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { TaskUserPolicy } from "../structs/task_user.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
@@ -71,6 +74,8 @@ export interface ClientOptions {
   claimRetryDeadlineMs?: number;
   /** Deadline of each node CSI call (volume manager default: 5 min). */
   csiCallTimeoutMs?: number;
+  /** How often published volumes' NodeGetVolumeStats is polled (volume_stats.ts default: 60 s). */
+  volumeStatsIntervalMs?: number;
   /** TLS for the connection to the server (agent config `tls`); absent: plain ws://. */
   tls?: ClientTls;
   /** The node simulator's replacements (client_seams.ts); absent for a real agent. */
@@ -83,6 +88,7 @@ export class Client {
   private stateDb: StateDB | null = null;
   private conn: ServerConnection | null = null;
   private csi: CsiManager | null = null;
+  private volumeStats: VolumeStatsPoller | null = null;
   private sync: AllocSync | null = null;
   private updates: AllocUpdateBatcher | null = null;
   private readonly stopped = new AbortController();
@@ -141,8 +147,10 @@ export class Client {
       },
     });
     this.csi = csi;
+    const locks = new KeyedMutex();
     const volumeManager = new VolumeManager({
       plugins: csi,
+      locks,
       log: log.child("volume_manager"),
       ...(seams.isMountPoint ? { isMountPoint: seams.isMountPoint } : {}),
       ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
@@ -222,6 +230,13 @@ export class Client {
     this.sync.restore(stateDb.listAllocs().map((s) => s.alloc));
     conn.start();
     this.sync.start();
+    // Simulated nodes (seams) run no real plugin: they have no volume stats to poll.
+    if (!this.opts.seams) {
+      const intervalMs = this.opts.volumeStatsIntervalMs;
+      const parts = { nodeId: this.nodeId, stateDb, registry, plugins: csi, locks, conn, intervalMs };
+      this.volumeStats = volumeStatsPoller({ ...parts, log: log.child("volume_stats") });
+      this.volumeStats.start();
+    }
     this.heartbeat = this.heartbeatLoop();
     log.info("node agent started", { node: this.nodeId, dataDir });
   }
@@ -264,6 +279,7 @@ export class Client {
     for (const d of this.drivers.values()) d.detach();
     await this.updates?.flush().catch(() => undefined);
     this.updates?.stop();
+    await this.volumeStats?.stop();
     await this.heartbeat;
     await this.fingerprintSending;
     await this.conn?.stop();
@@ -382,18 +398,5 @@ export class Client {
         else this.opts.log.warn("heartbeat failed", { error: err });
       }
     }
-  }
-}
-
-/** One Probe through a short-lived connection, for the plugin supervisor's health checks. */
-async function probeOnce(socketPath: string, signal: AbortSignal, log: Logger): Promise<boolean> {
-  const client = createCsiClient(socketPath, { log: log.child("probe") });
-  try {
-    await waitForProbe(client, { signal, timeoutMs: 5000, intervalMs: 5000 });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.close();
   }
 }

@@ -11,10 +11,16 @@ import {
   sensitiveValues,
   snapshotFromWire,
   topologyToWire,
+  volumeStatsFromWire,
 } from "./convert.js";
 import { BerthError } from "../structs/errors.js";
 import type { CsiCallOptions, CsiControllerClient, CsiNodeClient, ListVolumesEntry } from "./types.js";
-import type { WireInt64Value, WireListVolumesEntry, WireSnapshot } from "./wire.js";
+import type {
+  WireInt64Value,
+  WireListVolumesEntry,
+  WireNodeGetVolumeStatsResponse,
+  WireSnapshot,
+} from "./wire.js";
 
 export type CsiService = "Identity" | "Controller" | "Node";
 
@@ -37,7 +43,7 @@ type StorageOps = Pick<
   | "listVolumes"
   | "getCapacity"
 > &
-  Pick<CsiNodeClient, "nodeExpandVolume">;
+  Pick<CsiNodeClient, "nodeExpandVolume" | "nodeGetVolumeStats">;
 
 export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
   return {
@@ -157,6 +163,20 @@ export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
         sensitiveValues(req.secrets, req.volumeCapability ? [req.volumeCapability] : []),
       );
       return { capacityBytes: Number(r.capacity_bytes) };
+    },
+    async nodeGetVolumeStats(req, o) {
+      const r = await call<WireNodeGetVolumeStatsResponse>(
+        "Node",
+        "NodeGetVolumeStats",
+        {
+          volume_id: req.volumeId,
+          volume_path: req.volumePath,
+          staging_target_path: req.stagingTargetPath,
+        },
+        o,
+        timeoutMs,
+      );
+      return volumeStatsFromWire(r);
     },
   };
 }

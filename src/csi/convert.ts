@@ -10,11 +10,14 @@ import type {
   CsiTopology,
   CsiVolumeCapability,
   CsiVolumeInfo,
+  CsiUsageFigures,
+  CsiVolumeStats,
 } from "./types.js";
 import type {
   WireCapacityRange,
   WireInt64Value,
   WireListVolumesEntry,
+  WireNodeGetVolumeStatsResponse,
   WireSnapshot,
   WireTimestamp,
   WireAccessModeName,
@@ -254,4 +257,21 @@ export function listVolumesEntryFromWire(e: WireListVolumesEntry): ListVolumesEn
 
 export function int64ValueFromWire(v: WireInt64Value | undefined): number | null {
   return v ? Number(v.value) : null;
+}
+
+/**
+ * NodeGetVolumeStats' answer: the first BYTES and the first INODES entry (an UNKNOWN unit is
+ * skipped, as the spec leaves it meaningless), and the condition when the plugin sent one.
+ */
+export function volumeStatsFromWire(r: WireNodeGetVolumeStatsResponse): CsiVolumeStats {
+  const of = (unit: string): CsiUsageFigures | null => {
+    const u = r.usage.find((x) => x.unit === unit);
+    return u ? { available: Number(u.available), total: Number(u.total), used: Number(u.used) } : null;
+  };
+  const c = r.volume_condition;
+  return {
+    bytes: of("BYTES"),
+    inodes: of("INODES"),
+    condition: c ? { abnormal: c.abnormal, message: c.message } : null,
+  };
 }

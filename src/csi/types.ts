@@ -208,6 +208,30 @@ export interface NodeExpandVolumeRequest {
   secrets: Record<string, string>;
 }
 
+export interface NodeGetVolumeStatsRequest {
+  volumeId: string;
+  /** Where the volume is published (a publish target), in the plugin's view. */
+  volumePath: string;
+  /** "" when the plugin does not stage. */
+  stagingTargetPath: string;
+}
+
+/** One unit's figures of NodeGetVolumeStats (the spec's VolumeUsage). */
+export interface CsiUsageFigures {
+  available: number;
+  total: number;
+  used: number;
+}
+
+export interface CsiVolumeStats {
+  /** The BYTES entry; null when the plugin gave none. */
+  bytes: CsiUsageFigures | null;
+  /** The INODES entry; null when the plugin gave none. */
+  inodes: CsiUsageFigures | null;
+  /** Null when the plugin did not report VOLUME_CONDITION. */
+  condition: { abnormal: boolean; message: string } | null;
+}
+
 export interface ListVolumesRequest {
   maxEntries: number;
   startingToken: string;
@@ -285,6 +309,8 @@ export interface CsiNodeClient {
   nodeUnpublishVolume(req: NodeUnpublishRequest, opts?: CsiCallOptions): Promise<void>;
   /** Resolves with the new capacity (0 when the plugin did not say). */
   nodeExpandVolume(req: NodeExpandVolumeRequest, opts?: CsiCallOptions): Promise<{ capacityBytes: number }>;
+  /** Usage (bytes, inodes) and, with VOLUME_CONDITION, the condition of a published volume. */
+  nodeGetVolumeStats(req: NodeGetVolumeStatsRequest, opts?: CsiCallOptions): Promise<CsiVolumeStats>;
 }
 
 /** One connection to one plugin endpoint. */

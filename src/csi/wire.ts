@@ -103,3 +103,9 @@ export interface WireListVolumesEntry {
 
 /** google.protobuf.Int64Value as decoded: absent is null. */
 export type WireInt64Value = { value: number } | null;
+
+/** NodeGetVolumeStatsResponse as decoded (enums as their names, absent message null). */
+export interface WireNodeGetVolumeStatsResponse {
+  usage: { available: number; total: number; used: number; unit: string }[];
+  volume_condition: { abnormal: boolean; message: string } | null;
+}

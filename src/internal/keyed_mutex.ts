@@ -25,6 +25,11 @@ export class KeyedMutex {
     }
   }
 
+  /** Whether `key` has work running or queued: a background reader skips it rather than wait. */
+  isBusy(key: string): boolean {
+    return this.tails.has(key);
+  }
+
   /** Number of keys with work queued or running (for tests and metrics). */
   get size(): number {
     return this.tails.size;

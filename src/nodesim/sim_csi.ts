@@ -201,6 +201,7 @@ export class SimCsiPlugin {
       listVolumes: () => unimplemented("ListVolumes"),
       getCapacity: () => unimplemented("GetCapacity"),
       nodeExpandVolume: () => unimplemented("NodeExpandVolume"),
+      nodeGetVolumeStats: () => unimplemented("NodeGetVolumeStats"),
     };
   }
 }

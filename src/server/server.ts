@@ -46,6 +46,7 @@ import { EventBroker, type EventBrokerOptions } from "./events/broker.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
 import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
 import { registerServerMetrics } from "./metrics/server_metrics.js";
+import { VolumeUsageEndpoint } from "./rpc/volume_usage.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -210,7 +211,13 @@ export class Server {
     logTlsHandshakeFailures(server, this.opts.tls, this.log.child("tls"));
     guard.attach(server);
     limiter.attach(server);
-    this.agentRpc = new AgentRpcServer({ node, claim }, conns, this.log.child("rpc"), this.opts.limits);
+    const usage = new VolumeUsageEndpoint(store);
+    this.agentRpc = new AgentRpcServer(
+      { node, claim, usage },
+      conns,
+      this.log.child("rpc"),
+      this.opts.limits,
+    );
     const exec = this.execSockets;
     this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);
     await new Promise<void>((resolve, reject) => {

@@ -26,6 +26,7 @@ import type {
   VolumeCapability,
 } from "./volume.js";
 import type { DriverInfo } from "./node.js";
+import type { VolumeUsageUpdateRequest, VolumeUsageUpdateResponse } from "./volume_usage.js";
 
 // ---- node → server ----
 
@@ -361,6 +362,7 @@ export interface ServerMethods {
   "CSIVolume.Claim": [VolumeClaimRequest, VolumeClaimResponse];
   "CSIVolume.Unpublish": [VolumeUnpublishRequest, VolumeUnpublishResponse];
   "CSIVolume.ReleaseProgress": [VolumeReleaseProgressRequest, VolumeReleaseProgressResponse];
+  "CSIVolume.UpdateUsage": [VolumeUsageUpdateRequest, VolumeUsageUpdateResponse];
 }
 
 export interface ClientMethods {

@@ -10,6 +10,9 @@ import {
   type AttachmentMode,
   type MountOptions,
 } from "./csi_terms.js";
+import type { CSIVolumeUsage } from "./volume_usage.js";
+
+export type { CSIVolumeUsage } from "./volume_usage.js";
 
 export {
   ACCESS_MODES,
@@ -187,6 +190,11 @@ export interface CSIVolume {
    */
   CreateTime?: number;
   ModifyTime?: number;
+  /**
+   * The latest measured usage and health from a node that publishes it (volume_usage.ts); absent
+   * until a node reports. Only `GET /v1/volume/csi/:id?usage=true` answers it.
+   */
+  Usage?: CSIVolumeUsage | null;
 }
 
 export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {

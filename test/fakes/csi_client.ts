@@ -13,9 +13,11 @@ import type {
   CsiNodeInfo,
   CsiPluginCapabilities,
   CsiVolumeInfo,
+  CsiVolumeStats,
   ControllerExpandVolumeRequest,
   CreateSnapshotRequest,
   NodeExpandVolumeRequest,
+  NodeGetVolumeStatsRequest,
   ValidateVolumeCapabilitiesRequest,
   ValidateVolumeCapabilitiesResult,
 } from "../../src/csi/types.js";
@@ -198,6 +200,11 @@ export class FakeCsiClient implements CsiClient {
     return this.record("NodeExpandVolume", req, o, () => ({
       capacityBytes: req.capacityRange?.requiredBytes ?? 0,
     }));
+  }
+  /** What NodeGetVolumeStats answers (a test sets it). */
+  volumeStats: CsiVolumeStats = { bytes: null, inodes: null, condition: null };
+  nodeGetVolumeStats(req: NodeGetVolumeStatsRequest, o?: CsiCallOptions) {
+    return this.record("NodeGetVolumeStats", req, o, () => this.volumeStats);
   }
   createSnapshot(req: CreateSnapshotRequest, o?: CsiCallOptions) {
     return this.record("CreateSnapshot", req, o, () => ({

@@ -1,6 +1,7 @@
 /** `berth volume delete [-secret k=v]... <volume>`: deletes the storage through the controller plugin. */
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { attempt, type Command, type Parsed } from "../command.js";
+import { withProgress } from "../progress.js";
 
 export interface VolumeDeleteArgs extends Parsed {
   id: string;
@@ -27,7 +28,8 @@ export const volumeDelete: Command<VolumeDeleteArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deleting volume", async () => {
-      await io.api.deleteVolume(p.id, { secrets: p.secrets });
+      const what = `Deleting volume ${JSON.stringify(p.id)}`;
+      await withProgress(io, { what }, () => io.api.deleteVolume(p.id, { secrets: p.secrets }));
       io.stdout(`Successfully deleted volume ${JSON.stringify(p.id)}!`);
     }),
 };

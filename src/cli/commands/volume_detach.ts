@@ -2,6 +2,8 @@
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { attempt, type Command, type Parsed } from "../command.js";
 import { getByIdOrPrefix } from "../prefix.js";
+import { withProgress } from "../progress.js";
+import { claimProgress } from "./volume_progress.js";
 
 export interface VolumeDetachArgs extends Parsed {
   id: string;
@@ -10,7 +12,7 @@ export interface VolumeDetachArgs extends Parsed {
 
 export const volumeDetach: Command<VolumeDetachArgs> = {
   usage: "Usage: berth volume detach [options] <volume> <node>",
-  help: "Unmounts the volume on the node (NodeUnpublish/NodeUnstage) for allocations there that have stopped, then releases their claims (ControllerUnpublish when the plugin needs it). Refused while a running allocation on that node uses the volume. The node may be given by an ID prefix.",
+  help: "Unmounts the volume on the node (NodeUnpublish/NodeUnstage) for allocations there that have stopped, then releases their claims (ControllerUnpublish when the plugin needs it). Refused while a running allocation on that node uses the volume. The node may be given by an ID prefix. A detach that takes longer than 2 s shows each claim's release step on stderr until it is done.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {});
     expectArgs(positionals, 2, 2, "<volume> <node>");
@@ -24,7 +26,9 @@ export const volumeDetach: Command<VolumeDetachArgs> = {
         (id) => io.api.getNode(id),
         (prefix) => io.api.listNodes({ prefix }),
       );
-      await io.api.detachVolume(p.id, node.ID);
+      const what = `Detaching volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}`;
+      const watch = claimProgress(io, p.id, node.ID);
+      await withProgress(io, { what, watch }, () => io.api.detachVolume(p.id, node.ID));
       io.stdout(`Successfully detached volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}!`);
     }),
 };

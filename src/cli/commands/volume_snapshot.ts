@@ -13,6 +13,7 @@ import { attempt, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { bytes, json, table } from "../format.js";
 import type { CommandIO } from "../io.js";
+import { withProgress } from "../progress.js";
 
 export interface SnapshotArgs extends Parsed {
   verb: "create" | "delete" | "list";
@@ -173,10 +174,9 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
     if (p.verb === "create") {
       return attempt(io, "creating snapshot", async () => {
         const [volume, name] = [p.args[0]!, p.args[1] ?? ""];
-        const snaps = await io.api.createSnapshot(volume, name, {
-          secrets: p.secrets,
-          parameters: p.parameters,
-        });
+        const snaps = await withProgress(io, { what: `Snapshotting volume ${JSON.stringify(volume)}` }, () =>
+          io.api.createSnapshot(volume, name, { secrets: p.secrets, parameters: p.parameters }),
+        );
         if (p.json) return io.stdout(json(snaps));
         for (const s of snaps) io.stdout(`Completed snapshot of volume ${volume} with snapshot ID ${s.ID}.`);
         snapshotTable(snaps, p.verbose).forEach((l) => io.stdout(l));

@@ -6,12 +6,13 @@ import { getByIdOrPrefix } from "../prefix.js";
 import { statusCommand, type StatusArgs } from "../status.js";
 import { formatCapacity, formatMountOptions } from "./volume_format.js";
 import { releasesSection } from "./volume_releases.js";
+import { usageSection } from "./volume_usage.js";
 
 export type VolumeStatusArgs = StatusArgs;
 
 export const volumeStatus = statusCommand({
   usage: "Usage: berth volume status [options] [<volume>]",
-  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with, its measured usage and health (bytes, inodes, condition; reported by the node that publishes it) and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
   what: "[<volume>]",
   csi: true,
   list: {
@@ -35,6 +36,7 @@ export const volumeStatus = statusCommand({
       ...details(vol),
       ...topologiesSection(vol),
       ...capabilitiesSection(vol),
+      ...usageSection(vol.Usage, p.verbose, io.now()),
       ...releasesSection(vol, p.verbose, io.now()),
       "",
       ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()),

@@ -47,6 +47,7 @@ const OPTIONS_AT: Record<CsiMethod, 0 | 1> = {
   nodePublishVolume: 1,
   nodeUnpublishVolume: 1,
   nodeExpandVolume: 1,
+  nodeGetVolumeStats: 1,
 };
 
 type AnyMethod = (...args: unknown[]) => Promise<unknown>;

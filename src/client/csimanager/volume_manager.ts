@@ -62,7 +62,7 @@ export type {
 const CLEANUP_CALL_TIMEOUT_MS = 30_000;
 
 export class VolumeManager {
-  private readonly mutex = new KeyedMutex();
+  private readonly mutex: KeyedMutex;
   /** Staging key → allocs using that staging. */
   private readonly stagings = new Map<string, Set<string>>();
   /** Staging keys restored from stubs whose mount has not been checked since the restart. */
@@ -72,6 +72,7 @@ export class VolumeManager {
   private readonly log: Logger;
 
   constructor(private readonly cfg: VolumeManagerConfig) {
+    this.mutex = cfg.locks ?? new KeyedMutex();
     this.retry = cfg.retry ?? DEFAULT_CSI_RETRY;
     this.callTimeoutMs = cfg.callTimeoutMs ?? 5 * 60_000;
     this.log = cfg.log;

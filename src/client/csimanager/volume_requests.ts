@@ -7,6 +7,7 @@ import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiRetryObserver, CsiRetryPolicy } from "./csi_retry.js";
 import type { NodePluginSource } from "./manager.js";
+import type { KeyedMutex } from "../../internal/keyed_mutex.js";
 
 export interface MountUsage extends VolumeUsage {
   /** Already resolved by the caller: the request's options replace the volume's. */
@@ -75,4 +76,9 @@ export interface VolumeManagerConfig {
   isMountPoint?: (hostPath: string) => Promise<boolean>;
   /** Whether a host path is a device node (block volumes); lstat by default. */
   isDeviceNode?: (hostPath: string) => Promise<boolean>;
+  /**
+   * The per-volume locks (keyed by paths.ts volumeKey); shared with the volume stats poller so
+   * that its NodeGetVolumeStats is never in flight beside a stage, publish or unmount. Own by default.
+   */
+  locks?: KeyedMutex;
 }

@@ -1,7 +1,8 @@
 /**
  * The csi-hostpath gRPC server: Identity plus Controller and/or Node (by --mode) on one unix socket;
  * calls of a service the mode does not serve answer UNIMPLEMENTED. One call per volume at a time: a
- * second concurrent call for the same volume gets ABORTED (spec, "Concurrency").
+ * second concurrent call for the same volume gets ABORTED (spec, "Concurrency"); NodeGetVolumeStats,
+ * a read, is outside that rule.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -157,7 +158,9 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const handler = handlers[method];
     if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
     const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
-    if (!volumeId) return faulted(method, () => handler(ctx, req));
+    // A stats read changes nothing: it neither takes the volume's slot nor is refused by it, so a
+    // CO's periodic poll never makes a mount, snapshot or delete of the volume fail with ABORTED.
+    if (!volumeId || method === "NodeGetVolumeStats") return faulted(method, () => handler(ctx, req));
     if (inFlight.has(volumeId))
       throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
     inFlight.add(volumeId);

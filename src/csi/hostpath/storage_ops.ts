@@ -1,6 +1,6 @@
 /**
  * The handlers and capabilities csi-hostpath adds beyond create/delete/publish: snapshots, clone
- * and restore (in CreateVolume), expansion, ListVolumes and GetCapacity. server.ts merges these
+ * and restore (in CreateVolume), expansion, ListVolumes, GetCapacity and volume stats. server.ts merges these
  * tables into its own, so that file only wires them in.
  */
 import type { HostpathContext } from "./context.js";
@@ -9,6 +9,7 @@ import { getCapacity, listVolumes } from "./controller_list.js";
 import { controllerExpandVolume, nodeExpandVolume } from "./expand.js";
 import { SnapshotStore } from "./snapshots.js";
 import type { HostpathConfig } from "./flags.js";
+import { nodeGetVolumeStats } from "./volume_stats.js";
 
 type Req = Record<string, unknown>;
 export type HostpathHandler = (ctx: HostpathContext, req: Req) => Promise<object> | object;
@@ -26,6 +27,7 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
 
 export const STORAGE_NODE_HANDLERS: Record<string, HostpathHandler> = {
   NodeExpandVolume: (ctx, r) => nodeExpandVolume(ctx, r as never),
+  NodeGetVolumeStats: (ctx, r) => nodeGetVolumeStats(ctx, r as never),
 };
 
 /** Controller RPC capabilities for the handlers above. */
@@ -41,7 +43,9 @@ export function storageControllerCapabilities(config: HostpathConfig): { rpc: { 
   ].map((type) => ({ rpc: { type } }));
 }
 
-export const STORAGE_NODE_CAPABILITIES = [{ rpc: { type: "EXPAND_VOLUME" } }];
+export const STORAGE_NODE_CAPABILITIES = ["EXPAND_VOLUME", "GET_VOLUME_STATS", "VOLUME_CONDITION"].map(
+  (type) => ({ rpc: { type } }),
+);
 
 /** Volumes can grow while in use (NodeExpandVolume on a published volume). */
 export const STORAGE_PLUGIN_CAPABILITIES = [{ volume_expansion: { type: "ONLINE" } }];

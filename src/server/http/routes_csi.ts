@@ -87,14 +87,16 @@ export const listVolumes: Route = async (ctx, api) => {
 export const getVolume: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
   const id = param(ctx, "id");
+  // `claims=true` and `usage=true` (berth's, never sent by Nomad's clients) add the claim records
+  // and the measured usage and health (CSIVolume.Usage). Checked before a blocking query waits.
+  const claims = boolParam(ctx.query, "claims");
+  const usage = boolParam(ctx.query, "usage");
   const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins", "allocs"], ctx.signal, () =>
     volumeWatchKeys(api.store, ns, id),
   );
-  // `claims=true` (berth's, never sent by Nomad's clients) adds the claim records.
-  const claims = boolParam(ctx.query, "claims");
   sendJson(
     ctx.res,
-    volumeFull(api.volumes.get(ns, id), (a) => api.store.getAlloc(a), { claims }),
+    volumeFull(api.volumes.get(ns, id), (a) => api.store.getAlloc(a), { claims, usage }),
     index,
   );
 };

@@ -24,6 +24,7 @@ import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
 import type { ClaimEndpoint } from "./claim.js";
 import type { NodeEndpoint } from "./node.js";
+import type { VolumeUsageEndpoint } from "./volume_usage.js";
 import { DEFAULT_NODE_AUTH_LIMITS, NodeAuthLimiter, type NodeAuthLimits } from "./node_auth_limit.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
@@ -31,6 +32,8 @@ export const AGENT_RPC_PATH = "/v1/agent/rpc";
 export interface AgentEndpoints {
   node: NodeEndpoint;
   claim: ClaimEndpoint;
+  /** CSIVolume.UpdateUsage; absent: the method is not served (refused as unknown). */
+  usage?: VolumeUsageEndpoint;
 }
 
 export class AgentRpcServer {
@@ -180,6 +183,13 @@ export class AgentRpcServer {
       bound(req);
       return claim.reportReleaseProgress(req);
     });
+    const { usage } = this.endpoints;
+    if (usage) {
+      peer.handle("CSIVolume.UpdateUsage", async (req) => {
+        bound(req);
+        return usage.update(req);
+      });
+    }
     peer.onClosed(() => {
       this.peers.delete(peer);
       if (nodeId !== undefined) this.conns.remove(nodeId, peer);

@@ -4,7 +4,7 @@
  * ServerMethods key, so a method cannot be added to the protocol without saying what it requires.
  * The checks themselves live where the method is served (agent.ts binds a connection to the node
  * that registered on it with its secret; node_auth.ts, node_scope.ts, claim.ts,
- * release_progress.ts and node.ts keep that node to its own allocs and their volumes).
+ * release_progress.ts, volume_usage.ts and node.ts keep that node to its own allocs and their volumes).
  */
 import type { ServerMethods } from "../../structs/rpc.js";
 
@@ -21,4 +21,5 @@ export const AGENT_RPC_REQUIREMENTS: { readonly [M in keyof ServerMethods]: stri
   "CSIVolume.Claim": `${OWN_NODE}; an alloc placed on it, a volume its group requests in the alloc's namespace (write only where a request is not read-only)`,
   "CSIVolume.Unpublish": `${OWN_NODE}; only claims it holds`,
   "CSIVolume.ReleaseProgress": `${OWN_NODE}; only claims it holds`,
+  "CSIVolume.UpdateUsage": `${OWN_NODE}; only volumes a live claim of its allocs holds (others are not recorded)`,
 };

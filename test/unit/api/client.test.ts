@@ -111,7 +111,7 @@ describe("ApiClient routes", () => {
 
   it("escapes IDs in paths (per_alloc volumes are named like src[0])", async () => {
     assert.equal((await client.getVolume("per[0]")).ID, "per[0]");
-    assert.equal(last().url, "/v1/volume/csi/per%5B0%5D?claims=true");
+    assert.equal(last().url, "/v1/volume/csi/per%5B0%5D?claims=true&usage=true");
   });
 
   it("plugins: list with ?type=csi, get", async () => {
