@@ -29,6 +29,7 @@ import * as acl from "./routes_acl.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
 import { requestSecret } from "../acl/secret.js";
+import { UI_PUBLIC, uiPage, uiRoot } from "./ui_static.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -155,6 +156,10 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace, g.MANAGEMENT],
   [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace, g.MANAGEMENT],
   [["GET", "DELETE"], "/v1/namespace", namespaces.missingName, g.own("none (answers 400: no name)")],
+  // The web UI (ui_static.ts): `/` redirects to it, everything under /ui is its static files.
+  ["GET", "/", uiRoot, UI_PUBLIC],
+  ["GET", "/ui", uiPage, UI_PUBLIC],
+  ["GET", "/ui/*", uiPage, UI_PUBLIC],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */
