@@ -130,6 +130,30 @@ export default tseslint.config(
     rules: { "max-lines": ["error", { max: 400, skipBlankLines: false, skipComments: false }] },
   },
   {
+    // The web UI (ui/src, browser code, type-checked by ui/tsconfig.json) talks to berth only through
+    // the HTTP API: besides preact it may import only the API's DTOs (src/api/types*.ts, type-only).
+    files: ["ui/src/**/*.ts", "ui/src/**/*.tsx"],
+    rules: {
+      "max-lines": ["error", { max: 400, skipBlankLines: false, skipComments: false }],
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./){2,}(?!\\.\\./)(?!src/api/types(_\\w+)?\\.js$)",
+              message: "ui/ may import only preact and src/api/types*.ts: it is a client of the HTTP API.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // ui/build.mjs runs under Node at build time and belongs to no TypeScript project.
+    files: ["ui/build.mjs"],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
     // The program router (src/main.ts) may load any layer; still no gRPC outside src/csi/.
     files: ["src/*.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: [GRPC] }] },

@@ -33,6 +33,7 @@ import { eventStream } from "./routes_events.js";
 import { EVENT_STREAM_GUARD } from "../events/acl.js";
 import { getMetrics, METRICS_GUARD } from "./routes_metrics.js";
 import { requestRecorder } from "./request_metrics.js";
+import { UI_PUBLIC, uiPage, uiRoot } from "./ui_static.js";
 
 type Method = "GET" | "PUT" | "POST" | "DELETE";
 
@@ -161,6 +162,10 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace, g.MANAGEMENT],
   [["GET", "DELETE"], "/v1/namespace", namespaces.missingName, g.own("none (answers 400: no name)")],
   ["GET", "/v1/event/stream", eventStream, EVENT_STREAM_GUARD],
+  // The web UI (ui_static.ts): `/` redirects to it, everything under /ui is its static files.
+  ["GET", "/", uiRoot, UI_PUBLIC],
+  ["GET", "/ui", uiPage, UI_PUBLIC],
+  ["GET", "/ui/*", uiPage, UI_PUBLIC],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */

@@ -1,6 +1,6 @@
 /**
- * The browser perimeter of the HTTP listener. berth serves no web UI, and its real clients (the
- * berth and Nomad CLIs, Nomad's Go api package, node agents) send no `Origin` header; a browser
+ * The browser perimeter of the HTTP listener. Apart from its own web UI (/ui), berth's real clients
+ * (the berth and Nomad CLIs, Nomad's Go api package, node agents) send no `Origin` header; a browser
  * sends one on every cross-origin write and on every WebSocket. So a request that carries an Origin
  * is a web page acting through a user's browser, and with ACLs off (or a token in a cookie-less
  * header the page may have stolen) the page must not be able to drive the cluster.
@@ -16,6 +16,8 @@
  *   write sends `Content-Type: application/json`, which only goes out after a preflight the
  *   allowlist answered. With `Access-Control-Allow-Origin = "*"` this is what still stops a drive-by
  *   page: it can only send preflight-free requests, and those are refused.
+ * - A write from the agent's own origin (its web UI) at an IP address or `localhost` is allowed
+ *   (ui_origin.ts says why a DNS name is not), still only with a JSON Content-Type.
  * - Reads (GET, HEAD) are answered whatever the Origin: they change nothing, and without CORS
  *   headers granting it the page cannot read the answer.
  * - A CORS preflight (OPTIONS with Origin and Access-Control-Request-Method) from an allowed
@@ -30,6 +32,7 @@ import type { Duplex } from "node:stream";
 import { BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import { ERROR_CODE_HEADER, sendError } from "./respond.js";
+import { isUiSameOrigin } from "./ui_origin.js";
 
 export interface HttpApiSettings {
   /** Added to every HTTP API answer (Nomad's `http_api_response_headers`). */
@@ -81,7 +84,8 @@ export class OriginGuard {
       return false;
     }
     if (!WRITES.has(method)) return true;
-    if (!this.allowed(origin)) return this.refuse(res, origin, `send ${method} requests`);
+    if (!this.allowed(origin) && !isUiSameOrigin(req, origin))
+      return this.refuse(res, origin, `send ${method} requests`);
     const type = mediaType(req.headers["content-type"]);
     if (type === "" || SIMPLE_TYPES.has(type)) {
       sendError(

@@ -1,0 +1,2 @@
+// Style sheets are bundled by esbuild (ui/build.mjs) into the page's one .css file.
+declare module "*.css";
