@@ -67,6 +67,7 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
       });
       await this.server.start();
     }
