@@ -74,6 +74,7 @@ export class Agent {
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
         telemetry,
+        ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
       });
       await this.server.start();
     }

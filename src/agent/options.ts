@@ -14,6 +14,8 @@ import {
   type HostVolumeSetting,
 } from "./config_file.js";
 import { resolveDrivers, type DriverSettings } from "./config_plugins.js";
+import { resolveEtcd } from "./config_etcd.js";
+import type { EtcdSettings } from "../server/state/open_store.js";
 
 export interface AgentOptions {
   dev: boolean;
@@ -51,6 +53,8 @@ export interface AgentOptions {
   drivers: DriverSettings;
   /** The merged config files, for the blocks handed on as they are (limits, reserved, …). */
   fileConfig: AgentFileConfig;
+  /** Server: keep the state in etcd (-etcd-endpoints / server { etcd }); null: SQLite. */
+  etcd: EtcdSettings | null;
 }
 
 /** The flags as typed; a flag not given is undefined (false for the role switches). */
@@ -70,6 +74,7 @@ export interface AgentFlags {
   csiCallTimeout?: string;
   csiVolumeStatsInterval?: string;
   heartbeatTtl?: string;
+  etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
@@ -93,6 +98,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-volume-stats-interval=DUR
                        how often published volumes' usage and health are read (default 1m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
+  -etcd-endpoints=URL[,..]
+                       server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
+                       several servers share it; default: the embedded SQLite file
   -config=FILE|DIR     agent config in Nomad's syntax (HCL or JSON; repeatable): data_dir, bind_addr,
                        ports, server, client { host_volume, meta, options, … }, plugin "raw_exec",
                        limits, tls, acl, http_api_response_headers; the flags win over it
@@ -129,6 +137,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-call-timeout": { type: "string" },
         "csi-volume-stats-interval": { type: "string" },
         "heartbeat-ttl": { type: "string" },
+        "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
         meta: { type: "string", multiple: true },
@@ -162,6 +171,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-call-timeout", "csiCallTimeout"],
     ["csi-volume-stats-interval", "csiVolumeStatsInterval"],
     ["heartbeat-ttl", "heartbeatTtl"],
+    ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
     const v = values[flag];
@@ -260,6 +270,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     meta,
     drivers: resolveDrivers(dev, file.options, file.plugins),
     fileConfig: file,
+    etcd: resolveEtcd(flags.etcdEndpoints, file.etcd, server) ?? null,
   };
 }
 

@@ -31,7 +31,7 @@ import { NodeEndpoint } from "./rpc/node.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
-import { SqliteStateStore } from "./state/sqlite_store.js";
+import { openStateStore, type EtcdSettings } from "./state/open_store.js";
 import type { StateStore } from "./state/store.js";
 import type { GroupCommitLimits } from "./state/group_commit.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
@@ -88,6 +88,8 @@ export interface ServerOptions {
   events?: Partial<EventBrokerOptions>;
   /** The agent's metrics (agent config `telemetry`; shared with its client in -dev); default: Nomad's defaults. */
   telemetry?: Telemetry;
+  /** Keep the state in etcd (several servers share it; state/etcd_store.ts); absent: SQLite. */
+  etcd?: EtcdSettings;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -131,8 +133,10 @@ export class Server {
 
   async start(): Promise<void> {
     const { host, port } = parseAddr(this.opts.httpAddr);
-    const store = new SqliteStateStore(this.opts.dataDir, {
+    const store = await openStateStore({
+      dataDir: this.opts.dataDir,
       log: this.log.child("state"),
+      ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
       ...(this.opts.groupCommit ? { groupCommit: this.opts.groupCommit } : {}),
     });
     this.store = store;
