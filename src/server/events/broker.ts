@@ -10,7 +10,6 @@ import type { Logger } from "../../internal/log.js";
 import type { CommittedTxn } from "../state/commit_feed.js";
 import type { StateStore } from "../state/store.js";
 import { DEFAULT_EVENT_BUFFER_SIZE, EventBuffer } from "./buffer.js";
-import { hasEvents } from "./convert.js";
 import { DEFAULT_STREAM_TIMINGS, EventStream, type StreamOptions, type StreamTimings } from "./stream.js";
 
 export interface EventBrokerOptions extends StreamTimings {
@@ -76,8 +75,7 @@ export class EventBroker {
 
   private publish(txn: CommittedTxn): void {
     const aclChanged = txn.changes.some((c) => c.table === "acl_policies" || c.table === "acl_tokens");
-    if (hasEvents(txn)) {
-      this.buffer.append(txn);
+    if (this.buffer.append(txn)) {
       for (const s of this.streams) s.wake();
     }
     if (aclChanged) for (const s of this.streams) s.recheck();

@@ -9,13 +9,15 @@
  * streaming, a commit costs the buffer a push and nothing more.
  */
 import type { CommittedTxn } from "../state/commit_feed.js";
-import { eventsOf, type EncodedEvent } from "./convert.js";
+import { eventsOf, topicsOf, type EncodedEvent } from "./convert.js";
 
 /** Nomad's default `event_buffer_size`. */
 export const DEFAULT_EVENT_BUFFER_SIZE = 100;
 
 interface Item {
   index: number;
+  /** The topics its events can be in (convert.ts topicsOf). */
+  topics: ReadonlySet<string>;
   txn: CommittedTxn | undefined;
   events: EncodedEvent[] | undefined;
 }
@@ -29,13 +31,17 @@ export class EventBuffer {
     if (!Number.isInteger(size) || size < 1) throw new Error(`event buffer size must be ≥ 1, got ${size}`);
   }
 
-  append(txn: CommittedTxn): void {
-    this.items.push({ index: txn.index, txn, events: undefined });
+  /** Keeps the txn when it makes events; returns whether it did. */
+  append(txn: CommittedTxn): boolean {
+    const topics = topicsOf(txn);
+    if (topics.size === 0) return false;
+    this.items.push({ index: txn.index, topics, txn, events: undefined });
     const excess = this.items.length - this.size;
     if (excess > 0) {
       this.items.splice(0, excess);
       this.first += excess;
     }
+    return true;
   }
 
   /** The seq of the oldest item held. */
@@ -72,6 +78,11 @@ export class EventBuffer {
       else hi = mid;
     }
     return this.first + lo;
+  }
+
+  /** The topics of the item at `seq` (empty when not held): read before `at` converts it. */
+  topicsAt(seq: number): ReadonlySet<string> {
+    return this.items[seq - this.first]?.topics ?? new Set();
   }
 
   /** The item at `seq`, its events converted on first read; undefined when not held. */

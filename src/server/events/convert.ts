@@ -43,19 +43,28 @@ export interface EncodedEvent extends EventHeader {
   json: string;
 }
 
-const EVENT_TABLES: ReadonlySet<Table> = new Set([
-  "nodes",
-  "jobs",
-  "allocs",
-  "volumes",
-  "plugins",
-  "evals",
-  "deployments",
+/** The topic of each table whose changes make events. */
+const TOPIC_OF: ReadonlyMap<Table, Topic> = new Map<Table, Topic>([
+  ["nodes", "Node"],
+  ["jobs", "Job"],
+  ["allocs", "Allocation"],
+  ["volumes", "CSIVolume"],
+  ["plugins", "CSIPlugin"],
+  ["evals", "Evaluation"],
+  ["deployments", "Deployment"],
 ]);
 
-/** Whether the txn changed anything that makes an event (cheap: no record is read). */
-export function hasEvents(txn: CommittedTxn): boolean {
-  return txn.changes.some((c) => EVENT_TABLES.has(c.table));
+/**
+ * The topics the txn's events can be in (cheap: no record is read); empty when it makes none. A
+ * reader asking for none of them skips the txn without converting it.
+ */
+export function topicsOf(txn: CommittedTxn): Set<string> {
+  const topics = new Set<string>();
+  for (const c of txn.changes) {
+    const t = TOPIC_OF.get(c.table);
+    if (t) topics.add(t);
+  }
+  return topics;
 }
 
 export function eventsOf(txn: CommittedTxn): EncodedEvent[] {

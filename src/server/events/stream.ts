@@ -112,6 +112,10 @@ export class EventStream {
         this.cutOff("fell behind: events it had not read were dropped from the event buffer");
         return;
       }
+      if (!this.wants(this.buffer.topicsAt(this.cursor))) {
+        this.cursor++;
+        continue;
+      }
       const item = this.buffer.at(this.cursor)!;
       this.cursor++;
       const mine = item.events.filter((e) => matches(this.opts, e));
@@ -123,6 +127,13 @@ export class EventStream {
       }
       this.write(`{"Index":${item.index},"Events":[${mine.map((e) => e.json).join(",")}]}\n`);
     }
+  }
+
+  /** Whether an item of `topics` may hold an event for this stream (else it is not converted). */
+  private wants(topics: ReadonlySet<string>): boolean {
+    if (this.opts.topics.has("*")) return true;
+    for (const t of topics) if (this.opts.topics.has(t)) return true;
+    return false;
   }
 
   private beat(): void {

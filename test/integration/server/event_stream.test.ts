@@ -12,6 +12,8 @@ import { Server } from "../../../src/server/server.js";
 import { makeNode } from "../../builders/node.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { connectAgent, http, type AgentPeer } from "./fake_agent.js";
+import { decodeGo } from "../../nomadapi/go_decode.js";
+import { NOMAD_SERVER_FIELDS } from "../../nomadapi/extra_fields.js";
 import {
   endedWithin,
   eventFrames,
@@ -156,6 +158,23 @@ test("one volume from register to deregister: each event in index order; a reade
   );
   assert.equal(jobTypes[0], "JobRegistered");
   assert.equal(jobTypes.at(-1), "JobDeregistered");
+
+  // Every payload decodes strictly into the Go api struct under its key (Nomad's api.Event
+  // helpers: Job(), Allocation(), ...); berth's claim records are the volume's only extras.
+  const goTypes: Record<string, string> = { Volume: "CSIVolume", Job: "Job", Allocation: "Allocation" };
+  const extra = {
+    ...NOMAD_SERVER_FIELDS,
+    CSIVolume: Object.fromEntries(
+      ["ReadClaims", "WriteClaims", "PastClaims"].map((k) => [k, "map[string]interface{}"]),
+    ),
+  };
+  for (const f of eventFrames(whole)) {
+    for (const e of f.Events) {
+      for (const [key, value] of Object.entries(e.Payload as Record<string, unknown>)) {
+        if (goTypes[key]) decodeGo(value, goTypes[key], `${e.Type}.${key}`, extra);
+      }
+    }
+  }
 
   // Resume from the index after the last one seen: together, exactly what the whole reader got.
   const resumed = track(

@@ -76,3 +76,40 @@ test("ACLs: per-topic rules and namespaces, management for all topics; deleting 
   );
   assert.equal(eventFrames(s).length, before, "nothing after the token is gone");
 });
+
+test("ACLs: a stream whose token expires ends before its next frame", async (t) => {
+  const server = new Server({
+    dataDir: null,
+    httpAddr: "127.0.0.1:0",
+    log: nullLogger,
+    acl: { enabled: true, tokenTtl: { minMs: 1 } },
+  });
+  await server.start();
+  t.after(() => server.stop());
+  const base = server.httpAddress;
+  const as = (secret: string) => ({ "X-Nomad-Token": secret });
+  const root = (await http(base, "PUT", "/v1/acl/bootstrap")).json.SecretID as string;
+  const rules = 'namespace "default" { capabilities = ["read-job"] }';
+  await http(base, "PUT", "/v1/acl/policy/jobs", { Name: "jobs", Description: "", Rules: rules }, as(root));
+  const made = await http(
+    base,
+    "PUT",
+    "/v1/acl/token",
+    { Name: "brief", Type: "client", Policies: ["jobs"], ExpirationTTL: "2s" },
+    as(root),
+  );
+  assert.equal(made.status, 200, made.text);
+  const s = await openStream(base, "?topic=Job", as(made.json.SecretID as string));
+  // (opened at once: the token has two seconds to live)
+  t.after(() => s.close());
+  assert.equal(s.status, 200);
+  // Once the server itself says the token has expired, the next event ends the stream.
+  const secret = made.json.SecretID as string;
+  while ((await http(base, "GET", "/v1/acl/token/self", undefined, as(secret))).status === 200) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const job = { ID: "late", TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "exec" }] }] };
+  assert.equal((await http(base, "PUT", "/v1/jobs", { Job: job }, as(root))).status, 200);
+  await endedWithin(s);
+  assert.equal(eventFrames(s).length, 0);
+});

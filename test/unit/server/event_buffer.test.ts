@@ -148,3 +148,42 @@ test("stream: a reader that drains in time gets every index once, in order", () 
   assert.equal(res.destroyed, false);
   s.close();
 });
+
+test("stream: an index holding none of the reader's topics is skipped without being converted", () => {
+  const buffer = new EventBuffer(4);
+  let reads = 0;
+  const vol = makeVolume("v1");
+  const change = {
+    table: "volumes" as const,
+    namespace: "default",
+    id: "v1",
+    op: "put" as const,
+    get record() {
+      reads++;
+      return vol;
+    },
+  };
+  const res = new FakeResponse(100);
+  const s = new EventStream(
+    res as unknown as ServerResponse,
+    buffer,
+    {
+      topics: parseTopics(["Job"]),
+      namespaces: new Set(["default"]),
+      index: 0,
+      expiresAtMs: 0,
+      authorize: () => {},
+    },
+    { heartbeatMs: 60_000, writeTimeoutMs: 60_000 },
+    nullLogger,
+  );
+  buffer.append({ index: 1, changes: [change] });
+  s.wake();
+  assert.equal(reads, 0, "the volume record was never read");
+  assert.deepEqual(res.written, ["{}\n"]);
+  buffer.append(txn(2));
+  const all = streamOn(new FakeResponse(100), buffer);
+  assert.ok(reads > 0, "a reader of every topic converts it");
+  s.close();
+  all.close();
+});
