@@ -23,8 +23,11 @@ let allPassed = false;
 
 before(async () => {
   cluster = new UiCluster();
-  await cluster.start();
-  browser = await launchBrowser();
+  // The browser starts while the quick start runs; each is kept for after() whatever the other did.
+  const [started, launched] = await Promise.allSettled([cluster.start(), launchBrowser()]);
+  if (launched.status === "fulfilled") browser = launched.value;
+  if (started.status === "rejected") throw started.reason;
+  if (launched.status === "rejected") throw launched.reason;
 });
 
 after(async () => {
