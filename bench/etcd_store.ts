@@ -7,7 +7,7 @@
  * a one-row txn on a file with synchronous=FULL); and the ratios cycles/s at 64 ÷ raw rate, and
  * etcd ÷ SQLite. It starts its own etcd member (test/helpers/etcd_server.ts) on loopback.
  *
- *   node dist/bench/etcd_store.js [volumes=64] [rounds=4]
+ *   node dist/bench/etcd_store.js [volumes=64] [rounds=8]
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -24,7 +24,7 @@ import { alloc, node, pluginInfo, volume, volumeJob } from "../test/conformance/
 import { startEtcd } from "../test/helpers/etcd_server.js";
 
 const VOLUMES = Number(process.argv[2] ?? 64);
-const ROUNDS = Number(process.argv[3] ?? 4);
+const ROUNDS = Number(process.argv[3] ?? 8);
 const PARALLEL = [1, 16, 64];
 
 type Counted = StateStore & { groupCommitStats(): { batches: number } };

@@ -25,7 +25,11 @@ export class CappedBackoff {
 /** The cause of an etcd failure in one short line (gRPC status text, no stack, no request). */
 export function describeEtcdError(err: unknown): string {
   const msg = err instanceof Error ? err.message : String(err);
-  const line = msg.split("\n")[0]!.trim();
+  // grpc-js appends a "Resolution note:" (name resolution details) that says nothing to an operator.
+  const line = msg
+    .split("\n")[0]!
+    .replace(/\s*Resolution note:.*$/, "")
+    .trim();
   if (/deadline/i.test(line)) return "no answer before the request deadline";
   if (/circuit/i.test(line)) return "recent requests failed; the client is waiting before trying again";
   return line.length > 200 ? `${line.slice(0, 200)}…` : line || "unknown error";

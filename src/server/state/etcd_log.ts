@@ -82,6 +82,12 @@ export class EtcdLog {
     return this.logDir + pad(last);
   }
 
+  /** The last index of the entry stored under a log key (NaN for another key). */
+  lastIndexOf(key: Buffer): number {
+    const k = key.toString();
+    return k.startsWith(this.logDir) ? Number(k.slice(this.logDir.length)) : Number.NaN;
+  }
+
   /**
    * One commit: writes the entry at P/log/<last> and moves P/index from `base` to `last`, only if
    * P/index is still `base`. Returns null on success, else the index etcd holds.

@@ -228,8 +228,10 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
 
   private onWatchPut(kv: IKeyValue): void {
     const value = kv.value;
+    const last = this.etcdLog.lastIndexOf(kv.key);
     void this.serial(async () => {
-      if (this.closed) return;
+      // Already applied (this store's own commit, applied when etcd answered): nothing to decode.
+      if (this.closed || last <= this.currentIndex) return;
       const entry = await this.etcdLog.decode(value);
       try {
         this.applyEntry(entry);

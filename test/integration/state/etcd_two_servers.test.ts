@@ -94,6 +94,12 @@ describe("two etcd stores on one etcd (two servers)", () => {
     await caughtUp(a, 40);
     await caughtUp(b, 40);
     assert.equal(a.getNode("counter")!.Name, "40", "no increment lost: every txn ran on the latest state");
+    // Txns asked for together share etcd commits (group commit), each still at its own index.
+    for (const s of [a, b]) {
+      const stats = s.groupCommitStats();
+      assert.equal(stats.ops, 20);
+      assert.ok(stats.batches < 20 && stats.largestBatch > 1, JSON.stringify(stats));
+    }
     assert.deepEqual(a.listNodes(), b.listNodes());
     assert.deepEqual(
       ["nodes", "plugins"].map((t) => a.tableIndex(t as "nodes")),
