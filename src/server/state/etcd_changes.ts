@@ -1,8 +1,9 @@
 /**
  * The commit feed (commit_feed.ts) of a replicated txn: its row ops on the record tables, as
- * CommittedChanges. Index rows (alloc_volumes, plugin_instances, plugin_jobs, meta) are not
- * records and are not reported; a record written twice in one txn appears once, as it was left,
- * at the place of its first write.
+ * CommittedChanges, the same the SQLite store reports (commit_recorder.ts). Index rows
+ * (alloc_volumes, plugin_instances, plugin_jobs, meta) and job versions, kept beside their job, are
+ * not reported; a record written twice in one txn appears once, as it was left, at the place of its
+ * first write, and one the txn both created and deleted does not appear at all.
  */
 import type { CommittedChange } from "./commit_feed.js";
 import type { ReplicaRows, RowOp } from "./etcd_rows.js";
@@ -21,7 +22,6 @@ const RECORD_TABLES: Record<
   evals: { table: "evals", id: (k) => String(k.id) },
   volume_intents: { table: "intents", ns: "namespace", id: (k) => String(k.id) },
   deployments: { table: "deployments", id: (k) => String(k.id) },
-  job_versions: { table: "versions", ns: "namespace", id: (k) => `${String(k.id)}@${String(k.version)}` },
   namespaces: { table: "namespaces", id: (k) => String(k.name) },
   acl_policies: { table: "acl_policies", id: (k) => String(k.name) },
   acl_tokens: { table: "acl_tokens", id: (k) => String(k.accessor_id) },
@@ -53,6 +53,11 @@ export function changesOf(
     const key = `${shape.table}\u0000${namespace}\u0000${id}`;
     const prev = byKey.get(key);
     if (prev) {
+      // Created and deleted within the txn: nothing was there before it, nothing is after.
+      if (kind !== "put" && prev.before === undefined) {
+        byKey.delete(key);
+        return;
+      }
       prev.op = kind === "put" ? "put" : "delete";
       if (record === undefined) delete prev.record;
       else prev.record = record;

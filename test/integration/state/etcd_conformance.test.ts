@@ -1,11 +1,12 @@
 /**
- * The StateStore conformance suites against the etcd store: one real etcd member on loopback
+ * The StateStore and commit feed conformance suites against the etcd store: one real etcd member on loopback
  * (test/helpers/etcd_server.ts), each store under its own key prefix, so every case starts empty.
  */
 import { after } from "node:test";
 import { EtcdStateStore } from "../../../src/server/state/etcd_store.js";
 import { runStateStoreConformance } from "../../conformance/state_store.js";
 import { runScaleConformance } from "../../conformance/state_store_scale.js";
+import { runCommitFeedConformance } from "../../conformance/commit_feed.js";
 import type { MakeStore } from "../../conformance/state_store.js";
 import { startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 
@@ -28,3 +29,4 @@ const makeStore: MakeStore = async ({ now }) => {
 
 runStateStoreConformance("etcd", makeStore);
 runScaleConformance("etcd", makeStore);
+runCommitFeedConformance("etcd", makeStore);
