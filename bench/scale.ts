@@ -172,6 +172,13 @@ async function runSize(size: Size): Promise<Results> {
       await new Promise((r) => setTimeout(r, HEARTBEAT_WINDOW_MS));
       return (await sim.heartbeats()) - before;
     });
+    // Printed as soon as measured (stderr): a later phase that fails at a large size keeps these.
+    console.error(
+      `${label(size)}: registration ${register.perOpMs.toFixed(3)} ms CPU each (${register.ops} in ` +
+        `${(register.wallMs / 1000).toFixed(1)} s), heartbeat ${heartbeat.perOpMs.toFixed(3)} ms CPU each ` +
+        `(${heartbeat.ops} in ${(heartbeat.wallMs / 1000).toFixed(1)} s, ` +
+        `${((100 * heartbeat.perOpMs * heartbeat.ops) / heartbeat.wallMs).toFixed(1)} % of a core)`,
+    );
     const ids = Array.from({ length: MEASURED }, (_, i) => `m-${i}`);
     const volume = await measure(async () => {
       await sim.ask({ op: "volumes", base: srv.base, ids, plugin: PLUGIN, concurrency: 4 });

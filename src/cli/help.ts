@@ -8,6 +8,7 @@ export function mainHelp(): string[] {
     "Commands:",
     "  agent          Runs a berth agent (server and/or client)",
     "  csi-hostpath   Runs berth's reference CSI plugin (directory-backed volumes)",
+    "  nodesim        Runs many simulated node agents against a server (scale testing)",
   ];
   for (const [noun, verbs] of Object.entries(COMMANDS)) {
     lines.push(`  ${noun.padEnd(13)}  ${Object.keys(verbs).join(", ")}`);

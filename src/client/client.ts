@@ -165,6 +165,7 @@ export class Client {
       installHandlers: (peer) =>
         this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),
       onConnect: (peer, signal) => this.register(peer, signal),
+      ...(seams.localAddress ? { localAddress: seams.localAddress } : {}),
     });
     this.conn = conn;
     this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"));

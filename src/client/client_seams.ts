@@ -37,4 +37,9 @@ export interface ClientSeams {
   onRegistered?: () => void;
   /** Told after every successful Node.Heartbeat. */
   onHeartbeat?: () => void;
+  /**
+   * The local address the agent dials its server from (default: the OS picks). The simulator gives
+   * each of its nodes its own loopback address, as separate hosts have their own addresses.
+   */
+  localAddress?: string;
 }

@@ -19,6 +19,7 @@ import type { Logger } from "../internal/log.js";
 import type { ClientTls } from "../internal/tls.js";
 import { SimCsiStats, type SimCsiBehaviour } from "./sim_csi.js";
 import { SimNode } from "./sim_node.js";
+import { sourceAddressFor } from "./source_addr.js";
 
 export interface NodeSimOptions {
   count: number;
@@ -101,6 +102,8 @@ export class NodeSim {
       dataDir: this.dataDir,
       servers: this.opts.servers,
       ...(this.opts.tls ? { tls: this.opts.tls } : {}),
+      // Its own loopback address when the server is on this host (source_addr.ts).
+      localAddress: sourceAddressFor(this.opts.servers[0] ?? "", i),
       datacenter: this.opts.datacenter ?? "dc1",
       pluginId: this.opts.pluginId,
       csi: this.opts.csi,

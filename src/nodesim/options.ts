@@ -37,8 +37,10 @@ export const NODESIM_USAGE = `Usage: berth nodesim -count=N -servers=ADDR [optio
                          TLS: the server's certificate must name server.global.nomad
 
 Nodes authenticate with their node secrets as real agents do; ACL tokens are not used by agents.
-A server's per-address connection limit (limits { rpc_max_conns_per_client = 100 }) must allow
-N connections from this host: set it to 0 on the server for a large simulation.`;
+Against a server on this host's IPv4 loopback (e.g. http://127.0.0.1:4646) each node dials from
+its own loopback address (127.2.0.1, 127.2.0.2, ...), as separate hosts would, so a server with
+the default limits { rpc_max_conns_per_client = 100 } takes any number of them. Against a server
+elsewhere, its per-address limit must allow N connections from this host.`;
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 

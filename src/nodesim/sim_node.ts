@@ -25,6 +25,8 @@ export interface SimNodeOptions {
   dataDir: string;
   servers: string[];
   tls?: ClientTls;
+  /** The address it dials the server from (source_addr.ts); undefined: the OS picks. */
+  localAddress: string | undefined;
   datacenter: string;
   /** The simulated plugin's ID; null: the node runs no plugin. */
   pluginId: string | null;
@@ -81,6 +83,7 @@ export class SimNode {
         plugins,
         onRegistered: opts.onRegistered,
         onHeartbeat: opts.onHeartbeat,
+        ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
       },
     });
   }

@@ -21,12 +21,13 @@ describe("the program router (src/main.ts)", () => {
     assert.match(plugin.stdout, /^usage: berth csi-hostpath /);
   });
 
-  it("sends everything else to the CLI, whose help still lists agent and csi-hostpath", async () => {
+  it("sends everything else to the CLI, whose help still lists agent, csi-hostpath and nodesim", async () => {
     const help = await run(["-h"]);
     assert.equal(help.code, 0, help.stderr);
     assert.match(help.stdout, /^Usage: berth /);
     assert.match(help.stdout, /^ {2}agent {10}Runs a berth agent/m);
     assert.match(help.stdout, /^ {2}csi-hostpath {3}Runs berth's reference CSI plugin/m);
+    assert.match(help.stdout, /^ {2}nodesim {8}Runs many simulated node agents/m);
     const unknown = await run(["frobnicate"]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /^Error: unknown command "frobnicate"/);

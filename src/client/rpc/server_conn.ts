@@ -27,6 +27,8 @@ export interface ServerConnectionOptions {
   onConnect: (peer: ServerPeer, signal: AbortSignal) => Promise<void>;
   /** Dial wss:// with these (agent config `tls`); see tlsDialOptions. */
   tls?: ClientTls;
+  /** The local address to dial from (ClientSeams.localAddress); absent: the OS picks. */
+  localAddress?: string;
 }
 
 /** Wait before redialling after the server refused this node's identity. */
@@ -148,7 +150,11 @@ export class ServerConnection {
     const url = new URL("/v1/agent/rpc", this.opts.serverAddr);
     url.protocol = url.protocol === "https:" || this.opts.tls ? "wss:" : "ws:";
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { handshakeTimeout: 10_000, ...tlsDialOptions(this.opts.tls) });
+      const socket = new WebSocket(url, {
+        handshakeTimeout: 10_000,
+        ...tlsDialOptions(this.opts.tls),
+        ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
+      });
       const peer: ServerPeer = new RpcPeer<ClientMethods, ServerMethods>(socket, this.opts.log);
       this.opts.installHandlers(peer);
       const onAbort = () => socket.terminate();

@@ -36,6 +36,8 @@ export class RpcPeer<Local extends MethodMap<Local>, Remote extends MethodMap<Re
   private readonly handlers = new Map<string, (params: unknown, signal: AbortSignal) => Promise<unknown>>();
   private readonly closeListeners: (() => void)[] = [];
   private closed = false;
+  /** The socket is corked until the end of this tick (see corkForTick). */
+  private corked = false;
 
   constructor(
     private readonly socket: WebSocket,
@@ -112,11 +114,33 @@ export class RpcPeer<Local extends MethodMap<Local>, Remote extends MethodMap<Re
 
   private sendFrame(frame: Frame): void {
     if (this.closed) return;
+    this.corkForTick();
     try {
       this.socket.send(JSON.stringify(frame));
     } catch (err) {
       this.log.debug("rpc send failed", { error: err });
     }
+  }
+
+  /**
+   * Frames sent in one tick leave in one write: the TCP socket under the WebSocket is corked at the
+   * first frame and uncorked once the tick's work (its microtasks included) is done. A group
+   * commit answers a whole batch of calls at once, and without this each answer (and each call it
+   * leads to) was its own writev system call, about a fifth of the server's time on the claim path
+   * (bench/claims.ts). Order and content are unchanged; a frame waits at most until the end of the
+   * tick it was sent in. ws keeps its socket as `_socket` (not in its typings): without one (or a
+   * socket that cannot cork) frames are written one by one as before.
+   */
+  private corkForTick(): void {
+    if (this.corked) return;
+    const raw = (this.socket as unknown as { _socket?: { cork?: () => void; uncork?: () => void } })._socket;
+    if (typeof raw?.cork !== "function" || typeof raw.uncork !== "function") return;
+    raw.cork();
+    this.corked = true;
+    process.nextTick(() => {
+      this.corked = false;
+      raw.uncork!();
+    });
   }
 
   private onMessage(data: Buffer): void {

@@ -4,9 +4,14 @@
  * auto_revert — in one transaction per deployment, then evaluates the deployment's job so the
  * reconciler places the next batch.
  *
- * - Event-driven: blocks on the deployments/allocs/volumes table indexes (a claim's release moves
- *   the volumes index, which a single-writer hand-over waits for) and on the nearest time a
+ * - Event-driven: blocks on the deployments/allocs table indexes and on the nearest time a
  *   decision depends on (MinHealthyTime, HealthyDeadline, a progress deadline); bursts coalesce.
+ *   Not on volumes: every claim and release step writes a volume, and a pass (every active
+ *   deployment's allocs read, its job evaluated) per burst of claims anywhere in the cluster cost
+ *   the claim path ~40 % of the server's CPU (bench/claims.ts). A single-writer hand-over does not
+ *   need it: a slot waiting for a volume's release is held by the scheduler, which re-evaluates
+ *   the job when a claim is freed (Scheduler.retryBlocked, claim.ts), and the alloc it then
+ *   places is an allocs write, which wakes this loop.
  * - Each pass evaluates the job of every active deployment, quietly (no eval recorded when the
  *   pass changes nothing), so a slot waiting for its volume is filled once the claim is gone.
  * - Resumable: everything lives in the store; a restarted server's first pass picks up.
@@ -40,7 +45,7 @@ export const DEFAULT_DEPLOYMENT_WATCHER_OPTIONS: DeploymentWatcherOptions = {
   errorBackoffMs: 500,
 };
 
-const WATCHED: readonly Table[] = ["deployments", "allocs", "volumes"];
+const WATCHED: readonly Table[] = ["deployments", "allocs"];
 /** Longest a blocking wait lasts before an unprompted pass (a safety net, not the mechanism). */
 const MAX_WAIT_MS = 60_000;
 

@@ -44,6 +44,10 @@ export function prepareStatements(db: Database.Database) {
       "INSERT OR IGNORE INTO alloc_volumes (namespace, volume_id, alloc_id) VALUES (?, ?, ?)",
     ),
     getVolume: db.prepare("SELECT json FROM volumes WHERE namespace = ? AND id = ?"),
+    /** The stored text and its two indexes, read by SQLite (putVolume's no-op check by text). */
+    volumeForPut: db.prepare(
+      "SELECT json, iif(json_valid(json), json_extract(json, '$.CreateIndex'), NULL) AS c, iif(json_valid(json), json_extract(json, '$.ModifyIndex'), NULL) AS m FROM volumes WHERE namespace = ? AND id = ?",
+    ),
     listVolumes: db.prepare("SELECT json FROM volumes ORDER BY namespace, id"),
     listVolumesNs: db.prepare("SELECT json FROM volumes WHERE namespace = ? ORDER BY id"),
     volumesByPlugin: db.prepare("SELECT json FROM volumes WHERE plugin_id = ? ORDER BY namespace, id"),

@@ -6,7 +6,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
-import { stepDeployment } from "../../../src/server/deploymentwatcher/watcher.js";
+import { DeploymentWatcher, stepDeployment } from "../../../src/server/deploymentwatcher/watcher.js";
+import { nullLogger } from "../../../src/internal/log.js";
+import { makeVolume } from "../../builders/volume.js";
 import { newDeployment } from "../../../src/structs/deployment.js";
 import type { UpdateStrategy } from "../../../src/structs/job_stanzas.js";
 import type { Job } from "../../../src/structs/job.js";
@@ -119,4 +121,57 @@ test("a purged job takes its deployment; one of an earlier incarnation left in t
   const d = store.getDeployment("d1")!;
   assert.deepEqual([d.Status, d.StatusDescription], ["cancelled", "Cancelled because job is stopped"]);
   store.close();
+});
+
+test("the watcher loop wakes for its deployments' allocs, not for volume writes (every claim step writes one)", async () => {
+  const store = new SqliteStateStore(null);
+  // MinHealthyTime far off: the deployment stays active through the test.
+  const strategy = u({ MinHealthyTime: 3600 * S, HealthyDeadline: 7200 * S });
+  const v1 = await store.txn((tx) => tx.putJob({ ...version("1", strategy), Version: 1, Stable: false }));
+  const d = newDeployment("d1", v1, { g: { total: 1, canaries: 0, update: strategy } }, Date.now() * 1e6);
+  const alloc = allocOf(v1, "n1", {
+    ID: "a1",
+    DeploymentID: "d1",
+    ClientStatus: "pending",
+    CreateTime: Date.now() * 1e6,
+  });
+  await store.txn((tx) => {
+    tx.putDeployment(d);
+    tx.putAlloc(alloc);
+    tx.putVolume(makeVolume("vol"));
+  });
+  let evaluations = 0;
+  const watcher = new DeploymentWatcher(
+    store,
+    { evaluate: () => Promise.resolve(void evaluations++) },
+    nullLogger,
+    { settleMs: 0 },
+  );
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const until = async (what: string, ok: () => boolean) => {
+    for (let i = 0; !ok(); i++) {
+      if (i > 1000) throw new Error(`timed out waiting for ${what}`);
+      await sleep(10);
+    }
+  };
+  watcher.start();
+  try {
+    await until("the first pass", () => evaluations > 0);
+    await sleep(200);
+    const before = evaluations;
+    // A burst of claim steps elsewhere: each writes the volume, none is the deployment's business.
+    for (let i = 0; i < 20; i++) {
+      await store.txn((tx) => tx.putVolume(makeVolume("vol", { Context: { step: String(i) } })));
+      await sleep(5);
+    }
+    await sleep(200);
+    // The deployment's own alloc changing wakes it (the loop is alive and waiting).
+    await store.txn((tx) => tx.putAlloc({ ...alloc, ClientStatus: "running" }));
+    await until("the pass the alloc write wakes", () => evaluations > before);
+    await sleep(100);
+    assert.equal(evaluations, before + 1, "one pass, for the alloc write; none for the 20 volume writes");
+  } finally {
+    await watcher.stop();
+    store.close();
+  }
 });
