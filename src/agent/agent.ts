@@ -67,6 +67,10 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        member: {
+          ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
+          datacenter: this.opts.datacenter,
+        },
       });
       await this.server.start();
     }

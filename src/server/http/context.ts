@@ -12,6 +12,7 @@ import type { PluginEndpoint } from "../rpc/plugin.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { StateStore } from "../state/store.js";
 import type { AclEndpoint, Identity } from "../acl/endpoint.js";
+import type { ClusterView } from "../leader/cluster_view.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -25,6 +26,8 @@ export interface HttpEndpoints {
   namespaces: NamespaceEndpoint;
   /** ACL policies, tokens and token resolution (its `enabled` says whether routes are checked). */
   acl: AclEndpoint;
+  /** The servers and their leader (status routes, X-Nomad-KnownLeader); absent in bare tests. */
+  cluster?: ClusterView;
 }
 
 export interface Ctx {
