@@ -88,8 +88,9 @@ export class LeaderElection {
 
   /**
    * The leader this server knows of (itself included); null while there is none or it cannot
-   * tell: its view counts only while its watch is up and etcd confirmed its own lease within a TTL
-   * (an etcd that stopped answering leaves a watch open but silent).
+   * tell: its view counts only while its watch is up and its own lease is confirmed as fresh as a
+   * leader's must be (an etcd that stopped answering leaves a watch open but silent), so a
+   * follower stops reporting a leader no later than that leader steps down.
    */
   get leader(): KnownLeader | null {
     if (this.term) return { member: this.opts.self, term: this.term };
