@@ -67,6 +67,7 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
         member: {
           ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
           datacenter: this.opts.datacenter,

@@ -12,6 +12,7 @@
  *   ports     { http = 4646 }
  *   addresses { http = "127.0.0.1" }
  *   server { enabled = true }       # as -server
+ *   server { etcd { endpoints, prefix } }  # state in etcd (config_etcd.ts)
  *   client { enabled = true  … }    # as -client; config_client.ts
  *   plugin "raw_exec" { config { enabled = true } }   # config_plugins.ts
  *   limits { … }                    # config_limits.ts
@@ -33,6 +34,7 @@ import { BerthError } from "../structs/errors.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseClient, type HostVolumeSetting } from "./config_client.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
+import { parseEtcdBlock, type EtcdFileSetting } from "./config_etcd.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
 import { parseAcl, type AclSetting } from "./config_acl.js";
 import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
@@ -71,6 +73,8 @@ export interface AgentFileConfig {
   plugins?: PluginSettings;
   /** Present when some file has a `limits` block. */
   limits?: LimitsSetting;
+  /** `server { etcd { endpoints, prefix } }` (config_etcd.ts); later files win per setting. */
+  etcd?: EtcdFileSetting;
   /** client `reserved { cpu, memory, disk }` (Nomad's names); later files win per field. */
   reserved?: ReservedSetting;
   /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
@@ -117,6 +121,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
   if (cfg.options) out.options = { ...out.options, ...cfg.options };
   if (cfg.plugins) out.plugins = { ...out.plugins, ...cfg.plugins };
   if (cfg.limits) out.limits = { ...out.limits, ...cfg.limits };
+  if (cfg.etcd) out.etcd = { ...out.etcd, ...cfg.etcd };
   if (cfg.reserved) out.reserved = { ...out.reserved, ...cfg.reserved };
   if (cfg.resourceOverrides) out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
   if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
@@ -197,6 +202,8 @@ function fromBody(top: Body): AgentFileConfig {
     if (expect !== undefined && expect !== 1) {
       throw server.error(`bootstrap_expect = ${expect}: berth's server runs alone, so only 1 is honoured`);
     }
+    const etcd = server.block("etcd");
+    if (etcd) out.etcd = parseEtcdBlock(etcd);
     server.finish();
   }
   const client = top.block("client");

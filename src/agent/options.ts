@@ -14,6 +14,8 @@ import {
   type HostVolumeSetting,
 } from "./config_file.js";
 import { resolveDrivers, type DriverSettings } from "./config_plugins.js";
+import { resolveEtcd } from "./config_etcd.js";
+import type { EtcdSettings } from "../server/state/open_store.js";
 
 export interface AgentOptions {
   dev: boolean;
@@ -49,6 +51,8 @@ export interface AgentOptions {
   drivers: DriverSettings;
   /** The merged config files, for the blocks handed on as they are (limits, reserved, …). */
   fileConfig: AgentFileConfig;
+  /** Server: keep the state in etcd (-etcd-endpoints / server { etcd }); null: SQLite. */
+  etcd: EtcdSettings | null;
 }
 
 /** The flags as typed; a flag not given is undefined (false for the role switches). */
@@ -67,6 +71,7 @@ export interface AgentFlags {
   csiClaimRetry?: string;
   csiCallTimeout?: string;
   heartbeatTtl?: string;
+  etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
@@ -88,6 +93,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-claim-retry=DUR how long a refused volume claim is retried (e.g. 10m; default 24h)
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
+  -etcd-endpoints=URL[,..]
+                       server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
+                       several servers share it; default: the embedded SQLite file
   -config=FILE|DIR     agent config in Nomad's syntax (HCL or JSON; repeatable): data_dir, bind_addr,
                        ports, server, client { host_volume, meta, options, … }, plugin "raw_exec",
                        limits, tls, acl, http_api_response_headers; the flags win over it
@@ -123,6 +131,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-claim-retry": { type: "string" },
         "csi-call-timeout": { type: "string" },
         "heartbeat-ttl": { type: "string" },
+        "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
         meta: { type: "string", multiple: true },
@@ -155,6 +164,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-claim-retry", "csiClaimRetry"],
     ["csi-call-timeout", "csiCallTimeout"],
     ["heartbeat-ttl", "heartbeatTtl"],
+    ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
     const v = values[flag];
@@ -249,6 +259,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     meta,
     drivers: resolveDrivers(dev, file.options, file.plugins),
     fileConfig: file,
+    etcd: resolveEtcd(flags.etcdEndpoints, file.etcd, server) ?? null,
   };
 }
 

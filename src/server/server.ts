@@ -31,7 +31,7 @@ import { NodeEndpoint } from "./rpc/node.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
 import { Scheduler } from "./scheduler/scheduler.js";
-import { SqliteStateStore } from "./state/sqlite_store.js";
+import { openStateStore, type EtcdSettings } from "./state/open_store.js";
 import type { StateStore } from "./state/store.js";
 import type { GroupCommitLimits } from "./state/group_commit.js";
 import type { VolumeWatcherOptions } from "./volumewatcher/watcher.js";
@@ -45,7 +45,7 @@ import { execAuthorizer } from "./acl/exec.js";
 import { LeaderGate, type GateState } from "./leader/gate.js";
 import { ClusterLiveness } from "./leader/liveness.js";
 import { buildLeaderLoops } from "./leader/loops.js";
-import { EtcdCluster, type EtcdSettings, type MemberOptions } from "./leader/cluster.js";
+import { EtcdCluster, type MemberOptions } from "./leader/cluster.js";
 import { SoloCluster } from "./leader/cluster_view.js";
 import { memberOf } from "./leader/member.js";
 
@@ -85,7 +85,10 @@ export interface ServerOptions {
   httpApi?: HttpApiSettings;
   /** Bounds of the state store's group commit (state/group_commit.ts); benchmarks compare. */
   groupCommit?: Partial<GroupCommitLimits>;
-  /** Several servers: leadership, membership and node call forwarding through etcd (leader/). */
+  /**
+   * Several servers on etcd: the state (state/etcd_store.ts), leadership, membership and node call
+   * forwarding (leader/); absent: SQLite, and this server is always the leader.
+   */
   etcd?: EtcdSettings;
   /** Several servers: this server's name, lease TTL and datacenter (leader/cluster.ts). */
   member?: MemberOptions;
@@ -135,8 +138,10 @@ export class Server {
 
   async start(): Promise<void> {
     const { host, port } = parseAddr(this.opts.httpAddr);
-    const store = new SqliteStateStore(this.opts.dataDir, {
+    const store = await openStateStore({
+      dataDir: this.opts.dataDir,
       log: this.log.child("state"),
+      ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
       ...(this.opts.groupCommit ? { groupCommit: this.opts.groupCommit } : {}),
     });
     this.store = store;
@@ -164,6 +169,7 @@ export class Server {
           this.opts.downNodePluginBoundMs,
         ),
       () => (this.cluster instanceof EtcdCluster ? this.cluster.heldElsewhere() : []),
+      this.opts.etcd ? () => store.listNodes() : null,
     );
     const node = new NodeEndpoint(deps, liveness);
     const claim = new ClaimEndpoint(deps);

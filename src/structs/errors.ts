@@ -46,6 +46,8 @@ export const ERROR_CODES = [
   "ERR_RPC_UNAVAILABLE",
   "ERR_RPC_TIMEOUT",
   "ERR_NODE_NOT_CONNECTED",
+  // The server's state store (etcd) cannot be reached; nothing of the write was committed.
+  "ERR_STATE_UNAVAILABLE",
   "ERR_ABORTED",
   "ERR_DRIVER",
   "ERR_INTERNAL",
@@ -118,6 +120,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "ERR_RPC_UNAVAILABLE",
   "ERR_RPC_TIMEOUT",
   "ERR_NODE_NOT_CONNECTED",
+  "ERR_STATE_UNAVAILABLE",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
   "ERR_CSI_NOT_MOUNTED",
 ]);

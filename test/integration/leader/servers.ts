@@ -1,4 +1,4 @@
-/** Servers on one etcd for the leader tests (each on its own in-memory store), and HTTP helpers. */
+/** Servers sharing one etcd (state and coordination) for the leader tests, and HTTP helpers. */
 import { Server, type ServerOptions } from "../../../src/server/server.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { eventually } from "../../helpers/agent_process.js";
