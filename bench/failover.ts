@@ -1,6 +1,6 @@
 /**
- * Leader failover time: three berth server processes (bench/failover_server.ts: a Server on etcd,
- * as `berth agent -server -etcd-endpoints=…` runs it) on loopback and a real etcd member; each round kills the leader with SIGKILL and measures, from the kill,
+ * Leader failover time: three `berth agent -server -etcd-endpoints=…` processes on loopback,
+ * sharing a real etcd member (state and leadership); each round kills the leader with SIGKILL and measures, from the kill,
  * (a) until a surviving server logs "leader loops running" (its gate started every leader-only
  * loop: node liveness, blocked evals, volumewatcher, drainer, deployments, GC, orphans) and
  * (b) until a survivor's /v1/status/leader names a survivor. The killed server is started again
@@ -13,43 +13,16 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { eventually, freePort } from "../test/helpers/agent_process.js";
+import { AgentProcess, eventually, freePort } from "../test/helpers/agent_process.js";
 import { startEtcd } from "../test/helpers/etcd_server.js";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
-const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), "failover_server.js");
-
-/** A server process logging to `log` (appended across restarts). */
-class ServerProcess {
-  readonly child: ChildProcess;
-  private readonly exited: Promise<void>;
-  constructor(args: string[], log: string) {
-    const fd = fs.openSync(log, "a");
-    this.child = spawn(process.execPath, [CHILD, ...args], { stdio: ["ignore", fd, fd] });
-    fs.closeSync(fd);
-    this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
-  }
-  kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
-  }
-  async stop(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      this.child.kill("SIGINT");
-      const t = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
-      await this.exited;
-      clearTimeout(t);
-    }
-  }
-}
-
 interface Member {
   name: string;
   port: number;
   log: string;
   args: string[];
-  proc: ServerProcess;
+  proc: AgentProcess;
 }
 
 function loopsStarted(log: string): number {
@@ -80,10 +53,17 @@ async function main(): Promise<void> {
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
       const name = `s${i}`;
-      fs.mkdirSync(path.join(dir, name));
-      const args = [etcd.endpoint, "/bench-failover", name, String(port), path.join(dir, name)];
+      const args = [
+        "-server",
+        "-data-dir",
+        path.join(dir, name),
+        "-http-addr",
+        `127.0.0.1:${port}`,
+        `-node-name=${name}`,
+        `-etcd-endpoints=${etcd.endpoint}`,
+      ];
       const log = path.join(dir, `${name}.log`);
-      members.push({ name, port, log, args, proc: new ServerProcess(args, log) });
+      members.push({ name, port, log, args, proc: new AgentProcess(args, log) });
     }
     const loopsMs: number[] = [];
     const statusMs: number[] = [];
@@ -139,13 +119,13 @@ async function main(): Promise<void> {
       console.log(
         `round ${round}: killed ${leader.name}; new leader running its loops after ${loopsMs.at(-1)} ms, /v1/status/leader after ${statusMs.at(-1)} ms`,
       );
-      leader.proc = new ServerProcess(leader.args, leader.log);
+      leader.proc = new AgentProcess(leader.args, leader.log);
     }
     console.log(
       `kill -9 → new leader running its loops: median ${median(loopsMs)} ms, max ${Math.max(...loopsMs)} ms over ${ROUNDS} rounds (target ≤ 5000 ms; lease TTL 3 s)`,
     );
   } finally {
-    for (const m of members) await m.proc.stop();
+    for (const m of members) await m.proc.stop(10_000);
     await etcd.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   }
