@@ -157,8 +157,8 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["DELETE", "/v1/namespace/:name", namespaces.deleteNamespace, g.MANAGEMENT],
   [["PUT", "POST"], "/v1/namespace", namespaces.putNamespace, g.MANAGEMENT],
   [["GET", "DELETE"], "/v1/namespace", namespaces.missingName, g.own("none (answers 400: no name)")],
-  ["GET", "/v1/status/leader", status.statusLeader, g.own("none")],
-  ["GET", "/v1/status/peers", status.statusPeers, g.own("none")],
+  ["GET", "/v1/status/leader", status.statusLeader, g.own("none (anyone, as Nomad)")],
+  ["GET", "/v1/status/peers", status.statusPeers, g.own("none (anyone, as Nomad)")],
   ["GET", "/v1/agent/members", status.agentMembers, g.node("read")],
 ];
 
