@@ -75,6 +75,10 @@ export class Agent {
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
         telemetry,
         ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
+        member: {
+          ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
+          datacenter: this.opts.datacenter,
+        },
       });
       await this.server.start();
     }

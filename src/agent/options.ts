@@ -214,7 +214,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
   if (!/^[^:\s]+:\d{1,5}$/.test(httpAddr)) {
     throw new BerthError("ERR_VALIDATION", `-http-addr: ${JSON.stringify(httpAddr)} is not HOST:PORT`);
   }
-  // The flag replaces the files' list: berth dials the first server, and the flags win.
+  // The flag replaces the files' list (the agent fails over along it), and the flags win.
   const servers = (flags.servers === undefined ? (file.servers ?? []) : flags.servers.split(","))
     .map((s) => s.trim())
     .filter((s) => s !== "")

@@ -6,7 +6,7 @@
 import { enc, listQuery, newestFirst, paging, secretsHeader, type ListOptions } from "./client_base.js";
 
 export type { ApiClientOptions, ListOptions } from "./client_base.js";
-import { AclApiClient } from "./client_acl.js";
+import { StatusApiClient } from "./client_status.js";
 import type {
   Allocation,
   AllocationListStub,
@@ -40,7 +40,7 @@ import type {
   NamespaceSpec,
 } from "./types.js";
 
-export class ApiClient extends AclApiClient {
+export class ApiClient extends StatusApiClient {
   // Jobs
 
   listJobs(opts: ListOptions = {}): Promise<JobListStub[]> {

@@ -19,3 +19,4 @@ export type * from "./types_validate.js";
 export type * from "./types_plan.js";
 export type * from "./types_namespace.js";
 export type * from "./types_acl.js";
+export type * from "./types_status.js";

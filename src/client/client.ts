@@ -45,7 +45,7 @@ import { csiClientFactory, type ClientTelemetry } from "./csi_metrics.js";
 export interface ClientOptions {
   /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
   dataDir: string;
-  /** Server HTTP addresses; the agent dials the first (failover across servers is later work). */
+  /** Server HTTP addresses: the agent holds one connection, moving to the next when it fails. */
   servers: string[];
   nodeName: string | null;
   /** Node.Datacenter (default "dc1"). */
@@ -159,7 +159,7 @@ export class Client {
     const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
 
     const conn = new ServerConnection({
-      serverAddr: this.opts.servers[0] ?? "http://127.0.0.1:4646",
+      servers: this.opts.servers.length > 0 ? this.opts.servers : ["http://127.0.0.1:4646"],
       ...(this.opts.tls ? { tls: this.opts.tls } : {}),
       log: log.child("rpc"),
       installHandlers: (peer) =>

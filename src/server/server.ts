@@ -11,8 +11,8 @@ import { ControllerClient } from "./clientconn/controller.js";
 import { NodeConnections } from "./clientconn/connections.js";
 import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { ServerDeps } from "./deps.js";
-import { NodeDrainer, type DrainerOptions } from "./drainer/drainer.js";
-import { GarbageCollector, type GcOptions } from "./gc/collector.js";
+import type { DrainerOptions } from "./drainer/drainer.js";
+import type { GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
 import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
@@ -34,19 +34,26 @@ import type { Scheduler } from "./scheduler/scheduler.js";
 import { openStateStore, type EtcdSettings } from "./state/open_store.js";
 import type { StateStore } from "./state/store.js";
 import type { GroupCommitLimits } from "./state/group_commit.js";
-import { VolumeWatcher, type VolumeWatcherOptions } from "./volumewatcher/watcher.js";
+import type { VolumeWatcher, VolumeWatcherOptions } from "./volumewatcher/watcher.js";
 import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
-import { DeploymentWatcher, type DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
-import { OrphanReconciler, type OrphanReconcilerOptions } from "./orphans/reconciler.js";
+import type { DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";
+import type { OrphanReconcilerOptions } from "./orphans/reconciler.js";
 import type { ServerTls } from "../internal/tls.js";
 import { attachRpcCertificateGate, createListener, logTlsHandshakeFailures } from "./tls_listener.js";
 import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
+import { LeaderGate, type GateState } from "./leader/gate.js";
+import { ClusterLiveness } from "./leader/liveness.js";
+import { buildLeaderLoops } from "./leader/loops.js";
+import { EtcdCluster, type MemberOptions } from "./leader/cluster.js";
+import { SoloCluster } from "./leader/cluster_view.js";
+import { memberOf } from "./leader/member.js";
 import { EventBroker, type EventBrokerOptions } from "./events/broker.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
 import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
 import { registerServerMetrics } from "./metrics/server_metrics.js";
 import { VolumeUsageEndpoint } from "./rpc/volume_usage.js";
+import { ClaimCensus } from "./volumewatcher/claim_census.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -88,8 +95,13 @@ export interface ServerOptions {
   events?: Partial<EventBrokerOptions>;
   /** The agent's metrics (agent config `telemetry`; shared with its client in -dev); default: Nomad's defaults. */
   telemetry?: Telemetry;
-  /** Keep the state in etcd (several servers share it; state/etcd_store.ts); absent: SQLite. */
+  /**
+   * Several servers on etcd: the state (state/etcd_store.ts), leadership, membership and node call
+   * forwarding (leader/); absent: SQLite, and this server is always the leader.
+   */
   etcd?: EtcdSettings;
+  /** Several servers: this server's name, lease TTL and datacenter (leader/cluster.ts). */
+  member?: MemberOptions;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -101,12 +113,9 @@ export class Server {
   private api: ApiHandler | undefined;
   private agentRpc: AgentRpcServer | undefined;
   private execSockets: ExecSockets | undefined;
-  private heartbeat: HeartbeatMonitor | undefined;
-  private watcher: VolumeWatcher | undefined;
-  private gc: GarbageCollector | undefined;
-  private drainer: NodeDrainer | undefined;
-  private deployments: DeploymentWatcher | undefined;
-  private orphans: OrphanReconciler | undefined;
+  /** Starts the leader-only loops on gaining leadership and stops them on losing it. */
+  private gate: LeaderGate | undefined;
+  private cluster: EtcdCluster | SoloCluster | undefined;
   private scheduler: Scheduler | undefined;
   private conns: NodeConnections | undefined;
   private limiter: ConnLimiter | undefined;
@@ -114,6 +123,8 @@ export class Server {
   private bound: string | undefined;
   private events: EventBroker | undefined;
   private unregisterMetrics: (() => void) | undefined;
+  /** The volumewatcher of this server's current term as leader (its census feeds the metrics). */
+  private watcher: VolumeWatcher | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -129,6 +140,14 @@ export class Server {
   get boundAddress(): string {
     if (!this.bound) throw new BerthError("ERR_INTERNAL", "server not started");
     return this.bound;
+  }
+
+  /**
+   * Whether this server runs the leader's loops now ("leader"), and since when (Date.now() once
+   * they were all running); tests and the failover benchmark read it.
+   */
+  get leadership(): { state: GateState; since: number | null } {
+    return { state: this.gate?.state ?? "follower", since: this.gate?.leaderSince ?? null };
   }
 
   async start(): Promise<void> {
@@ -156,30 +175,42 @@ export class Server {
       volumeLocks: new KeyedMutex(),
       log: this.log,
     };
-    const heartbeat = new HeartbeatMonitor(
-      store,
-      scheduler,
-      this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS,
-      this.log.child("heartbeat"),
-      this.opts.downNodePluginBoundMs,
+    const ttlMs = this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
+    const liveness = new ClusterLiveness(
+      ttlMs,
+      () =>
+        new HeartbeatMonitor(
+          store,
+          scheduler,
+          ttlMs,
+          this.log.child("heartbeat"),
+          this.opts.downNodePluginBoundMs,
+        ),
+      () => (this.cluster instanceof EtcdCluster ? this.cluster.heldElsewhere() : []),
+      this.opts.etcd ? () => store.listNodes() : null,
     );
-    this.heartbeat = heartbeat;
-    const node = new NodeEndpoint(deps, heartbeat);
+    const node = new NodeEndpoint(deps, liveness);
     const claim = new ClaimEndpoint(deps);
-    this.watcher = new VolumeWatcher(store, claim, this.log.child("volumewatcher"), this.opts.volumeWatcher);
-    this.gc = new GarbageCollector(store, this.log.child("gc"), this.opts.gc);
-    this.drainer = new NodeDrainer(store, scheduler, this.log.child("drainer"), this.opts.drainer);
-    this.deployments = new DeploymentWatcher(
+    const volumes = new VolumeEndpoint(deps);
+    const loopParts = {
+      ...this.opts,
       store,
       scheduler,
-      this.log.child("deploymentwatcher"),
-      this.opts.deploymentWatcher,
-    );
-    const volumes = new VolumeEndpoint(deps);
-    this.orphans = new OrphanReconciler(volumes.orphans, this.log.child("orphans"), this.opts.orphans);
+      claim,
+      volumes,
+      liveness,
+      log: this.log,
+      onVolumeWatcher: (w: VolumeWatcher | undefined) => (this.watcher = w),
+    };
+    const gate = new LeaderGate(() => buildLeaderLoops(loopParts), this.log.child("leader"));
+    this.gate = gate;
     const allocOps = new AllocOps(deps);
     const acl = new AclEndpoint(store, this.opts.acl ?? { enabled: false });
     this.execSockets = new ExecSockets(allocOps, this.log.child("exec"), execAuthorizer(acl, store));
+    const cluster = () => {
+      if (!this.cluster) throw new BerthError("ERR_RPC_UNAVAILABLE", "the server is still starting");
+      return this.cluster;
+    };
     const guard = new OriginGuard(this.opts.httpApi ?? NO_HTTP_API_SETTINGS, this.log.child("http"));
     const handler = createApiHandler(
       {
@@ -193,6 +224,15 @@ export class Server {
         deployments: new DeploymentEndpoint(store, scheduler),
         namespaces: new NamespaceEndpoint(store),
         acl,
+        cluster: {
+          get self() {
+            return cluster().self;
+          },
+          // Still starting: no leader known yet (the headers say so rather than fail).
+          leader: () => this.cluster?.leader() ?? null,
+          lastContactMs: () => this.cluster?.lastContactMs() ?? 0,
+          members: () => cluster().members(),
+        },
         events: this.events,
         telemetry,
       },
@@ -206,7 +246,12 @@ export class Server {
     );
     this.limiter = limiter;
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
-    const server = createListener(this.opts.tls, limiter.serverOptions(), new ReadQueue(handler).listener);
+    const reads = new ReadQueue(handler).listener;
+    // Server-to-server forwards of node calls are not API routes (leader/forward.ts).
+    const server = createListener(this.opts.tls, limiter.serverOptions(), (req, res) => {
+      if (this.cluster instanceof EtcdCluster && this.cluster.forwardServer.handle(req, res)) return;
+      reads(req, res);
+    });
     this.http = server;
     // Each prepends its listeners, so the last attached runs first: the limiter (attached last),
     // then the origin guard refusing a browser's WebSocket, then the RPC gate refusing a peer
@@ -237,19 +282,29 @@ export class Server {
     const scheme = this.opts.tls ? "https" : "http";
     const dialHost = addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address === "::" ? "[::1]" : null;
     this.address = dialHost ? `${scheme}://${dialHost}:${addr.port}` : `${scheme}://${this.bound}`;
-    const watcher = this.watcher;
+    // Claim figures come from the leader's volumewatcher; a follower has none to report.
+    const noCensus = new ClaimCensus();
     this.unregisterMetrics = registerServerMetrics(telemetry, {
       store,
-      census: () => watcher.census.snapshot(Date.now()),
+      census: () => (this.watcher ?? { census: noCensus }).census.snapshot(Date.now()),
       followupsArmed: () => scheduler.armedFollowups,
     });
-    heartbeat.start();
-    await scheduler.evaluateAll();
-    this.watcher.start();
-    this.drainer.start();
-    this.deployments.start();
-    this.gc.start();
-    this.orphans.start();
+    const self = memberOf(this.opts.member ?? {}, this.address, this.bound);
+    if (this.opts.etcd) {
+      const etcdCluster = new EtcdCluster(
+        { ...this.opts.etcd, ...this.opts.member },
+        self,
+        gate,
+        conns,
+        this.opts.tls,
+        this.log.child("cluster"),
+      );
+      await etcdCluster.start();
+      this.cluster = etcdCluster;
+    } else {
+      this.cluster = new SoloCluster(self);
+      await gate.gain();
+    }
     this.log.info("server started", {
       http_bind: this.bound,
       data_dir: this.opts.dataDir ?? ":memory:",
@@ -260,9 +315,9 @@ export class Server {
 
   /**
    * Orderly stop: first nothing new comes in (agent RPC, node connections, HTTP) and the HTTP routes
-   * in flight finish, then every loop
-   * that writes is stopped and awaited — node liveness, drainer, volumewatcher, GC, the orphan
-   * reconciler — and the
+   * in flight finish, then the leader gate is closed: every loop that writes is stopped and
+   * awaited — node liveness, the volumewatcher, drainer, deployment watcher, GC, the orphan
+   * reconciler — and a cluster member resigns (another server leads at once), then the
    * scheduler last (the loops start passes), which waits for its passes in flight, retries of
    * blocked jobs and follow-up timers; only then is the store closed, so no pass meets a closed
    * database.
@@ -281,12 +336,9 @@ export class Server {
     // Requests already inside a route finish (their clients are gone; their writes are not).
     this.limiter?.close();
     await this.api?.drain();
-    await this.heartbeat?.stop();
-    await this.drainer?.stop();
-    await this.deployments?.stop();
-    await this.watcher?.stop();
-    await this.gc?.stop();
-    await this.orphans?.stop();
+    // The loops stop before the resignation, so two servers' loops never overlap.
+    await this.gate?.close("server stopping");
+    if (this.cluster instanceof EtcdCluster) await this.cluster.close();
     await this.scheduler?.stop();
     this.store?.close();
     this.http = undefined;

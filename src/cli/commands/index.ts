@@ -21,6 +21,8 @@ import { nodeDrain } from "./node_drain.js";
 import { nodeEligibility } from "./node_eligibility.js";
 import { nodeStatus } from "./node_status.js";
 import { operatorQuarantine } from "./operator_quarantine.js";
+import { operatorRaft } from "./operator_raft.js";
+import { serverMembers } from "./server_members.js";
 import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
 import { volumeDelete } from "./volume_delete.js";
@@ -88,7 +90,8 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     status: entry(volumeStatus),
   },
   plugin: { status: entry(pluginStatus) },
-  operator: { quarantine: entry(operatorQuarantine) },
+  operator: { quarantine: entry(operatorQuarantine), raft: entry(operatorRaft) },
+  server: { members: entry(serverMembers) },
   namespace: {
     apply: entry(namespaceApply),
     list: entry(namespaceList),

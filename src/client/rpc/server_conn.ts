@@ -1,8 +1,13 @@
 /**
- * The node agent's one connection to its server. The agent always dials out (nodes never accept
- * inbound connections); server → node calls (ClientCSI.*) come back over the same socket. The
- * connection redials with capped backoff until stopped, and `onConnect` runs on every new socket
- * (the agent re-registers there). Calls made while disconnected wait for the next connection up to
+ * The node agent's one connection to a server. The agent always dials out (nodes never accept
+ * inbound connections); server → node calls (ClientCSI.*) come back over the same socket. Given
+ * several servers (`-servers a,b,c`), it holds one connection at a time: it dials the first, and
+ * when a dial fails or the connection is lost it moves on to the next in the list (round robin),
+ * waiting a capped, jittered backoff that grows while dials keep failing and starts over once a
+ * connection is made; so when a server dies its agents spread over the others within seconds.
+ * `onConnect` runs on every new socket (the agent re-registers there, and the server it reached
+ * records that it now holds the node's connection). Running tasks and their mounts are untouched
+ * by any of this. Calls made while disconnected wait for the next connection up to
  * their own timeout or signal, then fail with ERR_RPC_UNAVAILABLE, which callers treat as transient.
  */
 import { WebSocket } from "ws";
@@ -18,8 +23,8 @@ import { tlsDialOptions } from "./tls_dial.js";
 export type ServerPeer = RpcPeer<ClientMethods, ServerMethods>;
 
 export interface ServerConnectionOptions {
-  /** The server's HTTP address, e.g. http://127.0.0.1:4646. */
-  serverAddr: string;
+  /** The servers' HTTP addresses, e.g. http://127.0.0.1:4646, in the order they are tried. */
+  servers: string[];
   log: Logger;
   /** Registers this agent's handlers on a fresh peer, before any frame is exchanged. */
   installHandlers: (peer: ServerPeer) => void;
@@ -54,8 +59,17 @@ export class ServerConnection {
   private readonly stopped = new AbortController();
   private waiters: (() => void)[] = [];
   private loop: Promise<void> | null = null;
+  /** The index in `servers` of the server dialled last. */
+  private current = 0;
 
-  constructor(private readonly opts: ServerConnectionOptions) {}
+  constructor(private readonly opts: ServerConnectionOptions) {
+    if (opts.servers.length === 0) throw new BerthError("ERR_VALIDATION", "no server address to dial");
+  }
+
+  /** The address of the server this agent is connected to (or dials next). */
+  get serverAddr(): string {
+    return this.opts.servers[this.current % this.opts.servers.length]!;
+  }
 
   start(): void {
     this.loop ??= this.dialLoop();
@@ -90,7 +104,7 @@ export class ServerConnection {
     const limit = anySignal([opts.signal, this.stopped.signal], opts.timeoutMs ?? DEFAULT_CONNECT_WAIT_MS);
     while (!this.peer?.isOpen) {
       if (limit.aborted) {
-        throw new BerthError("ERR_RPC_UNAVAILABLE", `not connected to server ${this.opts.serverAddr}`);
+        throw new BerthError("ERR_RPC_UNAVAILABLE", `not connected to server ${this.serverAddr}`);
       }
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -117,11 +131,16 @@ export class ServerConnection {
         await this.opts.onConnect(peer, signal);
         this.peer = peer;
         attempt = 0;
-        this.opts.log.info("connected to server", { server: this.opts.serverAddr });
+        this.opts.log.info("connected to server", { server: this.serverAddr });
         this.wakeWaiters();
         await new Promise<void>((resolve) => peer.onClosed(resolve));
         this.peer = null;
-        if (!signal.aborted) this.opts.log.warn("lost connection to server; redialling");
+        if (!signal.aborted) {
+          this.opts.log.warn("lost connection to server; dialling the next", {
+            server: this.serverAddr,
+            next: this.opts.servers[(this.current + 1) % this.opts.servers.length],
+          });
+        }
       } catch (err) {
         if (signal.aborted) break;
         if (isRefusal(err)) {
@@ -132,12 +151,13 @@ export class ServerConnection {
             err.code === "ERR_PERMISSION_DENIED"
               ? "the server refused this node; if it refused the node's identity and this data dir was restored or copied from another node, remove client/node-id and client/secret-id to join as a new node"
               : "the server refuses connections from this address for now",
-            { server: this.opts.serverAddr, code: err.code, error: err.message },
+            { server: this.serverAddr, code: err.code, error: err.message },
           );
         } else {
-          this.opts.log.warn("cannot connect to server", { server: this.opts.serverAddr, error: err });
+          this.opts.log.warn("cannot connect to server", { server: this.serverAddr, error: err });
         }
       }
+      this.current = (this.current + 1) % this.opts.servers.length;
       // A refusal does not heal by redialling fast (and every refused authentication counts
       // against this address on the server, node_auth_limit.ts), so wait a minute.
       const delay = Math.max(backoffDelay(attempt++, 250, 10_000), refused ? REFUSED_RETRY_MS : 0);
@@ -147,7 +167,7 @@ export class ServerConnection {
   }
 
   private dial(signal: AbortSignal): Promise<ServerPeer> {
-    const url = new URL("/v1/agent/rpc", this.opts.serverAddr);
+    const url = new URL("/v1/agent/rpc", this.serverAddr);
     url.protocol = url.protocol === "https:" || this.opts.tls ? "wss:" : "ws:";
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url, {

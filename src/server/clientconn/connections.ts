@@ -1,6 +1,8 @@
 /**
  * The node agents connected to this server, by node ID. Server → node calls (ClientCSI.*) travel
  * back over the connection the agent opened; a node without a live connection cannot take them.
+ * With several servers, a node connected to another server is reached through `remote` (the
+ * forwarder, server/leader/forward.ts); `callLocal` never forwards (a forwarded call runs here).
  */
 import { BerthError } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
@@ -17,19 +19,42 @@ export interface NodeConn {
   close(): void;
 }
 
+/** Nodes connected to other servers of the cluster. */
+export interface RemoteNodes {
+  isConnected(nodeId: string): boolean;
+  call<M extends keyof ClientMethods>(
+    nodeId: string,
+    method: M,
+    params: ClientMethods[M][0],
+    opts?: CallOptions,
+  ): Promise<ClientMethods[M][1]>;
+}
+
+/** Told when a node's connection is bound here and when it is gone (the node directory). */
+export interface ConnectionListener {
+  connected(nodeId: string): void;
+  disconnected(nodeId: string): void;
+}
+
 export class NodeConnections {
   private readonly conns = new Map<string, NodeConn>();
+  /** Set by a server of a cluster (server.ts); absent for a single server. */
+  remote: RemoteNodes | undefined;
+  listener: ConnectionListener | undefined;
 
   /** Binds `conn` to `nodeId`; an older connection of the same node is closed (the agent reconnected). */
   add(nodeId: string, conn: NodeConn): void {
     const old = this.conns.get(nodeId);
     this.conns.set(nodeId, conn);
     if (old && old !== conn) old.close();
+    this.listener?.connected(nodeId);
   }
 
   /** Unbinds `conn` only if it is still the node's current connection. */
   remove(nodeId: string, conn: NodeConn): void {
-    if (this.conns.get(nodeId) === conn) this.conns.delete(nodeId);
+    if (this.conns.get(nodeId) !== conn) return;
+    this.conns.delete(nodeId);
+    this.listener?.disconnected(nodeId);
   }
 
   get(nodeId: string): NodeConn | undefined {
@@ -37,11 +62,24 @@ export class NodeConnections {
     return c?.isOpen ? c : undefined;
   }
 
+  /** Connected to this server, or (in a cluster) to another one. */
   isConnected(nodeId: string): boolean {
-    return this.get(nodeId) !== undefined;
+    return this.get(nodeId) !== undefined || this.remote?.isConnected(nodeId) === true;
   }
 
   call<M extends keyof ClientMethods>(
+    nodeId: string,
+    method: M,
+    params: ClientMethods[M][0],
+    opts?: CallOptions,
+  ): Promise<ClientMethods[M][1]> {
+    if (!this.get(nodeId) && this.remote?.isConnected(nodeId))
+      return this.remote.call(nodeId, method, params, opts);
+    return this.callLocal(nodeId, method, params, opts);
+  }
+
+  /** Over this server's own connection to the node only. */
+  callLocal<M extends keyof ClientMethods>(
     nodeId: string,
     method: M,
     params: ClientMethods[M][0],

@@ -26,6 +26,8 @@ import * as deployments from "./routes_deployments.js";
 import * as jobPlan from "./routes_job_plan.js";
 import * as namespaces from "./routes_namespaces.js";
 import * as acl from "./routes_acl.js";
+import * as status from "./routes_status.js";
+import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
 import { requestSecret } from "../acl/secret.js";
@@ -166,6 +168,9 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/", uiRoot, UI_PUBLIC],
   ["GET", "/ui", uiPage, UI_PUBLIC],
   ["GET", "/ui/*", uiPage, UI_PUBLIC],
+  ["GET", "/v1/status/leader", status.statusLeader, g.own("none (anyone, as Nomad)")],
+  ["GET", "/v1/status/peers", status.statusPeers, g.own("none (anyone, as Nomad)")],
+  ["GET", "/v1/agent/members", status.agentMembers, g.node("read")],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */
@@ -218,6 +223,7 @@ export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: Origin
       const ac = new AbortController();
       res.on("close", () => ac.abort());
       const ctx: Ctx = { req, res, params, query: url.searchParams, signal: ac.signal };
+      if (api.cluster) bindLeaderView(res, api.cluster);
       const p: Promise<void> = Promise.resolve()
         .then(() => {
           // ACLs on: who is asking, then what the route requires of them (guards.ts).

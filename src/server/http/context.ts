@@ -14,6 +14,7 @@ import type { StateStore } from "../state/store.js";
 import type { AclEndpoint, Identity } from "../acl/endpoint.js";
 import type { EventBroker } from "../events/broker.js";
 import type { Telemetry } from "../../internal/metrics/telemetry.js";
+import type { ClusterView } from "../leader/cluster_view.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -31,6 +32,8 @@ export interface HttpEndpoints {
   events?: EventBroker;
   /** The agent's metrics (GET /v1/metrics, request latency); absent in tests that build no server. */
   telemetry?: Telemetry;
+  /** The servers and their leader (status routes, X-Nomad-KnownLeader); absent in bare tests. */
+  cluster?: ClusterView;
 }
 
 export interface Ctx {

@@ -25,6 +25,7 @@
 import type { ServerResponse } from "node:http";
 import { gzipSync } from "node:zlib";
 import type { StateStore } from "../state/store.js";
+import { leaderHeaders } from "./leader_headers.js";
 
 /** Enough for every list route × a few namespaces; the oldest entry goes first. */
 const MAX_ENTRIES = 64;
@@ -94,8 +95,7 @@ export function sendCachedPage(
   const headers: Record<string, string> = {
     "Content-Type": "application/json",
     "X-Nomad-Index": String(index),
-    "X-Nomad-KnownLeader": "true",
-    "X-Nomad-LastContact": "0",
+    ...leaderHeaders(res),
   };
   if (entry.nextToken !== "") headers["X-Nomad-NextToken"] = entry.nextToken;
   let body = entry.body;

@@ -8,6 +8,7 @@ import { asBerthError, BerthError, validationError } from "../../structs/errors.
 import { jsonNestingDepth, MAX_JSON_DEPTH } from "../../structs/json_check.js";
 import { statusOf } from "./status_map.js";
 import { readBodyLimited } from "./body_limit.js";
+import { leaderHeaders } from "./leader_headers.js";
 import type { StateStore, Table } from "../state/store.js";
 import type { WatchKey } from "../state/watch_keys.js";
 
@@ -33,8 +34,7 @@ export function sendJson(res: ServerResponse, body: unknown, index?: number): vo
   const headers: Record<string, string> = { "Content-Type": "application/json" };
   if (index !== undefined) {
     headers["X-Nomad-Index"] = String(index);
-    headers["X-Nomad-KnownLeader"] = "true";
-    headers["X-Nomad-LastContact"] = "0";
+    Object.assign(headers, leaderHeaders(res));
   }
   res.writeHead(200, headers);
   res.end(JSON.stringify(body));

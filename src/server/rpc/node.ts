@@ -46,7 +46,8 @@ const MAX_WAIT_MS = 5 * 60_000;
 export class NodeEndpoint {
   constructor(
     private readonly deps: ServerDeps,
-    private readonly liveness: HeartbeatMonitor,
+    /** The leader's monitor, or the cluster's relay to it (server/leader/liveness.ts). */
+    private readonly liveness: Pick<HeartbeatMonitor, "reset" | "ttlMs">,
   ) {}
 
   /**

@@ -400,7 +400,7 @@ test("a node agent refused at the upgrade logs the server's code and makes no co
   const lines: string[] = [];
   let registered = 0;
   const conn = new ServerConnection({
-    serverAddr: base,
+    servers: [base],
     log: createLogger({ level: "debug", sink: { write: (l) => lines.push(l) } }),
     installHandlers: () => undefined,
     onConnect: () => {

@@ -194,7 +194,7 @@ describe("rpc = true: the agent RPC path takes only the CA's agent certificates;
     const log = createLogger({ level: "warn", sink: { write: (l) => lines.push(l) } });
     let registered = false;
     const conn = new ServerConnection({
-      serverAddr: base,
+      servers: [base],
       log,
       installHandlers: () => undefined,
       onConnect: async () => {
@@ -238,7 +238,7 @@ describe("verify_server_hostname on the node agent", () => {
   function dialer(verifyServerHostname: boolean, lines: string[]) {
     let registered = false;
     const conn = new ServerConnection({
-      serverAddr: base,
+      servers: [base],
       log: createLogger({ level: "info", sink: { write: (l) => lines.push(l) } }),
       installHandlers: () => undefined,
       onConnect: async () => {
@@ -321,7 +321,7 @@ describe("http = true alone: one-way HTTPS", () => {
   it("a node agent without a certificate of its own dials wss:// checking the server against ca_file", async () => {
     let registered = false;
     const conn = new ServerConnection({
-      serverAddr: base,
+      servers: [base],
       log: nullLogger,
       installHandlers: () => undefined,
       onConnect: async (peer) => {

@@ -1,0 +1,175 @@
+/**
+ * A server's membership of an etcd cluster: the etcd client, the cluster secret, the election
+ * (which drives the leader gate), the members and node directory mirrors, and the forwarder of
+ * node calls. Server.start opens it after its listener is bound (the member record carries the
+ * address) and closes it first on stop (resigning, so another server takes over at once).
+ *
+ * etcd unreachable at start: the server fails to start with an error naming the endpoints. etcd
+ * lost later: the leader steps down within its lease TTL (election.ts); every server keeps
+ * serving what does not need etcd, reports X-Nomad-KnownLeader: false, and rejoins by itself
+ * when etcd answers again.
+ */
+import { randomBytes } from "node:crypto";
+import { Etcd3 } from "etcd3";
+import { BerthError } from "../../structs/errors.js";
+import type { Logger } from "../../internal/log.js";
+import type { ServerTls } from "../../internal/tls.js";
+import type { NodeConnections } from "../clientconn/connections.js";
+import type { ClusterView } from "./cluster_view.js";
+import { NodeDirectory, PrefixMirror } from "./directory.js";
+import { LeaderElection } from "./election.js";
+import { ForwardServer, Forwarder } from "./forward.js";
+import type { LeaderGate } from "./gate.js";
+import { haKeys, parseMember, type HaKeys, type ServerMember } from "./keys.js";
+
+/** ServerOptions.etcd: where the cluster's state and coordination live. */
+export interface EtcdSettings {
+  endpoints: string[];
+  /** Key prefix of this cluster (several clusters may share one etcd). */
+  prefix: string;
+}
+
+/** ServerOptions.member: how this server takes part. */
+export interface MemberOptions {
+  /** This server's name among the members (default: the host name); shown as `<name>.global`. */
+  name?: string;
+  /** This server's datacenter (default dc1). */
+  datacenter?: string;
+  /** Lease TTL of leadership and registrations in seconds (default 3; election.ts). */
+  leaseTtlSec?: number;
+}
+
+/** How long a call to etcd may take before it fails (watches excepted). */
+const ETCD_CALL_DEADLINE_MS = 3_000;
+
+export function openEtcd(endpoints: string[]): Etcd3 {
+  return new Etcd3({
+    hosts: endpoints,
+    dialTimeout: ETCD_CALL_DEADLINE_MS,
+    defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + ETCD_CALL_DEADLINE_MS }),
+  });
+}
+
+export class EtcdCluster implements ClusterView {
+  private readonly client: Etcd3;
+  private readonly keys: HaKeys;
+  private readonly election: LeaderElection;
+  private readonly servers: PrefixMirror;
+  private readonly directory: NodeDirectory;
+  private secret = "";
+  readonly forwarder: Forwarder;
+  readonly forwardServer: ForwardServer;
+
+  constructor(
+    private readonly settings: EtcdSettings & MemberOptions,
+    readonly self: ServerMember,
+    gate: LeaderGate,
+    private readonly conns: NodeConnections,
+    tls: ServerTls | undefined,
+    private readonly log: Logger,
+  ) {
+    this.client = openEtcd(settings.endpoints);
+    this.keys = haKeys(settings.prefix);
+    this.servers = new PrefixMirror(this.client, this.keys.servers, log);
+    this.directory = new NodeDirectory(
+      this.client,
+      this.keys.nodeConns,
+      self.ID,
+      new PrefixMirror(this.client, this.keys.nodeConns, log),
+      log,
+    );
+    this.election = new LeaderElection({
+      client: this.client,
+      keys: this.keys,
+      self,
+      ...(settings.leaseTtlSec ? { ttlSec: settings.leaseTtlSec } : {}),
+      log: log.child("election"),
+      onGain: () => void gate.gain(),
+      onLose: (reason) => void gate.lose(reason),
+    });
+    this.election.onSession = (leaseId) => this.directory.rebind(leaseId);
+    const secret = () => this.secret;
+    this.forwarder = new Forwarder(self.ID, this.directory, this.servers, secret, tls, log.child("forward"));
+    this.forwardServer = new ForwardServer(secret, conns, tls, log.child("forward"));
+  }
+
+  /** Reads (or creates) the cluster secret and the mirrors, then joins the election. */
+  async start(): Promise<void> {
+    try {
+      this.secret = await this.clusterSecret();
+      await this.servers.start();
+      await this.directory.mirror.start();
+    } catch (err) {
+      this.client.close();
+      throw new BerthError(
+        "ERR_RPC_UNAVAILABLE",
+        `cannot reach etcd at ${this.settings.endpoints.join(", ")}: ${(err as Error).message}`,
+      );
+    }
+    this.conns.listener = this.directory;
+    this.conns.remote = this.forwarder;
+    this.election.start();
+  }
+
+  /** Resigns (another server leads at once), stops the mirrors and closes the etcd client. */
+  async close(): Promise<void> {
+    this.conns.listener = undefined;
+    this.conns.remote = undefined;
+    await this.election.stop();
+    await this.servers.stop();
+    await this.directory.mirror.stop();
+    this.client.close();
+  }
+
+  get isLeader(): boolean {
+    return this.election.isLeader;
+  }
+
+  /** Nodes whose connection another server holds (the leader counts them as heard from). */
+  heldElsewhere(): Iterable<string> {
+    return this.directory.heldElsewhere();
+  }
+
+  leader(): { member: ServerMember; sinceMs: number } | null {
+    const l = this.election.leader;
+    return l ? { member: l.member, sinceMs: l.term.sinceMs } : null;
+  }
+
+  lastContactMs(): number {
+    return this.election.lastContactMs;
+  }
+
+  async members(): Promise<ServerMember[]> {
+    let all: Record<string, string>;
+    try {
+      all = await this.client.getAll().prefix(this.keys.servers).strings();
+    } catch (err) {
+      throw new BerthError(
+        "ERR_RPC_UNAVAILABLE",
+        `cannot read the servers from etcd: ${(err as Error).message}`,
+      );
+    }
+    return Object.values(all)
+      .map((v) => parseMember(v))
+      .filter((m): m is ServerMember => m !== null)
+      .sort((a, b) => a.Name.localeCompare(b.Name));
+  }
+
+  /** The secret every server of the cluster shares: created by the first server, read by the rest. */
+  private async clusterSecret(): Promise<string> {
+    const key = this.keys.clusterSecret;
+    const fresh = randomBytes(32).toString("base64url");
+    const res = await this.client
+      .if(key, "Create", "==", 0)
+      .then(this.client.put(key).value(fresh))
+      .else(this.client.get(key))
+      .commit();
+    if (res.succeeded) {
+      this.log.info("generated the cluster's server-to-server secret");
+      return fresh;
+    }
+    const stored = res.responses[0]?.response_range.kvs[0]?.value.toString("utf8") ?? "";
+    if (stored === "") throw new Error(`the cluster secret under ${key} is empty`);
+    return stored;
+  }
+}

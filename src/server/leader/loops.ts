@@ -1,0 +1,76 @@
+/**
+ * The loops only the leader runs, built fresh for each term (gate.ts), in their start order:
+ * node liveness (every up node gets one TTL from now: the new leader's grace), the scheduler's
+ * pass over every job (re-runs blocked evals and re-arms delayed follow-up evals), then the
+ * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
+ * the drainer, the deployment watcher, GC and the orphan reconciler.
+ *
+ * The scheduler itself is not gated: a job registered on any server is evaluated there, in one
+ * store transaction, as before. Its follow-up timers and blocked set stay with the server that
+ * armed them across a loss of leadership; a pass is a transaction that re-reads the store, so one
+ * run by a former leader decides from the same state a leader's would (scheduler.ts).
+ */
+import type { Logger } from "../../internal/log.js";
+import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
+import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
+import { GarbageCollector, type GcOptions } from "../gc/collector.js";
+import { OrphanReconciler, type OrphanReconcilerOptions } from "../orphans/reconciler.js";
+import type { ClaimEndpoint } from "../rpc/claim.js";
+import type { VolumeEndpoint } from "../rpc/volume.js";
+import type { Scheduler } from "../scheduler/scheduler.js";
+import type { StateStore } from "../state/store.js";
+import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watcher.js";
+import type { LeaderLoop } from "./gate.js";
+import type { ClusterLiveness } from "./liveness.js";
+
+export interface LeaderLoopParts {
+  store: StateStore;
+  scheduler: Scheduler;
+  claim: ClaimEndpoint;
+  volumes: VolumeEndpoint;
+  liveness: ClusterLiveness;
+  log: Logger;
+  volumeWatcher?: Partial<VolumeWatcherOptions>;
+  gc?: Partial<GcOptions>;
+  drainer?: Partial<DrainerOptions>;
+  deploymentWatcher?: Partial<DeploymentWatcherOptions>;
+  orphans?: Partial<OrphanReconcilerOptions>;
+  /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
+  onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
+}
+
+function loop(name: string, part: { start(): void; stop(): Promise<void> }): LeaderLoop {
+  return { name, start: () => part.start(), stop: () => part.stop() };
+}
+
+export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
+  const { store, scheduler, log } = p;
+  return [
+    p.liveness.loop(),
+    // Nothing to stop: a pass in flight finishes (its own transaction); the scheduler stops with the server.
+    { name: "blocked evals", start: () => scheduler.evaluateAll(), stop: () => Promise.resolve() },
+    volumeWatcherLoop(p),
+    loop("drainer", new NodeDrainer(store, scheduler, log.child("drainer"), p.drainer)),
+    loop(
+      "deploymentwatcher",
+      new DeploymentWatcher(store, scheduler, log.child("deploymentwatcher"), p.deploymentWatcher),
+    ),
+    loop("gc", new GarbageCollector(store, log.child("gc"), p.gc)),
+    loop("orphans", new OrphanReconciler(p.volumes.orphans, log.child("orphans"), p.orphans)),
+  ];
+}
+
+function volumeWatcherLoop(p: LeaderLoopParts): LeaderLoop {
+  const watcher = new VolumeWatcher(p.store, p.claim, p.log.child("volumewatcher"), p.volumeWatcher);
+  return {
+    name: "volumewatcher",
+    start: () => {
+      watcher.start();
+      p.onVolumeWatcher?.(watcher);
+    },
+    stop: async () => {
+      p.onVolumeWatcher?.(undefined);
+      await watcher.stop();
+    },
+  };
+}
