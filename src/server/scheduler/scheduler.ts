@@ -27,6 +27,7 @@ import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
+import { IN_TXN_PLAN_MS, sliceOf, type Batching } from "./batches.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 
 export interface EvalResult {
@@ -44,16 +45,6 @@ export interface EvalResult {
   heldSlots: number;
 }
 
-/** Placements one write transaction applies at most; a bigger plan is applied in batches. */
-export const BATCH_PLACEMENTS = 100;
-/** How long a batch planned inside its transaction (the plan made ahead was stale) may plan. */
-export const IN_TXN_PLAN_MS = 10;
-
-/** A pass applied in batches: what the batches before this one placed. */
-export interface Batching {
-  placedBefore: readonly string[];
-}
-
 /** One batch's result: `more` when allocs are left for the next batch. */
 export interface BatchResult extends EvalResult {
   more: boolean;
@@ -61,28 +52,6 @@ export interface BatchResult extends EvalResult {
   usedAhead: boolean;
   /** The allocs this batch placed. */
   placedIds: string[];
-}
-
-/**
- * The first batch of a plan made ahead, and the rest. Only a plan that places and nothing else is
- * cut (plan.ts PlanOptions.maxPlace says why); the deployment goes with the first batch.
- */
-function sliceOf(ahead: PlannedAhead): [PlannedAhead, PlannedAhead | undefined] {
-  const { plan } = ahead;
-  const onlyPlaces = plan.stop.length === 0 && plan.update.length === 0 && plan.followups.length === 0;
-  if (!onlyPlaces || plan.place.length <= BATCH_PLACEMENTS) return [ahead, undefined];
-  return [
-    { ...ahead, plan: { ...plan, place: plan.place.slice(0, BATCH_PLACEMENTS), more: true } },
-    {
-      ...ahead,
-      plan: {
-        ...plan,
-        place: plan.place.slice(BATCH_PLACEMENTS),
-        newDeployment: null,
-        cancelDeployments: [],
-      },
-    },
-  ];
 }
 
 /** How a pass is recorded. */
