@@ -10,6 +10,11 @@ import type { PlannedAhead } from "./plan_ahead.js";
 
 /** Placements one write transaction applies at most; a bigger plan is applied in batches. */
 export const BATCH_PLACEMENTS = 100;
+/**
+ * Placements one plan made ahead covers at most, so an attempt that a write landing meanwhile makes
+ * stale is bounded, while each new plan's reads of the job's allocs stay few.
+ */
+export const PLAN_AHEAD_PLACEMENTS = 500;
 /** How long a batch planned inside its transaction (the plan made ahead was stale) may plan. */
 export const IN_TXN_PLAN_MS = 10;
 

@@ -27,7 +27,7 @@ import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
-import { IN_TXN_PLAN_MS, sliceOf, type Batching } from "./batches.js";
+import { IN_TXN_PLAN_MS, PLAN_AHEAD_PLACEMENTS, sliceOf, type Batching } from "./batches.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 
 export interface EvalResult {
@@ -133,7 +133,10 @@ export class Scheduler {
     for (;;) {
       if (!planned) {
         await this.usage.catchUp(this.store);
-        ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, { usage: this.usage });
+        ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, {
+          usage: this.usage,
+          maxPlace: PLAN_AHEAD_PLACEMENTS,
+        });
         planned = true;
       }
       const [now, rest] = ahead ? sliceOf(ahead) : [undefined, undefined];
