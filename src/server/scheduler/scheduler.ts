@@ -29,6 +29,7 @@ import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
 import { IN_TXN_PLAN_MS, PLAN_AHEAD_PLACEMENTS, sliceOf, type Batching } from "./batches.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
+import { stillValidSince } from "./rebase.js";
 
 export interface EvalResult {
   placed: number;
@@ -139,6 +140,9 @@ export class Scheduler {
         });
         planned = true;
       }
+      // A plan whose index has moved is carried on when nothing it relied on was taken meanwhile.
+      if (ahead && ahead.index !== this.store.index() && stillValidSince(this.store, ahead.index))
+        ahead = { ...ahead, index: this.store.index() };
       const [now, rest] = ahead ? sliceOf(ahead) : [undefined, undefined];
       result = await this.store.txn((tx) =>
         evaluateIn(tx, namespace, id, trigger, opts, now, { placedBefore }),
