@@ -48,8 +48,11 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     await ask(child, { op: "start", servers: [srv.base], count: NODES, plugin: PLUGIN });
     const registerS = (performance.now() - t0) / 1000;
+    // Each phase is printed as it ends, so a run cut short still tells how far it got.
+    console.log(`${NODES} simulated nodes registered in ${registerS.toFixed(1)} s`);
     const ids = Array.from({ length: ALLOCS }, (_, i) => `v[${i}]`);
     await ask(child, { op: "volumes", base: srv.base, ids, plugin: PLUGIN, concurrency: 8 });
+    console.log(`${ALLOCS} volumes registered`);
 
     const h = monitorEventLoopDelay({ resolution: 1 });
     h.enable();
@@ -60,6 +63,7 @@ async function main(): Promise<void> {
     const placeCpu = process.cpuUsage(cpu0);
     const placeDelay = h.max / 1e6;
     const placed = (await get<ApiAlloc[]>(srv.base, "/v1/job/many/allocations")).length;
+    console.log(`placed ${placed} in ${placeMs.toFixed(0)} ms; waiting for them to run`);
     let running = 0;
     const deadline = Date.now() + 600_000;
     while (running < ALLOCS && Date.now() < deadline) {

@@ -18,6 +18,7 @@ import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore } from "../state/store.js";
 import type { NodeUsageIndex } from "./node_usage.js";
 import { planSteps, type Plan } from "./plan.js";
+import { stillValidSince } from "./rebase.js";
 
 /** Longest stretch of planning between two yields to the event loop. */
 export const YIELD_AFTER_MS = 5;
@@ -25,7 +26,10 @@ export const YIELD_AFTER_MS = 5;
 export const PLAN_AHEAD_ATTEMPTS = 3;
 
 export interface PlannedAhead {
-  /** The store index every read of the plan saw. */
+  /**
+   * A store index the plan is the plan of: the one its reads saw, or a later one when every write
+   * since only freed what it relied on (rebase.ts).
+   */
   index: number;
   /** The time the plan stamps its allocs with (unix ns); the pass records it too. */
   nowNs: number;
@@ -47,7 +51,7 @@ export async function planAhead(
   for (let attempt = 0; attempt < PLAN_AHEAD_ATTEMPTS; attempt++) {
     // The usage index is brought to the index the plan reads at, in the same turn (node_usage.ts).
     opts.usage?.refresh(store);
-    const index = store.index();
+    let index = store.index();
     const job = store.getJob(namespace, jobId);
     if (!job || job.Stop) return undefined;
     let runningEvalId = "";
@@ -68,8 +72,13 @@ export async function planAhead(
       if (performance.now() - sliceStart >= YIELD_AFTER_MS) {
         await yieldToLoop();
         if (store.index() !== index) {
-          stale = true;
-          break;
+          // Writes that only freed what the plan relies on leave it valid (rebase.ts): it is the
+          // plan of the state as it is now, so it is carried on at the new index.
+          if (!stillValidSince(store, index)) {
+            stale = true;
+            break;
+          }
+          index = store.index();
         }
         sliceStart = performance.now();
       }

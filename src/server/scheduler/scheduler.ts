@@ -27,7 +27,9 @@ import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
 import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
+import { IN_TXN_PLAN_MS, PLAN_AHEAD_PLACEMENTS, sliceOf, type Batching } from "./batches.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
+import { stillValidSince } from "./rebase.js";
 
 export interface EvalResult {
   placed: number;
@@ -44,19 +46,11 @@ export interface EvalResult {
   heldSlots: number;
 }
 
-/** Placements a batch plans ahead at most (one write transaction each). */
-export const BATCH_PLACEMENTS = 500;
-/** How long a batch planned inside its transaction (the plan made ahead was stale) may plan. */
-export const IN_TXN_PLAN_MS = 10;
-
-/** A pass applied in batches: what the batches before this one placed. */
-export interface Batching {
-  placedBefore: readonly string[];
-}
-
 /** One batch's result: `more` when allocs are left for the next batch. */
 export interface BatchResult extends EvalResult {
   more: boolean;
+  /** The batch applied the plan made ahead (no write had landed since it was made). */
+  usedAhead: boolean;
   /** The allocs this batch placed. */
   placedIds: string[];
 }
@@ -135,17 +129,30 @@ export class Scheduler {
     // holds the loop for long; the last one records the eval, naming every alloc the pass placed.
     const placedBefore: string[] = [];
     let result: BatchResult;
+    let ahead: PlannedAhead | undefined;
+    let planned = false;
     for (;;) {
-      await this.usage.catchUp(this.store);
-      const ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, {
-        usage: this.usage,
-        maxPlace: BATCH_PLACEMENTS,
-      });
+      if (!planned) {
+        await this.usage.catchUp(this.store);
+        ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, {
+          usage: this.usage,
+          maxPlace: PLAN_AHEAD_PLACEMENTS,
+        });
+        planned = true;
+      }
+      // A plan whose index has moved is carried on when nothing it relied on was taken meanwhile.
+      if (ahead && ahead.index !== this.store.index() && stillValidSince(this.store, ahead.index))
+        ahead = { ...ahead, index: this.store.index() };
+      const [now, rest] = ahead ? sliceOf(ahead) : [undefined, undefined];
       result = await this.store.txn((tx) =>
-        evaluateIn(tx, namespace, id, trigger, opts, ahead, { placedBefore }),
+        evaluateIn(tx, namespace, id, trigger, opts, now, { placedBefore }),
       );
       if (!result.more) break;
       placedBefore.push(...result.placedIds);
+      // The rest of the plan is still the plan of the state this batch left, as long as nothing
+      // else was written since (evaluateIn checks the index); else the rest is planned again.
+      if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
+      else planned = false;
     }
     for (const f of result.followups) {
       this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
@@ -169,7 +176,7 @@ export class Scheduler {
     } else {
       this.blocked.delete(key(namespace, id));
     }
-    const { more: _more, placedIds: _ids, ...evalResult } = result;
+    const { more: _more, placedIds: _ids, usedAhead: _ahead, ...evalResult } = result;
     return evalResult;
   }
 
@@ -290,6 +297,7 @@ export function evaluateIn(
     heldSlots: 0,
     more: false,
     placedIds: [],
+    usedAhead: false,
   };
   const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
   // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
@@ -319,7 +327,10 @@ export function evaluateIn(
   const placedIds = plan.place.map((a) => a.ID);
   // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
   // nothing else to write but its deployment); the eval and the job's status wait for the last.
-  if (plan.more) return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds };
+  if (plan.more) {
+    const usedAhead = fresh !== undefined;
+    return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds, usedAhead };
+  }
   const placed = [...(batch?.placedBefore ?? []), ...placedIds];
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
   const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
@@ -346,6 +357,7 @@ export function evaluateIn(
     heldSlots: plan.heldSlots,
     more: false,
     placedIds,
+    usedAhead: fresh !== undefined,
   };
 }
 

@@ -5,7 +5,9 @@
  *
  * Cores: a task with `cores` gets the cores the scheduler reserved for it, or else the lowest
  * cores of the agent's cpuset that no other pinned berth task holds. The choice and the creation
- * are serialised per manager, so two starts never take the same core.
+ * of pinned tasks' cgroups are serialised per manager, so two starts never take the same core; a
+ * task without cores takes no core and is created at once, so many allocs starting together
+ * (a node given 100 allocs) do not wait for each other's cgroups one by one.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -59,7 +61,7 @@ export class CgroupManager {
   create(allocId: string, taskName: string, limits: CgroupLimits): Promise<TaskCgroup | null> {
     const id = `${allocId}.${taskName}`;
     if (!SAFE_NAME.test(id)) throw new Error(`cannot name a cgroup after task ${JSON.stringify(id)}`);
-    const run = this.queue.then(async () => {
+    const make = async () => {
       const h = await this.host();
       if (h.mode === "off") return null;
       if (h.mode === "v2") {
@@ -73,7 +75,10 @@ export class CgroupManager {
         cpus = await this.pickCores(h.bases.cpuset, limits, "cpuset.cpus");
       }
       return V1Cgroup.create(h.bases, this.parent, id, limits, cpus);
-    });
+    };
+    // An unpinned cgroup's cpuset is empty (inherited): it never counts as holding a core.
+    if (limits.cores <= 0) return make();
+    const run = this.queue.then(make);
     this.queue = run.catch(() => undefined);
     return run;
   }
