@@ -7,12 +7,10 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import { sleep } from "../internal/abort.js";
-import type { Logger } from "../internal/log.js";
 import type { Allocation } from "../structs/alloc.js";
 import { BerthError, isBerthError } from "../structs/errors.js";
-import type { ClientHostVolumeConfig, DriverInfo, NodeResources } from "../structs/node.js";
+import type { DriverInfo, NodeResources } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
-import { createCsiClient } from "../csi/client.js";
 import { safeJoin } from "../structs/ids.js";
 import { AllocRunner } from "./allocrunner/alloc_runner.js";
 import { TaskRunner } from "./allocrunner/taskrunner/task_runner.js";
@@ -24,65 +22,24 @@ import { probeOnce } from "./csimanager/probe_once.js";
 import type { VolumeStatsPoller } from "./csimanager/volume_stats.js";
 import { volumeStatsPoller } from "./volume_stats_wiring.js";
 import { KeyedMutex } from "../internal/keyed_mutex.js";
-import type { TaskUserPolicy } from "../structs/task_user.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
-import { reservedResources, type ReservedSetting, type ResourceOverrides } from "./fingerprint/resources.js";
+import { reservedResources } from "./fingerprint/resources.js";
 import { allocTaskGroup } from "../structs/alloc.js";
 import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
-import type { ClientTls } from "../internal/tls.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
-import type { AllocRunnerParts, ClientSeams } from "./client_seams.js";
-import { csiClientFactory, type ClientTelemetry } from "./csi_metrics.js";
+import type { AllocRunnerParts } from "./client_seams.js";
+import { csiClientFactory } from "./csi_metrics.js";
 
-export interface ClientOptions {
-  /** The agent's data dir: alloc dirs, plugin dirs and the client state DB live below it. */
-  dataDir: string;
-  /** Server HTTP addresses: the agent holds one connection, moving to the next when it fails. */
-  servers: string[];
-  nodeName: string | null;
-  /** Node.Datacenter (default "dc1"). */
-  datacenter?: string;
-  /** Node.NodeClass (default ""). */
-  nodeClass?: string;
-  /**
-   * Task driver settings from the agent config. raw_exec runs tasks unisolated as the agent's user,
-   * so it is disabled (fingerprinted as not detected) unless `rawExec.enabled`, as Nomad ships it.
-   */
-  drivers?: { rawExec?: { enabled: boolean }; taskUsers?: TaskUserPolicy };
-  /** The client config's host volumes, paths already checked (agent/config_file.ts). */
-  hostVolumes?: Record<string, ClientHostVolumeConfig>;
-  /** Node metadata (Node.Meta). */
-  meta?: Record<string, string>;
-  /** client `reserved { cpu, memory, disk }`: Node.ReservedResources. */
-  reserved?: ReservedSetting;
-  /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
-  resourceOverrides?: ResourceOverrides;
-  log: Logger;
-  /** csimanager re-fingerprint period (ms). */
-  fingerprintIntervalMs?: number;
-  /** How long an alloc's prerun waits for a node plugin to register (csi_hook default: 5 min). */
-  pluginWaitTimeoutMs?: number;
-  /** How long volume claims are retried (csi_hook default: 24 h). */
-  claimRetryDeadlineMs?: number;
-  /** Deadline of each node CSI call (volume manager default: 5 min). */
-  csiCallTimeoutMs?: number;
-  /** How often published volumes' NodeGetVolumeStats is polled (volume_stats.ts default: 60 s). */
-  volumeStatsIntervalMs?: number;
-  /** TLS for the connection to the server (agent config `tls`); absent: plain ws://. */
-  tls?: ClientTls;
-  /** The node simulator's replacements (client_seams.ts); absent for a real agent. */
-  seams?: ClientSeams;
-  /** The agent's metrics (shared with its server in -dev); absent: CSI calls are not measured. */
-  telemetry?: ClientTelemetry;
-}
+import type { ClientOptions } from "./client_options.js";
+export type { ClientOptions };
 
 export class Client {
   private stateDb: StateDB | null = null;

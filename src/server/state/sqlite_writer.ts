@@ -27,7 +27,7 @@ import { SqliteAclWriter } from "./sqlite_acl.js";
 import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 import { allocWatchKeys, watchKeys, type WatchKey } from "./watch_keys.js";
 import type { TxnChanges } from "./commit_recorder.js";
-import { SEALED_KEY } from "./secrets_at_rest.js";
+import { putVolumeByText } from "./sqlite_volume_put.js";
 
 type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string };
 
@@ -294,32 +294,14 @@ export class SqliteWriter implements StateWriter {
     return rec;
   }
 
-  /**
-   * putVolume for the common case — the volume is stored, neither it nor the stored record holds
-   * secrets — without parsing the stored record (every claim and release step puts a volume, and
-   * the parse and the two content encodings of the general path were a third of the claim path's
-   * store CPU). The stored text is the JSON of a stamped record; the put is a no-op exactly when
-   * the new record stamped with the stored record's own indexes encodes to that same text, which
-   * is what contentOf's comparison decides on the general path (a volume has no index fields but
-   * CreateIndex and ModifyIndex). Undefined when it cannot decide so; the general path then does.
-   */
   private putVolumeByText(vol: CSIVolume): CSIVolume | undefined {
-    if (vol.Secrets && Object.keys(vol.Secrets).length > 0) return undefined;
-    const row = this.s.volumeForPut.get(vol.Namespace, vol.ID) as
-      { json: string; c: unknown; m: unknown } | undefined;
-    if (!row || typeof row.c !== "number" || typeof row.m !== "number") return undefined;
-    if (row.json.includes(SEALED_KEY)) return undefined;
-    if (JSON.stringify({ ...vol, CreateIndex: row.c, ModifyIndex: row.m }) === row.json) {
-      return JSON.parse(row.json) as CSIVolume;
-    }
-    const rec = { ...vol, CreateIndex: row.c, ModifyIndex: this.writeIndex };
-    const json = JSON.stringify(rec);
-    this.s.putVolume.run(rec.Namespace, rec.ID, rec.PluginID, json);
+    const put = putVolumeByText(this.s, vol, this.writeIndex);
+    if (!put?.json) return put?.rec;
     // The commit feed, only while someone listens: the stored record is parsed for it then alone.
-    this.changes?.put("volumes", rec.Namespace, rec.ID, json, JSON.parse(row.json) as CSIVolume);
+    this.changes?.put("volumes", vol.Namespace, vol.ID, put.json, JSON.parse(put.before!) as CSIVolume);
     this.touched.add("volumes");
-    this.keys.add(watchKeys.volume(rec.Namespace, rec.ID));
-    return rec;
+    this.keys.add(watchKeys.volume(vol.Namespace, vol.ID));
+    return put.rec;
   }
 
   deleteVolume(namespace: string, id: string): void {
