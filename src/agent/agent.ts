@@ -73,6 +73,9 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        ...(this.opts.csiControllerConditionIntervalMs !== null
+          ? { controllerCondition: { intervalMs: this.opts.csiControllerConditionIntervalMs } }
+          : {}),
         telemetry,
         ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
         member: {

@@ -43,6 +43,8 @@ export interface AgentOptions {
   csiVolumeStatsIntervalMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
+  /** Server: how often the leader polls controllers' ControllerGetVolume condition (ms); null: default. */
+  csiControllerConditionIntervalMs: number | null;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
   configFiles: string[];
   /** The config files' host volumes, then the -host-volume flags (a later name wins). */
@@ -74,6 +76,7 @@ export interface AgentFlags {
   csiCallTimeout?: string;
   csiVolumeStatsInterval?: string;
   heartbeatTtl?: string;
+  csiControllerConditionInterval?: string;
   etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
@@ -98,6 +101,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-volume-stats-interval=DUR
                        how often published volumes' usage and health are read (default 1m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
+  -csi-controller-condition-interval=DUR
+                       server: how often the volume condition of controllers that report one
+                       (GET_VOLUME and VOLUME_CONDITION) is polled (default 1m)
   -etcd-endpoints=URL[,..]
                        server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
                        several servers share it; default: the embedded SQLite file
@@ -137,6 +143,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-call-timeout": { type: "string" },
         "csi-volume-stats-interval": { type: "string" },
         "heartbeat-ttl": { type: "string" },
+        "csi-controller-condition-interval": { type: "string" },
         "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
@@ -171,6 +178,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-call-timeout", "csiCallTimeout"],
     ["csi-volume-stats-interval", "csiVolumeStatsInterval"],
     ["heartbeat-ttl", "heartbeatTtl"],
+    ["csi-controller-condition-interval", "csiControllerConditionInterval"],
     ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
@@ -265,6 +273,10 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       file.csiVolumeStatsIntervalMs ??
       null,
     heartbeatTtlMs: durationFlag("heartbeat-ttl", flags.heartbeatTtl),
+    csiControllerConditionIntervalMs: durationFlag(
+      "csi-controller-condition-interval",
+      flags.csiControllerConditionInterval,
+    ),
     configFiles: flags.configFiles,
     hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],
     meta,

@@ -118,9 +118,22 @@ export interface CSIVolumeUsage {
   UpdateTime: number;
 }
 
+/**
+ * The condition the volume's controller plugin reported to ControllerGetVolume (polled by the
+ * leader when the plugin advertises GET_VOLUME and VOLUME_CONDITION); UpdateTime is Unix
+ * nanoseconds of the poll that last changed it (written on change only).
+ */
+export interface CSIVolumeControllerCondition {
+  Abnormal: boolean;
+  Message: string;
+  UpdateTime: number;
+}
+
 /** What `?usage=true` adds; absent from a server that does not know it. */
 export interface CSIVolumeUsageField {
   Usage?: CSIVolumeUsage | null;
+  /** null until the controller plugin was polled. */
+  ControllerCondition?: CSIVolumeControllerCondition | null;
 }
 
 export interface CSIVolumeListStub {

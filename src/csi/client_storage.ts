@@ -42,6 +42,7 @@ type StorageOps = Pick<
   | "controllerExpandVolume"
   | "listVolumes"
   | "getCapacity"
+  | "controllerGetVolume"
 > &
   Pick<CsiNodeClient, "nodeExpandVolume" | "nodeGetVolumeStats">;
 
@@ -122,6 +123,19 @@ export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
         entries: r.entries.map(listVolumesEntryFromWire).filter((e): e is ListVolumesEntry => e !== null),
         nextToken: r.next_token,
       };
+    },
+    async controllerGetVolume(req, o) {
+      const r = await call<WireListVolumesEntry>(
+        "Controller",
+        "ControllerGetVolume",
+        { volume_id: req.volumeId },
+        o,
+        timeoutMs,
+      );
+      // The answer has ListVolumes' entry shape ({volume, status}).
+      const entry = listVolumesEntryFromWire(r);
+      if (!entry) throw new BerthError("ERR_CSI_INTERNAL", "CSI ControllerGetVolume returned no volume");
+      return entry;
     },
     async getCapacity(req, o) {
       const r = await call<{

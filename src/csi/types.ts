@@ -245,6 +245,15 @@ export interface ListVolumesEntry {
   condition: { abnormal: boolean; message: string } | null;
 }
 
+/** ControllerGetVolume's answer (GET_VOLUME; the condition needs VOLUME_CONDITION). */
+export interface ControllerGetVolumeResult {
+  volume: CsiVolumeInfo;
+  /** Node IDs the volume is published to (as the plugin reports them). */
+  publishedNodeIds: string[];
+  /** Null when the plugin sent no volume_condition. */
+  condition: { abnormal: boolean; message: string } | null;
+}
+
 export interface ListVolumesResult {
   entries: ListVolumesEntry[];
   nextToken: string;
@@ -298,6 +307,7 @@ export interface CsiControllerClient {
   ): Promise<ControllerExpandVolumeResult>;
   listVolumes(req: ListVolumesRequest, opts?: CsiCallOptions): Promise<ListVolumesResult>;
   getCapacity(req: GetCapacityRequest, opts?: CsiCallOptions): Promise<CsiCapacity>;
+  controllerGetVolume(req: { volumeId: string }, opts?: CsiCallOptions): Promise<ControllerGetVolumeResult>;
 }
 
 export interface CsiNodeClient {

@@ -200,6 +200,7 @@ export class SimCsiPlugin {
       controllerExpandVolume: () => unimplemented("ControllerExpandVolume"),
       listVolumes: () => unimplemented("ListVolumes"),
       getCapacity: () => unimplemented("GetCapacity"),
+      controllerGetVolume: () => unimplemented("ControllerGetVolume"),
       nodeExpandVolume: () => unimplemented("NodeExpandVolume"),
       nodeGetVolumeStats: () => unimplemented("NodeGetVolumeStats"),
     };

@@ -54,6 +54,7 @@ import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
 import { registerServerMetrics } from "./metrics/server_metrics.js";
 import { VolumeUsageEndpoint } from "./rpc/volume_usage.js";
 import { ClaimCensus } from "./volumewatcher/claim_census.js";
+import type { ControllerConditionOptions } from "./volumecondition/poller.js";
 
 export interface ServerOptions {
   /** Directory for the state file; null keeps state in memory (tests, -dev). */
@@ -70,6 +71,8 @@ export interface ServerOptions {
   downNodePluginBoundMs?: number;
   /** Overrides of the volumewatcher's rate limits, backoff and node grace (tests set them short). */
   volumeWatcher?: Partial<VolumeWatcherOptions>;
+  /** Overrides of the controller condition poll's interval, concurrency and call deadline. */
+  controllerCondition?: Partial<ControllerConditionOptions>;
   /** Overrides of the garbage collector's interval and thresholds. */
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */
@@ -199,6 +202,8 @@ export class Server {
       claim,
       volumes,
       liveness,
+      controllers: deps.controllers,
+      volumeLocks: deps.volumeLocks,
       log: this.log,
       onVolumeWatcher: (w: VolumeWatcher | undefined) => (this.watcher = w),
     };

@@ -27,6 +27,7 @@ import type {
 } from "./volume.js";
 import type { DriverInfo } from "./node.js";
 import type { VolumeUsageUpdateRequest, VolumeUsageUpdateResponse } from "./volume_usage.js";
+import type { ControllerGetVolumeRequest, ControllerGetVolumeResponse } from "./volume_condition.js";
 
 // ---- node → server ----
 
@@ -376,6 +377,7 @@ export interface ClientMethods {
   "ClientCSI.ControllerListSnapshots": [ControllerListSnapshotsRequest, ControllerListSnapshotsResponse];
   "ClientCSI.ControllerExpandVolume": [ControllerExpandVolumeRequest, ControllerExpandVolumeResponse];
   "ClientCSI.ControllerListVolumes": [ControllerListVolumesRequest, ControllerListVolumesResponse];
+  "ClientCSI.ControllerGetVolume": [ControllerGetVolumeRequest, ControllerGetVolumeResponse];
   "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];
   "ClientCSI.NodeDetachVolume": [NodeDetachVolumeRequest, Record<string, never>];
   "ClientAlloc.Signal": [AllocSignalRequest, Record<string, never>];

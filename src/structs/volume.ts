@@ -11,8 +11,10 @@ import {
   type MountOptions,
 } from "./csi_terms.js";
 import type { CSIVolumeUsage } from "./volume_usage.js";
+import type { CSIVolumeControllerCondition } from "./volume_condition.js";
 
 export type { CSIVolumeUsage } from "./volume_usage.js";
+export type { CSIVolumeControllerCondition } from "./volume_condition.js";
 
 export {
   ACCESS_MODES,
@@ -195,6 +197,11 @@ export interface CSIVolume {
    * until a node reports. Only `GET /v1/volume/csi/:id?usage=true` answers it.
    */
   Usage?: CSIVolumeUsage | null;
+  /**
+   * The condition the controller plugin last reported (ControllerGetVolume, volume_condition.ts);
+   * absent until the leader polled a plugin that reports it. Answered with `?usage=true` only.
+   */
+  ControllerCondition?: CSIVolumeControllerCondition | null;
 }
 
 export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {

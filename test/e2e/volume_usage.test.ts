@@ -154,7 +154,7 @@ test(
     assert.equal(first.Abnormal, false);
     const section = await usageSection();
     assert.equal(section["Bytes Total"], "10 MiB");
-    assert.equal(section["Condition"], "healthy");
+    assert.equal(section["Node Condition"], "healthy");
     assert.match(section["Updated"] ?? "", /ago|just now/);
 
     fs.writeFileSync(path.join(volumeDir, "go"), "");
@@ -176,7 +176,10 @@ test(
       async () => ((await usage())?.Abnormal ? true : undefined),
       60_000,
     );
-    assert.match((await usageSection())["Condition"] ?? "", /^abnormal: volume directory .* is missing$/);
+    assert.match(
+      (await usageSection())["Node Condition"] ?? "",
+      /^abnormal: volume directory .* is missing$/,
+    );
 
     await cli(["job", "stop", "-purge", "holder"]);
     await eventually(

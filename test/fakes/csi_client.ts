@@ -230,6 +230,15 @@ export class FakeCsiClient implements CsiClient {
   listVolumes(req: unknown, o?: CsiCallOptions) {
     return this.record("ListVolumes", req, o, () => ({ entries: [], nextToken: "" }));
   }
+  /** What ControllerGetVolume answers as the volume's condition (a test sets it). */
+  volumeCondition: { abnormal: boolean; message: string } | null = null;
+  controllerGetVolume(req: { volumeId: string }, o?: CsiCallOptions) {
+    return this.record("ControllerGetVolume", req, o, () => ({
+      volume: { ...this.createResult, volumeId: req.volumeId },
+      publishedNodeIds: [],
+      condition: this.volumeCondition,
+    }));
+  }
   getCapacity(req: unknown, o?: CsiCallOptions) {
     return this.record("GetCapacity", req, o, () => ({
       availableCapacity: 0,

@@ -12,7 +12,7 @@ export type VolumeStatusArgs = StatusArgs;
 
 export const volumeStatus = statusCommand({
   usage: "Usage: berth volume status [options] [<volume>]",
-  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with, its measured usage and health (bytes, inodes, condition; reported by the node that publishes it) and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with, its measured usage and health (bytes, inodes and condition reported by the node that publishes it; the condition its controller plugin reports) and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
   what: "[<volume>]",
   csi: true,
   list: {
@@ -36,7 +36,7 @@ export const volumeStatus = statusCommand({
       ...details(vol),
       ...topologiesSection(vol),
       ...capabilitiesSection(vol),
-      ...usageSection(vol.Usage, p.verbose, io.now()),
+      ...usageSection(vol.Usage, p.verbose, io.now(), vol.ControllerCondition),
       ...releasesSection(vol, p.verbose, io.now()),
       "",
       ...allocationsSection(vol.Allocations ?? [], p.verbose, io.now()),

@@ -40,6 +40,7 @@ const OPTIONS_AT: Record<CsiMethod, 0 | 1> = {
   controllerExpandVolume: 1,
   listVolumes: 1,
   getCapacity: 1,
+  controllerGetVolume: 1,
   nodeGetCapabilities: 0,
   nodeGetInfo: 0,
   nodeStageVolume: 1,

@@ -1,8 +1,10 @@
 /**
- * The ClientCSI controller calls for snapshots, expansion and ListVolumes, in the same style as
+ * The ClientCSI controller calls for snapshots, expansion, ListVolumes and ControllerGetVolume (the
+ * leader's condition poll: GET_VOLUME and VOLUME_CONDITION both required), in the same style as
  * client_csi.ts (one attempt each; the capability is checked first; secrets go to the plugin only).
  * DeleteSnapshot of an unknown snapshot is success, which keeps it idempotent.
  */
+import { BerthError } from "../../structs/errors.js";
 import type { CsiClient, CsiControllerCapabilities, CsiSnapshot } from "../../csi/types.js";
 import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { SnapshotInfo } from "../../structs/rpc.js";
@@ -105,6 +107,23 @@ export function registerStorageHandlers(
         Status: e.condition?.message ?? "",
       })),
       NextToken: res.nextToken,
+    };
+  });
+
+  peer.handle("ClientCSI.ControllerGetVolume", async (req, signal) => {
+    const { client, caps } = await controller(req.PluginID, "getVolume", signal);
+    // Only the condition is wanted: a plugin without VOLUME_CONDITION is not asked at all.
+    if (!caps?.volumeCondition) {
+      throw new BerthError(
+        "ERR_CSI_NOT_SUPPORTED",
+        `CSI plugin ${JSON.stringify(req.PluginID)} does not advertise the VOLUME_CONDITION controller capability`,
+      );
+    }
+    const res = await client.controllerGetVolume({ volumeId: req.ExternalVolumeID }, { signal, timeoutMs });
+    return {
+      ExternalID: res.volume.volumeId,
+      PublishedExternalNodeIDs: [...res.publishedNodeIds],
+      Condition: res.condition ? { Abnormal: res.condition.abnormal, Message: res.condition.message } : null,
     };
   });
 }

@@ -30,9 +30,11 @@ export function callRecorder(file: string | null): CallRecorder {
   };
 }
 
+const PERIODIC_READS = new Set(["NodeGetVolumeStats", "ControllerGetVolume"]);
+
 /**
- * Reads a call log back; tests use it. NodeGetVolumeStats — a CO's periodic read, outside every
- * ordering the tests check — is left out unless `reads` asks for it.
+ * Reads a call log back; tests use it. NodeGetVolumeStats and ControllerGetVolume — a CO's
+ * periodic reads, outside every ordering the tests check — are left out unless `reads` asks for them.
  */
 export function readCallLog(file: string, opts: { reads?: boolean } = {}): CallRecord[] {
   let text: string;
@@ -46,5 +48,5 @@ export function readCallLog(file: string, opts: { reads?: boolean } = {}): CallR
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as CallRecord)
-    .filter((c) => opts.reads === true || c.method !== "NodeGetVolumeStats");
+    .filter((c) => opts.reads === true || !PERIODIC_READS.has(c.method));
 }

@@ -1,8 +1,8 @@
 /**
  * The csi-hostpath gRPC server: Identity plus Controller and/or Node (by --mode) on one unix socket;
  * calls of a service the mode does not serve answer UNIMPLEMENTED. One call per volume at a time: a
- * second concurrent call for the same volume gets ABORTED (spec, "Concurrency"); NodeGetVolumeStats,
- * a read, is outside that rule.
+ * second concurrent call for the same volume gets ABORTED (spec, "Concurrency"); NodeGetVolumeStats
+ * and ControllerGetVolume, reads, are outside that rule.
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -93,6 +93,9 @@ const NODE: Record<string, Handler> = {
   ...STORAGE_NODE_HANDLERS,
 };
 
+/** Calls that only read a volume: outside the one-call-per-volume rule. */
+const READS = new Set(["NodeGetVolumeStats", "ControllerGetVolume"]);
+
 /** The handlers a mode serves; every other method answers UNIMPLEMENTED. */
 function handlersFor(mode: HostpathConfig["mode"]): Record<string, Handler> {
   if (mode === "controller") return { ...IDENTITY, ...CONTROLLER };
@@ -158,9 +161,9 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     const handler = handlers[method];
     if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
     const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
-    // A stats read changes nothing: it neither takes the volume's slot nor is refused by it, so a
-    // CO's periodic poll never makes a mount, snapshot or delete of the volume fail with ABORTED.
-    if (!volumeId || method === "NodeGetVolumeStats") return faulted(method, () => handler(ctx, req));
+    // A stats or condition read changes nothing: it neither takes the volume's slot nor is refused
+    // by it, so a CO's periodic poll never makes a mount, snapshot or delete fail with ABORTED.
+    if (!volumeId || READS.has(method)) return faulted(method, () => handler(ctx, req));
     if (inFlight.has(volumeId))
       throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
     inFlight.add(volumeId);

@@ -1,11 +1,13 @@
 /**
  * The handlers and capabilities csi-hostpath adds beyond create/delete/publish: snapshots, clone
- * and restore (in CreateVolume), expansion, ListVolumes, GetCapacity and volume stats. server.ts merges these
+ * and restore (in CreateVolume), expansion, ListVolumes, GetCapacity, ControllerGetVolume (with
+ * the volume's condition) and volume stats. server.ts merges these
  * tables into its own, so that file only wires them in.
  */
 import type { HostpathContext } from "./context.js";
 import { createSnapshot, deleteSnapshot, listSnapshots } from "./controller_snapshot.js";
 import { getCapacity, listVolumes } from "./controller_list.js";
+import { controllerGetVolume } from "./controller_get.js";
 import { controllerExpandVolume, nodeExpandVolume } from "./expand.js";
 import { SnapshotStore } from "./snapshots.js";
 import type { HostpathConfig } from "./flags.js";
@@ -23,6 +25,7 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
   ControllerExpandVolume: (ctx, r) => controllerExpandVolume(ctx, r as never),
   ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
   GetCapacity: (ctx) => getCapacity(ctx),
+  ControllerGetVolume: (ctx, r) => controllerGetVolume(ctx, r as never),
 };
 
 export const STORAGE_NODE_HANDLERS: Record<string, HostpathHandler> = {
@@ -39,6 +42,8 @@ export function storageControllerCapabilities(config: HostpathConfig): { rpc: { 
     "EXPAND_VOLUME",
     "LIST_VOLUMES",
     "GET_CAPACITY",
+    "GET_VOLUME",
+    "VOLUME_CONDITION",
     ...(config.attachRequired ? ["LIST_VOLUMES_PUBLISHED_NODES"] : []),
   ].map((type) => ({ rpc: { type } }));
 }

@@ -103,7 +103,8 @@ export async function nodeGetVolumeStats(
   };
 }
 
-async function isMissingDir(dir: string): Promise<boolean> {
+/** Whether `dir` is gone (or is no directory any more). */
+export async function isMissingDir(dir: string): Promise<boolean> {
   try {
     return !(await fs.stat(dir)).isDirectory();
   } catch (err) {

@@ -5,8 +5,9 @@
  * that made the change; berth's store does not keep the request, so the Type is derived from the
  * record before and after, with Nomad's names where one fits:
  *
- * - CSIVolume: new → CSIVolumeRegistered; deleted → CSIVolumeDeregistered; `Usage.Abnormal` turned
- *   true → CSIVolumeAbnormal (berth's own); claims changed → CSIVolumeClaim; else CSIVolumeRegistered.
+ * - CSIVolume: new → CSIVolumeRegistered; deleted → CSIVolumeDeregistered; `Usage.Abnormal` or
+ *   `ControllerCondition.Abnormal` turned true → CSIVolumeAbnormal (berth's own); claims changed →
+ *   CSIVolumeClaim; else CSIVolumeRegistered.
  * - CSIPlugin (Nomad has no type of its own for plugins): CSIPluginUpdated / CSIPluginDeleted.
  * - Job: deleted (purged) → JobDeregistered with `Deleted: true`; `Stop` turned true →
  *   JobDeregistered; else JobRegistered.
@@ -144,8 +145,7 @@ function volumeEvent(before: CSIVolume | undefined, after: CSIVolume | undefined
   const v = (after ?? before)!;
   let type = "CSIVolumeRegistered";
   if (!after) type = "CSIVolumeDeregistered";
-  else if (before && isAbnormal(after) && !isAbnormal(before)) type = "CSIVolumeAbnormal";
-  else if (!before && isAbnormal(after)) type = "CSIVolumeAbnormal";
+  else if (turnedAbnormal(before, after)) type = "CSIVolumeAbnormal";
   else if (before && claimsOf(before) !== claimsOf(after)) type = "CSIVolumeClaim";
   return {
     topic: "CSIVolume",
@@ -157,10 +157,15 @@ function volumeEvent(before: CSIVolume | undefined, after: CSIVolume | undefined
   };
 }
 
-/** `Usage` (the node's NodeGetVolumeStats, issue 15) is optional: records before it have none. */
-function isAbnormal(v: CSIVolume): boolean {
-  const usage = (v as { Usage?: { Abnormal?: unknown } | null }).Usage;
-  return usage?.Abnormal === true;
+/**
+ * Either side turned abnormal: the node's `Usage` (NodeGetVolumeStats) or the controller's
+ * `ControllerCondition` (ControllerGetVolume), issue 15. Both are optional: records before them
+ * have none. One side turning abnormal while the other already was still makes the event.
+ */
+function turnedAbnormal(before: CSIVolume | undefined, after: CSIVolume): boolean {
+  const side = (v: CSIVolume | undefined, field: "Usage" | "ControllerCondition") =>
+    (v as { [k: string]: { Abnormal?: unknown } | null | undefined } | undefined)?.[field]?.Abnormal === true;
+  return (["Usage", "ControllerCondition"] as const).some((f) => side(after, f) && !side(before, f));
 }
 
 function claimsOf(v: CSIVolume): string {

@@ -197,7 +197,8 @@ export function volumeStub(v: CSIVolume) {
  * The full volume answer: the redacted record plus Nomad's ReadAllocs/WriteAllocs (alloc ID →
  * null) and Allocations (stubs of every claiming alloc the server still knows). berth's claim
  * records (ReadClaims/WriteClaims/PastClaims, which Nomad never serialises) only with `claims`;
- * berth's measured usage and health (`Usage`, null until a node reported) only with `usage`.
+ * berth's measured usage and health (`Usage`, null until a node reported, and
+ * `ControllerCondition`, null until the controller plugin was polled) only with `usage`.
  */
 export function volumeFull(
   v: CSIVolume,
@@ -213,11 +214,11 @@ export function volumeFull(
     .map(allocOf)
     .filter((a): a is Allocation => a !== undefined)
     .map(allocStub);
-  const { ReadClaims, WriteClaims, PastClaims, Usage, ...redacted } = redactVolume(v);
+  const { ReadClaims, WriteClaims, PastClaims, Usage, ControllerCondition, ...redacted } = redactVolume(v);
   return {
     ...redacted,
     ...(opts.claims ? { ReadClaims, WriteClaims, PastClaims } : {}),
-    ...(opts.usage ? { Usage: Usage ?? null } : {}),
+    ...(opts.usage ? { Usage: Usage ?? null, ControllerCondition: ControllerCondition ?? null } : {}),
     ResourceExhausted: goTime(v.ResourceExhausted),
     CreateTime: v.CreateTime ?? 0,
     ModifyTime: v.ModifyTime ?? 0,

@@ -3,7 +3,8 @@
  * node liveness (every up node gets one TTL from now: the new leader's grace), the scheduler's
  * pass over every job (re-runs blocked evals and re-arms delayed follow-up evals), then the
  * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
- * the drainer, the deployment watcher, GC and the orphan reconciler.
+ * the drainer, the deployment watcher, GC, the orphan reconciler and the controller condition poll
+ * (ControllerGetVolume of volumes whose controller reports conditions).
  *
  * The scheduler itself is not gated: a job registered on any server is evaluated there, in one
  * store transaction, as before. Its follow-up timers and blocked set stay with the server that
@@ -15,11 +16,14 @@ import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentw
 import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "../gc/collector.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "../orphans/reconciler.js";
+import type { KeyedMutex } from "../../internal/keyed_mutex.js";
+import type { ControllerClient } from "../clientconn/controller.js";
 import type { ClaimEndpoint } from "../rpc/claim.js";
 import type { VolumeEndpoint } from "../rpc/volume.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 import type { StateStore } from "../state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watcher.js";
+import { ControllerConditionPoller, type ControllerConditionOptions } from "../volumecondition/poller.js";
 import type { LeaderLoop } from "./gate.js";
 import type { ClusterLiveness } from "./liveness.js";
 
@@ -35,6 +39,10 @@ export interface LeaderLoopParts {
   drainer?: Partial<DrainerOptions>;
   deploymentWatcher?: Partial<DeploymentWatcherOptions>;
   orphans?: Partial<OrphanReconcilerOptions>;
+  /** The server→node controller path and the volume locks the condition poll uses. */
+  controllers: ControllerClient;
+  volumeLocks: KeyedMutex;
+  controllerCondition?: Partial<ControllerConditionOptions>;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
@@ -57,6 +65,16 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
     ),
     loop("gc", new GarbageCollector(store, log.child("gc"), p.gc)),
     loop("orphans", new OrphanReconciler(p.volumes.orphans, log.child("orphans"), p.orphans)),
+    loop(
+      "controller condition",
+      new ControllerConditionPoller(
+        store,
+        p.controllers,
+        p.volumeLocks,
+        log.child("controllercondition"),
+        p.controllerCondition,
+      ),
+    ),
   ];
 }
 

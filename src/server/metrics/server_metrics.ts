@@ -69,7 +69,7 @@ export function registerServerMetrics(t: Telemetry, src: ServerMetricSources): (
   );
   const abnormal = t.gauge(
     ["server", "volume", "usage", "abnormal"],
-    "1 when the volume's node plugin reports its condition abnormal.",
+    "1 when the volume's node plugin (NodeGetVolumeStats) or controller plugin (ControllerGetVolume) reports its condition abnormal.",
     usageLabels,
   );
   const followups = t.gauge(

@@ -11,8 +11,11 @@
  *   checkpoint), and by the step a claim's recorded ReleaseStatus says is failing or waiting.
  * - The oldest pending release: since when this server first saw it pending (a restarted server
  *   starts counting again at its first pass; the claim records no start time).
- * - Volume usage (`CSIVolume.Usage`, reported by the node for a published volume) of claimed
- *   volumes, read defensively: a record without it, or with a malformed one, has none.
+ * - Volume usage (`CSIVolume.Usage`, reported by the node for a published volume) and the
+ *   controller's condition (`CSIVolume.ControllerCondition`, polled by the leader), read
+ *   defensively: a record without them, or with malformed ones, has none. The abnormal flag is
+ *   set when either side reports abnormal; a volume with only the controller's condition has no
+ *   node and no figures.
  */
 import type { ClaimState, CSIVolume, VolumeClaim } from "../../structs/volume.js";
 
@@ -131,14 +134,20 @@ function bump<K>(m: Map<K, number>, k: K, by: number): void {
 }
 
 /**
- * `vol.Usage` as the node reported it ({NodeID, BytesUsed, BytesAvailable, BytesTotal, InodesUsed,
+ * `vol.Usage` as the node reported it, with `vol.ControllerCondition`'s abnormal flag folded in ({NodeID, BytesUsed, BytesAvailable, BytesTotal, InodesUsed,
  * InodesAvailable, InodesTotal, Abnormal, Message, UpdateTime}), figures that are not finite
  * numbers left out; undefined when the volume has no usage object. The Message is never kept: it
  * is free text from a plugin and no metric label carries free text.
  */
 function usageOf(vol: CSIVolume): VolumeUsageFigures | undefined {
   const u = (vol as { Usage?: unknown }).Usage;
-  if (typeof u !== "object" || u === null) return undefined;
+  const cc = (vol as { ControllerCondition?: unknown }).ControllerCondition;
+  const ctl = typeof cc === "object" && cc !== null ? (cc as { Abnormal?: unknown }).Abnormal : undefined;
+  if (typeof u !== "object" || u === null) {
+    // Only the controller's condition (ControllerGetVolume): no node, no figures.
+    if (typeof ctl !== "boolean") return undefined;
+    return { namespace: vol.Namespace, volumeId: vol.ID, pluginId: vol.PluginID, nodeId: "", abnormal: ctl };
+  }
   const r = u as Record<string, unknown>;
   const num = (k: string) => {
     const v = r[k];
@@ -163,5 +172,7 @@ function usageOf(vol: CSIVolume): VolumeUsageFigures | undefined {
     if (v !== undefined) out[to] = v;
   }
   if (typeof r.Abnormal === "boolean") out.abnormal = r.Abnormal;
+  // Abnormal when either side says so.
+  if (typeof ctl === "boolean") out.abnormal = out.abnormal === true || ctl;
   return out;
 }

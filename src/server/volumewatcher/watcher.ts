@@ -196,7 +196,9 @@ export class VolumeWatcher {
       this.claims.set(key, vol);
       if (!this.claims.get(key)) {
         this.waiting.forget(key);
-        this.census.forget(key);
+        // Unclaimed: only the controller's condition still counts for metrics (the node's usage
+        // figures are of claimed volumes only, as they were before the condition existed).
+        this.census.set(key, { ...vol, Usage: null }, [], now);
         return;
       }
       const work = volumeWork(vol, lookups.alloc, lookups.node);

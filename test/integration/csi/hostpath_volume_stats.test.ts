@@ -3,7 +3,8 @@
  * real plugin server with real bind mounts: 5 MiB written through the published target shows as
  * 5 MiB more used (and less available under the recorded capacity); the volume's directory removed
  * behind the plugin's back turns it abnormal; a path where the volume is not published is
- * NOT_FOUND. Cleans up and asserts nothing is left mounted.
+ * NOT_FOUND. ControllerGetVolume answers the same condition on the controller side. Cleans up and
+ * asserts nothing is left mounted.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -60,6 +61,33 @@ void describe("csi-hostpath volume stats and condition", () => {
   void it("advertises GET_VOLUME_STATS and VOLUME_CONDITION", async () => {
     const caps = await client.nodeGetCapabilities();
     assert.deepEqual([caps.getVolumeStats, caps.volumeCondition], [true, true]);
+  });
+
+  void it("ControllerGetVolume: advertised, healthy, abnormal once the directory is gone, NOT_FOUND for an unknown volume", async () => {
+    const caps = await client.controllerGetCapabilities();
+    assert.deepEqual([caps.getVolume, caps.volumeCondition], [true, true]);
+    const vol = await client.createVolume({
+      name: "ctl-condition",
+      capacityRange: null,
+      volumeCapabilities: [cap],
+      parameters: {},
+      secrets: {},
+      contentSource: null,
+      accessibilityRequirements: null,
+    });
+    const healthy = await client.controllerGetVolume({ volumeId: vol.volumeId });
+    assert.equal(healthy.volume.volumeId, vol.volumeId);
+    assert.deepEqual(healthy.publishedNodeIds, []);
+    assert.deepEqual(healthy.condition, { abnormal: false, message: "volume directory is present" });
+    await fs.rm(path.join(dir, "state", "volumes", vol.volumeId), { recursive: true, force: true });
+    const gone = await client.controllerGetVolume({ volumeId: vol.volumeId });
+    assert.equal(gone.condition?.abnormal, true);
+    assert.match(gone.condition?.message ?? "", /^volume directory .* is missing$/);
+    await assert.rejects(
+      client.controllerGetVolume({ volumeId: "no-such-volume" }),
+      (e: BerthError) => e.code === "ERR_CSI_NOT_FOUND",
+    );
+    await client.deleteVolume({ volumeId: vol.volumeId, secrets: {} });
   });
 
   void it("reports the directory's own usage, growing with a 5 MiB write, and abnormal once it is removed", async () => {

@@ -52,6 +52,16 @@ test("-csi-call-timeout takes a duration for node CSI calls; absent keeps the vo
   assert.throws(() => parseAgentArgs(["-dev", "-csi-call-timeout=0s"]), /must be longer than zero/);
 });
 
+test("-csi-controller-condition-interval takes a duration for the server; absent keeps the default", () => {
+  const flag = "-csi-controller-condition-interval";
+  const opts = (v?: string) =>
+    parseAgentArgs(["-server", "-data-dir=/d", ...(v === undefined ? [] : [`${flag}=${v}`])]);
+  assert.equal(opts("30s").csiControllerConditionIntervalMs, 30_000);
+  assert.equal(opts().csiControllerConditionIntervalMs, null);
+  assert.throws(() => opts("often"), /-csi-controller-condition-interval: "often" is not a duration/);
+  assert.throws(() => opts("0s"), /must be longer than zero/);
+});
+
 test("-heartbeat-ttl takes a duration for the server; absent keeps the server's default", () => {
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=5s"]).heartbeatTtlMs, 5000);
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d"]).heartbeatTtlMs, null);

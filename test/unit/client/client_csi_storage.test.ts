@@ -84,7 +84,7 @@ const ref = {
 test("with nodeVolumes every ClientMethods entry has a handler", () => {
   const { handlers } = setup();
   assert.ok(handlers.has("ClientCSI.NodeExpandVolume") && handlers.has("ClientCSI.NodeDetachVolume"));
-  assert.equal(handlers.size, 12);
+  assert.equal(handlers.size, 13);
 });
 
 test("snapshot calls convert both ways; creation time crosses as Unix seconds", async () => {
@@ -243,5 +243,29 @@ test("NodeDetachVolume marks the alloc's pending release unmounted, and skips on
     stateDb.getPendingReleases("a3"),
     { data: { stub, unmounted: true } },
     "left to its release",
+  );
+});
+
+test("ControllerGetVolume needs GET_VOLUME and VOLUME_CONDITION, and answers the plugin's condition", async () => {
+  const { call, client } = setup();
+  const req = { PluginID: "fake", ExternalVolumeID: "ext-vol1" };
+  client.controllerCaps = { ...client.controllerCaps, getVolume: true, volumeCondition: false };
+  await assert.rejects(call("ClientCSI.ControllerGetVolume", req), /VOLUME_CONDITION/);
+  client.controllerCaps = { ...client.controllerCaps, getVolume: false, volumeCondition: true };
+  await assert.rejects(call("ClientCSI.ControllerGetVolume", req), /GET_VOLUME/);
+  assert.equal(client.callsOf("ControllerGetVolume").length, 0, "nothing unadvertised is called");
+
+  client.controllerCaps = { ...client.controllerCaps, getVolume: true, volumeCondition: true };
+  client.volumeCondition = { abnormal: true, message: "backing disk lost" };
+  assert.deepEqual(await call("ClientCSI.ControllerGetVolume", req), {
+    ExternalID: "ext-vol1",
+    PublishedExternalNodeIDs: [],
+    Condition: { Abnormal: true, Message: "backing disk lost" },
+  });
+  assert.deepEqual(client.callsOf("ControllerGetVolume")[0]!.req, { volumeId: "ext-vol1" });
+  client.volumeCondition = null;
+  assert.equal(
+    ((await call("ClientCSI.ControllerGetVolume", req)) as { Condition: unknown }).Condition,
+    null,
   );
 });

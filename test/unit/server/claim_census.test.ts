@@ -96,3 +96,22 @@ test("volume usage is read defensively and never keeps the plugin's message", ()
   c.set("default/v1", withUsage("x"), [], 0);
   assert.deepEqual(c.snapshot(0).usage, []);
 });
+
+test("the controller's condition sets the abnormal flag, alone or with the node's usage", () => {
+  const c = new ClaimCensus();
+  const vol = (over: Record<string, unknown>): CSIVolume => ({ ...makeVolume("v1"), ...over });
+  const ctl = (Abnormal: boolean) => ({ Abnormal, Message: "m", UpdateTime: 1 });
+  const only = { namespace: "default", volumeId: "v1", pluginId: "p1", nodeId: "" };
+  // An unclaimed volume with only the controller's condition is still counted.
+  c.set("default/v1", vol({ ControllerCondition: ctl(true) }), [], 0);
+  assert.deepEqual(c.snapshot(0).usage, [{ ...only, abnormal: true }]);
+  c.set("default/v1", vol({ ControllerCondition: ctl(false) }), [], 0);
+  assert.deepEqual(c.snapshot(0).usage, [{ ...only, abnormal: false }]);
+  const usage = { NodeID: "n1", BytesUsed: 1, Abnormal: false };
+  c.set("default/v1", vol({ Usage: usage, ControllerCondition: ctl(true) }), [], 0);
+  assert.deepEqual(c.snapshot(0).usage, [{ ...only, nodeId: "n1", bytesUsed: 1, abnormal: true }]);
+  c.set("default/v1", vol({ Usage: { ...usage, Abnormal: true }, ControllerCondition: ctl(false) }), [], 0);
+  assert.equal(c.snapshot(0).usage[0]!.abnormal, true, "either side abnormal");
+  c.set("default/v1", vol({ ControllerCondition: "x" }), [], 0);
+  assert.deepEqual(c.snapshot(0).usage, []);
+});

@@ -66,6 +66,18 @@ test("volumes: registered, claim, abnormal, deregistered; redacted on the wire, 
     "CSIVolumeRegistered",
     "only when it turns abnormal",
   );
+  // The controller's condition (ControllerGetVolume) turning abnormal is the same event, also when
+  // the node's side already was; the payload keeps Nomad's shape (no ControllerCondition).
+  const ctlAbnormal = { ...vol, ControllerCondition: { Abnormal: true, Message: "gone", UpdateTime: 1 } };
+  const ctlEvent = one(put("volumes", ctlAbnormal, vol));
+  assert.equal(ctlEvent.Type, "CSIVolumeAbnormal");
+  assert.equal("ControllerCondition" in ctlEvent.parsed.Payload.Volume, false);
+  const both = { ...abnormal, ControllerCondition: ctlAbnormal.ControllerCondition };
+  assert.equal(one(put("volumes", both, abnormal)).Type, "CSIVolumeAbnormal");
+  assert.equal(one(put("volumes", both, ctlAbnormal)).Type, "CSIVolumeAbnormal");
+  assert.equal(one(put("volumes", both, both)).Type, "CSIVolumeRegistered");
+  const healed = { ...vol, ControllerCondition: { Abnormal: false, Message: "ok", UpdateTime: 2 } };
+  assert.equal(one(put("volumes", healed, ctlAbnormal)).Type, "CSIVolumeRegistered");
   const gone = one({ table: "volumes", namespace: "default", id: "v1", op: "delete", before: vol });
   assert.equal(gone.Type, "CSIVolumeDeregistered");
   assert.equal(gone.parsed.Payload.Volume.Secrets, null);
