@@ -119,8 +119,9 @@ test("the volumes page shows demo with the writer's claim while the writer runs"
 });
 
 test("a volume's usage and health show when the server answers them (?usage=true)", async () => {
-  // Servers that collect volume stats add `Usage` to the volume's answer; this one may not yet, so
-  // the test adds it to the real answer on its way to the page (the UI's rendering is the subject).
+  // The node reports `Usage` once a minute and the controller's condition comes as often, so the
+  // test puts known figures into the real answer on its way to the page (the rendering is the
+  // subject, not the polling, which the usage and controller-condition tests cover).
   const page = b().page;
   const usage = {
     NodeID: cluster.nodeId,
@@ -137,7 +138,8 @@ test("a volume's usage and health show when the server answers them (?usage=true
   await page.route(/\/v1\/volume\/csi\/demo\?/, async (route) => {
     assert.match(route.request().url(), /[?&]usage=true(&|$)/, "the page asks for usage");
     const res = await route.fetch();
-    const body = { ...((await res.json()) as object), Usage: usage };
+    const controller = { Abnormal: true, Message: "volume directory is gone", UpdateTime: Date.now() * 1e6 };
+    const body = { ...((await res.json()) as object), Usage: usage, ControllerCondition: controller };
     await route.fulfill({ response: res, json: body });
   });
   try {
@@ -149,6 +151,12 @@ test("a volume's usage and health show when the server answers them (?usage=true
     assert.equal(
       await waitText(page, item("Message"), "volume directory is missing"),
       "volume directory is missing",
+    );
+    const ctrl = (k: string) => `[aria-label="Controller condition"] .kv-item:has(dt:text-is('${k}')) dd`;
+    assert.equal(await waitText(page, ctrl("Condition"), "abnormal"), "abnormal");
+    assert.equal(
+      await waitText(page, ctrl("Message"), "volume directory is gone"),
+      "volume directory is gone",
     );
     await shot("volume-usage");
   } finally {

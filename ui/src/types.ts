@@ -26,4 +26,15 @@ export interface VolumeUsage {
   UpdateTime: number | string;
 }
 
-export type VolumeDetail = CSIVolumeWithClaims & { Usage?: VolumeUsage | null };
+/** The controller's view of the volume (ControllerGetVolume's condition), as `?usage=true` returns it. */
+export interface VolumeControllerCondition {
+  Abnormal: boolean;
+  Message: string;
+  /** Unix nanoseconds (an RFC 3339 string is read too). */
+  UpdateTime: number | string;
+}
+
+export type VolumeDetail = CSIVolumeWithClaims & {
+  Usage?: VolumeUsage | null;
+  ControllerCondition?: VolumeControllerCondition | null;
+};

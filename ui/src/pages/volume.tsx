@@ -11,7 +11,7 @@ import { ago, bytes, ratio } from "../format.js";
 import { Link, paths } from "../router.js";
 import type { CSISnapshot, VolumeDetail } from "../types.js";
 import { AllocTable } from "./shared.js";
-import { Claims, Placement, Usage } from "./volume_parts.js";
+import { Claims, ControllerCondition, Placement, Usage } from "./volume_parts.js";
 
 export function VolumePage(props: { id: string; ns: string }) {
   const vol = useBlocking<VolumeDetail>(
@@ -59,6 +59,7 @@ function VolumeBody(props: { v: VolumeDetail }) {
         />
       </Section>
       {v.Usage ? <Usage u={v.Usage} /> : null}
+      {v.ControllerCondition ? <ControllerCondition c={v.ControllerCondition} /> : null}
       <Claims v={v} />
       <Section title="Allocations">
         <AllocTable allocs={v.Allocations ?? []} label="Volume allocations" showJob />

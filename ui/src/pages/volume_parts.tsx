@@ -10,7 +10,13 @@ import { seg, write } from "../api.js";
 import { Badge, ConfirmAction, KV, OutcomeLine, Pairs, Section, Table, type Outcome } from "../components.js";
 import { ago, bytes, short } from "../format.js";
 import { Link, paths } from "../router.js";
-import type { CSIVolumeClaim, CSITopology, VolumeDetail, VolumeUsage } from "../types.js";
+import type {
+  CSIVolumeClaim,
+  CSITopology,
+  VolumeControllerCondition,
+  VolumeDetail,
+  VolumeUsage,
+} from "../types.js";
 
 interface ClaimRow extends CSIVolumeClaim {
   /** "current" (ReadClaims/WriteClaims) or "past" (a release under way: PastClaims). */
@@ -98,6 +104,22 @@ export function Usage(props: { u: VolumeUsage }) {
           ["Message", u.Message || undefined],
           ["Node", u.NodeID ? <Link to={paths.client(u.NodeID)}>{short(u.NodeID)}</Link> : "–"],
           ["Measured", ago(u.UpdateTime)],
+        ]}
+      />
+    </Section>
+  );
+}
+
+/** What the volume's controller plugin says of it (ControllerGetVolume), beside the node's figures. */
+export function ControllerCondition(props: { c: VolumeControllerCondition }) {
+  const c = props.c;
+  return (
+    <Section title="Controller condition">
+      <KV
+        items={[
+          ["Condition", <Badge value={c.Abnormal ? "abnormal" : "healthy"} title={c.Message} />],
+          ["Message", c.Message || undefined],
+          ["Checked", ago(c.UpdateTime)],
         ]}
       />
     </Section>
