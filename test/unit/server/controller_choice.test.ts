@@ -27,7 +27,7 @@ function answering(calls: Map<string, number>, nodeId: string): NodeConn {
       return Promise.resolve({});
     },
     close: () => undefined,
-  } as unknown as NodeConn;
+  };
 }
 
 /** The store, counting the healthy-controller entries it hands out (both index reads). */
@@ -57,7 +57,9 @@ test("controller choice: connected, healthy and capable nodes only, each in turn
     await store.txn((tx) => {
       for (let i = 0; i < 40; i++) {
         const info = controllerInfo("p1", i % 2 === 0, i === 4 ? { Healthy: false } : {});
-        tx.putNode(makeNode(id(i), { Status: i === 8 ? "down" : "ready", CSIControllerPlugins: { p1: info } }));
+        tx.putNode(
+          makeNode(id(i), { Status: i === 8 ? "down" : "ready", CSIControllerPlugins: { p1: info } }),
+        );
       }
     });
     const conns = new NodeConnections();
@@ -87,7 +89,8 @@ test("controller choice: connected, healthy and capable nodes only, each in turn
     // A capability no healthy controller has is refused up front; no capable one connected is 503.
     await assert.rejects(
       cc.call("p1", UNPUBLISH, params, { requires: "SupportsExpand" }),
-      (e: unknown) => e instanceof BerthError && e.code === "ERR_CSI_NOT_SUPPORTED" && /Expand/.test(e.message),
+      (e: unknown) =>
+        e instanceof BerthError && e.code === "ERR_CSI_NOT_SUPPORTED" && /Expand/.test(e.message),
     );
     for (const i of [0, 12, 26, 38]) conns.remove(id(i), conns.get(id(i))!);
     calls.clear();
@@ -110,7 +113,9 @@ test("controller choice: a call reads a page of the healthy controllers, not all
   try {
     await store.txn((tx) => {
       for (let i = 0; i < 2000; i++) {
-        tx.putNode(makeNode(`m${String(i).padStart(4, "0")}`, { CSIControllerPlugins: { p1: controllerInfo("p1") } }));
+        tx.putNode(
+          makeNode(`m${String(i).padStart(4, "0")}`, { CSIControllerPlugins: { p1: controllerInfo("p1") } }),
+        );
       }
     });
     const conns = new NodeConnections();
