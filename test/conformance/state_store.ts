@@ -441,6 +441,14 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
           tx.deleteNode("n3");
         });
         assert.deepEqual([healthy("node"), healthy("controller")], [["n1", "n2"], ["n1"]]);
+        // The same index paged after a node ID, as a controller call picks its candidates.
+        const after = (side: "controller" | "node", from: string, limit: number) =>
+          s.healthyPluginInstancesAfter("p1", side, from, limit).map(([id, info]) => [id, info.Healthy]);
+        assert.deepEqual(after("node", "", 1), [["n1", true]]);
+        assert.deepEqual(after("node", "n1", 5), [["n2", true]]);
+        assert.deepEqual(after("node", "n2", 5), []);
+        assert.deepEqual(after("controller", "", 5), [["n1", true]]);
+        assert.deepEqual(s.healthyPluginInstancesAfter("missing", "node", "", 5), []);
         expectSummary();
         assert.deepEqual([s.pluginSummary("p1")!.NodesHealthy, s.pluginSummary("p1")!.NodesExpected], [2, 3]);
       }));

@@ -36,8 +36,13 @@ class NoControllerError extends BerthError {
   }
 }
 
+/** The first page of healthy controllers a round reads, and the most a later page doubles to. */
+const FIRST_PAGE = 8;
+const MAX_PAGE = 512;
+
 export class ControllerClient {
-  private rotation = 0;
+  /** Plugin ID → the node its latest round started on (the next round starts after it). */
+  private readonly rotation = new Map<string, string>();
 
   constructor(
     private readonly state: StateReader,
@@ -86,14 +91,13 @@ export class ControllerClient {
     params: ClientMethods[M][0],
     opts: ControllerCallOptions,
   ): Promise<ClientMethods[M][1]> {
-    const candidates = this.candidates(pluginId, opts.requires);
-    if (candidates.length === 0) {
-      throw new NoControllerError(
-        `no healthy controller for plugin ${JSON.stringify(pluginId)} is connected to take ${method}`,
-      );
-    }
+    if (!this.state.pluginSummary(pluginId))
+      throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
+    const seen = { healthy: false, supporting: false };
+    let tried = 0;
     let last: BerthError | undefined;
-    for (const nodeId of candidates) {
+    for (const nodeId of this.candidates(pluginId, opts.requires, seen)) {
+      tried++;
       try {
         return await this.conns.call(nodeId, method, params, {
           timeoutMs: opts.timeoutMs ?? this.defaultTimeoutMs,
@@ -111,6 +115,18 @@ export class ControllerClient {
         last = e;
       }
     }
+    if (tried === 0) {
+      // The walk saw every healthy controller: refused up front when none has the capability.
+      if (opts.requires && seen.healthy && !seen.supporting) {
+        throw new BerthError(
+          "ERR_CSI_NOT_SUPPORTED",
+          `plugin ${JSON.stringify(pluginId)} does not support ${opts.requires.replace(/^Supports/, "")}`,
+        );
+      }
+      throw new NoControllerError(
+        `no healthy controller for plugin ${JSON.stringify(pluginId)} is connected to take ${method}`,
+      );
+    }
     // The last failure's own code when there was one, so a caller sees e.g. ABORTED, not a guess.
     throw new BerthError(
       last?.code ?? "ERR_CSI_PLUGIN_UNAVAILABLE",
@@ -118,31 +134,50 @@ export class ControllerClient {
     );
   }
 
-  /** Connected nodes with a healthy controller instance of the plugin, rotated. */
-  private candidates(pluginId: string, requires: keyof CSIControllerInfo | undefined): string[] {
-    if (!this.state.pluginSummary(pluginId))
-      throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
-    // From the healthy-controller index: a claim never reads the plugin's every node instance.
-    const healthy = [...this.state.healthyPluginInstances(pluginId, "controller")];
-    if (
-      requires &&
-      healthy.length > 0 &&
-      !healthy.some(([, info]) => info.ControllerInfo?.[requires] === true)
-    ) {
-      throw new BerthError(
-        "ERR_CSI_NOT_SUPPORTED",
-        `plugin ${JSON.stringify(pluginId)} does not support ${requires.replace(/^Supports/, "")}`,
-      );
+  /**
+   * Connected nodes with a healthy controller instance of the plugin (with `requires`, one that
+   * advertises it), lazily, in node ID order starting after the node the plugin's previous round
+   * started on and wrapping around once, so rounds rotate over the candidates and load spreads.
+   * It pages through the healthy-controller index (healthyPluginInstancesAfter) and stops as soon
+   * as a call succeeds: a round costs O(log n + the candidates it tries), never a read of every
+   * controller. Only a round that finds no candidate walks them all; `seen` then tells whether
+   * any was healthy and any had the capability. The start moves when the round yields its first
+   * candidate (synchronously), so concurrent rounds start on different nodes.
+   */
+  private *candidates(
+    pluginId: string,
+    requires: keyof CSIControllerInfo | undefined,
+    seen: { healthy: boolean; supporting: boolean },
+  ): Generator<string> {
+    const from = this.rotation.get(pluginId) ?? "";
+    let first = true;
+    // The ring as two ranges: node IDs after `from`, then from the lowest up to `from` itself.
+    for (const [after, upTo] of [
+      [from, undefined],
+      ["", from],
+    ] as const) {
+      if (after === "" && upTo === "") break; // `from` was "": the first range was the whole ring
+      let cursor: string = after;
+      let limit = FIRST_PAGE;
+      for (;;) {
+        const page = this.state.healthyPluginInstancesAfter(pluginId, "controller", cursor, limit);
+        for (const [nodeId, info] of page) {
+          // Node IDs are ASCII (structs/ids.ts), so JS order here is SQLite's BINARY order.
+          if (upTo !== undefined && nodeId > upTo) return;
+          seen.healthy = true;
+          if (requires && info.ControllerInfo?.[requires] !== true) continue;
+          seen.supporting = true;
+          if (!this.conns.isConnected(nodeId)) continue;
+          if (first) {
+            first = false;
+            this.rotation.set(pluginId, nodeId);
+          }
+          yield nodeId;
+        }
+        if (page.length < limit) break;
+        cursor = page[page.length - 1]![0];
+        limit = Math.min(limit * 2, MAX_PAGE);
+      }
     }
-    const ids = healthy
-      .filter(
-        ([nodeId, info]) =>
-          (!requires || info.ControllerInfo?.[requires] === true) && this.conns.isConnected(nodeId),
-      )
-      .map(([nodeId]) => nodeId)
-      .sort();
-    if (ids.length === 0) return ids;
-    const start = this.rotation++ % ids.length;
-    return [...ids.slice(start), ...ids.slice(0, start)];
   }
 }

@@ -7,8 +7,8 @@
  * - Event-driven: blocks on the nodes/allocs/volumes table indexes (a claim's release moves the
  *   volumes index) and on the nearest force deadline; bursts coalesce into one pass per `settleMs`.
  * - Per-node work only: a pass reads the draining nodes' allocs (allocsByNode) and the volumes those
- *   allocs use, never the cluster's allocs. The set of draining nodes is re-read only when the nodes
- *   table moved.
+ *   allocs use, never the cluster's allocs. The set of draining nodes follows the nodes written
+ *   since the last pass (followDraining), never a read of every node after the first pass.
  * - Resumable: the drain lives in the node record and a mark in the alloc (DesiredTransition), so a
  *   restarted server's first pass picks every drain up where it stopped; nothing but the loop is
  *   kept in memory.
@@ -72,7 +72,7 @@ export function claimsHeldOnNode(state: StateReader, nodeId: string, allocs: All
 
 export class NodeDrainer {
   private readonly opts: DrainerOptions;
-  private draining: string[] = [];
+  private draining = new Set<string>();
   private nodesSeen = -1;
   private ctl = new AbortController();
   private loop: Promise<void> | undefined;
@@ -128,14 +128,7 @@ export class NodeDrainer {
 
   /** Takes every draining node one step; answers the nearest force deadline still ahead. */
   private async pass(signal: AbortSignal): Promise<number | null> {
-    const nodesIndex = this.store.tableIndex("nodes");
-    if (nodesIndex !== this.nodesSeen) {
-      this.nodesSeen = nodesIndex;
-      this.draining = this.store
-        .listNodes()
-        .filter(isDraining)
-        .map((n) => n.ID);
-    }
+    this.followDraining();
     let wakeAt: number | null = null;
     let failures = 0;
     for (const id of this.draining) {
@@ -153,10 +146,40 @@ export class NodeDrainer {
     if (failures > 0) {
       throw new BerthError(
         "ERR_INTERNAL",
-        `${failures} of ${this.draining.length} draining nodes failed their step`,
+        `${failures} of ${this.draining.size} draining nodes failed their step`,
       );
     }
     return wakeAt;
+  }
+
+  /**
+   * Brings the set of draining nodes up to date: the first pass (nodesSeen -1) reads every node,
+   * later ones only the nodes written since the last (nodesModifiedSince), O(changed · log n), so
+   * a burst of node registrations or heartbeat status writes never costs a read of every node.
+   * A deleted node is not listed as changed: those in the set are re-read, and dropped when gone.
+   */
+  private followDraining(): void {
+    const nodesIndex = this.store.tableIndex("nodes");
+    if (nodesIndex === this.nodesSeen) return;
+    if (this.nodesSeen < 0) {
+      this.draining = new Set(
+        this.store
+          .listNodes()
+          .filter(isDraining)
+          .map((n) => n.ID),
+      );
+    } else {
+      for (const id of this.store.nodesModifiedSince(this.nodesSeen)) {
+        const node = this.store.getNode(id);
+        if (node && isDraining(node)) this.draining.add(id);
+        else this.draining.delete(id);
+      }
+      for (const id of this.draining) {
+        const node = this.store.getNode(id);
+        if (!node || !isDraining(node)) this.draining.delete(id);
+      }
+    }
+    this.nodesSeen = nodesIndex;
   }
 
   /** One step of one node's drain, in one transaction; then evaluates the jobs it marked allocs of. */

@@ -34,6 +34,13 @@ export function preparePluginStatements(db: Database.Database) {
     healthyNodes: db.prepare(
       "SELECT node_id, node AS info FROM plugin_instances WHERE plugin_id = ? AND node_healthy = 1 ORDER BY node_id",
     ),
+    // A page of the same index after a node ID (healthyInstancesAfter): O(log n + limit).
+    healthyControllersAfter: db.prepare(
+      "SELECT node_id, controller AS info FROM plugin_instances WHERE plugin_id = ? AND controller_healthy = 1 AND node_id > ? ORDER BY node_id LIMIT ?",
+    ),
+    healthyNodesAfter: db.prepare(
+      "SELECT node_id, node AS info FROM plugin_instances WHERE plugin_id = ? AND node_healthy = 1 AND node_id > ? ORDER BY node_id LIMIT ?",
+    ),
     putInstance: db.prepare(
       `INSERT INTO plugin_instances (plugin_id, node_id, controller, node, controller_healthy, node_healthy, provider, version)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -130,6 +137,19 @@ export function healthyInstances(st: PluginStatements, id: string, side: PluginS
     out.set(r.node_id, JSON.parse(r.info) as CSIInfo);
   }
   return out;
+}
+
+/** Up to `limit` healthy instances of that side on nodes after `afterNodeId`, in node ID order. */
+export function healthyInstancesAfter(
+  st: PluginStatements,
+  id: string,
+  side: PluginSide,
+  afterNodeId: string,
+  limit: number,
+): [string, CSIInfo][] {
+  const stmt = side === "controller" ? st.healthyControllersAfter : st.healthyNodesAfter;
+  const rows = stmt.all(id, afterNodeId, limit) as { node_id: string; info: string }[];
+  return rows.map((r) => [r.node_id, JSON.parse(r.info) as CSIInfo]);
 }
 
 /**

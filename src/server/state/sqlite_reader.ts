@@ -20,6 +20,7 @@ import type { SecretsAtRest } from "./secrets_at_rest.js";
 import { idsModifiedSince, prepareChangeStatements, type ChangeStatements } from "./sqlite_changes.js";
 import {
   healthyInstances,
+  healthyInstancesAfter,
   listSummaries,
   preparePluginStatements,
   readPlugin,
@@ -173,6 +174,14 @@ export class SqliteReader implements StateReader {
   }
   healthyPluginInstances(pluginId: string, side: PluginSide): Map<string, CSIInfo> {
     return healthyInstances(this.pluginStatements, pluginId, side);
+  }
+  healthyPluginInstancesAfter(
+    pluginId: string,
+    side: PluginSide,
+    afterNodeId: string,
+    limit: number,
+  ): [string, CSIInfo][] {
+    return healthyInstancesAfter(this.pluginStatements, pluginId, side, afterNodeId, limit);
   }
   getEval(id: string): Evaluation | undefined {
     return parseRow<Evaluation>(this.statements.getEval.get(id));

@@ -180,6 +180,14 @@ export class SqliteWriter implements StateWriter {
   healthyPluginInstances(pluginId: string, side: PluginSide): Map<string, CSIInfo> {
     return this.r.healthyPluginInstances(pluginId, side);
   }
+  healthyPluginInstancesAfter(
+    pluginId: string,
+    side: PluginSide,
+    afterNodeId: string,
+    limit: number,
+  ): [string, CSIInfo][] {
+    return this.r.healthyPluginInstancesAfter(pluginId, side, afterNodeId, limit);
+  }
 
   /** Brings up to date the plugins of the system jobs alloc writes left stale (SqlitePluginWriter). */
   flushPlugins(): void {

@@ -99,6 +99,17 @@ export interface StateReader extends AclStateReader {
    * down node), from an index: O(healthy instances), never a scan of nodes.
    */
   healthyPluginInstances(pluginId: string, side: "controller" | "node"): Map<string, CSIInfo>;
+  /**
+   * Up to `limit` entries of healthyPluginInstances whose node ID sorts after `afterNodeId` ("" for
+   * the first), in node ID order, from the same index: O(log n + limit). A caller that needs one
+   * instance (a controller to call) pages through these instead of reading them all.
+   */
+  healthyPluginInstancesAfter(
+    pluginId: string,
+    side: "controller" | "node",
+    afterNodeId: string,
+    limit: number,
+  ): [string, CSIInfo][];
 
   getEval(id: string): Evaluation | undefined;
   /** Oldest first (by CreateIndex, then the order they were put); all namespaces when `namespace` is undefined. */

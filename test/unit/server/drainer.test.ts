@@ -207,3 +207,32 @@ test("drainer: resumes a drain found in the store and forces it at the deadline"
   assert.ok(store.allocsByNode("A").every((a) => a.DesiredStatus === "stop"));
   assert.equal(store.getNode("A")!.LastDrain?.Status, "complete");
 });
+
+test("drainer: follows the nodes written since its last pass, reading every node only on its first", async (t) => {
+  const { store, scheduler } = await cluster();
+  let listed = 0;
+  const counted = new Proxy(store, {
+    get(target, prop, receiver) {
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        if (prop === "listNodes") listed++;
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const drainer = new NodeDrainer(counted, scheduler, nullLogger, { settleMs: 5 });
+  drainer.start();
+  t.after(() => drainer.stop());
+  await until("the first pass", () => (listed > 0 ? true : undefined));
+  // A burst of node writes, among them a drain on an empty node and one on a node then deleted.
+  for (let i = 0; i < 20; i++) await store.txn((tx) => tx.putNode(makeNode(`x${i}`)));
+  await store.txn((tx) => {
+    tx.putNode(applyDrainRequest(makeNode("C"), drainSpec(), Date.now()));
+    tx.putNode(applyDrainRequest(makeNode("D"), drainSpec(), Date.now()));
+  });
+  await store.txn((tx) => tx.deleteNode("D"));
+  await until("C's drain to complete", () => (isDraining(store.getNode("C")!) ? undefined : true));
+  assert.equal(store.getNode("C")!.LastDrain?.Status, "complete");
+  assert.equal(listed, 1, "only the first pass read every node");
+});
