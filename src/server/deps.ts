@@ -1,14 +1,26 @@
 /** What the endpoints share: built once by Server, passed to each endpoint group. */
+import type { EvalTrigger } from "../structs/eval.js";
 import type { Logger } from "../internal/log.js";
 import type { ControllerClient } from "./clientconn/controller.js";
 import type { NodeConnections } from "./clientconn/connections.js";
 import type { KeyedMutex } from "../internal/keyed_mutex.js";
-import type { Scheduler } from "./scheduler/scheduler.js";
+import type { EvalOptions, EvalResult } from "./scheduler/scheduler.js";
 import type { StateStore } from "./state/store.js";
+
+/**
+ * What the endpoints ask of the scheduler. A single server: its Scheduler. A server of an etcd
+ * cluster: the leader's, reached through leader/scheduler_front.ts (only the leader runs passes).
+ */
+export interface JobScheduler {
+  /** Runs a pass over the job and answers what it did (the eval it recorded, placements, failures). */
+  evaluate(namespace: string, id: string, trigger?: EvalTrigger, opts?: EvalOptions): Promise<EvalResult>;
+  /** Capacity may have appeared: re-evaluate the blocked jobs (never rejects; callers do not wait). */
+  retryBlocked(): Promise<void>;
+}
 
 export interface ServerDeps {
   store: StateStore;
-  scheduler: Scheduler;
+  scheduler: JobScheduler;
   conns: NodeConnections;
   controllers: ControllerClient;
   /** Serialises claim/unpublish/create/delete/deregister per volume (`namespace/id`). */

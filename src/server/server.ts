@@ -48,6 +48,8 @@ import { buildLeaderLoops } from "./leader/loops.js";
 import { EtcdCluster, type MemberOptions } from "./leader/cluster.js";
 import { SoloCluster } from "./leader/cluster_view.js";
 import { memberOf } from "./leader/member.js";
+import { DEFAULT_LEASE_TTL_SEC } from "./leader/election.js";
+import { holdForLeaseTtl, SchedulerFront } from "./leader/scheduler_front.js";
 import { EventBroker, type EventBrokerOptions } from "./events/broker.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
 import { MeasuredScheduler } from "./metrics/measured_scheduler.js";
@@ -120,6 +122,8 @@ export class Server {
   private gate: LeaderGate | undefined;
   private cluster: EtcdCluster | SoloCluster | undefined;
   private scheduler: Scheduler | undefined;
+  /** With etcd: the endpoints' way to the leader's scheduler (leader/scheduler_front.ts). */
+  private front: SchedulerFront | undefined;
   private conns: NodeConnections | undefined;
   private limiter: ConnLimiter | undefined;
   private address: string | undefined;
@@ -170,9 +174,20 @@ export class Server {
     const telemetry = this.opts.telemetry ?? new Telemetry();
     const scheduler = new MeasuredScheduler(store, this.log.child("scheduler"), telemetry);
     this.scheduler = scheduler;
+    // With several servers, passes run on the leader: the endpoints reach it through the front.
+    const front = this.opts.etcd
+      ? new SchedulerFront(
+          scheduler,
+          () => (this.cluster instanceof EtcdCluster ? this.cluster : undefined),
+          store,
+          { holdMs: holdForLeaseTtl(this.opts.member?.leaseTtlSec ?? DEFAULT_LEASE_TTL_SEC) },
+          this.log.child("scheduler"),
+        )
+      : undefined;
+    this.front = front;
     const deps: ServerDeps = {
       store,
-      scheduler,
+      scheduler: front ?? scheduler,
       conns,
       controllers: new ControllerClient(store, conns, this.log.child("controller")),
       volumeLocks: new KeyedMutex(),
@@ -226,7 +241,7 @@ export class Server {
         nodes: node,
         volumes,
         plugins: new PluginEndpoint(deps),
-        deployments: new DeploymentEndpoint(store, scheduler),
+        deployments: new DeploymentEndpoint(store, deps.scheduler),
         namespaces: new NamespaceEndpoint(store),
         acl,
         cluster: {
@@ -252,9 +267,15 @@ export class Server {
     this.limiter = limiter;
     // Reads take one turn of the event loop each, so writes never wait behind a pile of them.
     const reads = new ReadQueue(handler).listener;
-    // Server-to-server forwards of node calls are not API routes (leader/forward.ts).
+    // Server-to-server calls are not API routes: node calls (leader/forward.ts) and scheduler
+    // calls for the leader (leader/scheduler_forward.ts).
     const server = createListener(this.opts.tls, limiter.serverOptions(), (req, res) => {
-      if (this.cluster instanceof EtcdCluster && this.cluster.forwardServer.handle(req, res)) return;
+      const c = this.cluster;
+      if (
+        c instanceof EtcdCluster &&
+        (c.forwardServer.handle(req, res) || c.schedulerServer.handle(req, res))
+      )
+        return;
       reads(req, res);
     });
     this.http = server;
@@ -301,6 +322,7 @@ export class Server {
         self,
         gate,
         conns,
+        { local: scheduler, store },
         this.opts.tls,
         this.log.child("cluster"),
       );
@@ -340,6 +362,8 @@ export class Server {
     }
     // Requests already inside a route finish (their clients are gone; their writes are not).
     this.limiter?.close();
+    // Routes waiting for a leader give up now (ERR_ABORTED) rather than at the end of their hold.
+    await this.front?.close();
     await this.api?.drain();
     // The loops stop before the resignation, so two servers' loops never overlap.
     await this.gate?.close("server stopping");

@@ -50,6 +50,9 @@ export const ERROR_CODES = [
   "ERR_NODE_NOT_CONNECTED",
   // The server's state store (etcd) cannot be reached; nothing of the write was committed.
   "ERR_STATE_UNAVAILABLE",
+  // Several servers: no leader answered within the hold time (Nomad's "No cluster leader"), or a
+  // call for the leader reached a server that no longer leads (the sender asks again).
+  "ERR_NO_LEADER",
   "ERR_ABORTED",
   "ERR_DRIVER",
   "ERR_INTERNAL",
@@ -123,6 +126,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "ERR_RPC_TIMEOUT",
   "ERR_NODE_NOT_CONNECTED",
   "ERR_STATE_UNAVAILABLE",
+  "ERR_NO_LEADER",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
   "ERR_CSI_NOT_MOUNTED",
 ]);

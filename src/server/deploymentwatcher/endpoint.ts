@@ -14,7 +14,7 @@ import {
   type Deployment,
 } from "../../structs/deployment.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
-import type { Scheduler } from "../scheduler/scheduler.js";
+import type { JobScheduler } from "../deps.js";
 import type { StateStore, StateWriter } from "../state/store.js";
 import { revertJob } from "./watcher.js";
 
@@ -30,7 +30,7 @@ export interface DeploymentUpdateResponse {
 export class DeploymentEndpoint {
   constructor(
     private readonly store: StateStore,
-    private readonly scheduler: Scheduler,
+    private readonly scheduler: JobScheduler,
   ) {}
 
   list(namespace?: string): Deployment[] {

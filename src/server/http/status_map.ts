@@ -47,6 +47,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_RPC_TIMEOUT: 504,
   ERR_NODE_NOT_CONNECTED: 503,
   ERR_STATE_UNAVAILABLE: 503,
+  // Nomad answers its ErrNoLeader with a bare 500; a leader is worth waiting for, so 503.
+  ERR_NO_LEADER: 503,
   ERR_ABORTED: 503,
   ERR_DRIVER: 500,
   ERR_INTERNAL: 500,

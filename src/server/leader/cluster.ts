@@ -1,7 +1,7 @@
 /**
  * A server's membership of an etcd cluster: the etcd client, the cluster secret, the election
- * (which drives the leader gate), the members and node directory mirrors, and the forwarder of
- * node calls. Server.start opens it after its listener is bound (the member record carries the
+ * (which drives the leader gate), the members and node directory mirrors, the forwarder of
+ * node calls and the scheduler's path to the leader (scheduler_front.ts, scheduler_forward.ts). Server.start opens it after its listener is bound (the member record carries the
  * address) and closes it first on stop (resigning, so another server takes over at once).
  *
  * etcd unreachable at start: the server fails to start with an error naming the endpoints. etcd
@@ -15,11 +15,14 @@ import { BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { ServerTls } from "../../internal/tls.js";
 import type { NodeConnections } from "../clientconn/connections.js";
+import type { JobScheduler } from "../deps.js";
+import type { IndexedStore } from "./await_index.js";
 import type { ClusterView } from "./cluster_view.js";
 import { NodeDirectory, PrefixMirror } from "./directory.js";
 import { LeaderElection } from "./election.js";
 import { ForwardServer, Forwarder } from "./forward.js";
 import type { LeaderGate } from "./gate.js";
+import { HttpSchedulerPeer, SchedulerForwardServer, type SchedulerPeer } from "./scheduler_forward.js";
 import { haKeys, parseMember, type HaKeys, type ServerMember } from "./keys.js";
 
 /** ServerOptions.etcd: where the cluster's state and coordination live. */
@@ -59,12 +62,17 @@ export class EtcdCluster implements ClusterView {
   private secret = "";
   readonly forwarder: Forwarder;
   readonly forwardServer: ForwardServer;
+  /** Scheduler calls: this server's way to the leader's scheduler, and the leader's receiving end. */
+  readonly schedulerPeer: SchedulerPeer;
+  readonly schedulerServer: SchedulerForwardServer;
 
   constructor(
     private readonly settings: EtcdSettings & MemberOptions,
     readonly self: ServerMember,
     gate: LeaderGate,
     private readonly conns: NodeConnections,
+    /** The local scheduler, which runs the calls other servers send while this one leads. */
+    scheduling: { local: JobScheduler; store: IndexedStore },
     tls: ServerTls | undefined,
     private readonly log: Logger,
   ) {
@@ -91,6 +99,15 @@ export class EtcdCluster implements ClusterView {
     const secret = () => this.secret;
     this.forwarder = new Forwarder(self.ID, this.directory, this.servers, secret, tls, log.child("forward"));
     this.forwardServer = new ForwardServer(secret, conns, tls, log.child("forward"));
+    this.schedulerPeer = new HttpSchedulerPeer(secret, tls);
+    this.schedulerServer = new SchedulerForwardServer(
+      secret,
+      tls,
+      () => this.isLeader,
+      scheduling.local,
+      scheduling.store,
+      log.child("scheduler-forward"),
+    );
   }
 
   /** Reads (or creates) the cluster secret and the mirrors, then joins the election. */

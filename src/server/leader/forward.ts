@@ -5,49 +5,31 @@
  * the result, or the error with its code (X-Berth-Error-Code), so retry rules see the same codes
  * as for a local call. A forwarded call is never forwarded again.
  *
- * Only a server may forward: every forward carries the cluster secret (generated once, kept in
- * etcd, which only servers can read), compared in constant time; with `tls.rpc` the peer must also
- * present a certificate signed by the CA, and with verify_server_hostname one naming
- * `server.<region>.nomad`, as issue 12's agent RPC rules ask of an RPC peer. Anything else is
- * refused with 403 ERR_PERMISSION_DENIED before the body is read.
+ * Only a server may forward (peer_http.ts: the cluster secret, and with `tls.rpc` a server's
+ * certificate); anything else is refused with 403 ERR_PERMISSION_DENIED before the body is read.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
-import http from "node:http";
-import https from "node:https";
-import tls, { type TLSSocket } from "node:tls";
-import {
-  BerthError,
-  ERROR_CODES,
-  isBerthError,
-  validationError,
-  type ErrorCode,
-} from "../../structs/errors.js";
+import type http from "node:http";
+import { BerthError, isBerthError, validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { CallOptions } from "../../internal/rpc/peer.js";
-import { peerCertNames, serverCertName, type ServerTls } from "../../internal/tls.js";
+import type { ServerTls } from "../../internal/tls.js";
 import type { NodeConnections, RemoteNodes } from "../clientconn/connections.js";
 import { readJson, sendError } from "../http/respond.js";
-import { rpcPeerRefusal } from "../tls_listener.js";
 import type { NodeDirectory, PrefixMirror } from "./directory.js";
 import { parseMember } from "./keys.js";
+import { peerRefusal, postToPeer } from "./peer_http.js";
+
+export { CLUSTER_SECRET_HEADER, secretsEqual } from "./peer_http.js";
 
 export const FORWARD_PATH = "/v1/internal/client-rpc";
-export const CLUSTER_SECRET_HEADER = "x-berth-cluster-secret";
 
 /** The methods a server may forward: the server → node calls. */
 const FORWARDABLE = /^Client(CSI|Alloc)\.[A-Za-z]+$/;
 /** What a forward may add to the call's own timeout (the hop, the answer). */
 const HOP_SLACK_MS = 5_000;
 const DEFAULT_TIMEOUT_MS = 60_000;
-
-/** Equal secrets, in time that does not depend on where they differ (nor on their lengths). */
-export function secretsEqual(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b) && expected !== "";
-}
 
 /** The receiving end, on every server's listener. */
 export class ForwardServer {
@@ -95,22 +77,7 @@ export class ForwardServer {
 
   /** Why this peer may not forward, or undefined when it is a server of this cluster. */
   private refusal(req: http.IncomingMessage): string | undefined {
-    if (this.tls?.rpc) {
-      const socket = req.socket as TLSSocket;
-      const why = rpcPeerRefusal(socket, this.tls);
-      if (why !== undefined) return why;
-      if (
-        this.tls.verifyServerHostname &&
-        !peerCertNames(socket.getPeerCertificate()).includes(serverCertName())
-      ) {
-        return `only a server certificate (${serverCertName()}) may forward node calls`;
-      }
-    }
-    const given = req.headers[CLUSTER_SECRET_HEADER];
-    if (typeof given !== "string" || !secretsEqual(given, this.secret())) {
-      return "a forwarded node call needs the cluster secret";
-    }
-    return undefined;
+    return peerRefusal(req, this.tls, this.secret(), "node call");
   }
 }
 
@@ -160,58 +127,11 @@ export class Forwarder implements RemoteNodes {
   }
 
   private post(addr: string, body: string, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
-    const url = new URL(FORWARD_PATH, addr);
-    const t = this.tls;
-    const secure = url.protocol === "https:";
-    const options: https.RequestOptions = {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        "Content-Length": Buffer.byteLength(body),
-        [CLUSTER_SECRET_HEADER]: this.secret(),
-      },
-      timeout: timeoutMs,
+    return postToPeer(addr, FORWARD_PATH, body, {
+      secret: this.secret(),
+      tls: this.tls,
+      timeoutMs,
       ...(signal ? { signal } : {}),
-      ...(secure && t
-        ? {
-            ...(t.material.ca ? { ca: t.material.ca } : {}),
-            cert: t.material.cert,
-            key: t.material.key,
-            minVersion: t.minVersion,
-            // The chain always; the name only with verify_server_hostname (servers dial by IP).
-            checkServerIdentity: (_host: string, cert: tls.PeerCertificate) =>
-              t.verifyServerHostname ? tls.checkServerIdentity(serverCertName(), cert) : undefined,
-          }
-        : {}),
-    };
-    return new Promise((resolve, reject) => {
-      const req = (secure ? https : http).request(url, options, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("error", reject);
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          if (res.statusCode === 200) {
-            try {
-              resolve(JSON.parse(text));
-            } catch (err) {
-              reject(err instanceof Error ? err : new Error(String(err)));
-            }
-            return;
-          }
-          reject(new BerthError(codeOf(res.headers["x-berth-error-code"]), text.trim()));
-        });
-      });
-      req.on("timeout", () =>
-        req.destroy(new BerthError("ERR_RPC_TIMEOUT", `forwarded call timed out after ${timeoutMs} ms`)),
-      );
-      req.on("error", reject);
-      req.end(body);
     });
   }
-}
-
-function codeOf(header: string | string[] | undefined): ErrorCode {
-  const v = Array.isArray(header) ? header[0] : header;
-  return (ERROR_CODES as readonly string[]).includes(v ?? "") ? (v as ErrorCode) : "ERR_INTERNAL";
 }

@@ -2,7 +2,7 @@
  * The leader gate: the loops only the leader may run (node liveness, the scheduler's start-up
  * pass over blocked evals, the volumewatcher, the drainer, the deployment watcher, GC, the orphan
  * reconciler) are started when this server gains leadership and stopped — each awaited — when it
- * loses it. Transitions run one at a time in the order they were asked for, so a loss during a
+ * loses it (the scheduler's blocked set and follow-up timers are dropped then: loops.ts). Transitions run one at a time in the order they were asked for, so a loss during a
  * start waits for the start to finish and then stops everything it started.
  *
  * Each term gets fresh loops from `build()`: a loop never carries memory from an earlier term (the

@@ -6,10 +6,13 @@
  * the drainer, the deployment watcher, GC, the orphan reconciler and the controller condition poll
  * (ControllerGetVolume of volumes whose controller reports conditions).
  *
- * The scheduler itself is not gated: a job registered on any server is evaluated there, in one
- * store transaction, as before. Its follow-up timers and blocked set stay with the server that
- * armed them across a loss of leadership; a pass is a transaction that re-reads the store, so one
- * run by a former leader decides from the same state a leader's would (scheduler.ts).
+ * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
+ * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
+ * follow-up timers exist in one place. These loops hold the local scheduler: what they start (a
+ * drain, a lost node, a deployment step, a freed claim) is already on the leader. When this server
+ * stops leading, the "blocked evals" loop's stop drops the blocked set and the timers
+ * (Scheduler.standDown); a pass in flight finishes, its own transaction, and the next leader's
+ * start-up pass rebuilds both from the store.
  */
 import type { Logger } from "../../internal/log.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
@@ -55,8 +58,12 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
   const { store, scheduler, log } = p;
   return [
     p.liveness.loop(),
-    // Nothing to stop: a pass in flight finishes (its own transaction); the scheduler stops with the server.
-    { name: "blocked evals", start: () => scheduler.evaluateAll(), stop: () => Promise.resolve() },
+    // A pass in flight finishes (its own transaction); the scheduler itself stops with the server.
+    {
+      name: "blocked evals",
+      start: () => scheduler.evaluateAll(),
+      stop: () => Promise.resolve(scheduler.standDown()),
+    },
     volumeWatcherLoop(p),
     loop("drainer", new NodeDrainer(store, scheduler, log.child("drainer"), p.drainer)),
     loop(

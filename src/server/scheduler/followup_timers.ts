@@ -52,9 +52,14 @@ export class FollowupTimers {
     this.timers.set(ev.ID, t);
   }
 
-  stop(): void {
-    this.stopped = true;
+  /** Clears every timer; later arm() calls still arm (a new term as leader re-arms from the store). */
+  clear(): void {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clear();
   }
 }

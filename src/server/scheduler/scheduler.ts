@@ -11,25 +11,32 @@
  * eval when it fires. The timers are armed when a pass creates the eval and, at start, for every
  * pending eval in the store, so a server restart delays a reschedule by no more than the restart.
  *
+ * With several servers only the leader runs passes (leader/scheduler_front.ts sends the others'
+ * there); when it loses leadership, standDown() drops the blocked set and the timers, which the
+ * next leader rebuilds from the store (its start-up pass), and a pass in flight finishes without
+ * touching them.
+ *
  * Nothing here holds the event loop for long: a pass plans ahead of its transaction in steps,
  * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
  * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
 import { performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
-import { isEvalLive, type EvalTrigger } from "../../structs/eval.js";
-import { NS_PER_MS, type Job } from "../../structs/job.js";
+import type { EvalTrigger } from "../../structs/eval.js";
+import { NS_PER_MS } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
 import type { StateStore, StateWriter } from "../state/store.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
-import { computePlan, isAllocOfJob, jobStatus, type PlacementFailure } from "./plan.js";
+import { refreshJobStatus } from "./job_status.js";
+import { computePlan, type PlacementFailure } from "./plan.js";
 import { IN_TXN_PLAN_MS, PLAN_AHEAD_PLACEMENTS, sliceOf, type Batching } from "./batches.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 import { stillValidSince } from "./rebase.js";
+
+export { refreshJobStatus } from "./job_status.js";
 
 export interface EvalResult {
   placed: number;
@@ -75,6 +82,11 @@ export class Scheduler {
   /** Every pass in flight (from an RPC, a retry, a timer, a loop), so stop() can wait for them. */
   private readonly passes = new Set<Promise<void>>();
   private stopping = false;
+  /**
+   * Bumped by standDown(): the blocked set and the timers belong to one term as leader, so a pass,
+   * retry or start-up pass begun in an earlier term leaves them alone.
+   */
+  private term = 0;
   /** Each node's live usage, kept by deltas from the store (node_usage.ts). */
   private readonly usage = new NodeUsageIndex();
 
@@ -127,6 +139,7 @@ export class Scheduler {
     // A big pass is applied in batches (plan.ts PlanOptions.maxPlace): each batch is planned ahead
     // from the state the one before it left and written in its own transaction, so no transaction
     // holds the loop for long; the last one records the eval, naming every alloc the pass placed.
+    const term = this.term;
     const placedBefore: string[] = [];
     let result: BatchResult;
     let ahead: PlannedAhead | undefined;
@@ -154,11 +167,8 @@ export class Scheduler {
       if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
       else planned = false;
     }
-    for (const f of result.followups) {
-      this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
-    }
+    if (term === this.term) this.track(namespace, id, result);
     if (result.failures.length > 0) {
-      this.blocked.set(key(namespace, id), { namespace, id });
       this.log.info("job has allocs that found no node", {
         job: id,
         namespace,
@@ -169,15 +179,34 @@ export class Scheduler {
           reasons: f.metrics.ConstraintFiltered,
         })),
       });
-    } else if (result.heldSlots > 0) {
-      // Waiting for a single-writer volume to be released: retried like a blocked job when a
-      // claim is freed (claim.ts), or nothing would ever fill the slot.
-      this.blocked.set(key(namespace, id), { namespace, id });
-    } else {
-      this.blocked.delete(key(namespace, id));
     }
     const { more: _more, placedIds: _ids, usedAhead: _ahead, ...evalResult } = result;
     return evalResult;
+  }
+
+  /** Arms the pass's delayed evals and keeps the job in (or out of) the blocked set. */
+  private track(namespace: string, id: string, result: EvalResult): void {
+    for (const f of result.followups) {
+      this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
+    }
+    // Held slots wait for a single-writer volume to be released: retried like a blocked job when
+    // a claim is freed (claim.ts), or nothing would ever fill the slot.
+    if (result.failures.length > 0 || result.heldSlots > 0)
+      this.blocked.set(key(namespace, id), { namespace, id });
+    else this.blocked.delete(key(namespace, id));
+  }
+
+  /**
+   * This server no longer leads: forgets the blocked jobs and clears the follow-up timers (their
+   * evals stay stored; the next leader's start-up pass, evaluateAll, re-arms them and runs the
+   * blocked jobs again). Passes in flight finish, their outcome left out of the set; a retry of
+   * blocked jobs ends after its current pass. The scheduler keeps serving: a new term starts with
+   * evaluateAll.
+   */
+  standDown(): void {
+    this.term++;
+    this.blocked.clear();
+    this.timers.clear();
   }
 
   /** Re-evaluates every blocked job; overlapping triggers coalesce into one more pass. */
@@ -187,12 +216,13 @@ export class Scheduler {
       this.retryAgain = true;
       return this.retrying;
     }
+    const term = this.term;
     this.retrying = (async () => {
       do {
         this.retryAgain = false;
         for (const { namespace, id } of [...this.blocked.values()]) {
           await yieldToLoop();
-          if (this.stopping) return;
+          if (this.stopping || term !== this.term) return;
           try {
             await this.evaluate(namespace, id, "queued-allocs");
           } catch (err) {
@@ -213,12 +243,13 @@ export class Scheduler {
    * fails the start nor keeps the other jobs from being evaluated.
    */
   async evaluateAll(): Promise<void> {
+    const term = this.term;
     this.timers.armAll(this.store.listEvals(), (ev, err) =>
       this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
     );
     for (const job of this.store.listJobs()) {
       await yieldToLoop();
-      if (this.stopping) return;
+      if (this.stopping || term !== this.term) return;
       try {
         await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
       } catch (err) {
@@ -359,27 +390,4 @@ export function evaluateIn(
     placedIds,
     usedAhead: fresh !== undefined,
   };
-}
-
-/**
- * Recomputes and stores the job's status from its current incarnation's allocs and its live evals
- * (a no-op write when unchanged). `known`: allocs the caller holds as they are in `tx` now; when
- * one of them is a live alloc of this incarnation the job is running (jobStatus's first rule), and
- * the job's allocs are not read — a status update or a batch of placements on a big job stays
- * O(1) in the job's size.
- */
-export function refreshJobStatus(tx: StateWriter, job: Job, known: readonly Allocation[] = []): void {
-  if (
-    known.some(
-      (a) =>
-        a.JobID === job.ID && a.Namespace === job.Namespace && isAllocOfJob(a, job) && !isAllocTerminal(a),
-    )
-  ) {
-    if (job.Status !== "running") tx.putJob({ ...job, Status: "running" });
-    return;
-  }
-  const allocs = tx.allocsByJob(job.Namespace, job.ID).filter((a) => isAllocOfJob(a, job));
-  const live = tx.evalsByJob(job.Namespace, job.ID).some(isEvalLive);
-  const status = jobStatus(job, allocs, live);
-  if (status !== job.Status) tx.putJob({ ...job, Status: status });
 }

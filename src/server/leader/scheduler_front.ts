@@ -1,0 +1,195 @@
+/**
+ * The scheduler as the endpoints of a server in an etcd cluster see it (`deps.scheduler`): only
+ * the leader runs passes, so the blocked set and the follow-up timers live in one place, as
+ * Nomad's leader alone runs the eval broker and the blocked-evals tracker.
+ *
+ * - On the leader, every call runs on the local scheduler.
+ * - On a follower, `evaluate` is sent to the leader (scheduler_forward.ts) and answers the
+ *   leader's result; the follower then waits (briefly) until its own replica shows the leader's
+ *   writes, so a caller that reads the eval back from this server finds it.
+ * - `retryBlocked` (a node registered, a claim was freed, a volume appeared) is sent to the leader
+ *   without the caller waiting; the triggers of one turn of the event loop, and all those that
+ *   arrive while one is on its way, go as one more call.
+ * - No leader known, the leader unreachable, or a server that answers it no longer leads: the call
+ *   is tried again with a short backoff, re-reading who leads, for `holdMs` (Nomad's
+ *   RPCHoldTimeout; about the lease TTL + a margin, so a new leader is elected meanwhile), then
+ *   fails with ERR_NO_LEADER "No cluster leader". A retry-blocked that fails is logged: the next
+ *   leader's start-up pass runs every blocked job anyway.
+ *
+ * A single server without etcd has no front: its endpoints call its Scheduler directly.
+ */
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import type { EvalTrigger } from "../../structs/eval.js";
+import { BerthError, isBerthError } from "../../structs/errors.js";
+import { isAbortError } from "../../internal/abort.js";
+import { retryWithBackoff } from "../../internal/backoff.js";
+import type { Logger } from "../../internal/log.js";
+import type { JobScheduler } from "../deps.js";
+import type { EvalOptions, EvalResult } from "../scheduler/scheduler.js";
+import { awaitIndex, type IndexedStore } from "./await_index.js";
+import type { ServerMember } from "./keys.js";
+import { wireOptions, type SchedulerCall, type SchedulerPeer } from "./scheduler_forward.js";
+
+/** What the front reads of the cluster (leader/cluster.ts), each time it routes a call. */
+export interface LeaderRoute {
+  readonly isLeader: boolean;
+  readonly self: ServerMember;
+  leader(): { member: ServerMember } | null;
+  readonly schedulerPeer: SchedulerPeer;
+}
+
+export interface FrontOptions {
+  /** How long a call waits for a leader before ERR_NO_LEADER. */
+  holdMs: number;
+  /** Backoff between tries (defaults 50 ms doubling to 500 ms). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+}
+
+/** The hold for a lease TTL: a dead leader's lease runs out and a new one is elected within it. */
+export function holdForLeaseTtl(ttlSec: number): number {
+  return ttlSec * 1000 + 2_000;
+}
+
+/** The route could not reach a leader this try (thrown inside the retry loop only). */
+class NoLeaderYet extends Error {}
+
+export class SchedulerFront implements JobScheduler {
+  private readonly closed = new AbortController();
+  private forwarding: Promise<void> | null = null;
+  private forwardAgain = false;
+
+  constructor(
+    private readonly local: JobScheduler,
+    /** The cluster once this server joined it; undefined before (no leader known yet). */
+    private readonly route: () => LeaderRoute | undefined,
+    private readonly store: IndexedStore,
+    private readonly opts: FrontOptions,
+    private readonly log: Logger,
+  ) {}
+
+  async evaluate(
+    namespace: string,
+    id: string,
+    trigger: EvalTrigger = "job-register",
+    opts: EvalOptions = {},
+  ): Promise<EvalResult> {
+    const minIndex = this.store.index();
+    const call: SchedulerCall = {
+      Op: "evaluate",
+      Namespace: namespace,
+      JobID: id,
+      Trigger: trigger,
+      Options: wireOptions(opts),
+      MinIndex: minIndex,
+    };
+    const sent = await this.toLeader(
+      () => call,
+      async () => ({ local: await this.local.evaluate(namespace, id, trigger, opts) }),
+    );
+    if ("local" in sent) return sent.local;
+    const result = sent.remote;
+    if (result === null) throw new BerthError("ERR_INTERNAL", "the leader answered no pass result");
+    // Read-your-writes on this server: the eval the answer names is in its replica (bounded:
+    // an answer is never held back long by a slow replica).
+    await awaitIndex(this.store, result.index, this.opts.holdMs, this.closed.signal).catch(() => false);
+    return result;
+  }
+
+  retryBlocked(): Promise<void> {
+    if (this.route()?.isLeader) return this.local.retryBlocked();
+    if (this.forwarding) {
+      this.forwardAgain = true;
+      return this.forwarding;
+    }
+    this.forwarding = (async () => {
+      do {
+        // The other triggers of this turn (a node's register touches several) ride along: only
+        // those that come once the call is built ask for one more.
+        await yieldToLoop();
+        this.forwardAgain = false;
+        await this.sendRetry();
+      } while (this.forwardAgain && !this.closed.signal.aborted);
+    })().finally(() => {
+      this.forwarding = null;
+    });
+    return this.forwarding;
+  }
+
+  /** Server stop: calls waiting for a leader fail with ERR_ABORTED; a pending retry is dropped. */
+  async close(): Promise<void> {
+    this.closed.abort();
+    await this.forwarding;
+  }
+
+  private async sendRetry(): Promise<void> {
+    try {
+      await this.toLeader(
+        () => ({ Op: "retry-blocked", MinIndex: this.store.index() }),
+        async () => {
+          await this.local.retryBlocked();
+          return { local: undefined };
+        },
+      );
+    } catch (err) {
+      if (this.closed.signal.aborted) return;
+      this.log.warn("could not ask the leader to retry blocked jobs; the next leader retries them", {
+        error: err,
+      });
+    }
+  }
+
+  /**
+   * Runs `here` when this server leads, else sends the call to the leader; tries again while no
+   * leader is reachable, for the hold time. Errors of the pass itself (local or on the leader)
+   * are the caller's, as they are.
+   */
+  private async toLeader<T>(
+    call: () => SchedulerCall,
+    here: () => Promise<{ local: T }>,
+  ): Promise<{ local: T } | { remote: EvalResult | null }> {
+    const signal = this.closed.signal;
+    let why = "no server leads the cluster";
+    try {
+      return await retryWithBackoff(
+        async () => {
+          if (signal.aborted) throw new BerthError("ERR_ABORTED", "the server is stopping");
+          const r = this.route();
+          if (r?.isLeader) return here();
+          const leader = r?.leader()?.member;
+          if (!r || !leader || leader.ID === r.self.ID) {
+            why = "no server leads the cluster";
+            throw new NoLeaderYet(why);
+          }
+          try {
+            return { remote: await r.schedulerPeer.send(leader.HTTPAddr, call(), signal) };
+          } catch (err) {
+            if (isBerthError(err) && (err.code === "ERR_NO_LEADER" || err.code === "ERR_RPC_UNAVAILABLE")) {
+              why = `${leader.Name} at ${leader.HTTPAddr}: ${err.message}`;
+              throw new NoLeaderYet(why);
+            }
+            throw err;
+          }
+        },
+        {
+          baseMs: this.opts.retryBaseMs ?? 50,
+          maxMs: this.opts.retryMaxMs ?? 500,
+          deadlineMs: this.opts.holdMs,
+          signal,
+          shouldRetry: (err) => err instanceof NoLeaderYet,
+        },
+      );
+    } catch (err) {
+      if (err instanceof NoLeaderYet) {
+        throw new BerthError(
+          "ERR_NO_LEADER",
+          `No cluster leader (waited ${(this.opts.holdMs / 1000).toFixed(1)} s; last: ${why})`,
+        );
+      }
+      if (signal.aborted && isAbortError(err)) {
+        throw new BerthError("ERR_ABORTED", "the server is stopping", { cause: err });
+      }
+      throw err;
+    }
+  }
+}
