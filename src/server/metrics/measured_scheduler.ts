@@ -8,7 +8,8 @@
  *   berth.server.scheduler.placement_failures  {trigger}           counter: task groups with allocs
  *                                                                    that found no node
  * `outcome` is `placed` (the pass placed or stopped allocs), `blocked` (some alloc found no node),
- * `noop` or `error`.
+ * `noop` or `error`. With several servers only the leader runs passes (leader/scheduler_front.ts),
+ * so these count on the leader; a follower's stay at what it ran while it led.
  */
 import type { EvalTrigger } from "../../structs/eval.js";
 import type { Logger } from "../../internal/log.js";

@@ -4,7 +4,8 @@
  * the leader (its scheduler's metrics count the pass, the followers' do not) and the answer names
  * the eval, readable on that follower at once; a job blocked for want of a node is placed when a
  * node registers with another follower; the internal path refuses callers without the cluster
- * secret (403), names a bad field (400) and, on a follower, answers ERR_NO_LEADER. With a leader
+ * secret (403), names a bad field (400) and, on a follower, answers ERR_NO_LEADER; when the
+ * leader stops, a register on a follower goes to the next leader. With a leader
  * that cannot be reached, a register waits for a leader and fails after the hold with 503
  * ERR_NO_LEADER "No cluster leader"; once a leader is elected a waiting register succeeds and the
  * job that failed to be evaluated is evaluated by the new leader's start-up pass.
@@ -106,6 +107,7 @@ test(
   async () => {
     const prefix = nextPrefix();
     const all = await servers(3, prefix);
+    const live = new Set(all);
     const client = openEtcd([etcd!.endpoint]);
     let peer: Awaited<ReturnType<typeof connectAgent>> | undefined;
     try {
@@ -188,10 +190,21 @@ test(
       assert.equal(onFollower.headers.get("x-berth-error-code"), "ERR_NO_LEADER");
       assert.equal(await passes(leader, "job-register"), 1, "no refused call ran a pass");
       assert.equal(await passes(f1, "job-register"), 0);
+
+      // The leader stops: a register on a follower right after waits for the next leader.
+      await leader.stop();
+      live.delete(leader);
+      const next = await register(f1, "after");
+      assert.equal(next.status, 200, next.text);
+      const after = (JSON.parse(next.text) as { EvalID: string }).EvalID;
+      assert.equal((await getJson(f1, `/v1/evaluation/${after}`)).status, 200);
+      const successor = await oneLeader([f1, f2]);
+      assert.equal(await passes(successor, "job-register"), 1, "the new leader ran it");
+      assert.equal(await passes(successor === f1 ? f2 : f1, "job-register"), 0);
     } finally {
       peer?.close();
       client.close();
-      for (const s of all) await s.stop();
+      for (const s of live) await s.stop();
     }
   },
 );
