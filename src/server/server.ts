@@ -180,7 +180,7 @@ export class Server {
           scheduler,
           () => (this.cluster instanceof EtcdCluster ? this.cluster : undefined),
           store,
-          { holdMs: holdForLeaseTtl(this.opts.member?.leaseTtlSec ?? DEFAULT_LEASE_TTL_SEC) },
+          { holdMs: holdForLeaseTtl(this.opts.member?.leaseTtlSec ?? DEFAULT_LEASE_TTL_SEC), telemetry },
           this.log.child("scheduler"),
         )
       : undefined;

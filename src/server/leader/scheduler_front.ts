@@ -16,6 +16,10 @@
  *   fails with ERR_NO_LEADER "No cluster leader". A retry-blocked that fails is logged: the next
  *   leader's start-up pass runs every blocked job anyway.
  *
+ * Each call that did not run here is counted, by op and outcome (`ok`, `no_leader`, `error`):
+ *
+ *   berth.server.scheduler.forwarded  {op, outcome}  counter: calls sent to the leader
+ *
  * A single server without etcd has no front: its endpoints call its Scheduler directly.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
@@ -24,6 +28,7 @@ import { BerthError, isBerthError } from "../../structs/errors.js";
 import { isAbortError } from "../../internal/abort.js";
 import { retryWithBackoff } from "../../internal/backoff.js";
 import type { Logger } from "../../internal/log.js";
+import type { CounterMetric, Telemetry } from "../../internal/metrics/telemetry.js";
 import type { JobScheduler } from "../deps.js";
 import type { EvalOptions, EvalResult } from "../scheduler/scheduler.js";
 import { awaitIndex, type IndexedStore } from "./await_index.js";
@@ -44,6 +49,8 @@ export interface FrontOptions {
   /** Backoff between tries (defaults 50 ms doubling to 500 ms). */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /** Where the forwarded counter is registered (absent: not counted; unit tests). */
+  telemetry?: Telemetry;
 }
 
 /** The hold for a lease TTL: a dead leader's lease runs out and a new one is elected within it. */
@@ -58,6 +65,7 @@ export class SchedulerFront implements JobScheduler {
   private readonly closed = new AbortController();
   private forwarding: Promise<void> | null = null;
   private forwardAgain = false;
+  private readonly forwarded: CounterMetric<"op" | "outcome"> | undefined;
 
   constructor(
     private readonly local: JobScheduler,
@@ -66,7 +74,13 @@ export class SchedulerFront implements JobScheduler {
     private readonly store: IndexedStore,
     private readonly opts: FrontOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.forwarded = opts.telemetry?.counter(
+      ["server", "scheduler", "forwarded"],
+      "Scheduler calls this server sent to the leader, by op (evaluate, retry-blocked) and outcome (ok, no_leader, error).",
+      ["op", "outcome"],
+    );
+  }
 
   async evaluate(
     namespace: string,
@@ -149,9 +163,11 @@ export class SchedulerFront implements JobScheduler {
     here: () => Promise<{ local: T }>,
   ): Promise<{ local: T } | { remote: EvalResult | null }> {
     const signal = this.closed.signal;
+    const op = call().Op;
     let why = "no server leads the cluster";
+    let outcome: "ok" | "no_leader" | "error" | undefined;
     try {
-      return await retryWithBackoff(
+      const done = await retryWithBackoff<{ local: T } | { remote: EvalResult | null }>(
         async () => {
           if (signal.aborted) throw new BerthError("ERR_ABORTED", "the server is stopping");
           const r = this.route();
@@ -168,6 +184,7 @@ export class SchedulerFront implements JobScheduler {
               why = `${leader.Name} at ${leader.HTTPAddr}: ${err.message}`;
               throw new NoLeaderYet(why);
             }
+            outcome = "error";
             throw err;
           }
         },
@@ -179,8 +196,11 @@ export class SchedulerFront implements JobScheduler {
           shouldRetry: (err) => err instanceof NoLeaderYet,
         },
       );
+      outcome = "local" in done ? undefined : "ok";
+      return done;
     } catch (err) {
       if (err instanceof NoLeaderYet) {
+        outcome = "no_leader";
         throw new BerthError(
           "ERR_NO_LEADER",
           `No cluster leader (waited ${(this.opts.holdMs / 1000).toFixed(1)} s; last: ${why})`,
@@ -190,6 +210,8 @@ export class SchedulerFront implements JobScheduler {
         throw new BerthError("ERR_ABORTED", "the server is stopping", { cause: err });
       }
       throw err;
+    } finally {
+      if (outcome !== undefined) this.forwarded?.inc({ op, outcome });
     }
   }
 }

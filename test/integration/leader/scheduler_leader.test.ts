@@ -91,15 +91,30 @@ async function getJson<T>(s: Server, route: string): Promise<{ status: number; j
   return { status: res.status, json: (await res.json()) as T };
 }
 
-/** Passes this server's own scheduler ran for `trigger` (its MeasuredScheduler's timer count). */
-async function passes(s: Server, trigger: string): Promise<number> {
+/** The sum of this server's samples of a metric family (Prometheus, read by a real parser) with `labels`. */
+async function metric(
+  s: Server,
+  name: string,
+  suffix: string,
+  labels: Record<string, string>,
+): Promise<number> {
   const text = await (await fetch(`${s.httpAddress}/v1/metrics?format=prometheus`)).text();
-  const fam = parseExposition(text).find((f) => f.name === "berth_server_scheduler_eval_seconds");
+  const fam = parseExposition(text).find((f) => f.name === name);
   if (!fam) return 0;
   return family([fam], fam.name)
-    .samples.filter((x) => x.name.endsWith("_count") && x.labels.trigger === trigger)
+    .samples.filter(
+      (x) => x.name.endsWith(suffix) && Object.entries(labels).every(([k, v]) => x.labels[k] === v),
+    )
     .reduce((sum, x) => sum + x.value, 0);
 }
+
+/** Passes this server's own scheduler ran for `trigger` (its MeasuredScheduler's timer count). */
+const passes = (s: Server, trigger: string) =>
+  metric(s, "berth_server_scheduler_eval_seconds", "_count", { trigger });
+
+/** Scheduler calls this server sent to the leader, by op and outcome. */
+const forwarded = (s: Server, op: string, outcome: string) =>
+  metric(s, "berth_server_scheduler_forwarded", "_total", { op, outcome });
 
 test(
   "a follower's job register runs on the leader; a node registering with another follower unblocks it",
@@ -141,6 +156,8 @@ test(
       assert.equal(await passes(leader, "job-register"), 1, "the leader ran the pass");
       assert.equal(await passes(f1, "job-register"), 0, "the follower did not");
       assert.equal(await passes(f2, "job-register"), 0);
+      assert.equal(await forwarded(f1, "evaluate", "ok"), 1, "f1 sent it");
+      assert.equal(await forwarded(leader, "evaluate", "ok"), 0);
 
       // The node that fits registers with the other follower: the leader retries its blocked job.
       peer = await connectAgent(f2.httpAddress);
@@ -157,6 +174,7 @@ test(
       assert.equal(placed[0]!.NodeID, "n1");
       assert.equal(await passes(f2, "queued-allocs"), 0, "the retry ran on the leader");
       assert.ok((await passes(leader, "queued-allocs")) >= 1);
+      assert.ok((await forwarded(f2, "retry-blocked", "ok")) >= 1, "f2 asked the leader to retry");
 
       // The internal path: only servers; fields checked; a follower runs nothing.
       const secret = (await client.get(haKeys(prefix).clusterSecret).string()) ?? "";
@@ -256,6 +274,7 @@ test(
         /^No cluster leader \(waited 4\.0 s; last: ghost\.global at http:\/\/127\.0\.0\.1:\d+: /,
       );
       assert.equal(await passes(s, "job-register"), 0, "no pass ran anywhere");
+      assert.equal(await forwarded(s, "evaluate", "no_leader"), 1);
 
       // A register waiting for a leader when the ghost's lease ends: this server wins and runs it.
       const waiting = register(s, "late");
