@@ -216,13 +216,15 @@ export class Scheduler {
       this.retryAgain = true;
       return this.retrying;
     }
-    const term = this.term;
     this.retrying = (async () => {
       do {
         this.retryAgain = false;
+        const term = this.term;
         for (const { namespace, id } of [...this.blocked.values()]) {
           await yieldToLoop();
-          if (this.stopping || term !== this.term) return;
+          if (this.stopping) return;
+          // Stood down: this set is gone; a trigger of a later term asks for another round.
+          if (term !== this.term) break;
           try {
             await this.evaluate(namespace, id, "queued-allocs");
           } catch (err) {
