@@ -21,6 +21,7 @@ import { LeaderElection } from "./election.js";
 import { ForwardServer, Forwarder } from "./forward.js";
 import type { LeaderGate } from "./gate.js";
 import { haKeys, parseMember, type HaKeys, type ServerMember } from "./keys.js";
+import { EtcdLocks } from "./volume_locks.js";
 
 /** ServerOptions.etcd: where the cluster's state and coordination live. */
 export interface EtcdSettings {
@@ -59,6 +60,8 @@ export class EtcdCluster implements ClusterView {
   private secret = "";
   readonly forwarder: Forwarder;
   readonly forwardServer: ForwardServer;
+  /** The cluster-wide half of the servers' per-volume lock (volume_locks.ts). */
+  readonly volumeLocks: EtcdLocks;
 
   constructor(
     private readonly settings: EtcdSettings & MemberOptions,
@@ -87,7 +90,11 @@ export class EtcdCluster implements ClusterView {
       onGain: () => void gate.gain(),
       onLose: (reason) => void gate.lose(reason),
     });
-    this.election.onSession = (leaseId) => this.directory.rebind(leaseId);
+    this.volumeLocks = new EtcdLocks(this.client, this.keys.volumeLocks, self.ID, log.child("locks"));
+    this.election.onSession = (leaseId) => {
+      this.directory.rebind(leaseId);
+      this.volumeLocks.rebind(leaseId);
+    };
     const secret = () => this.secret;
     this.forwarder = new Forwarder(self.ID, this.directory, this.servers, secret, tls, log.child("forward"));
     this.forwardServer = new ForwardServer(secret, conns, tls, log.child("forward"));
