@@ -122,6 +122,7 @@ export class EtcdCluster implements ClusterView {
   async close(): Promise<void> {
     this.conns.listener = undefined;
     this.conns.remote = undefined;
+    this.volumeLocks.close();
     await this.election.stop();
     await this.servers.stop();
     await this.directory.mirror.stop();

@@ -86,6 +86,7 @@ const NO_SESSION_WAIT_MS = 10_000;
 /** Volume locks as etcd keys bound to this server's session lease. */
 export class EtcdLocks implements LockBackend {
   private leaseId = "";
+  private readonly stopped = new AbortController();
 
   constructor(
     private readonly client: Etcd3,
@@ -95,7 +96,7 @@ export class EtcdLocks implements LockBackend {
     private readonly log: Logger,
   ) {}
 
-  /** This server's current session lease (LeaderElection.onSession); "" between sessions. */
+  /** This server's current session lease (LeaderElection.onSession); "" before the first one. */
   rebind(leaseId: string): void {
     this.leaseId = leaseId;
   }
@@ -112,6 +113,9 @@ export class EtcdLocks implements LockBackend {
     let sessionless = 0;
     for (let attempt = 0; ; attempt++) {
       throwIfAborted(signal);
+      if (this.stopped.signal.aborted) {
+        throw new BerthError("ERR_RPC_UNAVAILABLE", `cannot lock ${key}: the server is stopping`);
+      }
       const leaseId = this.leaseId;
       if (leaseId === "") {
         if (sessionless === 0) sessionless = Date.now();
@@ -156,17 +160,28 @@ export class EtcdLocks implements LockBackend {
     }
   }
 
+  /**
+   * Until the delete lands, this server's session changes (the old lease, and the key with it, is
+   * gone or going) or the server stops (it revokes its lease).
+   */
   private async retryRelease(once: () => Promise<unknown>, lockKey: string): Promise<void> {
     const leaseId = this.leaseId;
-    for (let attempt = 1; this.leaseId === leaseId && leaseId !== ""; attempt++) {
-      await sleep(backoffDelay(attempt, 200, 5_000));
+    const stopped = this.stopped.signal;
+    for (let attempt = 1; this.leaseId === leaseId && !stopped.aborted; attempt++) {
+      await sleep(backoffDelay(attempt, 200, 5_000), stopped).catch(() => undefined);
+      if (stopped.aborted) break;
       try {
         await once();
         return;
       } catch {
-        /* still failing: a new session (its lease gone) frees the key anyway */
+        /* still failing */
       }
     }
-    this.log.debug("volume lock left to expire with its lease", { key: lockKey });
+    this.log.debug("volume lock left to go with its lease", { key: lockKey });
+  }
+
+  /** The server is stopping: background releases end (its lease is revoked, freeing the keys). */
+  close(): void {
+    this.stopped.abort();
   }
 }
