@@ -9,7 +9,6 @@ import { BerthError } from "../structs/errors.js";
 import type { Logger } from "../internal/log.js";
 import { ControllerClient } from "./clientconn/controller.js";
 import { NodeConnections } from "./clientconn/connections.js";
-import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { ServerDeps } from "./deps.js";
 import type { DrainerOptions } from "./drainer/drainer.js";
 import type { GcOptions } from "./gc/collector.js";
@@ -46,6 +45,7 @@ import { LeaderGate, type GateState } from "./leader/gate.js";
 import { ClusterLiveness } from "./leader/liveness.js";
 import { buildLeaderLoops } from "./leader/loops.js";
 import { EtcdCluster, type MemberOptions } from "./leader/cluster.js";
+import { ClusterKeyedMutex, mayAttach } from "./leader/volume_locks.js";
 import { SoloCluster } from "./leader/cluster_view.js";
 import { memberOf } from "./leader/member.js";
 import { DEFAULT_LEASE_TTL_SEC } from "./leader/election.js";
@@ -190,7 +190,11 @@ export class Server {
       scheduler: front ?? scheduler,
       conns,
       controllers: new ControllerClient(store, conns, this.log.child("controller")),
-      volumeLocks: new KeyedMutex(),
+      // Cluster-wide on etcd once the server has joined (leader/volume_locks.ts).
+      volumeLocks: new ClusterKeyedMutex(
+        () => (this.cluster instanceof EtcdCluster ? this.cluster.volumeLocks : null),
+        (key) => mayAttach(store, key),
+      ),
       log: this.log,
     };
     const ttlMs = this.opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;

@@ -25,6 +25,7 @@ import { ForwardServer, Forwarder } from "./forward.js";
 import type { LeaderGate } from "./gate.js";
 import { HttpSchedulerPeer, SchedulerForwardServer, type SchedulerPeer } from "./scheduler_forward.js";
 import { haKeys, parseMember, type HaKeys, type ServerMember } from "./keys.js";
+import { EtcdLocks } from "./volume_locks.js";
 
 /** ServerOptions.etcd: where the cluster's state and coordination live. */
 export interface EtcdSettings {
@@ -66,6 +67,8 @@ export class EtcdCluster implements ClusterView {
   /** Scheduler calls: this server's way to the leader's scheduler, and the leader's receiving end. */
   readonly schedulerPeer: SchedulerPeer;
   readonly schedulerServer: SchedulerForwardServer;
+  /** The cluster-wide half of the servers' per-volume lock (volume_locks.ts). */
+  readonly volumeLocks: EtcdLocks;
 
   constructor(
     private readonly settings: EtcdSettings & MemberOptions,
@@ -96,7 +99,11 @@ export class EtcdCluster implements ClusterView {
       onGain: () => void gate.gain(),
       onLose: (reason) => void gate.lose(reason),
     });
-    this.election.onSession = (leaseId) => this.directory.rebind(leaseId);
+    this.volumeLocks = new EtcdLocks(this.client, this.keys.volumeLocks, self.ID, log.child("locks"));
+    this.election.onSession = (leaseId) => {
+      this.directory.rebind(leaseId);
+      this.volumeLocks.rebind(leaseId);
+    };
     const secret = () => this.secret;
     this.forwarder = new Forwarder(self.ID, this.directory, this.servers, secret, tls, log.child("forward"));
     this.forwardServer = new ForwardServer(secret, conns, tls, log.child("forward"));
@@ -133,6 +140,7 @@ export class EtcdCluster implements ClusterView {
   async close(): Promise<void> {
     this.conns.listener = undefined;
     this.conns.remote = undefined;
+    this.volumeLocks.close();
     await this.election.stop();
     await this.servers.stop();
     await this.directory.mirror.stop();

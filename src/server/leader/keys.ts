@@ -9,6 +9,9 @@
  *   <prefix>/ha/node-conns/<node>   the ID of the server holding the node agent's connection,
  *                                   bound to that server's lease (a dead server's entries vanish)
  *   <prefix>/ha/cluster-secret      the shared secret of server-to-server calls, created once
+ *   <prefix>/ha/volume-locks/<ns>/<volume>
+ *                                   the server holding the volume's lock, bound to its lease
+ *                                   (volume_locks.ts)
  *
  * Only servers hold etcd credentials: what is stored here is read by servers alone.
  */
@@ -35,6 +38,7 @@ export interface HaKeys {
   servers: string;
   nodeConns: string;
   clusterSecret: string;
+  volumeLocks: string;
 }
 
 export function haKeys(prefix: string): HaKeys {
@@ -44,6 +48,7 @@ export function haKeys(prefix: string): HaKeys {
     servers: `${base}servers/`,
     nodeConns: `${base}node-conns/`,
     clusterSecret: `${base}cluster-secret`,
+    volumeLocks: `${base}volume-locks/`,
   };
 }
 
