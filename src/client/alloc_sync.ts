@@ -140,6 +140,9 @@ export class AllocSync {
       listed.add(alloc.ID);
       const known = this.runners.get(alloc.ID);
       if (known) {
+        // Only what the server changed is news to the runner (AllocModifyIndex does not move for
+        // this node's own status reports); an unchanged alloc is not written to the state DB again.
+        if (alloc.AllocModifyIndex === known.alloc.AllocModifyIndex) continue;
         known.alloc = alloc;
         known.runner.update(alloc);
         continue;

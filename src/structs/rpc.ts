@@ -144,6 +144,11 @@ export interface VolumeGetForNodeRequest {
   VolumeID: string;
   Namespace: string;
   NodeID: string;
+  /**
+   * The alloc the lookup is for: the server then checks that one alloc (O(1)) instead of every
+   * alloc on the node. Optional so an agent that predates it still gets its answer.
+   */
+  AllocationID?: string;
 }
 export interface VolumeGetForNodeResponse {
   ID: string;

@@ -46,6 +46,7 @@ export function runScaleConformance(name: string, makeStore: MakeStore): void {
           ["job j", "jobs", watchKeys.job("default", "j")],
           ["alloc a1", "allocs", watchKeys.alloc("a1")],
           ["allocs of n1", "allocs", watchKeys.allocsOfNode("n1")],
+          ["server allocs of n1", "allocs", watchKeys.serverAllocsOfNode("n1")],
           ["allocs of j", "allocs", watchKeys.allocsOfJob("default", "j")],
           ["volume v1", "volumes", watchKeys.volume("default", "v1")],
           ["plugin p1", "plugins", watchKeys.plugin("p1")],
@@ -87,9 +88,31 @@ export function runScaleConformance(name: string, makeStore: MakeStore): void {
         await tick();
         assert.deepEqual(
           [...woken].sort(),
-          ["alloc a1", "allocs of j", "allocs of n1"],
+          ["alloc a1", "allocs of j", "allocs of n1", "server allocs of n1"],
           "an alloc update wakes the alloc, its node's and its job's allocs",
         );
+        arm2();
+        // The node's own report: everything but the node's wait for server writes, and
+        // AllocModifyIndex stays where the server's last write put it (Nomad's rule).
+        const before = s.getAlloc("a1")!;
+        const reported = await s.txn((tx) =>
+          tx.putAlloc({ ...before, ClientStatus: "complete" }, { fromClient: true }),
+        );
+        await tick();
+        assert.deepEqual(
+          [...woken].sort(),
+          ["alloc a1", "allocs of j", "allocs of n1"],
+          "a client's report does not wake the node's wait for server writes",
+        );
+        assert.equal(
+          reported.AllocModifyIndex,
+          before.AllocModifyIndex,
+          "a client report keeps AllocModifyIndex",
+        );
+        assert.ok(reported.ModifyIndex > before.ModifyIndex, "a client report moves ModifyIndex");
+        const serverWrite = await s.txn((tx) => tx.putAlloc({ ...reported, DesiredStatus: "stop" }));
+        assert.equal(serverWrite.AllocModifyIndex, serverWrite.ModifyIndex, "a server write moves both");
+        await tick();
         arm2();
         // The node plugin turns unhealthy: the node and its plugin move.
         await s.txn((tx) =>
@@ -105,7 +128,7 @@ export function runScaleConformance(name: string, makeStore: MakeStore): void {
         await tick();
         assert.deepEqual(
           [...woken].sort(),
-          ["alloc a1", "allocs of j", "allocs of n1", "volume v1"],
+          ["alloc a1", "allocs of j", "allocs of n1", "server allocs of n1", "volume v1"],
           "deletes wake as puts do",
         );
         ac2.abort();

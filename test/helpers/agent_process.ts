@@ -107,6 +107,11 @@ export class AgentProcess {
     this.exited = new Promise((resolve) => this.child.once("exit", (code) => resolve(code)));
   }
 
+  /** The agent's process ID (for a benchmark reading its CPU time). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   get running(): boolean {
     return this.child.exitCode === null && this.child.signalCode === null;
   }

@@ -200,7 +200,7 @@ export class CsiClaimer {
       () =>
         cfg.rpc.call(
           "CSIVolume.GetForNode",
-          { VolumeID: volumeId, Namespace: alloc.Namespace, NodeID: cfg.nodeId },
+          { VolumeID: volumeId, Namespace: alloc.Namespace, NodeID: cfg.nodeId, AllocationID: alloc.ID },
           { signal, timeoutMs: rpcTimeoutMs(cfg) },
         ),
       {

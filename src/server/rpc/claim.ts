@@ -42,7 +42,7 @@ import {
 import { volumeKey, type ServerDeps } from "../deps.js";
 import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
-import { checkAllocClaim, checkNodeUsesVolume } from "./node_scope.js";
+import { checkAllocClaim, checkNodeAllocUsesVolume, checkNodeUsesVolume } from "./node_scope.js";
 import { reportReleaseProgress } from "./release_progress.js";
 
 const CLAIM_STATES: readonly ClaimState[] = [
@@ -74,7 +74,18 @@ export class ClaimEndpoint {
   getForNode(req: VolumeGetForNodeRequest): VolumeGetForNodeResponse {
     const namespace = checkId("Namespace", req.Namespace || "default");
     checkId("VolumeID", req.VolumeID);
-    checkNodeUsesVolume(this.deps.store, checkId("NodeID", req.NodeID), namespace, req.VolumeID);
+    const nodeId = checkId("NodeID", req.NodeID);
+    if (req.AllocationID === undefined) {
+      checkNodeUsesVolume(this.deps.store, nodeId, namespace, req.VolumeID);
+    } else {
+      checkNodeAllocUsesVolume(
+        this.deps.store,
+        nodeId,
+        checkId("AllocationID", req.AllocationID),
+        namespace,
+        req.VolumeID,
+      );
+    }
     const vol = volumeView(this.deps.store, namespace, req.VolumeID);
     if (!vol) throw notFound("volume", req.VolumeID);
     return { ID: vol.ID, Namespace: vol.Namespace, PluginID: vol.PluginID };

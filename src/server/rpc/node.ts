@@ -189,14 +189,17 @@ export class NodeEndpoint {
     for (;;) {
       const index = store.tableIndex("allocs");
       const allocs = store.allocsByNode(req.NodeID);
-      const newest = allocs.reduce((m, a) => Math.max(m, a.ModifyIndex), 0);
+      // AllocModifyIndex, not ModifyIndex: the node's own status reports do not move it (store.ts
+      // putAlloc), so they do not send the node its whole alloc list back.
+      const newest = allocs.reduce((m, a) => Math.max(m, a.AllocModifyIndex), 0);
       const left = deadline - Date.now();
       if (req.MinIndex <= 0 || newest > req.MinIndex || left <= 0) {
         return { Allocs: allocs, Index: Math.max(index, 1) };
       }
-      // Only a write to this node's allocs wakes it: with thousands of nodes waiting, an alloc
-      // update wakes the one agent it concerns, not every node's GetAllocs (watch.ts).
-      await store.waitFor(["allocs"], index, signal, left, [watchKeys.allocsOfNode(req.NodeID)]);
+      // Only a server write to this node's allocs wakes it: with thousands of nodes waiting, an
+      // alloc update wakes the one agent it concerns, not every node's GetAllocs (watch.ts), and a
+      // node's own report (100 allocs starting: hundreds of them) wakes no one.
+      await store.waitFor(["allocs"], index, signal, left, [watchKeys.serverAllocsOfNode(req.NodeID)]);
     }
   }
 
@@ -219,13 +222,16 @@ export class NodeEndpoint {
         // Lost is final (node_loss.ts): a node that comes back reports what it still runs until it
         // has stopped it, and that must not bring an alloc the scheduler has replaced back to life.
         const keepLost = alloc.ClientStatus === "lost" && u.ClientStatus !== "lost";
-        const next = tx.putAlloc({
-          ...alloc,
-          ClientStatus: keepLost ? "lost" : u.ClientStatus,
-          ClientDescription: keepLost ? alloc.ClientDescription : u.ClientDescription,
-          TaskStates: u.TaskStates ?? alloc.TaskStates,
-          ModifyTime: nowNs,
-        });
+        const next = tx.putAlloc(
+          {
+            ...alloc,
+            ClientStatus: keepLost ? "lost" : u.ClientStatus,
+            ClientDescription: keepLost ? alloc.ClientDescription : u.ClientDescription,
+            TaskStates: u.TaskStates ?? alloc.TaskStates,
+            ModifyTime: nowNs,
+          },
+          { fromClient: true },
+        );
         touched.push(next);
         if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
           const k = `${next.Namespace}/${next.JobID}`;

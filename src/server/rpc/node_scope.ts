@@ -45,7 +45,28 @@ export function checkAllocClaim(
   }
 }
 
-/** Refuses a volume lookup by a node none of whose allocations requests that volume. */
+/**
+ * Refuses a volume lookup for one alloc unless that alloc runs on the node and requests the
+ * volume: the same answer as checkNodeUsesVolume gives for that alloc, with one alloc read. The
+ * refusal is the same whether the alloc is missing, elsewhere or asks for another volume, so a
+ * node learns nothing about allocs that are not its own.
+ */
+export function checkNodeAllocUsesVolume(
+  state: Pick<StateReader, "getAlloc">,
+  nodeId: string,
+  allocId: string,
+  namespace: string,
+  volumeId: string,
+): void {
+  const alloc = state.getAlloc(allocId);
+  if (alloc && alloc.NodeID === nodeId && requestsFor(alloc, namespace, volumeId).length > 0) return;
+  throw new BerthError(
+    "ERR_PERMISSION_DENIED",
+    `no allocation ${allocId} on node ${nodeId} requests volume ${JSON.stringify(volumeId)} in namespace ${JSON.stringify(namespace)}`,
+  );
+}
+
+/** Refuses a volume lookup by a node none of whose allocations requests that volume (a scan). */
 export function checkNodeUsesVolume(
   state: Pick<StateReader, "allocsByNode">,
   nodeId: string,

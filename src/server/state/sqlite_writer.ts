@@ -22,7 +22,7 @@ import type { SqliteReader } from "./sqlite_reader.js";
 import { upsertJobVersion } from "./sqlite_deployments.js";
 import { SqlitePluginWriter } from "./sqlite_plugin_writer.js";
 import type { PluginSide } from "./sqlite_plugins.js";
-import type { StateWriter, Table } from "./store.js";
+import type { PutAllocOptions, StateWriter, Table } from "./store.js";
 import { SqliteAclWriter } from "./sqlite_acl.js";
 import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 import { allocWatchKeys, watchKeys, type WatchKey } from "./watch_keys.js";
@@ -255,10 +255,11 @@ export class SqliteWriter implements StateWriter {
     return this.plugins.deletePlugin(id);
   }
 
-  putAlloc(alloc: Allocation): Allocation {
+  putAlloc(alloc: Allocation, opts: PutAllocOptions = {}): Allocation {
     const prev = this.getAlloc(alloc.ID);
     if (prev && contentOf(prev) === contentOf(alloc)) return prev;
-    const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: this.writeIndex };
+    const allocModifyIndex = opts.fromClient && prev ? prev.AllocModifyIndex : this.writeIndex;
+    const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: allocModifyIndex };
     const live = isAllocTerminal(rec) ? 0 : 1;
     const json = JSON.stringify(rec);
     this.s.putAlloc.run(rec.ID, rec.Namespace, rec.NodeID, rec.JobID, rec.TaskGroup, live, json);
@@ -271,7 +272,10 @@ export class SqliteWriter implements StateWriter {
       this.s.putAllocVolume.run(rec.Namespace, volumeSourceForAlloc(req, allocIndex(rec)), rec.ID);
     }
     this.touched.add("allocs");
-    for (const a of prev ? [prev, rec] : [rec]) allocWatchKeys(a).forEach((k) => this.keys.add(k));
+    for (const a of prev ? [prev, rec] : [rec]) {
+      allocWatchKeys(a).forEach((k) => this.keys.add(k));
+      if (allocModifyIndex === this.writeIndex) this.keys.add(watchKeys.serverAllocsOfNode(a.NodeID));
+    }
     return rec;
   }
 
@@ -285,6 +289,7 @@ export class SqliteWriter implements StateWriter {
     this.touched.add("allocs");
     const gone = { ID: id, NodeID: keys.node_id, Namespace: keys.namespace, JobID: keys.job_id };
     allocWatchKeys(gone).forEach((k) => this.keys.add(k));
+    this.keys.add(watchKeys.serverAllocsOfNode(keys.node_id));
   }
 
   putVolume(vol: CSIVolume): CSIVolume {

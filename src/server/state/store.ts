@@ -139,6 +139,11 @@ export interface StateReader extends AclStateReader {
   listNamespaces(): Namespace[];
 }
 
+export interface PutAllocOptions {
+  /** The node's report of its own alloc: AllocModifyIndex keeps its value. */
+  fromClient?: boolean;
+}
+
 export interface StateWriter extends StateReader, AclStateWriter {
   /** The index this transaction commits at. */
   readonly writeIndex: number;
@@ -148,7 +153,12 @@ export interface StateWriter extends StateReader, AclStateWriter {
   putJob(job: Job): Job;
   /** Deletes the job with its versions and its deployments (every incarnation's), as Nomad's purge. */
   deleteJob(namespace: string, id: string): void;
-  putAlloc(alloc: Allocation): Allocation;
+  /**
+   * Writes an alloc. AllocModifyIndex moves with every write except a client's report of its
+   * alloc (`fromClient`: status, task states), as Nomad's: it tells a node what the *server*
+   * changed, so a node's GetAllocs wakes for those writes only (watchKeys.serverAllocsOfNode).
+   */
+  putAlloc(alloc: Allocation, opts?: PutAllocOptions): Allocation;
   deleteAlloc(id: string): void;
   putVolume(vol: CSIVolume): CSIVolume;
   deleteVolume(namespace: string, id: string): void;

@@ -15,6 +15,11 @@ export const watchKeys = {
   alloc: (id: string): WatchKey => `allocs/id:${id}`,
   /** Any alloc placed on (or moved off, or deleted from) the node. */
   allocsOfNode: (nodeId: string): WatchKey => `allocs/node:${nodeId}`,
+  /**
+   * An alloc of the node written by the server (placed, stopped, moved, deleted, marked lost):
+   * every alloc write but a client's own status report (AllocModifyIndex, store.ts putAlloc).
+   */
+  serverAllocsOfNode: (nodeId: string): WatchKey => `allocs/node-server:${nodeId}`,
   /** Any alloc of the job. */
   allocsOfJob: (namespace: string, jobId: string): WatchKey => `allocs/job:${namespace}/${jobId}`,
   volume: (namespace: string, id: string): WatchKey => `volumes/id:${namespace}/${id}`,
