@@ -30,25 +30,41 @@
 import { PARENT_TRAPS_SH, RECORD_STATUS_SH } from "../shared/process_table.js";
 import { AWAIT_GO_SH } from "../shared/start_gate.js";
 
+/** Defines `__berth_mnt`: `mount` with `-o ro` added when `$__berth_ro` is "ro". */
+export const MOUNT_HELPERS_SH = `__berth_mnt() {
+  if [ "$__berth_ro" = ro ]; then mount -o ro "$@"; else mount "$@"; fi
+}`;
+
 /**
  * One plan entry, shared with the mount refresh (mount_refresh.ts): creates the mount point
  * `$__berth_target` (= ROOT + `$__berth_dst`) inside the root, refuses it when it resolves through
  * a symlink, mounts `$__berth_src` there as `$__berth_kind` says (mount_plan.ts PlanKind) and makes
- * it read-only when `$__berth_ro` is "ro". Calls `__berth_fail` (which must exit) on any error.
+ * it read-only when `$__berth_ro` is "ro". Calls `__berth_fail` (which must exit) on any error;
+ * needs `__berth_mnt` (MOUNT_HELPERS_SH) defined.
+ *
+ * Few processes per entry, because a task's setup runs one entry after another and 100 tasks
+ * starting at once on a small node spend their time in fork/exec: a bind, its propagation and its
+ * read-only flag are one `mount` call (util-linux ≥ 2.27 remounts a bind read-only itself, and
+ * applies --make-* after the mount); a directory destination is checked for symlinks by the shell
+ * itself (`cd -P` sets PWD to the physical path; no `readlink` process), then it returns to `/`.
  */
 export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
     mkdir -p -- "$__berth_target"
   else
     mkdir -p -- "\${__berth_target%/*}" && { [ -e "$__berth_target" ] || : >"$__berth_target"; }
   fi || __berth_fail "cannot create mount point $__berth_dst"
-  if [ "$(readlink -f -- "$__berth_target")" != "$__berth_target" ]; then
+  if [ -d "$__berth_target" ] && [ ! -L "$__berth_target" ]; then
+    { cd -P -- "$__berth_target" 2>/dev/null && [ "$PWD" = "$__berth_target" ]; } ||
+      __berth_fail "mount destination $__berth_dst resolves through a symlink"
+    cd /
+  elif [ "$(readlink -f -- "$__berth_target")" != "$__berth_target" ]; then
     __berth_fail "mount destination $__berth_dst resolves through a symlink"
   fi
   case $__berth_kind in
-  bind) mount --bind -- "$__berth_src" "$__berth_target" && mount --make-private -- "$__berth_target" ;;
-  rbind-private) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rprivate -- "$__berth_target" ;;
-  rbind-slave) mount --rbind -- "$__berth_src" "$__berth_target" && mount --make-rslave -- "$__berth_target" ;;
-  bidirectional) mount --rbind -- "$__berth_src" "$__berth_target" ;;
+  bind) __berth_mnt --bind --make-private -- "$__berth_src" "$__berth_target" ;;
+  rbind-private) __berth_mnt --rbind --make-rprivate -- "$__berth_src" "$__berth_target" ;;
+  rbind-slave) __berth_mnt --rbind --make-rslave -- "$__berth_src" "$__berth_target" ;;
+  bidirectional) __berth_mnt --rbind -- "$__berth_src" "$__berth_target" ;;
   sysfs) mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$__berth_target" ;;
   dev-minimal) mount -t tmpfs -o nosuid,mode=755 berth-dev "$__berth_target" && {
     __berth_ok=y
@@ -64,9 +80,12 @@ export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
   } ;;
   *) __berth_fail "unknown mount kind $__berth_kind" ;;
   esac || __berth_fail "cannot mount $__berth_src at $__berth_dst"
-  if [ "$__berth_ro" = ro ]; then
-    mount -o remount,bind,ro -- "$__berth_target" || __berth_fail "cannot make $__berth_dst read-only"
-  fi`;
+  case $__berth_kind in
+  sysfs | dev-minimal)
+    if [ "$__berth_ro" = ro ]; then
+      mount -o remount,bind,ro -- "$__berth_target" || __berth_fail "cannot make $__berth_dst read-only"
+    fi ;;
+  esac`;
 
 export const EXEC_INIT_SH = `__berth_root=$1
 __berth_status_file=$2
@@ -82,6 +101,7 @@ __berth_fail() {
   printf '%s\\n' "$*" >&3
   exit 125
 }
+${MOUNT_HELPERS_SH}
 __berth_parent=$(findmnt -n -o TARGET -T "$__berth_root") || __berth_fail "cannot find the mount holding $__berth_root"
 mount --make-private "$__berth_parent" || __berth_fail "cannot make $__berth_parent private in the task namespace"
 __berth_i=0

@@ -21,7 +21,7 @@ import { promisify } from "node:util";
 import { BerthError } from "../../../structs/errors.js";
 import type { TaskMount } from "../driver.js";
 import { findTool } from "../shared/proc.js";
-import { MOUNT_ENTRY_SH } from "./init_script.js";
+import { MOUNT_ENTRY_SH, MOUNT_HELPERS_SH } from "./init_script.js";
 import { kindFor } from "./mount_plan.js";
 import { readMounts, type MountEntry } from "../../../internal/mountinfo.js";
 
@@ -69,6 +69,7 @@ while findmnt -n -M "$__berth_target" >/dev/null; do
     __berth_fail "cannot unmount the old mount at $__berth_dst: $__berth_err"
   fi
 done
+${MOUNT_HELPERS_SH}
 ${MOUNT_ENTRY_SH}
 printf 'ok\\n'`;
 

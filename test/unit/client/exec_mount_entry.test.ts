@@ -1,0 +1,72 @@
+/**
+ * The exec driver's per-entry mount script (init_script.ts MOUNT_ENTRY_SH), run by /bin/sh with
+ * `mount` replaced by a shell function that prints its arguments: a bind entry is one `mount` call
+ * carrying its propagation and read-only flag; a destination that resolves through a symlink —
+ * an intermediate directory (checked by the shell's own `cd -P`) or the destination itself — is
+ * refused before anything is mounted.
+ */
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { MOUNT_ENTRY_SH, MOUNT_HELPERS_SH } from "../../../src/client/drivers/exec/init_script.js";
+
+function runEntry(root: string, src: string, dst: string, kind: string, ro: boolean) {
+  const script = [
+    `__berth_fail() { printf 'FAIL %s\\n' "$*"; exit 125; }`,
+    `mount() { printf 'mount %s\\n' "$*"; }`,
+    MOUNT_HELPERS_SH,
+    `__berth_src=$1 __berth_dst=$2 __berth_kind=$3 __berth_ro=$4`,
+    `__berth_target=$5$__berth_dst`,
+    MOUNT_ENTRY_SH,
+    `printf 'cwd %s\\n' "$PWD"`,
+  ].join("\n");
+  const r = spawnSync("/bin/sh", ["-c", script, "sh", src, dst, kind, ro ? "ro" : "rw", root], {
+    encoding: "utf8",
+  });
+  return { status: r.status, out: r.stdout.trim().split("\n") };
+}
+
+test("a bind entry is one mount call with its propagation and read-only flag", () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "berth-mount-entry-"));
+  try {
+    const root = path.join(base, "root");
+    const src = path.join(base, "src");
+    fs.mkdirSync(root);
+    fs.mkdirSync(src);
+    const ro = runEntry(root, src, "/srv/data", "bind", true);
+    assert.deepEqual(ro, {
+      status: 0,
+      out: [`mount -o ro --bind --make-private -- ${src} ${root}/srv/data`, "cwd /"],
+    });
+    assert.ok(fs.statSync(path.join(root, "srv/data")).isDirectory());
+    const rw = runEntry(root, src, "/alloc", "rbind-slave", false);
+    assert.deepEqual(rw.out, [`mount --rbind --make-rslave -- ${src} ${root}/alloc`, "cwd /"]);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("a destination that resolves through a symlink is refused before any mount", () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "berth-mount-entry-"));
+  try {
+    const root = path.join(base, "root");
+    const src = path.join(base, "src");
+    const outside = path.join(base, "outside");
+    for (const d of [root, src, outside]) fs.mkdirSync(d);
+    // An intermediate directory swapped for a symlink (the shell's own cd -P check).
+    fs.symlinkSync(outside, path.join(root, "local"));
+    const via = runEntry(root, src, "/local/x", "bind", false);
+    assert.equal(via.status, 125);
+    assert.deepEqual(via.out, ["FAIL mount destination /local/x resolves through a symlink"]);
+    // The destination itself a symlink to a directory (readlink -f).
+    fs.symlinkSync(outside, path.join(root, "data"));
+    const self = runEntry(root, src, "/data", "bind", false);
+    assert.equal(self.status, 125);
+    assert.deepEqual(self.out, ["FAIL mount destination /data resolves through a symlink"]);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
