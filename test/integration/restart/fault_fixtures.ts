@@ -1,8 +1,12 @@
 /**
  * Pieces of the fault-injection run: a seeded PRNG, the per-volume CSI ordering check over a
- * csi-hostpath call log, the faults a round injects, and the batch job spec it runs.
+ * csi-hostpath call log, the faults a round injects, the batch job spec it runs, and the wait for
+ * a round's end that both runs (one server, three servers) share.
  */
+import assert from "node:assert/strict";
 import type { CallRecord } from "../../../src/csi/hostpath/call_log.js";
+import { eventually } from "../../helpers/agent_process.js";
+import { claimCount, type AllocView, type Cli, type VolumeView } from "./restart_fixtures.js";
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
 export function prng(seed: number): () => number {
@@ -128,4 +132,51 @@ capability {
   attachment_mode = "file-system"
 }
 `;
+}
+
+/**
+ * The end of a round: waits (90 s) until the job's `pool` allocs have all ended and no volume of
+ * `vols` holds a claim, then asserts every alloc completed. A timeout names the allocs not
+ * complete with their statuses and task events. `cli` is asked again for each poll (the
+ * several-servers run reaches whichever server is alive).
+ */
+export async function awaitRoundEnd(
+  cli: () => Cli,
+  job: string,
+  vols: readonly string[],
+  pool: number,
+  round: number,
+): Promise<AllocView[]> {
+  let seen: AllocView[] = [];
+  const allocs = await eventually(
+    `round ${round}: ${job}'s allocs to end and every volume to be released`,
+    async () => {
+      const c = cli();
+      const as = await c.get<AllocView[]>(`/v1/job/${job}/allocations`);
+      seen = as ?? seen;
+      if (!as || as.length !== pool) return undefined;
+      if (as.some((a) => !["complete", "failed", "lost"].includes(a.ClientStatus))) return undefined;
+      for (const id of vols) {
+        const v = await c.get<VolumeView>(`/v1/volume/csi/${encodeURIComponent(id)}?claims=true`);
+        if (!v || claimCount(v) !== 0) return undefined;
+      }
+      return as;
+    },
+    90_000,
+    100,
+  ).catch((err: unknown) => {
+    const stuck = seen
+      .filter((a) => a.ClientStatus !== "complete")
+      .map((a) => ({ id: a.ID, status: a.ClientStatus, tasks: a.TaskStates }));
+    throw new Error(`${(err as Error).message}; not complete: ${JSON.stringify(stuck)}`, {
+      cause: err,
+    });
+  });
+  const bad = allocs.filter((a) => a.ClientStatus !== "complete");
+  assert.deepEqual(
+    bad.map((a) => ({ id: a.ID, status: a.ClientStatus, states: a.TaskStates })),
+    [],
+    `round ${round}: every alloc completes`,
+  );
+  return allocs;
 }

@@ -15,16 +15,21 @@ import { after, test } from "node:test";
 import { mountsUnder } from "../../../src/internal/mountinfo.js";
 import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { AgentProcess, crashAgent, eventually, freePort, logTail } from "../../helpers/agent_process.js";
-import { batchJob, orderingViolations, prng, roundFaults, volumeSpec } from "./fault_fixtures.js";
+import {
+  awaitRoundEnd,
+  batchJob,
+  orderingViolations,
+  prng,
+  roundFaults,
+  volumeSpec,
+} from "./fault_fixtures.js";
 import {
   callLog,
-  claimCount,
   cleanUp,
   Cli,
   keepLogIfFailed,
   pluginAndVolume,
   type AllocView,
-  type VolumeView,
 } from "./restart_fixtures.js";
 
 /** Volumes in the pool = allocs per round (alloc N uses vols[N]). */
@@ -146,37 +151,7 @@ test(
           kills++;
           await start();
         }
-        let seen: AllocView[] = [];
-        const allocs = await eventually(
-          `round ${round}: ${job}'s allocs to end and every volume to be released`,
-          async () => {
-            const as = await cli.get<AllocView[]>(`/v1/job/${job}/allocations`);
-            seen = as ?? seen;
-            if (!as || as.length !== POOL) return undefined;
-            if (as.some((a) => !["complete", "failed", "lost"].includes(a.ClientStatus))) return undefined;
-            for (const id of vols) {
-              const v = await cli.get<VolumeView>(`/v1/volume/csi/${encodeURIComponent(id)}?claims=true`);
-              if (!v || claimCount(v) !== 0) return undefined;
-            }
-            return as;
-          },
-          90_000,
-          100,
-        ).catch((err: unknown) => {
-          // Say which allocs are stuck where: their statuses and task events.
-          const stuck = seen
-            .filter((a) => a.ClientStatus !== "complete")
-            .map((a) => ({ id: a.ID, status: a.ClientStatus, tasks: a.TaskStates }));
-          throw new Error(`${(err as Error).message}; not complete: ${JSON.stringify(stuck)}`, {
-            cause: err,
-          });
-        });
-        const bad = allocs.filter((a) => a.ClientStatus !== "complete");
-        assert.deepEqual(
-          bad.map((a) => ({ id: a.ID, status: a.ClientStatus, states: a.TaskStates })),
-          [],
-          `round ${round}: every alloc completes`,
-        );
+        const allocs = await awaitRoundEnd(() => cli, job, vols, POOL, round);
         lifecycles += allocs.length;
       }
       const elapsed = Date.now() - t0;

@@ -18,16 +18,15 @@ import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { AgentProcess, crashAgent, eventually, logTail } from "../../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 import { agreedLeader, leaderOf, startServers, type ServerProcess } from "../leader/ha_processes.js";
-import { batchJob, orderingViolations, prng, roundFaults, volumeSpec } from "./fault_fixtures.js";
 import {
-  callLog,
-  claimCount,
-  cleanUp,
-  Cli,
-  pluginAndVolume,
-  type AllocView,
-  type VolumeView,
-} from "./restart_fixtures.js";
+  awaitRoundEnd,
+  batchJob,
+  orderingViolations,
+  prng,
+  roundFaults,
+  volumeSpec,
+} from "./fault_fixtures.js";
+import { callLog, cleanUp, Cli, pluginAndVolume, type AllocView } from "./restart_fixtures.js";
 
 const POOL = 5;
 const ROUNDS = 4;
@@ -144,37 +143,7 @@ test(
           await restartServer(Math.max(0, victim));
           kills++;
         }
-        let seen: AllocView[] = [];
-        const allocs = await eventually(
-          `round ${round}: ${job}'s allocs to end and every volume to be released`,
-          async () => {
-            const cli = liveCli();
-            const as = await cli.get<AllocView[]>(`/v1/job/${job}/allocations`);
-            seen = as ?? seen;
-            if (!as || as.length !== POOL) return undefined;
-            if (as.some((a) => !["complete", "failed", "lost"].includes(a.ClientStatus))) return undefined;
-            for (const id of vols) {
-              const v = await cli.get<VolumeView>(`/v1/volume/csi/${encodeURIComponent(id)}?claims=true`);
-              if (!v || claimCount(v) !== 0) return undefined;
-            }
-            return as;
-          },
-          90_000,
-          100,
-        ).catch((err: unknown) => {
-          const stuck = seen
-            .filter((a) => a.ClientStatus !== "complete")
-            .map((a) => ({ id: a.ID, status: a.ClientStatus, tasks: a.TaskStates }));
-          throw new Error(`${(err as Error).message}; not complete: ${JSON.stringify(stuck)}`, {
-            cause: err,
-          });
-        });
-        const bad = allocs.filter((a) => a.ClientStatus !== "complete");
-        assert.deepEqual(
-          bad.map((a) => ({ id: a.ID, status: a.ClientStatus, states: a.TaskStates })),
-          [],
-          `round ${round}: every alloc completes`,
-        );
+        const allocs = await awaitRoundEnd(liveCli, job, vols, POOL, round);
         lifecycles += allocs.length;
       }
       process.stderr.write(
