@@ -6,10 +6,11 @@
  * at index I, less what earlier batches wrote, is exactly the plan of the state those batches left
  * (their placements were already counted as the plan's own). Otherwise the rest is planned again.
  */
+import type { Node } from "../../structs/node.js";
 import type { PlannedAhead } from "./plan_ahead.js";
 
 /** Placements one write transaction applies at most; a bigger plan is applied in batches. */
-export const BATCH_PLACEMENTS = 100;
+export const BATCH_PLACEMENTS = 50;
 /**
  * Placements one plan made ahead covers at most, so an attempt that a write landing meanwhile makes
  * stale is bounded, while each new plan's reads of the job's allocs stay few.
@@ -21,6 +22,8 @@ export const IN_TXN_PLAN_MS = 10;
 /** A pass applied in batches: what the batches before this one placed. */
 export interface Batching {
   placedBefore: readonly string[];
+  /** The pass's node list when still current (node_list_cache.ts `cached`), for a plan made here. */
+  cachedNodes?: () => Node[] | undefined;
 }
 
 /**

@@ -112,20 +112,72 @@ export function topologyMatches(volume: Topology, node: Topology): boolean {
   return Object.entries(volume.Segments).every(([k, v]) => node.Segments[k] === v);
 }
 
-/** Live and planned allocs, minus those the plan stops before they ran. */
-function activeAllocs(ctx: CsiPlanContext, fromState: Allocation[]): Allocation[] {
-  const live = fromState.filter((a) => !isAllocTerminal(a) && !ctx.stopping.has(a.ID));
-  return [...live, ...ctx.planned];
-}
-
 /**
  * The volume as it will be once every non-terminal alloc that uses it has claimed it: allocs
  * placed but not yet claimed count as taken claims on their node, so the scheduler never places
- * two writers of a single-writer volume before either has claimed.
+ * two writers of a single-writer volume before either has claimed. The plan's own placements are
+ * found through the per-plan index (plannedUsers), not by scanning the plan.
  */
-export function withProposedClaims(ctx: CsiPlanContext, vol: CSIVolume): CSIVolume {
-  const users = activeAllocs(ctx, ctx.state.allocsByVolume(vol.Namespace, vol.ID));
-  return proposeClaims(vol, users);
+function withProposedClaims(ctx: CsiPlanContext, vol: CSIVolume): CSIVolume {
+  const live = ctx.state
+    .allocsByVolume(vol.Namespace, vol.ID)
+    .filter((a) => !isAllocTerminal(a) && !ctx.stopping.has(a.ID));
+  return proposeClaims(vol, [...live, ...plannedUsers(ctx, vol.Namespace, vol.ID, 0)]);
+}
+
+/** A placement of the plan, and its place in ctx.planned. */
+interface PlannedEntry {
+  alloc: Allocation;
+  at: number;
+}
+
+/** Per plan: the planned allocs by the volumes they use and by node, and how many are taken in. */
+const plannedIndexes = new WeakMap<
+  CsiPlanContext,
+  { byVolume: Map<string, PlannedEntry[]>; byNode: Map<string, PlannedEntry[]>; seen: number }
+>();
+
+/**
+ * The plan's placements from position `from` on, by volume or by node. The index takes in each new
+ * placement once (ctx.planned only grows), so a per_alloc job of n allocs costs O(n) here, not
+ * O(n²) as a scan of the plan for every new volume (and every node tried) did.
+ */
+function plannedIndex(ctx: CsiPlanContext) {
+  let idx = plannedIndexes.get(ctx);
+  if (!idx) {
+    idx = { byVolume: new Map(), byNode: new Map(), seen: 0 };
+    plannedIndexes.set(ctx, idx);
+  }
+  for (; idx.seen < ctx.planned.length; idx.seen++) {
+    const a = ctx.planned[idx.seen]!;
+    const entry = { alloc: a, at: idx.seen };
+    pushTo(idx.byNode, a.NodeID, entry);
+    for (const r of Object.values(allocTaskGroup(a)?.Volumes ?? {})) {
+      if (r.Type !== "csi") continue;
+      pushTo(idx.byVolume, volumeKey(a.Namespace, volumeSourceForAlloc(r, allocIndex(a))), entry);
+    }
+  }
+  return idx;
+}
+
+function pushTo(m: Map<string, PlannedEntry[]>, key: string, e: PlannedEntry): void {
+  const list = m.get(key);
+  if (list) list.push(e);
+  else m.set(key, [e]);
+}
+
+function since(entries: PlannedEntry[] | undefined, from: number): Allocation[] {
+  const out: Allocation[] = [];
+  for (const e of entries ?? []) if (e.at >= from) out.push(e.alloc);
+  return out;
+}
+
+function plannedUsers(ctx: CsiPlanContext, namespace: string, volumeId: string, from: number): Allocation[] {
+  return since(plannedIndex(ctx).byVolume.get(volumeKey(namespace, volumeId)), from);
+}
+
+function plannedOnNode(ctx: CsiPlanContext, nodeId: string, from: number): Allocation[] {
+  return since(plannedIndex(ctx).byNode.get(nodeId), from);
 }
 
 /** `vol` with a taken claim for each of `allocs` that uses it and holds none yet. */
@@ -201,7 +253,7 @@ function proposedVolumeOf(ctx: CsiPlanContext, namespace: string, volumeId: stri
     view = { vol: vol && withProposedClaims(ctx, vol), seen: ctx.planned.length };
     views.set(key, view);
   } else if (view.seen < ctx.planned.length) {
-    if (view.vol) view.vol = proposeClaims(view.vol, ctx.planned.slice(view.seen));
+    if (view.vol) view.vol = proposeClaims(view.vol, plannedUsers(ctx, namespace, volumeId, view.seen));
     view.seen = ctx.planned.length;
   }
   return view.vol;
@@ -302,16 +354,19 @@ function volumesInUseOnNode(
   let entry = byNode.get(nodeId);
   if (!entry) {
     if (ctx.usage) {
-      const planned = ctx.planned.filter((a) => a.NodeID === nodeId);
+      const planned = plannedOnNode(ctx, nodeId, 0);
       const volumes = [...liveVolumesFromIndex(ctx, ctx.usage, nodeId), ...volumesOf(ctx, planned)];
       entry = { volumes, seen: ctx.planned.length };
     } else {
-      const live = activeAllocs(ctx, ctx.state.allocsByNode(nodeId)).filter((a) => a.NodeID === nodeId);
+      const live = [
+        ...ctx.state.allocsByNode(nodeId).filter((a) => !isAllocTerminal(a) && !ctx.stopping.has(a.ID)),
+        ...plannedOnNode(ctx, nodeId, 0),
+      ];
       entry = { volumes: volumesOf(ctx, live), seen: ctx.planned.length };
     }
     byNode.set(nodeId, entry);
   } else if (entry.seen < ctx.planned.length) {
-    const added = ctx.planned.slice(entry.seen).filter((a) => a.NodeID === nodeId);
+    const added = plannedOnNode(ctx, nodeId, entry.seen);
     entry.volumes.push(...volumesOf(ctx, added));
     entry.seen = ctx.planned.length;
   }

@@ -13,6 +13,7 @@ import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.
 import type { StateReader } from "../state/store.js";
 import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
 import type { NodeUsageView } from "./node_usage.js";
+import { NodeSample } from "./node_sample.js";
 import { selectNode } from "./rank.js";
 import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
 import { HANDOVER_DESCRIPTION, planUpdates, UPDATE_DESCRIPTION } from "./reconcile_update.js";
@@ -68,6 +69,8 @@ export interface PlanOptions {
    * batch (Plan.more). A function is asked before each placement with the count so far.
    */
   maxPlace?: number | ((placed: number) => boolean);
+  /** The state's nodes, when the caller keeps them (node_list_cache.ts); else state.listNodes(). */
+  listNodes?: () => Node[];
 }
 
 /**
@@ -174,6 +177,8 @@ export function* planSteps(
           .map((a) => a.Name)
       : [],
   );
+  // The job's allocs were read above; a big job's take a while: let the caller yield before the nodes.
+  yield;
   const drained = job.Type === "system" ? drainedSystemSlots(state, existing) : new Set<string>();
   const ctx: PlanContext = {
     state,
@@ -183,7 +188,8 @@ export function* planSteps(
     ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
     jobAllocs: all,
   };
-  const { ready: nodes, available } = readyNodesInDCs(state.listNodes(), job);
+  const { ready, available } = readyNodesInDCs(opts.listNodes?.() ?? state.listNodes(), job);
+  const nodes = new NodeSample(ready, `${job.Namespace}\u0000${job.ID}\u0000${state.index()}`);
   // The reads above are a pass's biggest single stretch: let the caller yield before placing.
   yield;
   const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n) && !drained.has(n));
@@ -285,7 +291,7 @@ function drainedSystemSlots(state: StateReader, existing: Allocation[]): Set<str
 /** Places one alloc on the node rank.ts picks (Nomad's feasibility, binpack, affinity, spread). */
 function place(
   ctx: PlanContext,
-  nodes: Node[],
+  nodes: NodeSample,
   job: Job,
   group: TaskGroup,
   index: number,

@@ -16,6 +16,7 @@ import { performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore } from "../state/store.js";
+import type { NodeListCache } from "./node_list_cache.js";
 import type { NodeUsageIndex } from "./node_usage.js";
 import { planSteps, type Plan } from "./plan.js";
 import { stillValidSince } from "./rebase.js";
@@ -46,7 +47,7 @@ export async function planAhead(
   namespace: string,
   jobId: string,
   followupEvalId: string | undefined,
-  opts: { usage?: NodeUsageIndex; maxPlace?: number } = {},
+  opts: { usage?: NodeUsageIndex; maxPlace?: number; nodes?: NodeListCache } = {},
 ): Promise<PlannedAhead | undefined> {
   for (let attempt = 0; attempt < PLAN_AHEAD_ATTEMPTS; attempt++) {
     // The usage index is brought to the index the plan reads at, in the same turn (node_usage.ts).
@@ -64,6 +65,7 @@ export async function planAhead(
     const steps = planSteps(store, job, nowNs, runningEvalId, {
       ...(opts.usage ? { usage: opts.usage } : {}),
       ...(opts.maxPlace !== undefined ? { maxPlace: opts.maxPlace } : {}),
+      ...(opts.nodes ? { listNodes: () => opts.nodes!.list(store, store) } : {}),
     });
     let sliceStart = performance.now();
     let r = steps.next();

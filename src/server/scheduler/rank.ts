@@ -4,11 +4,12 @@
  * default algorithm: fuller nodes first, and a node without room for the alloc's CPU, memory or
  * cores is exhausted), job anti-affinity (a penalty per alloc of the same job and group already on
  * the node), node affinity (matched weights over the sum of |weights|) and spread — the scores
- * averaged (Nomad's ScoreNormalizationIterator). The highest wins; ties go to the first node in
- * the order given, so placement is deterministic. Every feasible node is scored (Nomad samples a
- * few for jobs without affinities or spreads; scoring all only ever picks a node Nomad could).
- * Pure over the PlanContext; O(1) per node with the plan's usage index (proposed_usage.ts), else
- * O(allocs on each node) once per plan; plus O(allocs of the job) per placement.
+ * averaged (Nomad's ScoreNormalizationIterator). The highest wins; ties go to the first node
+ * visited. Which nodes are visited, and how many ranked options are enough, is the NodeSample's
+ * (node_sample.ts: every node of a small cluster, Nomad's shuffled limited sample of a big one).
+ * Pure over the PlanContext apart from the sample's position; O(1) per node with the plan's usage
+ * index (proposed_usage.ts), else O(allocs on each node) once per plan; plus O(allocs of the job)
+ * per placement.
  */
 import type { AllocatedResources, Allocation } from "../../structs/alloc.js";
 import {
@@ -24,6 +25,7 @@ import type { Affinity } from "../../structs/job_stanzas.js";
 import type { Node } from "../../structs/node.js";
 import { allocateGroup, binPackScore, fitGroup, type Usage } from "../../structs/resources_fit.js";
 import { constraintCache, feasibilityFor, type PlanContext } from "./feasibility.js";
+import { MAX_SKIP, SKIP_SCORE_THRESHOLD, type NodeSample } from "./node_sample.js";
 import { proposedUsageFor } from "./proposed_usage.js";
 import {
   SpreadScorer,
@@ -59,7 +61,7 @@ function affinitiesOf(job: Job, group: TaskGroup): Affinity[] {
 
 export function selectNode(
   ctx: PlanContext,
-  nodes: Node[],
+  sample: NodeSample,
   job: Job,
   group: TaskGroup,
   index: number,
@@ -81,10 +83,20 @@ export function selectNode(
   const affinities = affinitiesOf(job, group);
   const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
 
-  let best: { node: Node; used: Usage; score: number; parts: (number | null)[] } | null = null;
+  type Option = { node: Node; used: Usage; score: number; parts: (number | null)[] };
+  let best: Option | null = null;
+  const limit = sample.limitFor(job, group, affinities.length > 0 || spread.active);
+  let seen = 0;
+  const consider = (o: Option) => {
+    seen++;
+    if (!best || o.score > best.score) best = o;
+  };
+  // Nomad's LimitIterator: low-scored options wait, and are taken only if the nodes run out.
+  const skipped: Option[] = [];
+  let ranOut = true;
   const feasible = feasibilityFor(ctx, job, group, index, allocId);
   const proposed = proposedUsageFor(ctx, job);
-  for (const node of nodes) {
+  for (const node of sample.visit()) {
     let reason = feasible(node);
     if (reason) {
       recordNode(metrics, node, reason);
@@ -115,10 +127,25 @@ export function selectNode(
       sum += p;
       n++;
     }
-    const score = n === 0 ? 0 : sum / n;
-    if (!best || score > best.score) best = { node, used, score, parts };
+    const option = { node, used, score: n === 0 ? 0 : sum / n, parts };
+    if (!sample.whole && option.score <= SKIP_SCORE_THRESHOLD && skipped.length < MAX_SKIP) {
+      skipped.push(option);
+      continue;
+    }
+    consider(option);
+    if (seen >= limit) {
+      ranOut = false;
+      break;
+    }
   }
-  if (!best) return null;
+  if (ranOut) for (const o of skipped) if (seen < limit) consider(o);
+  return best ? selection(best, group) : null;
+}
+
+function selection(
+  best: { node: Node; used: Usage; score: number; parts: (number | null)[] },
+  group: TaskGroup,
+): Selection {
   const scores: Record<string, number> = {};
   best.parts.forEach((p, i) => {
     if (p !== null) scores[SCORERS[i]!] = p;

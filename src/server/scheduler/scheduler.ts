@@ -20,55 +20,23 @@
  * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
  * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
-import { performance } from "node:perf_hooks";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
-import type { StateStore, StateWriter } from "../state/store.js";
-import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
+import type { StateStore } from "../state/store.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
-import { refreshJobStatus } from "./job_status.js";
-import { computePlan, type PlacementFailure } from "./plan.js";
-import { IN_TXN_PLAN_MS, PLAN_AHEAD_PLACEMENTS, sliceOf, type Batching } from "./batches.js";
+import { PLAN_AHEAD_PLACEMENTS, sliceOf } from "./batches.js";
+import { evaluateIn, type BatchResult, type EvalOptions, type EvalResult } from "./evaluate_in.js";
+import { JobPasses } from "./job_passes.js";
+import { NodeListCache } from "./node_list_cache.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 import { stillValidSince } from "./rebase.js";
 
 export { refreshJobStatus } from "./job_status.js";
-
-export interface EvalResult {
-  placed: number;
-  stopped: number;
-  failures: PlacementFailure[];
-  index: number;
-  /** The eval that records this pass ("" when none was: the job is gone, or a quiet pass did nothing). */
-  evalId: string;
-  /** The job's blocked eval, "" when every alloc has a node. */
-  blockedEvalId: string;
-  /** Delayed evals the pass created, with when each is due (unix ns). */
-  followups: { evalId: string; waitUntil: number }[];
-  /** Slots left empty until a single-writer volume is free (plan.ts heldSlots). */
-  heldSlots: number;
-}
-
-/** One batch's result: `more` when allocs are left for the next batch. */
-export interface BatchResult extends EvalResult {
-  more: boolean;
-  /** The batch applied the plan made ahead (no write had landed since it was made). */
-  usedAhead: boolean;
-  /** The allocs this batch placed. */
-  placedIds: string[];
-}
-
-/** How a pass is recorded. */
-export interface EvalOptions {
-  /** Record an eval only when the pass placed, stopped or failed to place something. */
-  quiet?: boolean;
-  /** Run this pending follow-up eval (a no-op when it is no longer pending). */
-  followupEvalId?: string;
-}
+export type { BatchResult, EvalOptions, EvalResult } from "./evaluate_in.js";
 
 function key(namespace: string, id: string): string {
   return `${namespace}\u0000${id}`;
@@ -82,6 +50,8 @@ export class Scheduler {
   /** Every pass in flight (from an RPC, a retry, a timer, a loop), so stop() can wait for them. */
   private readonly passes = new Set<Promise<void>>();
   private stopping = false;
+  /** One pass per job at a time (job_passes.ts says why). */
+  private readonly jobPasses = new JobPasses<EvalResult>();
   /**
    * Bumped by standDown(): the blocked set and the timers belong to one term as leader, so a pass,
    * retry or start-up pass begun in an earlier term leaves them alone.
@@ -89,6 +59,8 @@ export class Scheduler {
   private term = 0;
   /** Each node's live usage, kept by deltas from the store (node_usage.ts). */
   private readonly usage = new NodeUsageIndex();
+  /** The nodes plans read, parsed once per change of the nodes table (node_list_cache.ts). */
+  private readonly nodeList = new NodeListCache();
 
   /** Refreshes the usage index between passes (node_usage.ts says why it must). */
   private readonly usageTimer: NodeJS.Timeout;
@@ -120,7 +92,13 @@ export class Scheduler {
     opts: EvalOptions = {},
   ): Promise<EvalResult> {
     if (this.stopping) throw new BerthError("ERR_ABORTED", "the scheduler is stopping");
-    const pass = this.pass(namespace, id, trigger, opts);
+    // The pass belongs to the term it was asked in, though it may start after a standDown().
+    const term = this.term;
+    const request = JSON.stringify([term, trigger, opts.quiet ?? false, opts.followupEvalId ?? ""]);
+    const pass = this.jobPasses.run(key(namespace, id), request, () => {
+      if (this.stopping) throw new BerthError("ERR_ABORTED", "the scheduler is stopping");
+      return this.pass(namespace, id, trigger, opts, term);
+    });
     const settled = pass.then(
       () => undefined,
       () => undefined,
@@ -135,11 +113,11 @@ export class Scheduler {
     id: string,
     trigger: EvalTrigger,
     opts: EvalOptions,
+    term: number,
   ): Promise<EvalResult> {
     // A big pass is applied in batches (plan.ts PlanOptions.maxPlace): each batch is planned ahead
     // from the state the one before it left and written in its own transaction, so no transaction
     // holds the loop for long; the last one records the eval, naming every alloc the pass placed.
-    const term = this.term;
     const placedBefore: string[] = [];
     let result: BatchResult;
     let ahead: PlannedAhead | undefined;
@@ -150,6 +128,7 @@ export class Scheduler {
         ahead = await planAhead(this.store, namespace, id, opts.followupEvalId, {
           usage: this.usage,
           maxPlace: PLAN_AHEAD_PLACEMENTS,
+          nodes: this.nodeList,
         });
         planned = true;
       }
@@ -158,7 +137,10 @@ export class Scheduler {
         ahead = { ...ahead, index: this.store.index() };
       const [now, rest] = ahead ? sliceOf(ahead) : [undefined, undefined];
       result = await this.store.txn((tx) =>
-        evaluateIn(tx, namespace, id, trigger, opts, now, { placedBefore }),
+        evaluateIn(tx, namespace, id, trigger, opts, now, {
+          placedBefore,
+          cachedNodes: () => this.nodeList.cached(this.store),
+        }),
       );
       if (!result.more) break;
       placedBefore.push(...result.placedIds);
@@ -300,96 +282,4 @@ export class Scheduler {
   isBlocked(namespace: string, id: string): boolean {
     return this.blocked.has(key(namespace, id));
   }
-}
-
-/**
- * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
- * plan made before the transaction (plan_ahead.ts): used only when the store is still at the index
- * it was made at, otherwise the plan is made here.
- */
-export function evaluateIn(
-  tx: StateWriter,
-  namespace: string,
-  id: string,
-  trigger: EvalTrigger = "job-register",
-  opts: EvalOptions = {},
-  ahead?: PlannedAhead,
-  batch?: Batching,
-): BatchResult {
-  const before = tx.index();
-  const fresh = ahead !== undefined && ahead.index === before ? ahead : undefined;
-  const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
-  const none = {
-    placed: 0,
-    stopped: 0,
-    failures: [],
-    index: before,
-    evalId: "",
-    blockedEvalId: "",
-    followups: [],
-    heldSlots: 0,
-    more: false,
-    placedIds: [],
-    usedAhead: false,
-  };
-  const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
-  // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
-  if (opts.followupEvalId && running?.Status !== "pending") return none;
-  const job = tx.getJob(namespace, id);
-  if (!job) {
-    cancelBlocked(tx, namespace, id, nowNs);
-    return none;
-  }
-  if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
-  // Planned here (the plan made ahead is stale): a batch bounded in time, not in count, so this
-  // transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
-  const started = performance.now();
-  const plan =
-    fresh?.plan ??
-    computePlan(tx, job, nowNs, running?.ID ?? "", {
-      ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
-    });
-  for (const d of plan.cancelDeployments) tx.putDeployment(d);
-  if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
-  for (const { alloc, description } of plan.stop) {
-    tx.putAlloc({ ...alloc, DesiredStatus: "stop", DesiredDescription: description, ModifyTime: nowNs });
-  }
-  // Reschedule links only: the failed alloc's ModifyTime (its failure time) is left as it is.
-  for (const alloc of plan.update) tx.putAlloc(alloc);
-  for (const alloc of plan.place) tx.putAlloc(alloc);
-  const placedIds = plan.place.map((a) => a.ID);
-  // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
-  // nothing else to write but its deployment); the eval and the job's status wait for the last.
-  if (plan.more) {
-    const usedAhead = fresh !== undefined;
-    return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds, usedAhead };
-  }
-  const placed = [...(batch?.placedBefore ?? []), ...placedIds];
-  const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
-  const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
-  const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
-  // Only on an eval this pass created: a pass that changes nothing (a blocked eval run again)
-  // must write nothing.
-  if (
-    recordedEval &&
-    plan.deploymentId &&
-    recordedEval.CreateIndex === tx.writeIndex &&
-    recordedEval.DeploymentID !== plan.deploymentId
-  ) {
-    tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
-  }
-  refreshJobStatus(tx, job, plan.place);
-  const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
-  return {
-    placed: placed.length,
-    stopped: outcome.stopped,
-    failures: outcome.failures,
-    index: placed.length + outcome.stopped > 0 || plan.newDeployment ? tx.writeIndex : evalIndex,
-    ...recorded,
-    followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
-    heldSlots: plan.heldSlots,
-    more: false,
-    placedIds,
-    usedAhead: fresh !== undefined,
-  };
 }

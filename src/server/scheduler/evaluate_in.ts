@@ -1,0 +1,138 @@
+/**
+ * One transaction of a scheduling pass (Scheduler.pass runs one per batch): plan (or take the plan
+ * made ahead), apply it, and on the pass's last batch refresh the job's status and record the eval.
+ */
+import { performance } from "node:perf_hooks";
+import type { EvalTrigger } from "../../structs/eval.js";
+import { NS_PER_MS } from "../../structs/job.js";
+import type { StateWriter } from "../state/store.js";
+import { IN_TXN_PLAN_MS, type Batching } from "./batches.js";
+import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
+import { refreshJobStatus } from "./job_status.js";
+import { computePlan, type PlacementFailure } from "./plan.js";
+import type { PlannedAhead } from "./plan_ahead.js";
+
+export interface EvalResult {
+  placed: number;
+  stopped: number;
+  failures: PlacementFailure[];
+  index: number;
+  /** The eval that records this pass ("" when none was: the job is gone, or a quiet pass did nothing). */
+  evalId: string;
+  /** The job's blocked eval, "" when every alloc has a node. */
+  blockedEvalId: string;
+  /** Delayed evals the pass created, with when each is due (unix ns). */
+  followups: { evalId: string; waitUntil: number }[];
+  /** Slots left empty until a single-writer volume is free (plan.ts heldSlots). */
+  heldSlots: number;
+}
+
+/** One batch's result: `more` when allocs are left for the next batch. */
+export interface BatchResult extends EvalResult {
+  more: boolean;
+  /** The batch applied the plan made ahead (no write had landed since it was made). */
+  usedAhead: boolean;
+  /** The allocs this batch placed. */
+  placedIds: string[];
+}
+
+/** How a pass is recorded. */
+export interface EvalOptions {
+  /** Record an eval only when the pass placed, stopped or failed to place something. */
+  quiet?: boolean;
+  /** Run this pending follow-up eval (a no-op when it is no longer pending). */
+  followupEvalId?: string;
+}
+
+/**
+ * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
+ * plan made before the transaction (plan_ahead.ts): used only when the store is still at the index
+ * it was made at, otherwise the plan is made here.
+ */
+export function evaluateIn(
+  tx: StateWriter,
+  namespace: string,
+  id: string,
+  trigger: EvalTrigger = "job-register",
+  opts: EvalOptions = {},
+  ahead?: PlannedAhead,
+  batch?: Batching,
+): BatchResult {
+  const before = tx.index();
+  const fresh = ahead !== undefined && ahead.index === before ? ahead : undefined;
+  const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
+  const none = {
+    placed: 0,
+    stopped: 0,
+    failures: [],
+    index: before,
+    evalId: "",
+    blockedEvalId: "",
+    followups: [],
+    heldSlots: 0,
+    more: false,
+    placedIds: [],
+    usedAhead: false,
+  };
+  const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
+  // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
+  if (opts.followupEvalId && running?.Status !== "pending") return none;
+  const job = tx.getJob(namespace, id);
+  if (!job) {
+    cancelBlocked(tx, namespace, id, nowNs);
+    return none;
+  }
+  if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
+  // Planned here (the plan made ahead is stale): a batch bounded in time, not in count, so this
+  // transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
+  const started = performance.now();
+  const plan =
+    fresh?.plan ??
+    computePlan(tx, job, nowNs, running?.ID ?? "", {
+      ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
+      ...(batch?.cachedNodes ? { listNodes: () => batch.cachedNodes?.() ?? tx.listNodes() } : {}),
+    });
+  for (const d of plan.cancelDeployments) tx.putDeployment(d);
+  if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
+  for (const { alloc, description } of plan.stop) {
+    tx.putAlloc({ ...alloc, DesiredStatus: "stop", DesiredDescription: description, ModifyTime: nowNs });
+  }
+  // Reschedule links only: the failed alloc's ModifyTime (its failure time) is left as it is.
+  for (const alloc of plan.update) tx.putAlloc(alloc);
+  for (const alloc of plan.place) tx.putAlloc(alloc);
+  const placedIds = plan.place.map((a) => a.ID);
+  // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
+  // nothing else to write but its deployment); the eval and the job's status wait for the last.
+  if (plan.more) {
+    const usedAhead = fresh !== undefined;
+    return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds, usedAhead };
+  }
+  const placed = [...(batch?.placedBefore ?? []), ...placedIds];
+  const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
+  const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
+  const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
+  // Only on an eval this pass created: a pass that changes nothing (a blocked eval run again)
+  // must write nothing.
+  if (
+    recordedEval &&
+    plan.deploymentId &&
+    recordedEval.CreateIndex === tx.writeIndex &&
+    recordedEval.DeploymentID !== plan.deploymentId
+  ) {
+    tx.putEval({ ...recordedEval, DeploymentID: plan.deploymentId });
+  }
+  refreshJobStatus(tx, job, plan.place);
+  const evalIndex = recorded.evalId ? (tx.getEval(recorded.evalId)?.ModifyIndex ?? before) : before;
+  return {
+    placed: placed.length,
+    stopped: outcome.stopped,
+    failures: outcome.failures,
+    index: placed.length + outcome.stopped > 0 || plan.newDeployment ? tx.writeIndex : evalIndex,
+    ...recorded,
+    followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
+    heldSlots: plan.heldSlots,
+    more: false,
+    placedIds,
+    usedAhead: fresh !== undefined,
+  };
+}
