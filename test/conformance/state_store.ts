@@ -210,6 +210,32 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         assert.deepEqual(s.allocsByNode("n2"), []);
       }));
 
+    test("allocs: whether a job has a live alloc of one incarnation", () =>
+      withStore(async (s) => {
+        const job = { ...volumeJob("web", { source: "vol" }), CreateIndex: 7 };
+        const older = { ...job, CreateIndex: 3 };
+        await s.txn((tx) => {
+          tx.putAlloc(alloc("old", older, "n1", 0));
+          tx.putAlloc(alloc("new", job, "n2", 0));
+        });
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 7), true);
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 3), true, "the older incarnation's own");
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 9), false, "no alloc of that incarnation");
+        assert.equal(s.hasLiveAllocOfJob("prod", "web", 7), false, "jobs are per namespace");
+        await s.txn((tx) => tx.putAlloc({ ...tx.getAlloc("new")!, ClientStatus: "complete" }));
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 7), false, "a terminal alloc is not live");
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 3), true);
+        // Inside a transaction the answer includes the transaction's own writes.
+        const seen = await s.txn((tx) => {
+          tx.putAlloc({ ...tx.getAlloc("old")!, DesiredStatus: "stop", ClientStatus: "failed" });
+          tx.putAlloc(alloc("again", job, "n2", 1));
+          return [tx.hasLiveAllocOfJob("default", "web", 3), tx.hasLiveAllocOfJob("default", "web", 7)];
+        });
+        assert.deepEqual(seen, [false, true]);
+        await s.txn((tx) => tx.deleteAlloc("again"));
+        assert.equal(s.hasLiveAllocOfJob("default", "web", 7), false, "a deleted alloc is gone");
+      }));
+
     test("volumes: put, get, list by namespace, plugin or both, delete", () =>
       withStore(async (s) => {
         await s.txn((tx) => {

@@ -10,15 +10,14 @@ import { isAllocOfJob, jobStatus } from "./plan.js";
  * (a no-op write when unchanged). `known`: allocs the caller holds as they are in `tx` now; when
  * one of them is a live alloc of this incarnation the job is running (jobStatus's first rule), and
  * the job's allocs are not read — a status update or a batch of placements on a big job stays
- * O(1) in the job's size.
+ * O(1) in the job's size. Otherwise the store's live-alloc index answers the same question
+ * (hasLiveAllocOfJob), and only a job with no live alloc left has its allocs read.
  */
 export function refreshJobStatus(tx: StateWriter, job: Job, known: readonly Allocation[] = []): void {
-  if (
-    known.some(
-      (a) =>
-        a.JobID === job.ID && a.Namespace === job.Namespace && isAllocOfJob(a, job) && !isAllocTerminal(a),
-    )
-  ) {
+  const liveKnown = known.some(
+    (a) => a.JobID === job.ID && a.Namespace === job.Namespace && isAllocOfJob(a, job) && !isAllocTerminal(a),
+  );
+  if (liveKnown || tx.hasLiveAllocOfJob(job.Namespace, job.ID, job.CreateIndex)) {
     if (job.Status !== "running") tx.putJob({ ...job, Status: "running" });
     return;
   }

@@ -127,6 +127,9 @@ export class SqliteReader implements StateReader {
   allocsByJob(namespace: string, jobId: string): Allocation[] {
     return parseRows<Allocation>(this.statements.allocsByJob.all(namespace, jobId));
   }
+  hasLiveAllocOfJob(namespace: string, jobId: string, jobCreateIndex: number): boolean {
+    return this.statements.liveAllocOfIncarnation.get(namespace, jobId, jobCreateIndex) !== undefined;
+  }
   allocsByVolume(namespace: string, volumeId: string): Allocation[] {
     return parseRows<Allocation>(this.statements.allocsByVolume.all(namespace, volumeId));
   }

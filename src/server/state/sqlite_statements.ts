@@ -37,6 +37,9 @@ export function prepareStatements(db: Database.Database) {
     ),
     allocKeys: db.prepare("SELECT namespace, job_id, live, node_id FROM allocs WHERE id = ?"),
     liveAllocsOfJob: db.prepare(LIVE_ALLOCS_OF_JOB),
+    liveAllocOfIncarnation: db.prepare(
+      "SELECT 1 FROM allocs WHERE namespace = ? AND job_id = ? AND live = 1 AND json_extract(json, '$.Job.CreateIndex') = ? LIMIT 1",
+    ),
     delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
     delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),
     delNode: db.prepare("DELETE FROM nodes WHERE id = ?"),

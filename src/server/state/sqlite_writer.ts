@@ -123,6 +123,9 @@ export class SqliteWriter implements StateWriter {
   allocsByJob(ns: string, jobId: string) {
     return this.r.allocsByJob(ns, jobId);
   }
+  hasLiveAllocOfJob(ns: string, jobId: string, jobCreateIndex: number) {
+    return this.r.hasLiveAllocOfJob(ns, jobId, jobCreateIndex);
+  }
   allocsByVolume(ns: string, volumeId: string) {
     return this.r.allocsByVolume(ns, volumeId);
   }

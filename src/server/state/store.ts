@@ -81,6 +81,12 @@ export interface StateReader extends AclStateReader {
   listAllocs(namespace?: string): Allocation[];
   allocsByNode(nodeId: string): Allocation[];
   allocsByJob(namespace: string, jobId: string): Allocation[];
+  /**
+   * Whether the job has a live (non-terminal) alloc of the incarnation created at
+   * `jobCreateIndex`, answered from the store's index without reading the allocs: a big job's
+   * status after a pass that placed nothing stays O(1) in its size.
+   */
+  hasLiveAllocOfJob(namespace: string, jobId: string, jobCreateIndex: number): boolean;
   /** Allocs whose task group requests the CSI volume (per_alloc sources resolved to `Source[N]`). */
   allocsByVolume(namespace: string, volumeId: string): Allocation[];
 
