@@ -24,6 +24,13 @@ export interface Batching {
   placedBefore: readonly string[];
   /** The pass's node list when still current (node_list_cache.ts `cached`), for a plan made here. */
   cachedNodes?: () => Node[] | undefined;
+  /**
+   * Whether a plan made at `from` is still the plan of the state the transaction sees (rebase.ts
+   * stillValidSince over the store, whose reads inside the transaction include the batch's earlier
+   * writes): the txns queued ahead of this one in its group-commit batch are mostly the nodes' own
+   * status updates and claims, which leave the plan valid.
+   */
+  stillValid?: (from: number) => boolean;
 }
 
 /**

@@ -59,7 +59,10 @@ export function evaluateIn(
   batch?: Batching,
 ): BatchResult {
   const before = tx.index();
-  const fresh = ahead !== undefined && ahead.index === before ? ahead : undefined;
+  const fresh =
+    ahead !== undefined && (ahead.index === before || batch?.stillValid?.(ahead.index) === true)
+      ? ahead
+      : undefined;
   const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
   const none = {
     placed: 0,

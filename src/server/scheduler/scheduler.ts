@@ -140,6 +140,7 @@ export class Scheduler {
         evaluateIn(tx, namespace, id, trigger, opts, now, {
           placedBefore,
           cachedNodes: () => this.nodeList.cached(this.store),
+          stillValid: (from) => stillValidSince(this.store, from),
         }),
       );
       if (!result.more) break;
