@@ -28,15 +28,16 @@ import type { ACLPolicy, ACLToken } from "../../structs/acl_records.js";
 import { allocWatchKeys, watchKeys, type WatchKey } from "./watch_keys.js";
 import type { TxnChanges } from "./commit_recorder.js";
 import { putVolumeByText } from "./sqlite_volume_put.js";
+import { SqliteReadThrough } from "./sqlite_read_through.js";
 
 type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string };
 
-export class SqliteWriter implements StateWriter {
+export class SqliteWriter extends SqliteReadThrough implements StateWriter {
   private readonly acl: SqliteAclWriter;
   private readonly plugins: SqlitePluginWriter;
 
   constructor(
-    private readonly r: SqliteReader,
+    r: SqliteReader,
     readonly writeIndex: number,
     private readonly touched: Set<Table>,
     /** The objects this txn puts or deletes, for the blocking queries waiting on them (watch.ts). */
@@ -44,6 +45,7 @@ export class SqliteWriter implements StateWriter {
     /** The commit feed's record of this txn (commit_recorder.ts); absent while no one listens. */
     private readonly changes?: TxnChanges,
   ) {
+    super(r);
     this.acl = new SqliteAclWriter(r.aclStatements, r, writeIndex, touched, changes);
     this.plugins = new SqlitePluginWriter(
       r.statements,
@@ -95,78 +97,6 @@ export class SqliteWriter implements StateWriter {
   }
   markAclBootstrapped() {
     this.acl.markAclBootstrapped();
-  }
-  tableIndex(t: Table): number {
-    return this.r.tableIndex(t);
-  }
-  getNode(id: string) {
-    return this.r.getNode(id);
-  }
-  listNodes() {
-    return this.r.listNodes();
-  }
-  getJob(ns: string, id: string) {
-    return this.r.getJob(ns, id);
-  }
-  listJobs(ns?: string) {
-    return this.r.listJobs(ns);
-  }
-  getAlloc(id: string) {
-    return this.r.getAlloc(id);
-  }
-  listAllocs(ns?: string) {
-    return this.r.listAllocs(ns);
-  }
-  allocsByNode(nodeId: string) {
-    return this.r.allocsByNode(nodeId);
-  }
-  allocsByJob(ns: string, jobId: string) {
-    return this.r.allocsByJob(ns, jobId);
-  }
-  hasLiveAllocOfJob(ns: string, jobId: string, jobCreateIndex: number) {
-    return this.r.hasLiveAllocOfJob(ns, jobId, jobCreateIndex);
-  }
-  allocsByVolume(ns: string, volumeId: string) {
-    return this.r.allocsByVolume(ns, volumeId);
-  }
-  getVolume(ns: string, id: string) {
-    return this.r.getVolume(ns, id);
-  }
-  listVolumes(filter?: { namespace?: string; pluginId?: string }) {
-    return this.r.listVolumes(filter);
-  }
-  getEval(id: string) {
-    return this.r.getEval(id);
-  }
-  listEvals(ns?: string) {
-    return this.r.listEvals(ns);
-  }
-  evalsByJob(ns: string, jobId: string) {
-    return this.r.evalsByJob(ns, jobId);
-  }
-  getDeployment(id: string) {
-    return this.r.getDeployment(id);
-  }
-  listDeployments(ns?: string) {
-    return this.r.listDeployments(ns);
-  }
-  deploymentsByJob(ns: string, jobId: string) {
-    return this.r.deploymentsByJob(ns, jobId);
-  }
-  jobVersions(ns: string, jobId: string) {
-    return this.r.jobVersions(ns, jobId);
-  }
-  getVolumeIntent(ns: string, id: string) {
-    return this.r.getVolumeIntent(ns, id);
-  }
-  listVolumeIntents() {
-    return this.r.listVolumeIntents();
-  }
-  getNamespace(name: string) {
-    return this.r.getNamespace(name);
-  }
-  listNamespaces() {
-    return this.r.listNamespaces();
   }
   getPlugin(id: string): CSIPlugin | undefined {
     this.flushPlugins();
