@@ -30,7 +30,7 @@ export interface EvalResult {
 /** One batch's result: `more` when allocs are left for the next batch. */
 export interface BatchResult extends EvalResult {
   more: boolean;
-  /** The batch applied the plan made ahead (no write had landed since it was made). */
+  /** The batch applied the plan made ahead (nothing it relied on was written since it was made). */
   usedAhead: boolean;
   /** The allocs this batch placed. */
   placedIds: string[];
@@ -46,8 +46,9 @@ export interface EvalOptions {
 
 /**
  * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
- * plan made before the transaction (plan_ahead.ts): used only when the store is still at the index
- * it was made at, otherwise the plan is made here.
+ * plan made before the transaction (plan_ahead.ts): used when the store is still at the index it
+ * was made at, or when `batch.stillValid` finds that the writes since only freed what it relies on
+ * (rebase.ts); otherwise the plan is made here.
  */
 export function evaluateIn(
   tx: StateWriter,

@@ -11,17 +11,17 @@
  * handed out again; a committed index is never handed out again.
  */
 import type { Node } from "../../structs/node.js";
-import type { StateReader, StateStore } from "../state/store.js";
+import type { StateStore } from "../state/store.js";
 
 export class NodeListCache {
   private at = -1;
   private nodes: Node[] = [];
 
   /** listNodes of `state`, from the cache when the nodes table has not moved since it was read. */
-  list(store: Pick<StateStore, "tableIndex">, state: Pick<StateReader, "listNodes">): Node[] {
+  list(store: Pick<StateStore, "tableIndex" | "listNodes">): Node[] {
     const at = store.tableIndex("nodes");
     if (at !== this.at) {
-      this.nodes = state.listNodes();
+      this.nodes = store.listNodes();
       this.at = at;
     }
     return this.nodes;

@@ -65,7 +65,7 @@ export async function planAhead(
     const steps = planSteps(store, job, nowNs, runningEvalId, {
       ...(opts.usage ? { usage: opts.usage } : {}),
       ...(opts.maxPlace !== undefined ? { maxPlace: opts.maxPlace } : {}),
-      ...(opts.nodes ? { listNodes: () => opts.nodes!.list(store, store) } : {}),
+      ...(opts.nodes ? { listNodes: () => opts.nodes!.list(store) } : {}),
     });
     let sliceStart = performance.now();
     let r = steps.next();

@@ -132,9 +132,8 @@ export class Scheduler {
         });
         planned = true;
       }
-      // A plan whose index has moved is carried on when nothing it relied on was taken meanwhile.
-      if (ahead && ahead.index !== this.store.index() && stillValidSince(this.store, ahead.index))
-        ahead = { ...ahead, index: this.store.index() };
+      // A plan whose index has moved is applied when nothing it relied on was taken meanwhile: the
+      // transaction asks (stillValid), so the writes queued ahead of it in its batch count too.
       const [now, rest] = ahead ? sliceOf(ahead) : [undefined, undefined];
       result = await this.store.txn((tx) =>
         evaluateIn(tx, namespace, id, trigger, opts, now, {
@@ -146,7 +145,7 @@ export class Scheduler {
       if (!result.more) break;
       placedBefore.push(...result.placedIds);
       // The rest of the plan is still the plan of the state this batch left, as long as nothing
-      // else was written since (evaluateIn checks the index); else the rest is planned again.
+      // else it relied on was written since (evaluateIn checks); else the rest is planned again.
       if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
       else planned = false;
     }

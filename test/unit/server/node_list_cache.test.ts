@@ -23,7 +23,7 @@ async function storeWithNodes(t: { after: (fn: () => void) => void }) {
 test("node list cache: reused while no node is written, read again after a write", async (t) => {
   const store = await storeWithNodes(t);
   const cache = new NodeListCache();
-  const first = cache.list(store, store);
+  const first = cache.list(store);
   assert.deepEqual(first.map((n) => n.ID).sort(), ["a", "b"]);
   await store.txn((tx) =>
     tx.putJob(
@@ -33,11 +33,11 @@ test("node list cache: reused while no node is written, read again after a write
       }),
     ),
   );
-  assert.equal(cache.list(store, store), first, "no node write: the same parsed list");
+  assert.equal(cache.list(store), first, "no node write: the same parsed list");
 
   await store.txn((tx) => tx.putNode({ ...tx.getNode("a")!, Status: "down" }));
   assert.equal(cache.cached(store), undefined, "a node write makes the cached list stale");
-  const second = cache.list(store, store);
+  const second = cache.list(store);
   assert.notEqual(second, first);
   assert.equal(second.find((n) => n.ID === "a")?.Status, "down");
   assert.equal(cache.cached(store), second);
@@ -46,7 +46,7 @@ test("node list cache: reused while no node is written, read again after a write
 test("node list cache: inside a batch, a node written by an earlier txn makes it stale", async (t) => {
   const store = await storeWithNodes(t);
   const cache = new NodeListCache();
-  cache.list(store, store);
+  cache.list(store);
   // Both txns are queued in the same turn, so they run in one group-commit batch.
   const write = store.txn((tx) => tx.putNode(makeNode("c")));
   const seen = store.txn(() => cache.cached(store));
