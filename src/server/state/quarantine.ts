@@ -54,7 +54,12 @@ export interface QuarantineReport {
 const SELECT: Record<CheckedTable, string> = {
   nodes: "SELECT id, json FROM nodes",
   jobs: "SELECT namespace, id, json FROM jobs",
-  allocs: "SELECT id, namespace, node_id, job_id, task_group, live, json FROM allocs",
+  // The alloc with its job copy put back (sqlite_alloc_jobs.ts); without it when the copy is
+  // missing or not JSON, which the alloc's check then reports.
+  allocs: `SELECT a.id, a.namespace, a.node_id, a.job_id, a.task_group, a.live, a.job_key,
+    CASE WHEN j.json IS NOT NULL AND json_valid(a.json) AND json_valid(j.json)
+      THEN json_set(a.json, '$.Job', json(j.json)) ELSE a.json END AS json
+    FROM allocs a LEFT JOIN alloc_jobs j ON j.key = a.job_key`,
   volumes: "SELECT namespace, id, plugin_id, json FROM volumes",
   evals: "SELECT id, namespace, job_id, create_index, json FROM evals",
   plugins: "SELECT id, json FROM plugins",
@@ -214,6 +219,13 @@ class Mover {
         }
         this.run("DELETE FROM alloc_volumes WHERE alloc_id = ?", id);
         this.run("DELETE FROM allocs WHERE id = ?", id);
+        if (typeof row.job_key === "string") {
+          this.run(
+            "DELETE FROM alloc_jobs WHERE key = ? AND NOT EXISTS (SELECT 1 FROM allocs WHERE job_key = ?)",
+            row.job_key,
+            row.job_key,
+          );
+        }
         return;
       case "volumes":
         this.run("DELETE FROM volumes WHERE namespace = ? AND id = ?", namespace, id);

@@ -13,6 +13,7 @@ import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite
 import { prepareNamespaceStatements, type NamespaceStatements } from "./sqlite_namespaces.js";
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
+import { AllocJobs, prepareAllocJobStatements } from "./sqlite_alloc_jobs.js";
 import type { RecordRange, StateReader, Table } from "./store.js";
 import { preparePageStatements, rangeNamespaces, rangeRows } from "./sqlite_pages.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./sqlite_acl.js";
@@ -44,6 +45,8 @@ export class SqliteReader implements StateReader {
   /** @internal used by SqliteWriter */
   readonly pluginStatements: PluginStatements;
   private readonly acl: SqliteAclReader;
+  /** Allocs' job copies (sqlite_alloc_jobs.ts). @internal used by SqliteWriter */
+  readonly allocJobs: AllocJobs;
   private readonly pages: ReturnType<typeof preparePageStatements>;
   /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
   readonly now: () => number;
@@ -60,6 +63,7 @@ export class SqliteReader implements StateReader {
     this.now = now;
     this.atRest = atRest;
     this.statements = prepareStatements(db);
+    this.allocJobs = new AllocJobs(prepareAllocJobStatements(db));
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
     this.namespaceStatements = prepareNamespaceStatements(db);
@@ -113,25 +117,25 @@ export class SqliteReader implements StateReader {
     return parseRows<Job>(namespace === undefined ? s.listJobs.all() : s.listJobsNs.all(namespace));
   }
   getAlloc(id: string): Allocation | undefined {
-    return parseRow<Allocation>(this.statements.getAlloc.get(id));
+    return this.allocJobs.readOne(this.statements.getAlloc.get(id));
   }
   listAllocs(namespace?: string): Allocation[] {
     const s = this.statements;
-    return parseRows<Allocation>(
+    return this.allocJobs.readAll(
       namespace === undefined ? s.listAllocs.all() : s.listAllocsNs.all(namespace),
     );
   }
   allocsByNode(nodeId: string): Allocation[] {
-    return parseRows<Allocation>(this.statements.allocsByNode.all(nodeId));
+    return this.allocJobs.readAll(this.statements.allocsByNode.all(nodeId));
   }
   allocsByJob(namespace: string, jobId: string): Allocation[] {
-    return parseRows<Allocation>(this.statements.allocsByJob.all(namespace, jobId));
+    return this.allocJobs.readAll(this.statements.allocsByJob.all(namespace, jobId));
   }
   hasLiveAllocOfJob(namespace: string, jobId: string, jobCreateIndex: number): boolean {
     return this.statements.liveAllocOfIncarnation.get(namespace, jobId, jobCreateIndex) !== undefined;
   }
   allocsByVolume(namespace: string, volumeId: string): Allocation[] {
-    return parseRows<Allocation>(this.statements.allocsByVolume.all(namespace, volumeId));
+    return this.allocJobs.readAll(this.statements.allocsByVolume.all(namespace, volumeId));
   }
   getVolume(namespace: string, id: string): CSIVolume | undefined {
     const v = parseRow<CSIVolume>(this.statements.getVolume.get(namespace, id));

@@ -3,6 +3,7 @@
  * `user_version` versions it; each migration moves one version forward inside a transaction.
  */
 import type Database from "better-sqlite3";
+import { migrateAllocJobs } from "./sqlite_alloc_jobs.js";
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import type { Job } from "../../structs/job.js";
 import { isPluginEmpty, type CSIPlugin } from "../../structs/plugin.js";
@@ -215,6 +216,8 @@ const MIGRATIONS: Migration[] = [
   CHANGE_INDEXES_MIGRATION,
   // Plugin rows become small summaries moved by delta; instances gain indexed health columns.
   (db) => migratePluginSummaries(db),
+  // Allocs stored without their job: one shared copy per distinct job (sqlite_alloc_jobs.ts).
+  migrateAllocJobs,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

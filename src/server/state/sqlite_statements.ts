@@ -1,5 +1,6 @@
 /** The store's prepared statements, one per lookup or write (sqlite_schema.ts has the tables). */
 import type Database from "better-sqlite3";
+import { ALLOC_COLUMNS } from "./sqlite_alloc_jobs.js";
 import { LIVE_ALLOCS_OF_JOB } from "./sqlite_schema.js";
 
 export function prepareStatements(db: Database.Database) {
@@ -24,21 +25,24 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO jobs (namespace, id, json) VALUES (?, ?, ?) ON CONFLICT(namespace, id) DO UPDATE SET json = excluded.json",
     ),
     delJob: db.prepare("DELETE FROM jobs WHERE namespace = ? AND id = ?"),
-    getAlloc: db.prepare("SELECT json FROM allocs WHERE id = ?"),
-    listAllocs: db.prepare("SELECT json FROM allocs ORDER BY id"),
-    listAllocsNs: db.prepare("SELECT json FROM allocs WHERE namespace = ? ORDER BY id"),
-    allocsByNode: db.prepare("SELECT json FROM allocs WHERE node_id = ? ORDER BY id"),
-    allocsByJob: db.prepare("SELECT json FROM allocs WHERE namespace = ? AND job_id = ? ORDER BY id"),
+    // Alloc rows hold the alloc without its job (sqlite_alloc_jobs.ts): read with AllocJobs.
+    getAlloc: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE id = ?`),
+    listAllocs: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs ORDER BY id`),
+    listAllocsNs: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE namespace = ? ORDER BY id`),
+    allocsByNode: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE node_id = ? ORDER BY id`),
+    allocsByJob: db.prepare(
+      `SELECT ${ALLOC_COLUMNS} FROM allocs WHERE namespace = ? AND job_id = ? ORDER BY id`,
+    ),
     allocsByVolume: db.prepare(
-      "SELECT a.json FROM alloc_volumes v JOIN allocs a ON a.id = v.alloc_id WHERE v.namespace = ? AND v.volume_id = ? ORDER BY a.id",
+      "SELECT a.json, a.job_key FROM alloc_volumes v JOIN allocs a ON a.id = v.alloc_id WHERE v.namespace = ? AND v.volume_id = ? ORDER BY a.id",
     ),
     putAlloc: db.prepare(
-      "INSERT INTO allocs (id, namespace, node_id, job_id, task_group, live, json) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, task_group = excluded.task_group, live = excluded.live, json = excluded.json",
+      "INSERT INTO allocs (id, namespace, node_id, job_id, task_group, live, json, job_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET namespace = excluded.namespace, node_id = excluded.node_id, job_id = excluded.job_id, task_group = excluded.task_group, live = excluded.live, json = excluded.json, job_key = excluded.job_key",
     ),
-    allocKeys: db.prepare("SELECT namespace, job_id, live, node_id FROM allocs WHERE id = ?"),
+    allocKeys: db.prepare("SELECT namespace, job_id, live, node_id, job_key FROM allocs WHERE id = ?"),
     liveAllocsOfJob: db.prepare(LIVE_ALLOCS_OF_JOB),
     liveAllocOfIncarnation: db.prepare(
-      "SELECT 1 FROM allocs WHERE namespace = ? AND job_id = ? AND live = 1 AND json_extract(json, '$.Job.CreateIndex') = ? LIMIT 1",
+      "SELECT 1 FROM allocs a JOIN alloc_jobs j ON j.key = a.job_key WHERE a.namespace = ? AND a.job_id = ? AND a.live = 1 AND j.create_index = ? LIMIT 1",
     ),
     delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
     delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),

@@ -30,7 +30,12 @@ import type { TxnChanges } from "./commit_recorder.js";
 import { putVolumeByText } from "./sqlite_volume_put.js";
 import { SqliteReadThrough } from "./sqlite_read_through.js";
 
-type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string };
+type AllocKeys = { namespace: string; job_id: string; live: number; node_id: string; job_key: string | null };
+
+/** Whether two versions of an alloc differ only in their indexes and job copy. */
+function sameAllocBesideJob(a: Allocation, b: Allocation): boolean {
+  return contentOf({ ...a, Job: undefined }) === contentOf({ ...b, Job: undefined });
+}
 
 export class SqliteWriter extends SqliteReadThrough implements StateWriter {
   private readonly acl: SqliteAclWriter;
@@ -190,12 +195,18 @@ export class SqliteWriter extends SqliteReadThrough implements StateWriter {
 
   putAlloc(alloc: Allocation, opts: PutAllocOptions = {}): Allocation {
     const prev = this.getAlloc(alloc.ID);
-    if (prev && contentOf(prev) === contentOf(alloc)) return prev;
+    const jobs = this.r.allocJobs;
+    // The job copy is compared by key (a copy read from the store knows its key), the rest by text.
+    const job = jobs.copyOf(alloc.Job);
+    const prevKey = prev ? (jobs.copyOf(prev.Job)?.key ?? null) : null;
+    if (prev && prevKey === (job?.key ?? null) && sameAllocBesideJob(prev, alloc)) return prev;
     const allocModifyIndex = opts.fromClient && prev ? prev.AllocModifyIndex : this.writeIndex;
     const rec = { ...stamp(alloc, prev, this.writeIndex), AllocModifyIndex: allocModifyIndex };
     const live = isAllocTerminal(rec) ? 0 : 1;
-    const json = JSON.stringify(rec);
-    this.s.putAlloc.run(rec.ID, rec.Namespace, rec.NodeID, rec.JobID, rec.TaskGroup, live, json);
+    const jobKey = jobs.store(job);
+    const json = JSON.stringify({ ...rec, Job: undefined });
+    this.s.putAlloc.run(rec.ID, rec.Namespace, rec.NodeID, rec.JobID, rec.TaskGroup, live, json, jobKey);
+    if (prevKey !== jobKey) jobs.dropIfUnused(prevKey);
     this.changes?.put("allocs", rec.Namespace, rec.ID, json, prev);
     this.plugins.markStale(allocLiveJobs(prev, rec));
     this.s.delAllocVolumes.run(rec.ID);
@@ -217,6 +228,7 @@ export class SqliteWriter extends SqliteReadThrough implements StateWriter {
     if (!keys) return;
     if (this.changes) this.changes.delete("allocs", keys.namespace, id, this.getAlloc(id));
     this.s.delAlloc.run(id);
+    this.r.allocJobs.dropIfUnused(keys.job_key);
     if (keys.live === 1) this.plugins.markStale([{ namespace: keys.namespace, jobId: keys.job_id }]);
     this.s.delAllocVolumes.run(id);
     this.touched.add("allocs");

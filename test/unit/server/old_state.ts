@@ -41,7 +41,12 @@ export function writeOldStateFile(
     db.prepare("ATTACH DATABASE ? AS cur").run(path.join(fromDir, "state.db"));
     db.transaction(() => {
       for (const [table, cols] of Object.entries(columns)) {
-        db.exec(`INSERT INTO main.${table} (${cols}) SELECT ${cols} FROM cur.${table}`);
+        // Older versions stored each alloc with its job copy (now apart: sqlite_alloc_jobs.ts).
+        const from =
+          table === "allocs"
+            ? `${cols.replace(/\bjson\b/, "json_set(a.json, '$.Job', json(j.json))")} FROM cur.allocs a LEFT JOIN cur.alloc_jobs j ON j.key = a.job_key`
+            : `${cols} FROM cur.${table}`;
+        db.exec(`INSERT INTO main.${table} (${cols}) SELECT ${from}`);
       }
     })();
     db.exec("DETACH DATABASE cur");

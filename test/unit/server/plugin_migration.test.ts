@@ -37,7 +37,11 @@ test("plugin summaries: an older state file's full plugin records become summari
     const db = new Database(path.join(dir, "state.db"));
     try {
       const version = db.pragma("user_version", { simple: true }) as number;
+      // Two schema steps back: before plugin summaries, and so before allocs' job copies.
       db.exec(`
+        DROP INDEX allocs_by_job_key;
+        ALTER TABLE allocs DROP COLUMN job_key;
+        DROP TABLE alloc_jobs;
         DROP INDEX plugin_instances_healthy_controllers;
         DROP INDEX plugin_instances_healthy_nodes;
         DROP INDEX plugin_instances_by_node;
@@ -50,7 +54,7 @@ test("plugin summaries: an older state file's full plugin records become summari
       db.prepare("UPDATE plugins SET json = ? WHERE id = 'p1'").run(
         JSON.stringify({ ...full, EmptySince: 0 }),
       );
-      db.pragma(`user_version = ${version - 1}`);
+      db.pragma(`user_version = ${version - 2}`);
     } finally {
       db.close();
     }

@@ -114,12 +114,16 @@ test("quarantine: poisoned records of every table are moved out with their error
     poison(db, "jobs", "id = 'plug'", () => `{"ID":"plug","Secrets":"${SECRET}",`);
     poison(db, "volumes", "id = 'vol2'", (v) => ({ ...v, Capacity: 1e300 }));
     poison(db, "nodes", "id = 'n2'", (n) => ({ ...n, CSINodePlugins: undefined }));
-    poison(db, "allocs", "job_id = 'other'", (a) => ({
-      ...a,
-      Job: { ...(a.Job as object), TaskGroups: "g" },
+    // An alloc's job copy is stored apart from it (sqlite_alloc_jobs.ts) and checked with it.
+    poison(db, "alloc_jobs", "key = (SELECT job_key FROM allocs WHERE job_id = 'other')", (j) => ({
+      ...j,
+      TaskGroups: "g",
     }));
     // A job copy that only breaks a rule (not what is read of it) loads: its alloc is running work.
-    poison(db, "allocs", "job_id = 'web'", (a) => ({ ...a, Job: { ...(a.Job as object), Priority: 1e9 } }));
+    poison(db, "alloc_jobs", "key = (SELECT job_key FROM allocs WHERE job_id = 'web')", (j) => ({
+      ...j,
+      Priority: 1e9,
+    }));
     poison(db, "evals", "job_id = 'other'", (e) => ({ ...e, Status: 42 }));
     poison(db, "plugins", "id = 'p1'", () => "not json");
   });
