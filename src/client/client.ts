@@ -88,7 +88,7 @@ export class Client {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
-    const fp = fingerprintNode(this.driverInfo, dataDir, this.opts.resourceOverrides);
+    const fp = (seams.fingerprint ?? fingerprintNode)(this.driverInfo, dataDir, this.opts.resourceOverrides);
     this.attributes = fp.attributes;
     this.resources = fp.resources;
 

@@ -6,6 +6,7 @@
  * csi_hook code. A real agent passes none of them and behaves exactly as without this file.
  */
 import type { DriverInfo } from "../structs/node.js";
+import type { fingerprintNode } from "./node_identity.js";
 import type { AllocRunnerLike } from "./alloc_sync.js";
 import type { AllocRunnerConfig } from "./allocrunner/alloc_runner_config.js";
 import type { CsiClientFactory } from "./csimanager/manager.js";
@@ -26,6 +27,12 @@ export interface ClientSeams {
    * raw_exec are not fingerprinted), so only a custom alloc runner can run tasks.
    */
   driverInfo?: Record<string, DriverInfo>;
+  /**
+   * Fingerprints the host (default: node_identity.ts's fingerprintNode, which reads /proc, the CPUs
+   * and the data dir's file system). The simulator's nodes share one host, so it fingerprints it
+   * once and hands every node the same answer.
+   */
+  fingerprint?: typeof fingerprintNode;
   /** Keep the client state DB in memory instead of `<data_dir>/client/state.db`. */
   inMemoryState?: boolean;
   /**

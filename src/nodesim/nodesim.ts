@@ -18,6 +18,7 @@ import { anySignal, sleep } from "../internal/abort.js";
 import type { Logger } from "../internal/log.js";
 import type { ClientTls } from "../internal/tls.js";
 import { SimCsiStats, type SimCsiBehaviour } from "./sim_csi.js";
+import { fingerprintNode } from "../client/node_identity.js";
 import { SimNode } from "./sim_node.js";
 import { sourceAddressFor } from "./source_addr.js";
 
@@ -62,6 +63,8 @@ export class NodeSim {
   private ownsDataDir = false;
   private readonly stopCtl = new AbortController();
   private starting: Promise<void> = Promise.resolve();
+  /** The host's fingerprint, taken by the first node to start (fingerprintNode). */
+  private hostFingerprint: ReturnType<typeof fingerprintNode> | undefined;
 
   constructor(private readonly opts: NodeSimOptions) {
     if (!Number.isInteger(opts.count) || opts.count < 1) {
@@ -115,6 +118,12 @@ export class NodeSim {
         registeredOnce.abort();
       },
       onHeartbeat: () => void this.heartbeats++,
+      fingerprint: (drivers, dir, overrides) => {
+        // One host, one fingerprint: every node has the same drivers and overrides, and its data
+        // dir is on the simulator's file system. Each node gets its own copy.
+        this.hostFingerprint ??= fingerprintNode(drivers, dir, overrides);
+        return structuredClone(this.hostFingerprint);
+      },
     });
     this.nodes.push(node);
     await node.start();

@@ -9,7 +9,7 @@
 import path from "node:path";
 import { Client } from "../client/client.js";
 import { AllocRunner } from "../client/allocrunner/alloc_runner.js";
-import type { AllocRunnerParts } from "../client/client_seams.js";
+import type { AllocRunnerParts, ClientSeams } from "../client/client_seams.js";
 import type { RegisteredPlugin } from "../client/dynamicplugins/types.js";
 import type { Logger } from "../internal/log.js";
 import type { ClientTls } from "../internal/tls.js";
@@ -37,6 +37,8 @@ export interface SimNodeOptions {
   onRegistered: () => void;
   /** Told on each successful heartbeat of this node. */
   onHeartbeat: () => void;
+  /** Fingerprints the host (the simulator takes one fingerprint for all its nodes). */
+  fingerprint?: ClientSeams["fingerprint"];
 }
 
 export class SimNode {
@@ -80,6 +82,7 @@ export class SimNode {
           [SIM_DRIVER]: { Detected: true, Healthy: true, HealthDescription: "Healthy", SupportsMounts: true },
         },
         inMemoryState: true,
+        ...(opts.fingerprint ? { fingerprint: opts.fingerprint } : {}),
         plugins,
         onRegistered: opts.onRegistered,
         onHeartbeat: opts.onHeartbeat,

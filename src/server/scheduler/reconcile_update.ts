@@ -85,7 +85,8 @@ export function groupHasSingleWriter(state: StateReader, job: Pick<Job, "Namespa
 
 /**
  * Whether slot `index` of a single-writer group can take its new writer: no live alloc of the job
- * holds the slot, and none of its single-writer volumes has a write claim, live or being released.
+ * holds the slot (`liveNames`: the names of the job's non-terminal allocs), and none of its
+ * single-writer volumes has a write claim, live or being released.
  */
 export function slotFree(
   state: StateReader,
@@ -93,9 +94,9 @@ export function slotFree(
   g: TaskGroup,
   index: number,
   name: string,
-  existing: Allocation[],
+  liveNames: ReadonlySet<string>,
 ): boolean {
-  if (existing.some((a) => a.Name === name && !isAllocTerminal(a))) return false;
+  if (liveNames.has(name)) return false;
   for (const req of Object.values(g.Volumes)) {
     if (req.Type !== "csi" || req.ReadOnly) continue;
     const vol = state.getVolume(job.Namespace, volumeSourceForAlloc(req, index));
@@ -140,6 +141,9 @@ export function planUpdates(
   }
   if (job.Type !== "service") return out;
   const live = existing.filter((a) => a.DesiredStatus === "run" && !isClientTerminal(a.ClientStatus));
+  // Built on first use, once per pass: every open slot of a single-writer group asks (O(1) each).
+  let names: Set<string> | undefined;
+  const liveNames = () => (names ??= new Set(existing.filter((a) => !isAllocTerminal(a)).map((a) => a.Name)));
   const groups = job.TaskGroups.map((g) => ({ g, u: activeStrategy(g) })).filter(
     (x): x is { g: TaskGroup; u: UpdateStrategy } => x.u !== null,
   );
@@ -203,7 +207,7 @@ export function planUpdates(
         if (!proceeding) continue;
         // A handed-over slot's old alloc is stopped this pass: it is free once terminal, not before.
         if (single && olds.some((a) => allocIndex(a) === i)) continue;
-        if (single && !slotFree(state, job, g, i, name(i), existing)) continue;
+        if (single && !slotFree(state, job, g, i, name(i), liveNames())) continue;
         out.canaries.push({ group: g.Name, index: i });
       }
       continue;
@@ -211,15 +215,16 @@ export function planUpdates(
     // Rolling: the replacements in flight count against MaxParallel.
     const inFlight = news.filter((a) => a.DeploymentID === current.ID && allocHealth(a) !== true).length;
     const open: number[] = [];
+    const oldSlots = new Set(olds.map((a) => allocIndex(a)));
     for (let i = 0; i < g.Count; i++) {
       if (coveredByNew.has(name(i))) continue;
-      if (olds.some((a) => allocIndex(a) === i)) continue;
+      if (oldSlots.has(i)) continue;
       open.push(i);
     }
     let waiting = 0;
     if (single) {
       for (const i of open) {
-        if (!slotFree(state, job, g, i, name(i), existing)) {
+        if (!slotFree(state, job, g, i, name(i), liveNames())) {
           out.hold.add(name(i));
           waiting++;
         }
