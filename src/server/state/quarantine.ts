@@ -29,6 +29,7 @@ import { changedPlugin, nodeInstances } from "./derive_plugins.js";
 import type { QuarantinedRecord } from "./store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "./sqlite_schema.js";
 import { instanceColumns } from "./sqlite_plugins.js";
+import { DROP_JOB_IF_UNUSED } from "./sqlite_alloc_jobs.js";
 import {
   CHECKED_TABLES,
   NAMESPACED_TABLES,
@@ -220,11 +221,7 @@ class Mover {
         this.run("DELETE FROM alloc_volumes WHERE alloc_id = ?", id);
         this.run("DELETE FROM allocs WHERE id = ?", id);
         if (typeof row.job_key === "string") {
-          this.run(
-            "DELETE FROM alloc_jobs WHERE key = ? AND NOT EXISTS (SELECT 1 FROM allocs WHERE job_key = ?)",
-            row.job_key,
-            row.job_key,
-          );
+          this.run(DROP_JOB_IF_UNUSED, row.job_key, row.job_key);
         }
         return;
       case "volumes":

@@ -50,14 +50,15 @@ export function migrateAllocJobs(db: Database.Database): void {
 }
 
 const PUT_JOB = "INSERT OR IGNORE INTO alloc_jobs (key, create_index, json) VALUES (?, ?, ?)";
+/** Removes a copy no alloc names any more (its key bound to both parameters); the quarantine uses it too. */
+export const DROP_JOB_IF_UNUSED =
+  "DELETE FROM alloc_jobs WHERE key = ? AND NOT EXISTS (SELECT 1 FROM allocs WHERE job_key = ?)";
 
 export function prepareAllocJobStatements(db: Database.Database) {
   return {
     get: db.prepare("SELECT json FROM alloc_jobs WHERE key = ?"),
     put: db.prepare(PUT_JOB),
-    dropIfUnused: db.prepare(
-      "DELETE FROM alloc_jobs WHERE key = ? AND NOT EXISTS (SELECT 1 FROM allocs WHERE job_key = ?)",
-    ),
+    dropIfUnused: db.prepare(DROP_JOB_IF_UNUSED),
   };
 }
 
@@ -80,12 +81,16 @@ export interface JobCopy {
 
 function copyOf(job: unknown): JobCopy {
   const json = JSON.stringify(job);
-  const createIndex = (job as { CreateIndex?: unknown }).CreateIndex;
   return {
     key: createHash("sha256").update(json).digest("base64url"),
-    createIndex: typeof createIndex === "number" ? createIndex : 0,
+    createIndex: createIndexOf(job),
     json,
   };
+}
+
+function createIndexOf(job: unknown): number {
+  const createIndex = (job as { CreateIndex?: unknown }).CreateIndex;
+  return typeof createIndex === "number" ? createIndex : 0;
 }
 
 /** Freezes `v` and everything reachable from it (plain JSON data: objects and arrays). */
@@ -98,8 +103,8 @@ function deepFreeze<T>(v: T): T {
 }
 
 /**
- * The job copies of one store: the cache of parsed copies its reads attach, and the split of an
- * alloc for a write. Shared by the store's reader and its transactions' writers; the cache holds
+ * The job copies of one store: the cache of parsed copies its reads attach, and the copies its
+ * writes store and drop. Shared by the store's reader and its transactions' writers; the cache holds
  * only content (keys are hashes), so a transaction rolled back cannot make it wrong.
  */
 export class AllocJobs {
@@ -161,12 +166,7 @@ export class AllocJobs {
     if (!row) throw new Error(`state store: alloc job copy ${key} is missing`);
     const job = deepFreeze(JSON.parse(row.json) as Job);
     // The stored text is what copyOf wrote, so it is this object's JSON too.
-    const createIndex = job.CreateIndex;
-    this.known.set(job, {
-      key,
-      createIndex: typeof createIndex === "number" ? createIndex : 0,
-      json: row.json,
-    });
+    this.known.set(job, { key, createIndex: createIndexOf(job), json: row.json });
     this.cache.set(key, job);
     if (this.cache.size > this.capacity) this.cache.delete(this.cache.keys().next().value!);
     return job;
