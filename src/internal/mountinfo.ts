@@ -74,6 +74,21 @@ export async function mountAt(p: string, mounts?: MountEntry[]): Promise<MountEn
   return null;
 }
 
+/**
+ * The mount point of the mount that holds `p` (`findmnt -T`): the deepest mount point that is `p`
+ * or one of its ancestors, `p` made canonical first. "/" when nothing deeper holds it.
+ */
+export async function mountHolding(p: string, mounts?: MountEntry[]): Promise<string> {
+  const target = await canonicalPath(p);
+  let best = "/";
+  for (const m of mounts ?? (await readMounts())) {
+    const mp = m.mountPoint;
+    if (mp.length > best.length && (target === mp || target.startsWith(mp.endsWith("/") ? mp : mp + "/")))
+      best = mp;
+  }
+  return best;
+}
+
 /** Whether `p` is a mount point (see mountAt). */
 export async function isMountPoint(p: string, mounts?: MountEntry[]): Promise<boolean> {
   return (await mountAt(p, mounts)) !== null;

@@ -3,7 +3,8 @@
  * `mount` replaced by a shell function that prints its arguments: a bind entry is one `mount` call
  * carrying its propagation and read-only flag; a destination that resolves through a symlink —
  * an intermediate directory (checked by the shell's own `cd -P`) or the destination itself — is
- * refused before anything is mounted.
+ * refused before anything is mounted. The init script's walk before it (NO_LINKS_SH) refuses a
+ * symlink anywhere on the way, the last component included, before anything is created.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -11,7 +12,11 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { MOUNT_ENTRY_SH, MOUNT_HELPERS_SH } from "../../../src/client/drivers/exec/init_script.js";
+import {
+  MOUNT_ENTRY_SH,
+  MOUNT_HELPERS_SH,
+  NO_LINKS_SH,
+} from "../../../src/client/drivers/exec/init_script.js";
 
 function runEntry(root: string, src: string, dst: string, kind: string, ro: boolean) {
   const script = [
@@ -66,6 +71,37 @@ test("a destination that resolves through a symlink is refused before any mount"
     const self = runEntry(root, src, "/data", "bind", false);
     assert.equal(self.status, 125);
     assert.deepEqual(self.out, ["FAIL mount destination /data resolves through a symlink"]);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+/** NO_LINKS_SH's verdict on ROOT + DST: 0 when no component of it below ROOT is a symlink. */
+function noLinks(root: string, dst: string): number | null {
+  const script = [NO_LINKS_SH, `__berth_root=$1 __berth_dst=$2`, `__berth_no_links`].join("\n");
+  return spawnSync("/bin/sh", ["-c", script, "sh", root, dst]).status;
+}
+
+test("the walk before an entry refuses a symlink at any depth and accepts what does not exist yet", () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "berth-no-links-"));
+  try {
+    const root = path.join(base, "root");
+    const outside = path.join(base, "outside");
+    fs.mkdirSync(path.join(root, "srv/data"), { recursive: true });
+    fs.mkdirSync(outside);
+    assert.equal(noLinks(root, "/srv/data"), 0);
+    assert.equal(noLinks(root, "/srv/data/not/made/yet"), 0);
+    assert.equal(noLinks(root, "/absent"), 0);
+    fs.symlinkSync(outside, path.join(root, "local"));
+    assert.equal(noLinks(root, "/local"), 1, "the destination itself");
+    assert.equal(noLinks(root, "/local/x/y"), 1, "the first component");
+    fs.symlinkSync(outside, path.join(root, "srv/data/link"));
+    assert.equal(noLinks(root, "/srv/data/link/x"), 1, "a component in the middle");
+    fs.symlinkSync(path.join(base, "dangling"), path.join(root, "srv/dangling"));
+    assert.equal(noLinks(root, "/srv/dangling"), 1, "a dangling link");
+    // Names the shell could mistake for patterns or options are plain components.
+    fs.mkdirSync(path.join(root, "-n *"));
+    assert.equal(noLinks(root, "/-n */x"), 0);
   } finally {
     fs.rmSync(base, { recursive: true, force: true });
   }

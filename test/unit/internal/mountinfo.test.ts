@@ -2,10 +2,12 @@
  * The one mountinfo reader (src/internal/mountinfo.ts): kernel escapes are decoded, optional fields
  * kept, and paths asked about are compared canonically (a symlinked directory finds its mounts; a
  * symlink is never itself a mount point). Mount tables here are synthetic, listing the canonical
- * paths of real temp directories, as the kernel would.
+ * paths of real temp directories, as the kernel would; mountHolding is also checked against
+ * `findmnt -T` on this process's real table.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -13,6 +15,7 @@ import {
   decodeMountPath,
   isMountPoint,
   mountAt,
+  mountHolding,
   mountsUnder,
   parseMountinfo,
   type MountEntry,
@@ -129,4 +132,29 @@ test("mountAt: the parent is resolved, the last component is not (a symlink is n
 test("mountsUnder and mountAt read this process's mountinfo by default", async () => {
   assert.ok((await mountsUnder("/")).includes("/"));
   assert.equal((await mountAt("/"))?.mountPoint, "/");
+});
+
+test("mountHolding: the deepest mount at or above the canonical path, never a sibling with a longer name", async () => {
+  const { real, link } = tempTree();
+  try {
+    const mounts = table("/", real, path.join(real, "a"), path.join(real, "ab"));
+    assert.equal(await mountHolding(path.join(link, "a", "deep", "er"), mounts), path.join(real, "a"));
+    assert.equal(
+      await mountHolding(path.join(real, "a"), mounts),
+      path.join(real, "a"),
+      "a mount point itself",
+    );
+    assert.equal(await mountHolding(path.join(real, "abc"), mounts), real, "ab is not a parent of abc");
+    assert.equal(await mountHolding("/nowhere/at/all", mounts), "/");
+  } finally {
+    fs.rmSync(link);
+    fs.rmSync(real, { recursive: true });
+  }
+});
+
+test("mountHolding: agrees with findmnt -T on this process's mounts", async () => {
+  for (const p of [os.tmpdir(), "/proc/self", "/usr/bin", process.cwd(), "/"]) {
+    const want = execFileSync("findmnt", ["-n", "-o", "TARGET", "-T", p], { encoding: "utf8" }).trim();
+    assert.equal(await mountHolding(p), want, p);
+  }
 });

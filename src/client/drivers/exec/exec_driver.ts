@@ -26,10 +26,11 @@ import { ProcessTable } from "../shared/process_table.js";
 import { startedFileFor } from "../shared/start_gate.js";
 import { TaskIsolation } from "../shared/task_isolation.js";
 import { EXEC_INIT_SH } from "./init_script.js";
-import { buildMountPlan, checkHostPath, validateTaskPath } from "./mount_plan.js";
+import { buildMountPlan, checkHostPath, premakeMountPoints, validateTaskPath } from "./mount_plan.js";
 import { refreshInTaskNamespace } from "./mount_refresh.js";
+import { mountHolding } from "../../../internal/mountinfo.js";
 
-const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mkdir"];
+const REQUIRED_TOOLS = ["unshare", "chroot", "mount", "findmnt", "readlink", "mkdir", "cp", "ln"];
 
 /**
  * The user an exec task runs as: the task's `user`, else `nobody` (as Nomad's exec driver), so a
@@ -89,6 +90,7 @@ export class ExecDriver implements TaskDriver {
     if (unshare === null) throw new BerthError("ERR_DRIVER", "exec driver: unshare not found");
     const root = checkHostPath("task dir", await fs.realpath(cfg.taskDir));
     const plan = await buildMountPlan(cfg, root);
+    await premakeMountPoints(root, plan);
     const files = { statusFile: statusFileFor(root), startedFile: startedFileFor(root) };
     await fs.rm(files.statusFile, { force: true });
     await fs.rm(files.startedFile, { force: true });
@@ -99,6 +101,7 @@ export class ExecDriver implements TaskDriver {
     const args = ["--mount", "--propagation", "unchanged", "--", "/bin/sh", "-c", EXEC_INIT_SH, "sh"];
     args.push(root, files.statusFile, files.startedFile, String(plan.length));
     args.push(user ? `${user.uid}:${user.gid}` : "", user ? user.groups.join(",") : "");
+    args.push(checkHostPath("the mount holding the task dir", await mountHolding(root)));
     for (const e of plan) args.push(e.kind, e.source, e.dest, e.readOnly ? "ro" : "rw");
     args.push(cfg.command, ...cfg.args);
 
