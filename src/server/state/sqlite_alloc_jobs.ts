@@ -14,7 +14,8 @@
  * - a read attaches the copy again, parsed once and kept in a bounded cache as a deep-frozen object
  *   shared by every alloc read with it. **An alloc's Job is read-only**: copy it to change it. The
  *   freeze enforces this (an assignment throws, ESM code is strict), so a reader that changed it
- *   cannot corrupt what the next reader sees;
+ *   cannot corrupt what the next reader sees. A job written into an alloc is frozen by the write,
+ *   for the same reason and so that its key is computed once per object, not once per alloc;
  * - a copy goes when the last alloc that refers to it does.
  *
  * The commit feed carries an alloc's JSON as stored, without its job (commit_feed.ts).
@@ -133,9 +134,20 @@ export class AllocJobs {
     return row === undefined ? undefined : this.read(row as AllocRow);
   }
 
-  /** `job`'s copy as stored: its key and text (computed once for a copy this store handed out). */
+  /**
+   * `job`'s copy as stored: its key and text, computed once per object. A job this store has not
+   * seen is deep-frozen here, so that the next write of the same object (a scheduling pass puts
+   * one job object into every alloc it places) reuses the key instead of hashing its text again:
+   * **a job put into an alloc is read-only from then on**, as one read back is.
+   */
   copyOf(job: Job | undefined): JobCopy | null {
-    return job ? (this.known.get(job) ?? copyOf(job)) : null;
+    if (!job) return null;
+    const seen = this.known.get(job);
+    if (seen) return seen;
+    const copy = copyOf(job);
+    // Frozen only if it was not already: an object frozen elsewhere may hold parts that are not.
+    if (!Object.isFrozen(job)) this.known.set(deepFreeze(job), copy);
+    return copy;
   }
 
   /**

@@ -1,8 +1,8 @@
 /**
  * Allocs stored without their job (sqlite_alloc_jobs.ts): one copy per distinct job shared by the
- * allocs that carry it, attached again on read as a frozen object, removed with the last alloc that
- * names it; an older state file's allocs are split on open; an alloc whose copy is missing is
- * quarantined, not served.
+ * allocs that carry it (the job a writer puts is frozen by the write), attached again on read as a
+ * frozen object, removed with the last alloc that names it; an older state file's allocs are split
+ * on open; an alloc whose copy is missing is quarantined, not served.
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -46,6 +46,8 @@ test("alloc jobs: allocs of one job share one stored copy, read back whole and f
     await s.txn((tx) => {
       for (let i = 0; i < 3; i++) tx.putAlloc(alloc(`a${i}`, job, "n1", i));
     });
+    // The writer's own job object is frozen by the write (its key is computed once, not per alloc).
+    assert.ok(Object.isFrozen(job) && Object.isFrozen(job.TaskGroups[0]), "the job put is read-only");
     const stored = rows(dir);
     assert.equal(stored.copies, 1, "one copy for three allocs of one job version");
     assert.equal(new Set(stored.allocs.map((r) => r.job_key)).size, 1);
