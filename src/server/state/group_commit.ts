@@ -27,7 +27,13 @@ export interface GroupCommitLimits {
   maxBatchMs: number;
 }
 
-export const DEFAULT_GROUP_COMMIT: GroupCommitLimits = { maxBatch: 256, maxBatchMs: 20 };
+/**
+ * 10 ms: a batch's txns, its COMMIT and the continuations of its callers (run right after it, in
+ * the same turn) hold the loop together; at 20 ms that turn reached 40–68 ms while 1,000 nodes
+ * started their allocs (bench/scale_placement.ts), at 10 ms 35–49 ms. Claim throughput at 64 in
+ * parallel did not move (bench/claims.ts): a batch rarely runs that long on claims alone.
+ */
+export const DEFAULT_GROUP_COMMIT: GroupCommitLimits = { maxBatch: 256, maxBatchMs: 10 };
 
 /** What the store provides: one transaction around a batch, and isolation for each op in it. */
 export interface GroupCommitHost<W> {
