@@ -16,7 +16,7 @@
  *   pass changes nothing), so a slot waiting for its volume is filled once the claim is gone.
  * - Resumable: everything lives in the store; a restarted server's first pass picks up.
  */
-import { isAbortError, sleep } from "../../internal/abort.js";
+import { followTables } from "../follow_tables.js";
 import type { Logger } from "../../internal/log.js";
 import { DEPLOYMENT_DESC, isDeploymentActive } from "../../structs/deployment.js";
 import { NS_PER_MS } from "../../structs/job.js";
@@ -147,30 +147,20 @@ export class DeploymentWatcher {
     this.loop = undefined;
   }
 
-  private async watch(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const seen = Math.max(...WATCHED.map((t) => this.store.tableIndex(t)));
-      let wakeAt: number | null = null;
-      let failed = false;
-      try {
-        wakeAt = await this.pass(signal);
-      } catch (err) {
-        failed = true;
-        this.log.error("deployment watcher pass failed", { error: err });
-      }
-      try {
-        if (failed) {
-          await sleep(this.opts.errorBackoffMs, signal);
-          continue;
-        }
-        const wait = wakeAt === null ? MAX_WAIT_MS : Math.min(Math.max(0, wakeAt - Date.now()), MAX_WAIT_MS);
-        await this.store.waitFor(WATCHED, seen, signal, wait);
-        await sleep(this.opts.settleMs, signal);
-      } catch (err) {
-        if (!isAbortError(err)) this.log.error("deployment watcher wait failed", { error: err });
-        if (!signal.aborted) await sleep(this.opts.errorBackoffMs, signal).catch(() => undefined);
-      }
-    }
+  private watch(signal: AbortSignal): Promise<void> {
+    return followTables(
+      {
+        store: this.store,
+        tables: WATCHED,
+        pass: (s) => this.pass(s),
+        name: "deployment watcher",
+        log: this.log,
+        settleMs: this.opts.settleMs,
+        errorBackoffMs: this.opts.errorBackoffMs,
+        maxWaitMs: MAX_WAIT_MS,
+      },
+      signal,
+    );
   }
 
   /** Steps every active deployment and evaluates its job; answers the nearest wake-up time. */

@@ -15,7 +15,7 @@
  * - Marks, does not stop: an alloc is marked for migration and its job evaluated; the reconciler
  *   stops it and places the replacement (never on this node: it is ineligible).
  */
-import { isAbortError, sleep } from "../../internal/abort.js";
+import { followTables } from "../follow_tables.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
 import {
@@ -100,30 +100,20 @@ export class NodeDrainer {
     this.loop = undefined;
   }
 
-  private async watch(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      const seen = Math.max(...WATCHED.map((t) => this.store.tableIndex(t)));
-      let wakeAt: number | null = null;
-      let failed = false;
-      try {
-        wakeAt = await this.pass(signal);
-      } catch (err) {
-        failed = true;
-        this.log.error("node drainer pass failed", { error: err });
-      }
-      try {
-        if (failed) {
-          await sleep(this.opts.errorBackoffMs, signal);
-          continue;
-        }
-        const wait = wakeAt === null ? MAX_WAIT_MS : Math.min(Math.max(0, wakeAt - Date.now()), MAX_WAIT_MS);
-        await this.store.waitFor(WATCHED, seen, signal, wait);
-        await sleep(this.opts.settleMs, signal);
-      } catch (err) {
-        if (!isAbortError(err)) this.log.error("node drainer wait failed", { error: err });
-        if (!signal.aborted) await sleep(this.opts.errorBackoffMs, signal).catch(() => undefined);
-      }
-    }
+  private watch(signal: AbortSignal): Promise<void> {
+    return followTables(
+      {
+        store: this.store,
+        tables: WATCHED,
+        pass: (s) => this.pass(s),
+        name: "node drainer",
+        log: this.log,
+        settleMs: this.opts.settleMs,
+        errorBackoffMs: this.opts.errorBackoffMs,
+        maxWaitMs: MAX_WAIT_MS,
+      },
+      signal,
+    );
   }
 
   /** Takes every draining node one step; answers the nearest force deadline still ahead. */
