@@ -48,7 +48,9 @@ const LARGE = {
   volumes: Number(process.argv[3] ?? env("BERTH_SCALE_VOLUMES", 3000)),
 };
 const MEASURED = env("BERTH_SCALE_MEASURED_VOLUMES", 100);
-const CLAIMS = env("BERTH_SCALE_CLAIMS", 10);
+// 50, about as many as one simulated node takes: a phase of 10 cycles (0.3 s) was decided by single
+// events in it (a major GC, a pass that re-reads the whole node list), 1.3–2.5× between runs.
+const CLAIMS = env("BERTH_SCALE_CLAIMS", 50);
 const HEARTBEAT_TTL_MS = 15_000;
 const HEARTBEAT_WINDOW_MS = env("BERTH_SCALE_HEARTBEAT_WINDOW_MS", 6000);
 const PLUGIN = "sim-csi";
@@ -90,7 +92,7 @@ async function measure(fn: () => Promise<number>): Promise<Phase> {
 /**
  * `phase` with its per-operation cost net of the idle background measured in the heartbeat window
  * (`idle`: CPU ms per wall ms). The background of 5,000 nodes' heartbeats is 12–17 % of a core, a
- * cost of its own (the heartbeat row), which a phase of 10 claim cycles would otherwise count as
+ * cost of its own (the heartbeat row), which a phase of 50 claim cycles would otherwise count as
  * the claims': the net figure is what the operations themselves add.
  */
 function netOfIdle(phase: Phase, idle: number): Phase {
