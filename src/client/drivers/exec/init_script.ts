@@ -6,8 +6,9 @@
  *         KIND SRC DEST RO  (N times)  COMMAND ARGS...
  *
  * 1. Makes PARENT, the mount holding ROOT (the driver finds it in mountinfo), private in this
- *    namespace, so nothing mounted under the task dir propagates to the host. The namespace was created with propagation unchanged, so copies
- *    of shared host mounts (a CSI plugin's directory) stay in the host's peer groups.
+ *    namespace, so nothing mounted under the task dir propagates to the host. The namespace was
+ *    created with propagation unchanged, so copies of shared host mounts (a CSI plugin's
+ *    directory) stay in the host's peer groups.
  * 2. Performs the plan (mount_plan.ts), creating each mount point inside ROOT and refusing any
  *    destination that resolves through a symlink (NO_LINKS_SH, then MOUNT_ENTRY_SH).
  * 3. Reports "ok" (or the error) on fd 3, the driver's setup channel, and closes it.
