@@ -3,7 +3,8 @@
  * `mount` replaced by a shell function that prints its arguments: a bind entry is one `mount` call
  * carrying its propagation and read-only flag; a destination that resolves through a symlink —
  * an intermediate directory (checked by the shell's own `cd -P`) or the destination itself — is
- * refused before anything is mounted. The init script's walk before it (NO_LINKS_SH) refuses a
+ * refused before anything is mounted; the minimal /dev's device nodes are one `cp -a`, and binds of
+ * the host's where mknod is refused. The init script's walk before it (NO_LINKS_SH) refuses a
  * symlink anywhere on the way, the last component included, before anything is created.
  */
 import { test } from "node:test";
@@ -18,10 +19,11 @@ import {
   NO_LINKS_SH,
 } from "../../../src/client/drivers/exec/init_script.js";
 
-function runEntry(root: string, src: string, dst: string, kind: string, ro: boolean) {
+function runEntry(root: string, src: string, dst: string, kind: string, ro: boolean, fakes = "") {
   const script = [
     `__berth_fail() { printf 'FAIL %s\\n' "$*"; exit 125; }`,
     `mount() { printf 'mount %s\\n' "$*"; }`,
+    fakes,
     MOUNT_HELPERS_SH,
     `__berth_src=$1 __berth_dst=$2 __berth_kind=$3 __berth_ro=$4`,
     `__berth_target=$5$__berth_dst`,
@@ -102,6 +104,35 @@ test("the walk before an entry refuses a symlink at any depth and accepts what d
     // Names the shell could mistake for patterns or options are plain components.
     fs.mkdirSync(path.join(root, "-n *"));
     assert.equal(noLinks(root, "/-n */x"), 0);
+  } finally {
+    fs.rmSync(base, { recursive: true, force: true });
+  }
+});
+
+test("the minimal /dev: device nodes by one cp -a, binds of the host's where mknod is refused", () => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "berth-mount-entry-"));
+  try {
+    const root = path.join(base, "root");
+    fs.mkdirSync(root);
+    const binds = (out: string[]) => out.filter((l) => l.startsWith("mount --bind"));
+    const made = runEntry(root, "/dev", "/dev", "dev-minimal", false, `cp() { printf 'cp %s\\n' "$*"; }`);
+    assert.equal(made.status, 0, made.out.join("\n"));
+    assert.ok(made.out.some((l) => l.startsWith("cp -a -- /dev/null /dev/zero")));
+    assert.deepEqual(binds(made.out), []);
+    fs.rmSync(root, { recursive: true });
+    fs.mkdirSync(root);
+    const refused = runEntry(root, "/dev", "/dev", "dev-minimal", false, `cp() { return 1; }`);
+    assert.equal(refused.status, 0, refused.out.join("\n"));
+    assert.deepEqual(
+      binds(refused.out),
+      ["null", "zero", "full", "random", "urandom", "tty"].map(
+        (d) => `mount --bind -- /dev/${d} ${root}/dev/${d}`,
+      ),
+    );
+    assert.ok(
+      fs.existsSync(path.join(root, "dev", "pts")) &&
+        fs.lstatSync(path.join(root, "dev", "fd")).isSymbolicLink(),
+    );
   } finally {
     fs.rmSync(base, { recursive: true, force: true });
   }

@@ -31,9 +31,19 @@
 import { PARENT_TRAPS_SH, RECORD_STATUS_SH } from "../shared/process_table.js";
 import { AWAIT_GO_SH } from "../shared/start_gate.js";
 
-/** Defines `__berth_mnt`: `mount` with `-o ro` added when `$__berth_ro` is "ro". */
+/**
+ * Defines `__berth_mnt`: `mount` with `-o ro` added when `$__berth_ro` is "ro"; and
+ * `__berth_bind_devices`: the minimal /dev's device nodes as binds of the host's, for a host where
+ * root may not make them with mknod (a user namespace), as libcontainer does there.
+ */
 export const MOUNT_HELPERS_SH = `__berth_mnt() {
   if [ "$__berth_ro" = ro ]; then mount -o ro "$@"; else mount "$@"; fi
+}
+__berth_bind_devices() {
+  for __berth_d in null zero full random urandom tty; do
+    { [ -e "$__berth_target/$__berth_d" ] || : >"$__berth_target/$__berth_d"; } &&
+      mount --bind -- "/dev/$__berth_d" "$__berth_target/$__berth_d" || return 1
+  done
 }`;
 
 /**
@@ -69,7 +79,8 @@ export const NO_LINKS_SH = `__berth_no_links() {
  * applies --make-* after the mount); a mount point that already exists (the driver makes the
  * top-level ones: mount_plan.ts premakeMountPoints) costs no `mkdir`; a directory destination is
  * checked for symlinks by the shell itself (`cd -P` sets PWD to the physical path; no `readlink`
- * process), then it returns to `/`; the minimal /dev's device nodes are one `cp -a`.
+ * process), then it returns to `/`; the minimal /dev's device nodes are one `cp -a` (binds only
+ * where mknod is refused).
  */
 export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
     [ -d "$__berth_target" ] || mkdir -p -- "$__berth_target"
@@ -90,7 +101,8 @@ export const MOUNT_ENTRY_SH = `  if [ -d "$__berth_src" ]; then
   bidirectional) __berth_mnt --rbind -- "$__berth_src" "$__berth_target" ;;
   sysfs) mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$__berth_target" ;;
   dev-minimal) mount -t tmpfs -o nosuid,mode=755 berth-dev "$__berth_target" && {
-    cp -a -- /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "$__berth_target/" &&
+    { cp -a -- /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty "$__berth_target/" 2>/dev/null ||
+      __berth_bind_devices; } &&
       mkdir -- "$__berth_target/pts" "$__berth_target/shm" &&
       mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$__berth_target/pts" &&
       ln -s pts/ptmx "$__berth_target/ptmx" &&
