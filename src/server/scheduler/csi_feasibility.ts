@@ -11,9 +11,9 @@ import { checkClaim, findClaim } from "../../structs/claim.js";
 import type { BerthError } from "../../structs/errors.js";
 import { claimModeOf, volumeSourceForAlloc, type Job } from "../../structs/job.js";
 import { ownEntry, type Node } from "../../structs/node.js";
-import type { CSIPluginSummary } from "../../structs/plugin.js";
-import { denormalizeVolume, type CSIVolume, type Topology, type VolumeClaim } from "../../structs/volume.js";
+import type { CSIVolume, Topology, VolumeClaim } from "../../structs/volume.js";
 import type { StateReader } from "../state/store.js";
+import { volumeView, type PluginSummaries } from "../state/views.js";
 import { volumeKey, type NodeUsageView } from "./node_usage.js";
 
 /** What the CSI checks read of a plan (feasibility.ts's PlanContext). */
@@ -260,19 +260,16 @@ function proposedVolumeOf(ctx: CsiPlanContext, namespace: string, volumeId: stri
 }
 
 /** Per plan: each plugin's summary, read once (a per_alloc job reads a new volume per alloc). */
-const planSummaries = new WeakMap<CsiPlanContext, Map<string, CSIPluginSummary | undefined>>();
+const planSummaries = new WeakMap<CsiPlanContext, PluginSummaries>();
 
 /** volumeView, with the plugin summary read once per plan and plugin (state is fixed in a plan). */
 function volumeViewInPlan(ctx: CsiPlanContext, namespace: string, volumeId: string): CSIVolume | undefined {
-  const vol = ctx.state.getVolume(namespace, volumeId);
-  if (!vol) return undefined;
-  let summaries = planSummaries.get(ctx);
-  if (!summaries) {
-    summaries = new Map();
-    planSummaries.set(ctx, summaries);
+  let seen = planSummaries.get(ctx);
+  if (!seen) {
+    seen = new Map();
+    planSummaries.set(ctx, seen);
   }
-  if (!summaries.has(vol.PluginID)) summaries.set(vol.PluginID, ctx.state.pluginSummary(vol.PluginID));
-  return denormalizeVolume(vol, summaries.get(vol.PluginID));
+  return volumeView(ctx.state, namespace, volumeId, seen);
 }
 
 function requestFor(a: Allocation, volumeId: string) {
