@@ -7,6 +7,11 @@
  * writers stay as they are and SQLite keeps the index. The expression is guarded by json_valid so
  * a record that is not JSON (one the open-time check will quarantine) never fails the migration or
  * a write; such a record indexes as -1 and is never listed.
+ *
+ * Deletions leave no record to list, so the nodes' are counted apart: every txn that deletes a
+ * node sets the meta row `nodes_deleted` to its index (nodesDeletedAt). The row is a row like any
+ * other, so the etcd store's replicas receive it with the deletion. Databases older than the row
+ * start at 0: a follower always begins with a whole read, after which every deletion is recorded.
  */
 import type Database from "better-sqlite3";
 
@@ -25,6 +30,10 @@ export function prepareChangeStatements(db: Database.Database) {
     volumes: db.prepare(`SELECT json FROM volumes WHERE ${MODIFY_INDEX} > ? ORDER BY ${MODIFY_INDEX}`),
     allocIds: db.prepare(`SELECT id FROM allocs WHERE ${MODIFY_INDEX} > ? ORDER BY ${MODIFY_INDEX}`),
     nodeIds: db.prepare(`SELECT id FROM nodes WHERE ${MODIFY_INDEX} > ? ORDER BY ${MODIFY_INDEX}`),
+    nodesDeletedAt: db.prepare("SELECT value FROM meta WHERE key = 'nodes_deleted'").pluck(),
+    markNodesDeleted: db.prepare(
+      "INSERT INTO meta (key, value) VALUES ('nodes_deleted', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    ),
   };
 }
 

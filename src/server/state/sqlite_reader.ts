@@ -56,8 +56,8 @@ export class SqliteReader implements StateReader {
    * store, which has nothing at rest. @internal used by SqliteWriter
    */
   readonly atRest: SecretsAtRest | null;
-  /** ChangeReader's lookups (sqlite_changes.ts). */
-  private readonly changes: ChangeStatements;
+  /** ChangeReader's lookups (sqlite_changes.ts). @internal used by SqliteWriter */
+  readonly changeStatements: ChangeStatements;
 
   constructor(db: Database.Database, now: () => number, atRest: SecretsAtRest | null = null) {
     this.now = now;
@@ -70,7 +70,7 @@ export class SqliteReader implements StateReader {
     this.aclStatements = prepareAclStatements(db);
     this.pluginStatements = preparePluginStatements(db);
     this.acl = new SqliteAclReader(this.aclStatements);
-    this.changes = prepareChangeStatements(db);
+    this.changeStatements = prepareChangeStatements(db);
     this.pages = preparePageStatements(db);
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
@@ -231,14 +231,17 @@ export class SqliteReader implements StateReader {
 
   // ChangeReader (store.ts), served by the ModifyIndex indexes of sqlite_changes.ts.
   volumesModifiedSince(index: number): CSIVolume[] {
-    const vols = parseRows<CSIVolume>(this.changes.volumes.all(index));
+    const vols = parseRows<CSIVolume>(this.changeStatements.volumes.all(index));
     const atRest = this.atRest;
     return atRest ? vols.map((v) => atRest.openVolume(v)) : vols;
   }
   allocsModifiedSince(index: number): string[] {
-    return idsModifiedSince(this.changes.allocIds, index);
+    return idsModifiedSince(this.changeStatements.allocIds, index);
   }
   nodesModifiedSince(index: number): string[] {
-    return idsModifiedSince(this.changes.nodeIds, index);
+    return idsModifiedSince(this.changeStatements.nodeIds, index);
+  }
+  nodesDeletedAt(): number {
+    return (this.changeStatements.nodesDeletedAt.get() as number | undefined) ?? 0;
   }
 }

@@ -149,6 +149,7 @@ export class SqliteWriter extends SqliteReadThrough implements StateWriter {
     const prev = this.getNode(id);
     if (!prev) return;
     this.s.delNode.run(id);
+    this.r.changeStatements.markNodesDeleted.run(this.writeIndex);
     this.changes?.delete("nodes", "", id, prev);
     this.touched.add("nodes");
     this.keys.add(watchKeys.node(id));

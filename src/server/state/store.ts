@@ -195,6 +195,12 @@ export interface ChangeReader {
   allocsModifiedSince(index: number): string[];
   /** IDs of the nodes. */
   nodesModifiedSince(index: number): string[];
+  /**
+   * The index of the latest txn that deleted a node: a follower that read the nodes at index `i`
+   * and then their changes has missed a deletion exactly when this is above `i`. Deletions older
+   * than this store's record of them read as 0; a follower begins with a whole read.
+   */
+  nodesDeletedAt(): number;
 }
 
 /** One run of records in ID order, for the paged lists (StateStore.volumeRange and the others). */

@@ -10,6 +10,7 @@ import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ServerDeps } from "../../../src/server/deps.js";
 import { ClaimEndpoint } from "../../../src/server/rpc/claim.js";
+import { NodeListCache } from "../../../src/server/scheduler/node_list_cache.js";
 import type { CommittedTxn } from "../../../src/server/state/commit_feed.js";
 import { EtcdStateStore } from "../../../src/server/state/etcd_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
@@ -105,6 +106,25 @@ describe("two etcd stores on one etcd (two servers)", () => {
       ["nodes", "plugins"].map((t) => a.tableIndex(t as "nodes")),
       ["nodes", "plugins"].map((t) => b.tableIndex(t as "nodes")),
     );
+  });
+
+  test("a node deleted on one is missing from the other's scheduler node list, updates follow by delta", async () => {
+    const [a, b] = await twoServers();
+    await a.txn((tx) => ["n1", "n2", "n3", "n4", "n5"].forEach((id) => tx.putNode(node(id))));
+    await caughtUp(b, a.index());
+    const cache = new NodeListCache();
+    assert.deepEqual(cache.list(b).map((n) => n.ID), ["n1", "n2", "n3", "n4", "n5"]);
+    await a.txn((tx) => tx.putNode({ ...tx.getNode("n2")!, Status: "down" }));
+    await caughtUp(b, a.index());
+    assert.deepEqual(cache.list(b), b.listNodes());
+    assert.deepEqual(cache.reads, { whole: 1, delta: 1 }, "one node changed: read alone");
+    await a.txn((tx) => tx.deleteNode("n3"));
+    const deletedAt = a.index();
+    await a.txn((tx) => tx.putNode({ ...tx.getNode("n4")!, Status: "down" }));
+    await caughtUp(b, a.index());
+    assert.equal(b.nodesDeletedAt(), deletedAt, "the deletion's index reached the other server");
+    assert.deepEqual(cache.list(b).map((n) => n.ID), ["n1", "n2", "n4", "n5"]);
+    assert.deepEqual(cache.reads, { whole: 2, delta: 1 }, "a deletion seen: read whole");
   });
 
   test("100 rounds of two claims of one single-node-writer volume at one instant, one per server: exactly one wins", async () => {
