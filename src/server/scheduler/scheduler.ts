@@ -38,6 +38,13 @@ import { stillValidSince } from "./rebase.js";
 export { refreshJobStatus } from "./job_status.js";
 export type { BatchResult, EvalOptions, EvalResult } from "./evaluate_in.js";
 
+/**
+ * How often the node list catches up with node writes between passes (node_list_cache.ts). A catch-up
+ * reads only the nodes written since the last and nothing when none was, so a pass after a burst of
+ * registrations or fingerprint updates finds the list read already instead of reading thousands.
+ */
+const NODE_LIST_REFRESH_MS = 1_000;
+
 function key(namespace: string, id: string): string {
   return `${namespace}\u0000${id}`;
 }
@@ -64,6 +71,8 @@ export class Scheduler {
 
   /** Refreshes the usage index between passes (node_usage.ts says why it must). */
   private readonly usageTimer: NodeJS.Timeout;
+  /** Keeps the node list following node writes between passes, so a pass rarely reads any. */
+  private readonly nodeListTimer: NodeJS.Timeout;
 
   constructor(
     private readonly store: StateStore,
@@ -79,6 +88,14 @@ export class Scheduler {
         );
     }, USAGE_REFRESH_MS);
     this.usageTimer.unref();
+    this.nodeListTimer = setInterval(() => {
+      try {
+        this.nodeList.list(this.store);
+      } catch (err) {
+        this.log.error("refreshing the scheduler's node list failed", { error: err });
+      }
+    }, NODE_LIST_REFRESH_MS);
+    this.nodeListTimer.unref();
   }
 
   /**
@@ -256,6 +273,7 @@ export class Scheduler {
     this.stopping = true;
     this.timers.stop();
     clearInterval(this.usageTimer);
+    clearInterval(this.nodeListTimer);
     await this.retrying;
     while (this.passes.size > 0) await Promise.allSettled([...this.passes]);
   }
