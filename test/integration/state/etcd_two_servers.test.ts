@@ -113,7 +113,10 @@ describe("two etcd stores on one etcd (two servers)", () => {
     await a.txn((tx) => ["n1", "n2", "n3", "n4", "n5"].forEach((id) => tx.putNode(node(id))));
     await caughtUp(b, a.index());
     const cache = new NodeListCache();
-    assert.deepEqual(cache.list(b).map((n) => n.ID), ["n1", "n2", "n3", "n4", "n5"]);
+    assert.deepEqual(
+      cache.list(b).map((n) => n.ID),
+      ["n1", "n2", "n3", "n4", "n5"],
+    );
     await a.txn((tx) => tx.putNode({ ...tx.getNode("n2")!, Status: "down" }));
     await caughtUp(b, a.index());
     assert.deepEqual(cache.list(b), b.listNodes());
@@ -123,7 +126,10 @@ describe("two etcd stores on one etcd (two servers)", () => {
     await a.txn((tx) => tx.putNode({ ...tx.getNode("n4")!, Status: "down" }));
     await caughtUp(b, a.index());
     assert.equal(b.nodesDeletedAt(), deletedAt, "the deletion's index reached the other server");
-    assert.deepEqual(cache.list(b).map((n) => n.ID), ["n1", "n2", "n4", "n5"]);
+    assert.deepEqual(
+      cache.list(b).map((n) => n.ID),
+      ["n1", "n2", "n4", "n5"],
+    );
     assert.deepEqual(cache.reads, { whole: 2, delta: 1 }, "a deletion seen: read whole");
   });
 

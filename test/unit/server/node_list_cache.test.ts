@@ -91,7 +91,10 @@ test("node list cache: a deleted node makes the next read whole", async (t) => {
   assert.equal(store.nodesDeletedAt(), deletedAt, "the deletion's index is recorded");
   await store.txn((tx) => tx.putNode({ ...tx.getNode("c")!, Status: "down" }));
   const after = cache.list(store);
-  assert.deepEqual(after.map((n) => n.ID), ["a", "c", "d", "e", "f"]);
+  assert.deepEqual(
+    after.map((n) => n.ID),
+    ["a", "c", "d", "e", "f"],
+  );
   assert.deepEqual(cache.reads, { whole: 2, delta: 0 });
   await store.txn((tx) => tx.putNode({ ...tx.getNode("d")!, Status: "down" }));
   assert.deepEqual(cache.list(store), store.listNodes());
