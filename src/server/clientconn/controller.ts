@@ -16,6 +16,7 @@ import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateReader } from "../state/store.js";
 import type { NodeConnections } from "./connections.js";
+import { HealthyControllerPages } from "./controller_pages.js";
 import { isFinalForMethod, listFailure } from "./paged_lists.js";
 
 export type ControllerMethod = keyof ClientMethods;
@@ -43,13 +44,16 @@ const MAX_PAGE = 512;
 export class ControllerClient {
   /** Plugin ID → the node its latest round started on (the next round starts after it). */
   private readonly rotation = new Map<string, string>();
+  private readonly pages: HealthyControllerPages;
 
   constructor(
     private readonly state: StateReader,
     private readonly conns: NodeConnections,
     private readonly log: Logger,
     private readonly defaultTimeoutMs = 60_000,
-  ) {}
+  ) {
+    this.pages = new HealthyControllerPages(state);
+  }
 
   async call<M extends ControllerMethod>(
     pluginId: string,
@@ -91,8 +95,6 @@ export class ControllerClient {
     params: ClientMethods[M][0],
     opts: ControllerCallOptions,
   ): Promise<ClientMethods[M][1]> {
-    if (!this.state.pluginSummary(pluginId))
-      throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
     const seen = { healthy: false, supporting: false };
     let tried = 0;
     let last: BerthError | undefined;
@@ -116,6 +118,9 @@ export class ControllerClient {
       }
     }
     if (tried === 0) {
+      // Asked only now: a plugin with a candidate exists, and this read is a fifth of a call.
+      if (!this.state.pluginSummary(pluginId))
+        throw new BerthError("ERR_NOT_FOUND", `plugin ${JSON.stringify(pluginId)} not found`);
       // The walk saw every healthy controller: refused up front when none has the capability.
       if (opts.requires && seen.healthy && !seen.supporting) {
         throw new BerthError(
@@ -138,7 +143,7 @@ export class ControllerClient {
    * Connected nodes with a healthy controller instance of the plugin (with `requires`, one that
    * advertises it), lazily, in node ID order starting after the node the plugin's previous round
    * started on and wrapping around once, so rounds rotate over the candidates and load spreads.
-   * It pages through the healthy-controller index (healthyPluginInstancesAfter) and stops as soon
+   * It pages through the healthy-controller index (controller_pages.ts) and stops as soon
    * as a call succeeds: a round costs O(log n + the candidates it tries), never a read of every
    * controller. Only a round that finds no candidate walks them all; `seen` then tells whether
    * any was healthy and any had the capability. The start moves when the round yields its first
@@ -160,7 +165,7 @@ export class ControllerClient {
       let cursor: string = after;
       let limit = FIRST_PAGE;
       for (;;) {
-        const page = this.state.healthyPluginInstancesAfter(pluginId, "controller", cursor, limit);
+        const page = this.pages.after(pluginId, cursor, limit);
         for (const [nodeId, info] of page) {
           // Node IDs are ASCII (structs/ids.ts), so JS order here is SQLite's BINARY order.
           if (upTo !== undefined && nodeId > upTo) return;

@@ -25,6 +25,8 @@ interface Pending {
   json?: string;
   /** The record before the txn; `existed` false when the txn created it. */
   before?: unknown;
+  /** Or, instead, its stored JSON, parsed on first read of the change's `before`. */
+  beforeJson?: string;
   existed: boolean;
 }
 
@@ -33,6 +35,24 @@ export class TxnChanges {
 
   /** `before` is the record as the writer read it before this write (undefined when new). */
   put(table: Table, namespace: string, id: string, json: string, before: unknown): void {
+    this.putPending(table, namespace, id, json, { before, existed: before !== undefined });
+  }
+
+  /**
+   * put, for a writer that holds the record before this write only as its stored JSON (which it
+   * has not parsed): it is parsed when a listener first reads `before`, which most never do.
+   */
+  putOverText(table: Table, namespace: string, id: string, json: string, beforeJson: string): void {
+    this.putPending(table, namespace, id, json, { beforeJson, existed: true });
+  }
+
+  private putPending(
+    table: Table,
+    namespace: string,
+    id: string,
+    json: string,
+    was: Pick<Pending, "before" | "beforeJson" | "existed">,
+  ): void {
     const key = keyOf(table, namespace, id);
     const seen = this.byKey.get(key);
     if (seen) {
@@ -40,7 +60,7 @@ export class TxnChanges {
       seen.json = json;
       return;
     }
-    this.byKey.set(key, { table, namespace, id, op: "put", json, before, existed: before !== undefined });
+    this.byKey.set(key, { table, namespace, id, op: "put", json, ...was });
   }
 
   /** `before` is the record as it was until this delete. */
@@ -77,19 +97,23 @@ function keyOf(table: Table, namespace: string, id: string): string {
   return `${table}\u0000${namespace}\u0000${id}`;
 }
 
-/** `record` is parsed from its JSON on first read (most listeners skip most tables). */
+/** `record` (and a `before` held as JSON) is parsed on first read (most listeners skip most tables). */
 function changeOf(p: Pending): CommittedChange {
   const change: CommittedChange = { table: p.table, namespace: p.namespace, id: p.id, op: p.op };
-  if (p.existed) change.before = p.before;
-  if (p.op === "put" && p.json !== undefined) {
-    const json = p.json;
-    let parsed: unknown;
-    Object.defineProperty(change, "record", {
-      enumerable: true,
-      get: () => (parsed ??= JSON.parse(json) as unknown),
-    });
+  if (p.existed) {
+    if (p.beforeJson !== undefined) parsedOnRead(change, "before", p.beforeJson);
+    else change.before = p.before;
   }
+  if (p.op === "put" && p.json !== undefined) parsedOnRead(change, "record", p.json);
   return change;
+}
+
+function parsedOnRead(change: CommittedChange, field: "record" | "before", json: string): void {
+  let parsed: unknown;
+  Object.defineProperty(change, field, {
+    enumerable: true,
+    get: () => (parsed ??= JSON.parse(json) as unknown),
+  });
 }
 
 export class CommitListeners {

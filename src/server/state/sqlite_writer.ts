@@ -256,8 +256,8 @@ export class SqliteWriter extends SqliteReadThrough implements StateWriter {
   private putVolumeByText(vol: CSIVolume): CSIVolume | undefined {
     const put = putVolumeByText(this.s, vol, this.writeIndex);
     if (!put?.json) return put?.rec;
-    // The commit feed, only while someone listens: the stored record is parsed for it then alone.
-    this.changes?.put("volumes", vol.Namespace, vol.ID, put.json, JSON.parse(put.before!) as CSIVolume);
+    // The commit feed, only while someone listens: the stored record is parsed when one reads it.
+    this.changes?.putOverText("volumes", vol.Namespace, vol.ID, put.json, put.before!);
     this.touched.add("volumes");
     this.keys.add(watchKeys.volume(vol.Namespace, vol.ID));
     return put.rec;

@@ -133,3 +133,37 @@ test("controller choice: a call reads a page of the healthy controllers, not all
     store.close();
   }
 });
+
+test("controller choice: calls in a steady cluster reuse the pages read; a node write is seen at once", async () => {
+  const store = new SqliteStateStore(null);
+  try {
+    await store.txn((tx) => {
+      for (const n of ["a", "b"]) {
+        tx.putNode(makeNode(n, { CSIControllerPlugins: { p1: controllerInfo("p1") } }));
+      }
+    });
+    const conns = new NodeConnections();
+    const calls = new Map<string, number>();
+    for (const n of ["a", "b"]) conns.add(n, answering(calls, n));
+    const { state, read } = counting(store);
+    const cc = new ControllerClient(state, conns, nullLogger);
+    for (let k = 0; k < 20; k++) await cc.call("p1", UNPUBLISH, params);
+    assert.deepEqual(Object.fromEntries(calls), { a: 10, b: 10 });
+    const steady = read();
+    assert.ok(steady <= 4, `twenty calls read ${steady} controller instances (each page once)`);
+
+    // b's controller turns unhealthy: the next calls read the index again and avoid it.
+    await store.txn((tx) =>
+      tx.putNode({
+        ...tx.getNode("b")!,
+        CSIControllerPlugins: { p1: controllerInfo("p1", true, { Healthy: false }) },
+      }),
+    );
+    calls.clear();
+    for (let k = 0; k < 4; k++) await cc.call("p1", UNPUBLISH, params);
+    assert.deepEqual(Object.fromEntries(calls), { a: 4 }, "no call to the unhealthy controller");
+    assert.ok(read() > steady, "the node write made the calls read the index again");
+  } finally {
+    store.close();
+  }
+});
