@@ -111,6 +111,27 @@ export function runStateStoreConformance(name: string, makeStore: MakeStore): vo
         }
       }));
 
+    test("a volume put is a no-op exactly when nothing but its indexes would change, at any index", () =>
+      withStore(async (s) => {
+        await s.txn((tx) => tx.putVolume(volume("v1", { Name: "a" })));
+        // Nine other writes: the next index has two digits where the volume's has one.
+        for (let i = 0; i < 9; i++) await s.txn((tx) => tx.putNode(node(`n${i}`)));
+        const at = s.index();
+        assert.equal(at, 10);
+        await s.txn((tx) => tx.putVolume(tx.getVolume("default", "v1")!));
+        assert.equal(s.index(), at, "the unchanged volume was not written");
+        assert.equal(s.getVolume("default", "v1")!.ModifyIndex, 1);
+        // One letter for another: the length a no-op would have (shorter by the digit the index
+        // gained) is not this change's, and the change is written all the same.
+        await s.txn((tx) => tx.putVolume({ ...tx.getVolume("default", "v1")!, Name: "b" }));
+        assert.equal(s.getVolume("default", "v1")!.Name, "b");
+        assert.equal(s.getVolume("default", "v1")!.ModifyIndex, 11);
+        // A change of the no-op's length exactly: one letter for another, an index of as many digits.
+        await s.txn((tx) => tx.putVolume({ ...tx.getVolume("default", "v1")!, Name: "c" }));
+        assert.equal(s.getVolume("default", "v1")!.Name, "c", "a change of the no-op's length is written");
+        assert.equal(s.getVolume("default", "v1")!.ModifyIndex, 12);
+      }));
+
     test("a no-op put and a txn that writes nothing change no index", () =>
       withStore(async (s) => {
         const job = volumeJob("j");

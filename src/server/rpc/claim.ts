@@ -298,9 +298,6 @@ export class ClaimEndpoint {
       new AwaitingControllerError(
         `waiting for a controller of plugin ${JSON.stringify(pluginId)} to run ControllerUnpublishVolume for volume ${JSON.stringify(vol.ID)} on node ${claim.NodeID} (it was attached there; the release does not skip the detach): ${why}`,
       );
-    // A plugin whose every instance is gone (its record deleted) is waited for like a missing
-    // controller, not taken for "nothing to release".
-    if (!this.deps.store.pluginSummary(pluginId)) throw waiting("the plugin has no instance left");
     try {
       await this.deps.controllers.call(
         pluginId,
@@ -317,6 +314,10 @@ export class ClaimEndpoint {
       const e = asBerthError(err);
       // The volume or node is already gone from the storage provider: detached is what we wanted.
       if (e.code === "ERR_CSI_NOT_FOUND") return;
+      // A plugin whose every instance is gone (its record deleted) is waited for like a missing
+      // controller, not taken for "nothing to release".
+      if (e.code === "ERR_NOT_FOUND" && !this.deps.store.pluginSummary(pluginId))
+        throw waiting("the plugin has no instance left");
       if (e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" || e.code === "ERR_CSI_NOT_SUPPORTED")
         throw waiting(e.message);
       throw err;
