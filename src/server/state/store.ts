@@ -186,7 +186,7 @@ export interface StateWriter extends StateReader, AclStateWriter {
  * Each lists the records put at an index above `index` (their ModifyIndex), oldest change first,
  * in O(changed · log n): an implementation keeps them ordered by ModifyIndex, never scans a table.
  * Deleted records are not listed (a deletion leaves nothing to list); a caller that must see
- * deletions re-reads the records it holds.
+ * deletions re-reads the records it holds, or for nodes asks nodesDeletedAt whether it must.
  */
 export interface ChangeReader {
   /** Volumes, as getVolume returns them. */
