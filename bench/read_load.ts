@@ -9,6 +9,7 @@
  *
  *   node dist/bench/read_load.js [allocs=1000] [readers=8] [submits=50]
  */
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -79,7 +80,8 @@ async function main(): Promise<void> {
       ws.once("error", reject);
     });
     peer = new RpcPeer<ClientMethods, ServerMethods>(ws, nullLogger);
-    await peer.call("Node.Register", { Node: makeNode("bench-node") });
+    // The node proves who it is with its secret (node identity), as a real agent does.
+    await peer.call("Node.Register", { Node: { ...makeNode("bench-node"), SecretID: randomUUID() } });
     for (let placed = 0; placed < ALLOCS; placed += PER_JOB) {
       await put(base, "/v1/jobs", job(`load-${placed}`, Math.min(PER_JOB, ALLOCS - placed)));
     }
