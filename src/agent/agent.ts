@@ -73,6 +73,9 @@ export class Agent {
         ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
         ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
         ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
+        ...(this.opts.failoverHeartbeatTtlMs !== null
+          ? { failoverHeartbeatTtlMs: this.opts.failoverHeartbeatTtlMs }
+          : {}),
         ...(this.opts.csiControllerConditionIntervalMs !== null
           ? { controllerCondition: { intervalMs: this.opts.csiControllerConditionIntervalMs } }
           : {}),

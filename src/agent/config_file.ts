@@ -79,6 +79,8 @@ export interface AgentFileConfig {
   limits?: LimitsSetting;
   /** `server { etcd { endpoints, prefix } }` (config_etcd.ts); later files win per setting. */
   etcd?: EtcdFileSetting;
+  /** `server { failover_heartbeat_ttl }` in ms. */
+  failoverHeartbeatTtlMs?: number;
   /** client `reserved { cpu, memory, disk }` (Nomad's names); later files win per field. */
   reserved?: ReservedSetting;
   /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
@@ -118,6 +120,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
     "logLevel",
     "nodeClass",
     "csiVolumeStatsIntervalMs",
+    "failoverHeartbeatTtlMs",
   ] as const;
   for (const key of scalars) if (cfg[key] !== undefined) Object.assign(out, { [key]: cfg[key] });
   if (cfg.serverEnabled) out.serverEnabled = true;
@@ -212,6 +215,11 @@ function fromBody(top: Body): AgentFileConfig {
     }
     const etcd = server.block("etcd");
     if (etcd) out.etcd = parseEtcdBlock(etcd);
+    const failoverNs = server.duration("failover_heartbeat_ttl");
+    if (failoverNs !== undefined) {
+      if (failoverNs < 1e6) throw server.error("failover_heartbeat_ttl must be at least 1ms");
+      out.failoverHeartbeatTtlMs = Math.round(failoverNs / 1e6);
+    }
     server.finish();
   }
   const client = top.block("client");

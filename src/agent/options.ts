@@ -43,6 +43,11 @@ export interface AgentOptions {
   csiVolumeStatsIntervalMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
+  /**
+   * Server: the grace every node gets when a server becomes the leader (or starts alone) before it
+   * may be marked down (ms; Nomad's failover_heartbeat_ttl); null: default (5 min).
+   */
+  failoverHeartbeatTtlMs: number | null;
   /** Server: how often the leader polls controllers' ControllerGetVolume condition (ms); null: default. */
   csiControllerConditionIntervalMs: number | null;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
@@ -76,6 +81,7 @@ export interface AgentFlags {
   csiCallTimeout?: string;
   csiVolumeStatsInterval?: string;
   heartbeatTtl?: string;
+  failoverHeartbeatTtl?: string;
   csiControllerConditionInterval?: string;
   etcdEndpoints?: string;
   configFiles: string[];
@@ -101,6 +107,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-volume-stats-interval=DUR
                        how often published volumes' usage and health are read (default 1m)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
+  -failover-heartbeat-ttl=DUR
+                       server: the grace every node gets when a server starts leading, before it
+                       may be marked down (default 5m)
   -csi-controller-condition-interval=DUR
                        server: how often the volume condition of controllers that report one
                        (GET_VOLUME and VOLUME_CONDITION) is polled (default 1m)
@@ -143,6 +152,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-call-timeout": { type: "string" },
         "csi-volume-stats-interval": { type: "string" },
         "heartbeat-ttl": { type: "string" },
+        "failover-heartbeat-ttl": { type: "string" },
         "csi-controller-condition-interval": { type: "string" },
         "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
@@ -178,6 +188,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-call-timeout", "csiCallTimeout"],
     ["csi-volume-stats-interval", "csiVolumeStatsInterval"],
     ["heartbeat-ttl", "heartbeatTtl"],
+    ["failover-heartbeat-ttl", "failoverHeartbeatTtl"],
     ["csi-controller-condition-interval", "csiControllerConditionInterval"],
     ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
@@ -273,6 +284,10 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       file.csiVolumeStatsIntervalMs ??
       null,
     heartbeatTtlMs: durationFlag("heartbeat-ttl", flags.heartbeatTtl),
+    failoverHeartbeatTtlMs:
+      durationFlag("failover-heartbeat-ttl", flags.failoverHeartbeatTtl) ??
+      file.failoverHeartbeatTtlMs ??
+      null,
     csiControllerConditionIntervalMs: durationFlag(
       "csi-controller-condition-interval",
       flags.csiControllerConditionInterval,

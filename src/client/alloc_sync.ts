@@ -91,6 +91,27 @@ export class AllocSync {
     return this.runners.get(allocId);
   }
 
+  /** Every alloc this node runs, as last given to its runner (the self-fence reads them). */
+  allocs(): IterableIterator<Allocation> {
+    return (function* (runners) {
+      for (const { alloc } of runners.values()) yield alloc;
+    })(this.runners);
+  }
+
+  /**
+   * Stops an alloc on the node's own authority (fence/self_fence.ts: no lease with the servers):
+   * its runner is given the alloc with DesiredStatus stop, as if the server had said so, so its
+   * tasks are killed and its volumes released as on any stop. A stop is final for a runner: the
+   * server's later answers (it may still say "run") do not start the tasks again, and the alloc's
+   * terminal status tells the server to replace it.
+   */
+  stopLocally(allocId: string, reason: string): void {
+    const known = this.runners.get(allocId);
+    if (!known || known.alloc.DesiredStatus !== "run") return;
+    known.alloc = { ...known.alloc, DesiredStatus: "stop", DesiredDescription: reason };
+    known.runner.update(known.alloc);
+  }
+
   forget(allocId: string): void {
     this.runners.delete(allocId);
   }

@@ -6,6 +6,7 @@
  */
 import fs from "node:fs/promises";
 import os from "node:os";
+import { performance } from "node:perf_hooks";
 import { sleep } from "../internal/abort.js";
 import type { Allocation } from "../structs/alloc.js";
 import { BerthError, isBerthError } from "../structs/errors.js";
@@ -37,6 +38,8 @@ import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
 import type { AllocRunnerParts } from "./client_seams.js";
 import { csiClientFactory } from "./csi_metrics.js";
+import { leaseFile, NodeLease } from "./fence/node_lease.js";
+import { SelfFence } from "./fence/self_fence.js";
 
 import type { ClientOptions } from "./client_options.js";
 export type { ClientOptions };
@@ -47,6 +50,8 @@ export class Client {
   private csi: CsiManager | null = null;
   private volumeStats: VolumeStatsPoller | null = null;
   private sync: AllocSync | null = null;
+  private lease: NodeLease | null = null;
+  private fence: SelfFence | null = null;
   private updates: AllocUpdateBatcher | null = null;
   private readonly stopped = new AbortController();
   private heartbeat: Promise<void> | null = null;
@@ -81,6 +86,10 @@ export class Client {
     const seams = this.opts.seams ?? {};
     const stateDb = StateDB.open(seams.inMemoryState ? ":memory:" : dataDir);
     this.stateDb = stateDb;
+    this.lease = new NodeLease(
+      seams.inMemoryState ? null : leaseFile(safeJoin(dataDir, "client")),
+      log.child("lease"),
+    );
 
     const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
     Object.assign(this.driverInfo, seams.driverInfo);
@@ -186,6 +195,10 @@ export class Client {
     // Restore before watching: tasks are re-attached and releases resumed even while the server
     // is unreachable; the first Node.GetAllocs answer then stops or destroys what changed.
     this.sync.restore(stateDb.listAllocs().map((s) => s.alloc));
+    // The lease goes on from the previous agent's last renewal: a node restarted while cut off
+    // fences what it restored as soon as the bound has passed (fence/node_lease.ts).
+    this.fence = new SelfFence(this.lease, this.sync, log.child("fence"));
+    this.fence.start();
     conn.start();
     this.sync.start();
     // Simulated nodes (seams) run no real plugin: they have no volume stats to poll.
@@ -226,6 +239,7 @@ export class Client {
   /** Leaves tasks running and mounts in place (a restart resumes them); closes everything else. */
   async shutdown(): Promise<void> {
     this.stopped.abort();
+    this.fence?.stop();
     await this.sync?.stop();
     if (this.sync) {
       const { users, plugins } = this.sync.runnersPluginsLast();
@@ -239,6 +253,7 @@ export class Client {
     this.updates?.stop();
     await this.volumeStats?.stop();
     await this.heartbeat;
+    await this.lease?.flushed();
     await this.fingerprintSending;
     await this.conn?.stop();
     await this.csi?.stop();
@@ -275,6 +290,7 @@ export class Client {
   }
 
   private async register(peer: ServerPeer, signal: AbortSignal): Promise<void> {
+    const sentAt = performance.now();
     const resp = await peer.call(
       "Node.Register",
       {
@@ -299,6 +315,7 @@ export class Client {
       { signal, timeoutMs: 10_000 },
     );
     this.heartbeatTtlMs = resp.HeartbeatTTL;
+    this.lease?.renewed(sentAt, resp.HeartbeatTTL);
     this.opts.seams?.onRegistered?.();
   }
 
@@ -336,24 +353,36 @@ export class Client {
     await this.fingerprintSending;
   }
 
+  /**
+   * Heartbeats every third of the TTL, each allowed a third of the TTL (at most 5 s) to be
+   * answered: an acknowledged one renews the node's lease from the moment it was sent. A server
+   * that refuses one for any reason but "unknown node" cannot vouch for this node, so the agent
+   * moves to the next server at once (a timeout already makes the connection probe the server).
+   */
   private async heartbeatLoop(): Promise<void> {
     const signal = this.stopped.signal;
     while (!signal.aborted) {
       await sleep(Math.max(250, this.heartbeatTtlMs / 3), signal).catch(() => undefined);
       if (signal.aborted || !this.conn?.connected) continue;
+      const sentAt = performance.now();
       try {
         const resp = await this.conn.call(
           "Node.Heartbeat",
           { NodeID: this.nodeId },
-          { signal, timeoutMs: 5000 },
+          { signal, timeoutMs: Math.round(Math.min(5000, Math.max(500, this.heartbeatTtlMs / 3))) },
         );
         this.heartbeatTtlMs = resp.HeartbeatTTL;
+        this.lease?.renewed(sentAt, resp.HeartbeatTTL);
         this.opts.seams?.onHeartbeat?.();
       } catch (err) {
         if (signal.aborted) break;
         // The server forgot this node (e.g. its state was reset): register again.
         if (isBerthError(err) && err.code === "ERR_NOT_FOUND") this.conn.reconnect();
-        else this.opts.log.warn("heartbeat failed", { error: err });
+        else {
+          this.opts.log.warn("heartbeat failed", { error: err });
+          if (isBerthError(err) && err.code !== "ERR_RPC_TIMEOUT")
+            this.conn.failOver(`heartbeat refused: ${err.message}`);
+        }
       }
     }
   }

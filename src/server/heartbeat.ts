@@ -44,12 +44,22 @@ export interface Reevaluator {
  */
 export const DEFAULT_DOWN_PLUGIN_BOUND_MS = 5 * 60_000;
 
+/**
+ * Nomad's failover_heartbeat_ttl: what every node that is up gets when a server becomes the
+ * leader (or starts alone), before it may be marked down. The new leader has heard from no node
+ * yet, and its nodes may be failing over from the server that just died or hung; five minutes is
+ * Nomad's default, and only ever delays a mark-down (never a renewal the nodes count on).
+ */
+export const DEFAULT_FAILOVER_HEARTBEAT_TTL_MS = 5 * 60_000;
+
 /** The grace after a stall (see the file comment); both default from the TTL. */
 export interface HeartbeatGraceOptions {
   /** More time a node whose TTL ran out across a stall gets (default: the TTL; 0: no grace). */
   graceMs: number;
   /** An event-loop delay longer than this is a stall (default: a quarter of the TTL, ≥ 50 ms). */
   stallMs: number;
+  /** The grace of every up node at start (default DEFAULT_FAILOVER_HEARTBEAT_TTL_MS; at least the TTL). */
+  failoverMs: number;
 }
 
 /** The shortest stall that counts: below it, a garbage-collector pause or a busy tick. */
@@ -73,6 +83,7 @@ export class HeartbeatMonitor {
   private loggedStall = Number.NEGATIVE_INFINITY;
   private readonly stalls: LoopStalls;
   readonly graceMs: number;
+  private readonly failoverMs: number;
   private stopped = false;
 
   constructor(
@@ -84,19 +95,23 @@ export class HeartbeatMonitor {
     grace: Partial<HeartbeatGraceOptions> = {},
   ) {
     this.graceMs = grace.graceMs ?? ttlMs;
+    this.failoverMs = Math.max(ttlMs, grace.failoverMs ?? DEFAULT_FAILOVER_HEARTBEAT_TTL_MS);
     this.stalls = new LoopStalls(grace.stallMs ?? Math.max(MIN_STALL_MS, ttlMs / 4));
   }
 
   /**
-   * Arms timers for every node the state says is up, and the plugin bound of every down node whose
-   * instances are still counted (server start: the bound runs from the node's StatusUpdatedAt, so
-   * a restart neither resets nor skips it).
+   * Arms timers for every node the state says is up — each gets the failover grace, not one TTL:
+   * heartbeats heard in an earlier term (or by an earlier process) are never judged in this one —
+   * and the plugin bound of every down node whose instances are still counted (server start: the
+   * bound runs from the node's StatusUpdatedAt, so a restart neither resets nor skips it).
    */
   start(): void {
     this.stalls.start();
     for (const n of this.store.listNodes()) {
-      if (n.Status !== "down") this.reset(n.ID);
-      else if (n.CSIPluginsDetachedAt === undefined) this.armDetach(n.ID, n.StatusUpdatedAt);
+      if (n.Status !== "down") {
+        this.heardAt.set(n.ID, performance.now());
+        this.arm(n.ID, this.failoverMs);
+      } else if (n.CSIPluginsDetachedAt === undefined) this.armDetach(n.ID, n.StatusUpdatedAt);
     }
   }
 

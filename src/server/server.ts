@@ -43,6 +43,7 @@ import { AclEndpoint, type AclOptions } from "./acl/endpoint.js";
 import { execAuthorizer } from "./acl/exec.js";
 import { LeaderGate, type GateState } from "./leader/gate.js";
 import { ClusterLiveness } from "./leader/liveness.js";
+import { contactRefusal } from "./leader/contact.js";
 import { buildLeaderLoops } from "./leader/loops.js";
 import { EtcdCluster, type MemberOptions } from "./leader/cluster.js";
 import { ClusterKeyedMutex, mayAttach } from "./leader/volume_locks.js";
@@ -66,6 +67,8 @@ export interface ServerOptions {
   log: Logger;
   /** How long a node may go without a heartbeat before it is marked down. */
   heartbeatTtlMs?: number;
+  /** The grace of every up node when this server starts leading (heartbeat.ts; default 5 min). */
+  failoverHeartbeatTtlMs?: number;
   /**
    * How long a down node keeps its plugin instances on the plugin records (default
    * DEFAULT_DOWN_PLUGIN_BOUND_MS, 5 minutes; tests set it short).
@@ -207,11 +210,17 @@ export class Server {
           ttlMs,
           this.log.child("heartbeat"),
           this.opts.downNodePluginBoundMs,
+          this.opts.failoverHeartbeatTtlMs === undefined
+            ? {}
+            : { failoverMs: this.opts.failoverHeartbeatTtlMs },
         ),
       () => (this.cluster instanceof EtcdCluster ? this.cluster.heldElsewhere() : []),
       this.opts.etcd ? () => store.listNodes() : null,
     );
-    const node = new NodeEndpoint(deps, liveness);
+    const leaseTtlSec = this.opts.member?.leaseTtlSec ?? DEFAULT_LEASE_TTL_SEC;
+    const node = new NodeEndpoint(deps, liveness, () =>
+      contactRefusal(!!this.opts.etcd, this.cluster, leaseTtlSec),
+    );
     const claim = new ClaimEndpoint(deps);
     const volumes = new VolumeEndpoint(deps);
     const loopParts = {
@@ -296,6 +305,7 @@ export class Server {
       conns,
       this.log.child("rpc"),
       this.opts.limits,
+      ttlMs,
     );
     const exec = this.execSockets;
     this.agentRpc.attach(server, (req, socket, head) => exec?.handle(req, socket, head) ?? false);

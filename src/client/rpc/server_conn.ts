@@ -9,7 +9,19 @@
  * records that it now holds the node's connection). Running tasks and their mounts are untouched
  * by any of this. Calls made while disconnected wait for the next connection up to
  * their own timeout or signal, then fail with ERR_RPC_UNAVAILABLE, which callers treat as transient.
+ *
+ * A server that stops answering is left as if its connection had closed (Nomad's client does the
+ * same on any RPC failure, timeouts included): a hung or paused server, or a network path that
+ * drops packets without a reset, keeps the socket open, so waiting for a close would strand the
+ * node there until the servers mark it down. A call that times out without a frame from the server
+ * since it was sent triggers a probe (a WebSocket ping, answered by the server's socket layer
+ * whatever the call was waiting on); no pong within PROBE_MS and the connection is dropped and the
+ * next server dialled. The node agent also fails over when the server answers that it cannot
+ * vouch for the node's liveness (its heartbeat refused: `failOver`). So a node reaches a healthy
+ * server within one call timeout + PROBE_MS + one dial (HANDSHAKE_MS at worst), well inside its
+ * heartbeat TTL.
  */
+import { performance } from "node:perf_hooks";
 import { WebSocket } from "ws";
 import { anySignal, sleep } from "../../internal/abort.js";
 import { backoffDelay } from "../../internal/backoff.js";
@@ -51,6 +63,11 @@ function codeOf(header: string | string[] | undefined): ErrorCode {
   return (ERROR_CODES as readonly string[]).includes(v ?? "") ? (v as ErrorCode) : "ERR_RPC_UNAVAILABLE";
 }
 
+/** How long a probed server has to answer a ping before the node moves on. */
+export const PROBE_MS = 2_000;
+/** A dial whose WebSocket upgrade is not answered within this goes on to the next server. */
+const HANDSHAKE_MS = 5_000;
+
 /** Default wait for a connection when a call gives neither timeout nor signal. */
 const DEFAULT_CONNECT_WAIT_MS = 30_000;
 
@@ -59,6 +76,8 @@ export class ServerConnection {
   private readonly stopped = new AbortController();
   private waiters: (() => void)[] = [];
   private loop: Promise<void> | null = null;
+  /** Peers with a probe in flight. */
+  private readonly probing = new WeakSet<ServerPeer>();
   /** The index in `servers` of the server dialled last. */
   private current = 0;
 
@@ -97,7 +116,48 @@ export class ServerConnection {
     opts: CallOptions = {},
   ): Promise<ServerMethods[M][1]> {
     const peer = await this.waitForPeer(opts);
-    return peer.call(method, req, opts);
+    const sentAt = performance.now();
+    try {
+      return await peer.call(method, req, opts);
+    } catch (err) {
+      // Only this side's own timeout says anything about the server; an error it answered does not.
+      if (isBerthError(err) && err.code === "ERR_RPC_TIMEOUT" && peer.lastHeardAt < sentAt) {
+        void this.probe(peer, `${String(method)} timed out`);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Leaves the current server for the next one: `reason` says why (logged). Used when the server
+   * answered but cannot serve this node (its heartbeat refused for want of contact with the
+   * cluster), and by the probe.
+   */
+  failOver(reason: string): void {
+    const peer = this.peer;
+    if (!peer?.isOpen) return;
+    this.opts.log.warn("leaving an unresponsive server for the next", {
+      server: this.serverAddr,
+      next: this.opts.servers[(this.current + 1) % this.opts.servers.length],
+      reason,
+    });
+    peer.terminate();
+  }
+
+  /** Pings `peer`; if nothing at all comes back within PROBE_MS, fails over (once per peer). */
+  private async probe(peer: ServerPeer, reason: string): Promise<void> {
+    if (this.probing.has(peer) || this.peer !== peer) return;
+    this.probing.add(peer);
+    try {
+      const pingedAt = performance.now();
+      peer.ping();
+      await sleep(PROBE_MS, this.stopped.signal).catch(() => undefined);
+      if (this.peer === peer && peer.isOpen && peer.lastHeardAt < pingedAt) {
+        this.failOver(`${reason}; no answer to a ping within ${PROBE_MS} ms`);
+      }
+    } finally {
+      this.probing.delete(peer);
+    }
   }
 
   private async waitForPeer(opts: CallOptions): Promise<ServerPeer> {
@@ -171,7 +231,7 @@ export class ServerConnection {
     url.protocol = url.protocol === "https:" || this.opts.tls ? "wss:" : "ws:";
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(url, {
-        handshakeTimeout: 10_000,
+        handshakeTimeout: HANDSHAKE_MS,
         ...tlsDialOptions(this.opts.tls),
         ...(this.opts.localAddress ? { localAddress: this.opts.localAddress } : {}),
       });

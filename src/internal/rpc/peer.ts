@@ -4,6 +4,7 @@
  * fails with a coded error. When the socket closes, every pending call fails with
  * ERR_RPC_UNAVAILABLE and every running handler's signal aborts.
  */
+import { performance } from "node:perf_hooks";
 import type { WebSocket } from "ws";
 import { BerthError, asBerthError, fromWire, type WireError } from "../../structs/errors.js";
 import type { Logger } from "../log.js";
@@ -38,12 +39,17 @@ export class RpcPeer<Local extends MethodMap<Local>, Remote extends MethodMap<Re
   private closed = false;
   /** The socket is corked until the end of this tick (see corkForTick). */
   private corked = false;
+  private heardAt = performance.now();
 
   constructor(
     private readonly socket: WebSocket,
     private readonly log: Logger,
   ) {
-    socket.on("message", (data: Buffer) => this.onMessage(data));
+    socket.on("message", (data: Buffer) => {
+      this.heardAt = performance.now();
+      this.onMessage(data);
+    });
+    socket.on("pong", () => (this.heardAt = performance.now()));
     socket.on("close", () => this.onClose());
     socket.on("error", (err) => {
       this.log.debug("rpc socket error", { error: err });
@@ -110,6 +116,30 @@ export class RpcPeer<Local extends MethodMap<Local>, Remote extends MethodMap<Re
   close(): void {
     this.socket.close();
     this.onClose();
+  }
+
+  /**
+   * Drops the connection at once, without the WebSocket closing handshake: for a peer that stopped
+   * answering (hung, paused or cut off), whose half of the handshake would never come.
+   */
+  terminate(): void {
+    this.socket.terminate();
+    this.onClose();
+  }
+
+  /** Sends a WebSocket ping; the other side's pong updates lastHeardAt (a liveness probe). */
+  ping(): void {
+    if (this.closed) return;
+    try {
+      this.socket.ping();
+    } catch (err) {
+      this.log.debug("rpc ping failed", { error: err });
+    }
+  }
+
+  /** When a frame (or a pong) last arrived from the other side (performance.now()). */
+  get lastHeardAt(): number {
+    return this.heardAt;
   }
 
   private sendFrame(frame: Frame): void {

@@ -12,8 +12,16 @@
  * that never gets that far. A refused registration (ERR_PERMISSION_DENIED) leaves the node's record
  * and its live connection alone, counts against the caller's address (node_auth_limit.ts) and
  * closes this connection once the answer is sent.
+ *
+ * A connection that has been silent (no frame, no pong) for a whole heartbeat TTL is dropped: a
+ * node cut off without a reset (a partition, a paused VM) leaves its socket open, and while this
+ * server holds it the node directory says the node is connected here, which the leader counts as
+ * heard from. Dropping it lets the node be marked down on time. A sweep that runs late (this
+ * server was itself paused or stalled) drops nothing: the frames that queued up meanwhile are read
+ * first, by the next sweep.
  */
 import type { IncomingMessage, Server as HttpServer } from "node:http";
+import { performance } from "node:perf_hooks";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { BerthError, isBerthError, validationError } from "../../structs/errors.js";
@@ -40,14 +48,38 @@ export class AgentRpcServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
   private readonly peers = new Set<RpcPeer<ServerMethods, ClientMethods>>();
   private readonly authLimiter: NodeAuthLimiter;
+  private sweep: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly endpoints: AgentEndpoints,
     private readonly conns: NodeConnections,
     private readonly log: Logger,
     authLimits: Partial<NodeAuthLimits> = {},
+    /** Drop a connection silent for this long (the heartbeat TTL); 0: never. */
+    private readonly silentAfterMs = 0,
   ) {
     this.authLimiter = new NodeAuthLimiter({ ...DEFAULT_NODE_AUTH_LIMITS, ...authLimits });
+    if (silentAfterMs > 0) this.sweepSilent(silentAfterMs / 3, performance.now());
+  }
+
+  /** Every `everyMs`: drops the connections silent for silentAfterMs, unless this sweep is late. */
+  private sweepSilent(everyMs: number, dueAt: number): void {
+    this.sweep = setTimeout(() => {
+      const now = performance.now();
+      if (now - dueAt < everyMs / 2) {
+        for (const peer of this.peers) {
+          const silentMs = now - peer.lastHeardAt;
+          if (silentMs <= this.silentAfterMs) continue;
+          this.log.warn("dropping a node connection that has been silent for a heartbeat TTL", {
+            silent_ms: Math.round(silentMs),
+          });
+          this.peers.delete(peer);
+          peer.terminate();
+        }
+      }
+      this.sweepSilent(everyMs, now + everyMs);
+    }, everyMs);
+    this.sweep.unref();
   }
 
   /**
@@ -79,6 +111,7 @@ export class AgentRpcServer {
   }
 
   close(): void {
+    clearTimeout(this.sweep);
     for (const p of this.peers) p.close();
     this.peers.clear();
     this.wss.close();

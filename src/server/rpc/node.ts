@@ -48,6 +48,8 @@ export class NodeEndpoint {
     private readonly deps: ServerDeps,
     /** The leader's monitor, or the cluster's relay to it (server/leader/liveness.ts). */
     private readonly liveness: Pick<HeartbeatMonitor, "reset" | "ttlMs">,
+    /** Why this server cannot vouch for a node's liveness now (leader/contact.ts); undefined: it can. */
+    private readonly cannotVouch: () => string | undefined = () => undefined,
   ) {}
 
   /**
@@ -91,6 +93,11 @@ export class NodeEndpoint {
   async heartbeat(req: NodeHeartbeatRequest): Promise<NodeHeartbeatResponse> {
     if (!isObject(req)) throw validationError("body", "must be an object");
     checkId("NodeID", req.NodeID);
+    // An acknowledged heartbeat renews the node's lease (its self-fence counts from it): only a
+    // server in contact with its cluster may give one.
+    const refusal = this.cannotVouch();
+    if (refusal !== undefined)
+      throw new BerthError("ERR_RPC_UNAVAILABLE", `heartbeat not accepted: ${refusal}`);
     const node = this.deps.store.getNode(req.NodeID);
     if (!node) throw notFound("node", req.NodeID);
     this.liveness.reset(node.ID);

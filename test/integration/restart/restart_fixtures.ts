@@ -335,8 +335,9 @@ export function keepLogIfFailed(failed: boolean, logFile: string, keptName: stri
 }
 
 /**
- * A server and a node agent as two processes (`-server -data-dir <dir>/server`, `-client
- * -servers=… -data-dir <dir>/client` plus `clientFlags`), one log file, in a fresh temp dir.
+ * A server and a node agent as two processes (`-server -data-dir <dir>/server` plus
+ * `serverFlags`, `-client -servers=… -data-dir <dir>/client` plus `clientFlags`), one log file, in
+ * a fresh temp dir.
  */
 export class SplitAgents {
   readonly dir: string;
@@ -350,6 +351,7 @@ export class SplitAgents {
   constructor(
     private readonly name: string,
     private readonly clientFlags: string[] = [],
+    private readonly serverFlags: string[] = [],
   ) {
     this.dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `berth-${name}-`)));
     this.clientDir = path.join(this.dir, "client");
@@ -361,7 +363,14 @@ export class SplitAgents {
     const port = await freePort();
     this.cli = new Cli(`http://127.0.0.1:${port}`);
     this.server = new AgentProcess(
-      ["-server", "-data-dir", path.join(this.dir, "server"), "-http-addr", `127.0.0.1:${port}`],
+      [
+        "-server",
+        "-data-dir",
+        path.join(this.dir, "server"),
+        "-http-addr",
+        `127.0.0.1:${port}`,
+        ...this.serverFlags,
+      ],
       this.logFile,
     );
     this.clientArgs = [

@@ -93,7 +93,9 @@ test("controller client: a lone controller answering ABORTED is retried with bac
 test("heartbeat: a node that misses its TTL is marked down", async () => {
   const store = new SqliteStateStore(null);
   await store.txn((tx) => tx.putNode(makeNode("n1")));
-  const hb = new HeartbeatMonitor(store, { evaluate: () => Promise.resolve() }, 30, nullLogger);
+  const hb = new HeartbeatMonitor(store, { evaluate: () => Promise.resolve() }, 30, nullLogger, undefined, {
+    failoverMs: 0,
+  });
   hb.start();
   await tick(15);
   hb.reset("n1");

@@ -47,7 +47,7 @@ test("heartbeat grace: a stall longer than the TTL marks no live node down; a si
     tx.putNode(makeNode("silent"));
   });
   const { scheduler } = noEvals();
-  const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger);
+  const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger, undefined, { failoverMs: 0 });
   const timers: { later?: NodeJS.Timeout; beating?: NodeJS.Timeout } = {};
   let ended = false;
   t.after(async () => {
@@ -81,7 +81,10 @@ test("heartbeat grace: heartbeats that waited in a socket during a stall are rea
   });
   const { scheduler } = noEvals();
   // No grace at all: this is about the order of the expiry and the heartbeats queued behind it.
-  const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger, undefined, { graceMs: 0 });
+  const hb = new HeartbeatMonitor(store, scheduler, TTL_MS, nullLogger, undefined, {
+    graceMs: 0,
+    failoverMs: 0,
+  });
   // A separate process heartbeats every 20 ms over a pipe, stall or not.
   const child = spawn(process.execPath, ["-e", "setInterval(() => process.stdout.write('beat\\n'), 20)"], {
     stdio: ["ignore", "pipe", "inherit"],
@@ -120,7 +123,7 @@ test("heartbeat expiry: nodes lost together re-evaluate each affected job once",
     }
   });
   const { calls, scheduler } = noEvals();
-  const hb = new HeartbeatMonitor(store, scheduler, 30, nullLogger);
+  const hb = new HeartbeatMonitor(store, scheduler, 30, nullLogger, undefined, { failoverMs: 0 });
   t.after(async () => {
     await hb.stop();
     store.close();

@@ -56,7 +56,7 @@ test("node loss: the node goes down and its unfinished allocs are lost, once", a
 test("node loss: heartbeat expiry re-evaluates the job, whose replacement waits for the volume", async () => {
   const { store, scheduler, alloc } = await placedOn("n1");
   await store.txn((tx) => tx.putNode(withPlugin("n2")));
-  const hb = new HeartbeatMonitor(store, scheduler, 40, nullLogger);
+  const hb = new HeartbeatMonitor(store, scheduler, 40, nullLogger, undefined, { failoverMs: 0 });
   hb.start();
   // n2 heartbeats; n1 stays silent past its TTL.
   const deadline = Date.now() + 1000;

@@ -1,0 +1,67 @@
+/**
+ * Which allocs a node agent stops by itself when it cannot renew its lease with the servers, and
+ * after how long (pure; the loop that applies it is self_fence.ts).
+ *
+ * Two rules, the shorter wins:
+ * - **single-writer fence** (berth's own): an alloc holding a write claim on a single-writer
+ *   volume (a `csi` volume request, not read-only, access mode single-node-writer or
+ *   multi-node-single-writer, or none given: the volume's mode is then unknown here, so the alloc is
+ *   treated as a writer) is stopped once the lease is older than the heartbeat TTL. The servers
+ *   cannot mark the node down before a TTL has passed since the last renewal they answered, and they
+ *   then hold such a claim for a further fence bound longer than any kill timeout before another
+ *   alloc may take it (docs/design.md, "Never two writers"), so the two never overlap;
+ * - **Nomad's disconnect strategy**: a group with `disconnect { stop_on_client_after = D }` (or the
+ *   older `stop_after_client_disconnect = D`) has every alloc stopped once the lease is older than D.
+ *
+ * The lease age is measured from the moment the node *sent* the last renewal the servers
+ * acknowledged, so it can only overstate how long the node has been cut off.
+ */
+import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import { isSingleWriterAccessMode } from "../../structs/csi_terms.js";
+import { NS_PER_MS, type TaskGroup } from "../../structs/job.js";
+
+export interface FencePolicy {
+  /** Stop the alloc once the lease is older than this (ms). */
+  afterMs: number;
+  /** Why, for the task event and the log. */
+  rule: "single-writer" | "stop_on_client_after";
+}
+
+/** True when the group writes a CSI volume that allows one writer at a time. */
+export function holdsSingleWriterClaim(group: Pick<TaskGroup, "Volumes">): boolean {
+  return Object.values(group.Volumes ?? {}).some(
+    (v) => v.Type === "csi" && !v.ReadOnly && (v.AccessMode === "" || isSingleWriterAccessMode(v.AccessMode)),
+  );
+}
+
+/** The group's own disconnect bound in ms (Nomad's two spellings), or null when it has none. */
+export function stopOnClientAfterMs(
+  group: Pick<TaskGroup, "Disconnect" | "StopAfterClientDisconnect">,
+): number | null {
+  const fromBlock = group.Disconnect?.StopOnClientAfter;
+  const ns = typeof fromBlock === "number" ? fromBlock : group.StopAfterClientDisconnect;
+  return typeof ns === "number" && ns >= 0 ? ns / NS_PER_MS : null;
+}
+
+/** The fence that applies to `alloc` on a node whose heartbeat TTL is `ttlMs`; null: none. */
+export function fencePolicy(alloc: Allocation, ttlMs: number): FencePolicy | null {
+  if (isAllocTerminal(alloc)) return null;
+  const group = allocTaskGroup(alloc);
+  if (!group) return null;
+  const rules: FencePolicy[] = [];
+  if (holdsSingleWriterClaim(group)) rules.push({ afterMs: ttlMs, rule: "single-writer" });
+  const stopAfter = stopOnClientAfterMs(group);
+  if (stopAfter !== null) rules.push({ afterMs: stopAfter, rule: "stop_on_client_after" });
+  return rules.reduce<FencePolicy | null>(
+    (min, r) => (min === null || r.afterMs < min.afterMs ? r : min),
+    null,
+  );
+}
+
+/** The reason a fenced alloc's tasks are killed with (task event, alloc description). */
+export function fenceReason(policy: FencePolicy, leaseAgeMs: number): string {
+  const secs = (leaseAgeMs / 1000).toFixed(1);
+  return policy.rule === "single-writer"
+    ? `no contact with the servers for ${secs} s: stopped by the node to keep its single-writer volume single-writer`
+    : `no contact with the servers for ${secs} s: stopped by the node (disconnect.stop_on_client_after)`;
+}
