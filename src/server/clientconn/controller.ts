@@ -115,7 +115,12 @@ export class ControllerClient {
         });
       } catch (err) {
         const e = asBerthError(err);
-        if (!isRetryable(e.code) || e.code === "ERR_FENCED" || isFinalForMethod(method, e) || opts.signal?.aborted)
+        if (
+          !isRetryable(e.code) ||
+          e.code === "ERR_FENCED" ||
+          isFinalForMethod(method, e) ||
+          opts.signal?.aborted
+        )
           throw e;
         this.log.warn("controller call failed, trying another controller", {
           plugin: pluginId,

@@ -90,8 +90,13 @@ export class LeaderElection {
     this.ttlMs = (opts.ttlSec ?? DEFAULT_LEASE_TTL_SEC) * 1000;
   }
 
+  /**
+   * Whether this server leads *now*: its term, with its session confirmed fresh (so a leader that
+   * resumes from a pause neither runs a forwarded pass nor reports itself before its keepalive loop
+   * has even run; the gate's loops are fenced the same way: termRefusal).
+   */
   get isLeader(): boolean {
-    return this.term !== null;
+    return this.term !== null && this.staleness() === undefined;
   }
 
   /** The current term when this server leads. */
@@ -106,7 +111,7 @@ export class LeaderElection {
    * follower stops reporting a leader no later than that leader steps down.
    */
   get leader(): KnownLeader | null {
-    if (this.term) return { member: this.opts.self, term: this.term };
+    if (this.term) return this.staleness() === undefined ? { member: this.opts.self, term: this.term } : null;
     const inContact = this.watching && Date.now() < this.confirmedSentAt + this.ttlMs - STEP_DOWN_MARGIN_MS;
     return inContact ? this.known : null;
   }

@@ -153,7 +153,10 @@ export class LeaderGate {
       }
     }
     if (signal.aborted) {
-      this.log.info("leader term ended during its start", { term: term.revision, started: this.running.length });
+      this.log.info("leader term ended during its start", {
+        term: term.revision,
+        started: this.running.length,
+      });
       return;
     }
     this.since = Date.now();
@@ -167,7 +170,8 @@ export class LeaderGate {
       try {
         await loop.start(term);
       } catch (err) {
-        if (!term.signal.aborted) this.log.error("a leader loop failed to start", { loop: loop.name, error: err });
+        if (!term.signal.aborted)
+          this.log.error("a leader loop failed to start", { loop: loop.name, error: err });
       }
     });
   }

@@ -189,7 +189,7 @@ export class SchedulerFront implements JobScheduler {
     const signal = this.closed.signal;
     const op = call().Op;
     const holdUntil = Date.now() + this.opts.holdMs;
-    let why = "no server leads the cluster";
+    let why: string;
     let outcome: "ok" | "no_leader" | "error" | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -240,7 +240,11 @@ export class SchedulerFront implements JobScheduler {
    * longer names that server in that term (the file comment's rule). A leader that cannot be
    * reached, answers that it no longer leads, or stopped leading meanwhile is NoLeaderYet.
    */
-  private async sendWhileLeading(r: LeaderRoute, leader: Leader, call: SchedulerCall): Promise<EvalResult | null> {
+  private async sendWhileLeading(
+    r: LeaderRoute,
+    leader: Leader,
+    call: SchedulerCall,
+  ): Promise<EvalResult | null> {
     const moved = new AbortController();
     const check = setInterval(() => {
       const now = this.route()?.leader();
@@ -249,7 +253,11 @@ export class SchedulerFront implements JobScheduler {
       }
     }, LEADER_CHECK_MS);
     try {
-      return await r.schedulerPeer.send(leader.member.HTTPAddr, call, AbortSignal.any([this.closed.signal, moved.signal]));
+      return await r.schedulerPeer.send(
+        leader.member.HTTPAddr,
+        call,
+        AbortSignal.any([this.closed.signal, moved.signal]),
+      );
     } catch (err) {
       if (moved.signal.aborted && !this.closed.signal.aborted) throw moved.signal.reason as NoLeaderYet;
       if (isBerthError(err) && (err.code === "ERR_NO_LEADER" || err.code === "ERR_RPC_UNAVAILABLE")) {

@@ -70,7 +70,9 @@ export class ClusterKeyedMutex extends KeyedMutex {
         const held = await backend.acquire(key, signal);
         const fence = new ScopedFence(() => {
           const why = held.refusal();
-          return why === undefined ? undefined : `the cluster lock on volume ${key} is no longer held: ${why}`;
+          return why === undefined
+            ? undefined
+            : `the cluster lock on volume ${key} is no longer held: ${why}`;
         });
         try {
           return await runFenced(fence, fn);

@@ -27,7 +27,9 @@ const job = (id: string) => ({
   Job: {
     ID: id,
     Type: "batch",
-    TaskGroups: [{ Name: "g", Count: 1, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "true" } }] }],
+    TaskGroups: [
+      { Name: "g", Count: 1, Tasks: [{ Name: "t", Driver: "raw_exec", Config: { command: "true" } }] },
+    ],
   },
 });
 
@@ -41,11 +43,18 @@ async function register(s: ServerProcess, id: string) {
     signal: AbortSignal.timeout(60_000),
   });
   const text = await res.text();
-  return { status: res.status, code: res.headers.get("x-berth-error-code"), text, ms: performance.now() - start };
+  return {
+    status: res.status,
+    code: res.headers.get("x-berth-error-code"),
+    text,
+    ms: performance.now() - start,
+  };
 }
 
 function answeredInTime(r: Awaited<ReturnType<typeof register>>, what: string): void {
-  console.log(`${what}: ${r.status} ${r.code ?? ""} in ${Math.round(r.ms)} ms (bound ${HOLD_MS} + ${SLACK_MS} ms)`);
+  console.log(
+    `${what}: ${r.status} ${r.code ?? ""} in ${Math.round(r.ms)} ms (bound ${HOLD_MS} + ${SLACK_MS} ms)`,
+  );
   assert.ok(
     r.status === 200 || (r.status === 503 && r.code === "ERR_NO_LEADER"),
     `${what}: success or 503 ERR_NO_LEADER, got ${r.status} ${r.code}: ${r.text}`,

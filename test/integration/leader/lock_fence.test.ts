@@ -8,7 +8,6 @@
  * B's never overlap, whatever the plugin does.
  */
 import assert from "node:assert/strict";
-import net from "node:net";
 import { after, before, test } from "node:test";
 import { fenceRefusal } from "../../../src/internal/fence.js";
 import { nullLogger } from "../../../src/internal/log.js";
@@ -20,6 +19,7 @@ import { ClusterKeyedMutex, EtcdLocks } from "../../../src/server/leader/volume_
 import { isBerthError } from "../../../src/structs/errors.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
+import { tcpProxy } from "./tcp_proxy.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
 const TTL_SEC = 2;
@@ -32,35 +32,6 @@ before(async () => {
 after(async () => {
   await etcd?.stop();
 });
-
-/** A loopback TCP proxy to `target` that can silently drop everything (no reset, no close). */
-async function blackholingProxy(target: string) {
-  const { hostname, port } = new URL(target);
-  let dropping = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(port), hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("error", () => undefined);
-      s.on("close", () => sockets.delete(s));
-    }
-    client.on("data", (d) => void (dropping || upstream.write(d)));
-    upstream.on("data", (d) => void (dropping || client.write(d)));
-    client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const addr = server.address() as net.AddressInfo;
-  return {
-    endpoint: `http://127.0.0.1:${addr.port}`,
-    drop: (on: boolean) => (dropping = on),
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 /** One server's session (a real election) and its cluster-wide volume lock. */
 function server(endpoint: string, name: string) {
@@ -106,11 +77,16 @@ test(
   "a lock holder whose session is no longer confirmed fresh refuses its controller call before another server can take the lock",
   { skip, timeout: 60_000 },
   async () => {
-    const proxy = await blackholingProxy(etcd!.endpoint);
+    const proxy = await tcpProxy(etcd!.endpoint);
     const a = server(proxy.endpoint, "a");
     const b = server(etcd!.endpoint, "b");
     try {
-      await eventually("both sessions", () => Promise.resolve((a.ready() && b.ready()) || undefined), 15_000, 20);
+      await eventually(
+        "both sessions",
+        () => Promise.resolve((a.ready() && b.ready()) || undefined),
+        15_000,
+        20,
+      );
       const conns = new NodeConnections();
       const send = () => conns.call("n1", "ClientCSI.ControllerUnpublishVolume", {} as never);
       let refusedAt = 0;

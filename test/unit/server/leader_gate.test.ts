@@ -83,7 +83,11 @@ test("lose during an unfinished start aborts it at once; the loops that started 
   const log: string[] = [];
   let sawAbort = false;
   const build = (): LeaderLoop[] => [
-    { name: "liveness", start: () => void log.push("start liveness"), stop: async () => void log.push("stop liveness") },
+    {
+      name: "liveness",
+      start: () => void log.push("start liveness"),
+      stop: async () => void log.push("stop liveness"),
+    },
     {
       name: "blocked evals",
       // A start-up pass that only ends on its term's signal.
