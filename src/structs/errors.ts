@@ -53,6 +53,9 @@ export const ERROR_CODES = [
   // Several servers: no leader answered within the hold time (Nomad's "No cluster leader"), or a
   // call for the leader reached a server that no longer leads (the sender asks again).
   "ERR_NO_LEADER",
+  // A call begun under a leader term or a cluster volume lock that has ended (or whose etcd session
+  // is no longer confirmed fresh) is refused before it is sent (internal/fence.ts).
+  "ERR_FENCED",
   "ERR_ABORTED",
   "ERR_DRIVER",
   "ERR_INTERNAL",
@@ -127,6 +130,7 @@ const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "ERR_NODE_NOT_CONNECTED",
   "ERR_STATE_UNAVAILABLE",
   "ERR_NO_LEADER",
+  "ERR_FENCED",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
   "ERR_CSI_NOT_MOUNTED",
 ]);

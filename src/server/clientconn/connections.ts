@@ -6,6 +6,7 @@
  */
 import { BerthError } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
+import { fenceRefusal } from "../../internal/fence.js";
 import type { CallOptions } from "../../internal/rpc/peer.js";
 
 /** What the registry needs from a connection: the RpcPeer satisfies it, tests pass fakes. */
@@ -73,6 +74,11 @@ export class NodeConnections {
     params: ClientMethods[M][0],
     opts?: CallOptions,
   ): Promise<ClientMethods[M][1]> {
+    // The leader term or volume lock the work began under must still hold as it is sent (fence.ts).
+    const fenced = fenceRefusal();
+    if (fenced !== undefined) {
+      return Promise.reject(new BerthError("ERR_FENCED", `${method} to node ${nodeId} not sent: ${fenced}`));
+    }
     if (!this.get(nodeId) && this.remote?.isConnected(nodeId))
       return this.remote.call(nodeId, method, params, opts);
     return this.callLocal(nodeId, method, params, opts);

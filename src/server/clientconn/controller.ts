@@ -8,9 +8,15 @@
  * call of a monolith). Per-volume serialisation is the caller's job (see KeyedMutex), so calls for
  * different volumes of one plugin run in parallel. The paged list calls are the exception to the
  * retry policy: a refused paging token is answered at once (paged_lists.ts).
+ *
+ * Fenced calls (internal/fence.ts): a call made by a leader loop or under a cluster volume lock is
+ * checked right before each send (NodeConnections.call) and refused with ERR_FENCED once its term or
+ * lock no longer holds; that refusal is final here (no other candidate, no other round), since no
+ * retry from this work can be sent either.
  */
 import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
 import { retryWithBackoff } from "../../internal/backoff.js";
+import { checkFences } from "../../internal/fence.js";
 import type { CSIControllerInfo } from "../../structs/plugin.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
@@ -61,6 +67,7 @@ export class ControllerClient {
     params: ClientMethods[M][0],
     opts: ControllerCallOptions = {},
   ): Promise<ClientMethods[M][1]> {
+    checkFences(method);
     const once = () =>
       this.callOnce(pluginId, method, params, opts).catch((err: unknown) => {
         throw listFailure(method, params, asBerthError(err));
@@ -75,6 +82,7 @@ export class ControllerClient {
       shouldRetry: (err) =>
         !opts.signal?.aborted &&
         !(err instanceof NoControllerError) &&
+        asBerthError(err).code !== "ERR_FENCED" &&
         isRetryable(asBerthError(err).code) &&
         !isFinalForMethod(method, asBerthError(err)),
       onRetry: (err, attempt, delayMs) =>
@@ -107,7 +115,13 @@ export class ControllerClient {
         });
       } catch (err) {
         const e = asBerthError(err);
-        if (!isRetryable(e.code) || isFinalForMethod(method, e) || opts.signal?.aborted) throw e;
+        if (
+          !isRetryable(e.code) ||
+          e.code === "ERR_FENCED" ||
+          isFinalForMethod(method, e) ||
+          opts.signal?.aborted
+        )
+          throw e;
         this.log.warn("controller call failed, trying another controller", {
           plugin: pluginId,
           method,

@@ -49,6 +49,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_STATE_UNAVAILABLE: 503,
   // Nomad answers its ErrNoLeader with a bare 500; a leader is worth waiting for, so 503.
   ERR_NO_LEADER: 503,
+  ERR_FENCED: 503,
   ERR_ABORTED: 503,
   ERR_DRIVER: 500,
   ERR_INTERNAL: 500,

@@ -96,10 +96,21 @@ export class EtcdCluster implements ClusterView {
       self,
       ...(settings.leaseTtlSec ? { ttlSec: settings.leaseTtlSec } : {}),
       log: log.child("election"),
-      onGain: () => void gate.gain(),
+      // The term's fence asks the election itself, so it fails the moment the session is stale.
+      onGain: (term) =>
+        void gate.gain({
+          revision: term.revision,
+          refusal: () => this.election.termRefusal(term.revision),
+        }),
       onLose: (reason) => void gate.lose(reason),
     });
-    this.volumeLocks = new EtcdLocks(this.client, this.keys.volumeLocks, self.ID, log.child("locks"));
+    this.volumeLocks = new EtcdLocks(
+      this.client,
+      this.keys.volumeLocks,
+      self.ID,
+      log.child("locks"),
+      (leaseId) => this.election.sessionRefusal(leaseId),
+    );
     this.election.onSession = (leaseId) => {
       this.directory.rebind(leaseId);
       this.volumeLocks.rebind(leaseId);

@@ -1,8 +1,8 @@
 /**
  * Leadership through etcd: one leader at a time among the servers of a cluster.
  *
- * Each server holds a *session*: an etcd lease of `ttlSec` it keeps alive itself (one keepalive
- * every ttl/3), with its member record bound to it (keys.ts). It campaigns by creating the leader
+ * Each server holds a *session*: an etcd lease of `ttlSec` it keeps alive itself, with its member
+ * record bound to it (keys.ts). It campaigns by creating the leader
  * key bound to that lease in a transaction that succeeds only when the key is absent (create
  * revision 0); the winner's create revision names its term. Losers watch the key and campaign
  * again as soon as it is deleted (the leader resigned or its lease expired), and at least once per
@@ -14,6 +14,17 @@
  * locally at `sentAt + ttl − STEP_DOWN_MARGIN_MS`, before any other server can win. A keepalive
  * answered "lease not found", or a change of the leader key it did not make, ends leadership at
  * once. After a step-down the session is thrown away and a new one (a new lease) is made.
+ *
+ * Keepalives for a busy host: one is sent every ttl/6 whether or not the ones before it have
+ * answered, and each may take until the step-down deadline (not a fixed ttl/3), so one slow answer
+ * (a busy etcd, a loaded 2-core machine) costs nothing as long as some keepalive sent in the
+ * window is confirmed before the deadline; only a lease etcd has not confirmed for
+ * ttl − STEP_DOWN_MARGIN_MS ends the term.
+ *
+ * Fences (internal/fence.ts, gate.ts): `termRefusal(revision)` and `sessionRefusal(leaseId)` say
+ * whether the term, or the session a volume lock was taken in, still holds *now* by the same rule
+ * as the step-down — so a leader that resumes from a pause longer than its lease refuses to send
+ * before its keepalive loop has even run, and before another server can have taken over.
  *
  * A killed leader's lease runs out `ttlSec` after its last keepalive; the watchers see the key
  * deleted and one of them wins: kill → new leader takes about the TTL (3 s by default).
@@ -29,6 +40,8 @@ import { parseMember, type HaKeys, type ServerMember } from "./keys.js";
 export const DEFAULT_LEASE_TTL_SEC = 3;
 /** How long before the lease can expire at the earliest the leader gives up on its own. */
 export const STEP_DOWN_MARGIN_MS = 600;
+/** Keepalives per lease TTL (each may take until the step-down deadline). */
+const KEEPALIVES_PER_TTL = 6;
 
 /** A leadership term: the leader key's create revision, and when this server saw it begin. */
 export interface Term {
@@ -77,8 +90,13 @@ export class LeaderElection {
     this.ttlMs = (opts.ttlSec ?? DEFAULT_LEASE_TTL_SEC) * 1000;
   }
 
+  /**
+   * Whether this server leads *now*: its term, with its session confirmed fresh (so a leader that
+   * resumes from a pause neither runs a forwarded pass nor reports itself before its keepalive loop
+   * has even run; the gate's loops are fenced the same way: termRefusal).
+   */
   get isLeader(): boolean {
-    return this.term !== null;
+    return this.term !== null && this.staleness() === undefined;
   }
 
   /** The current term when this server leads. */
@@ -93,7 +111,7 @@ export class LeaderElection {
    * follower stops reporting a leader no later than that leader steps down.
    */
   get leader(): KnownLeader | null {
-    if (this.term) return { member: this.opts.self, term: this.term };
+    if (this.term) return this.staleness() === undefined ? { member: this.opts.self, term: this.term } : null;
     const inContact = this.watching && Date.now() < this.confirmedSentAt + this.ttlMs - STEP_DOWN_MARGIN_MS;
     return inContact ? this.known : null;
   }
@@ -105,6 +123,29 @@ export class LeaderElection {
   get lastContactMs(): number {
     if (this.term || this.confirmedSentAt === 0) return 0;
     return Math.max(0, Date.now() - this.confirmedSentAt);
+  }
+
+  /**
+   * Why the term `revision` may no longer act, or undefined while it may: it must still be this
+   * server's term, and its session confirmed fresh (the step-down rule, checked against the clock
+   * now rather than when the keepalive loop last ran).
+   */
+  termRefusal(revision: string): string | undefined {
+    if (this.term?.revision !== revision) return `leader term ${revision} is over`;
+    return this.staleness();
+  }
+
+  /** Why a lock taken under the session `leaseId` no longer counts as held, or undefined. */
+  sessionRefusal(leaseId: string): string | undefined {
+    if (leaseId === "" || this.leaseId !== leaseId) return "the etcd session it was taken in is over";
+    return this.staleness();
+  }
+
+  private staleness(): string | undefined {
+    const age = Date.now() - this.confirmedSentAt;
+    return age < this.ttlMs - STEP_DOWN_MARGIN_MS
+      ? undefined
+      : `this server's etcd lease was last confirmed ${age} ms ago (TTL ${this.ttlMs} ms)`;
   }
 
   start(): void {
@@ -179,30 +220,39 @@ export class LeaderElection {
     }
   }
 
-  /** Keepalives every ttl/3 until the session ends; a lease etcd no longer knows ends it. */
+  /**
+   * Keepalives every ttl/6 until the session ends, without waiting for the ones in flight; each
+   * may take until the step-down deadline of when it was sent. A lease etcd no longer knows, or no
+   * keepalive confirmed by that deadline, ends the session.
+   */
   private async keepalive(lease: Lease, over: AbortController): Promise<void> {
     const lose = (reason: string) => this.sessionLost?.(reason);
+    const inFlight = new Set<Promise<void>>();
+    const every = this.ttlMs / KEEPALIVES_PER_TTL;
     while (!over.signal.aborted) {
       const deadline = this.confirmedSentAt + this.ttlMs - STEP_DOWN_MARGIN_MS;
       if (Date.now() >= deadline) {
         lose("no keepalive confirmed within the lease TTL");
-        return;
+        break;
       }
       const sentAt = Date.now();
-      try {
-        await lease.keepaliveOnce({ deadline: Math.min(deadline, sentAt + this.ttlMs / 3) });
-        this.confirmedSentAt = sentAt;
-      } catch (err) {
-        if (err instanceof EtcdLeaseInvalidError) {
-          lose("etcd no longer knows this server's lease");
-          return;
-        }
-        if (!over.signal.aborted)
-          this.opts.log.warn("lease keepalive failed", { error: (err as Error).message });
-      }
+      const one = lease.keepaliveOnce({ deadline }).then(
+        () => {
+          if (sentAt > this.confirmedSentAt) this.confirmedSentAt = sentAt;
+        },
+        (err: unknown) => {
+          if (err instanceof EtcdLeaseInvalidError) lose("etcd no longer knows this server's lease");
+          else if (!over.signal.aborted)
+            this.opts.log.warn("lease keepalive failed", { error: (err as Error).message });
+        },
+      );
+      inFlight.add(one);
+      void one.finally(() => inFlight.delete(one));
       const untilDeadline = this.confirmedSentAt + this.ttlMs - STEP_DOWN_MARGIN_MS - Date.now();
-      await sleep(Math.max(0, Math.min(this.ttlMs / 3, untilDeadline)), over.signal).catch(() => undefined);
+      await sleep(Math.max(0, Math.min(every, untilDeadline)), over.signal).catch(() => undefined);
     }
+    // Each ends by its deadline at the latest.
+    await Promise.allSettled([...inFlight]);
   }
 
   /** Tries to become the leader, waiting for the key to be free in between, until the session ends. */

@@ -1,20 +1,53 @@
 /**
  * The leader gate: the loops only the leader may run (node liveness, the scheduler's start-up
  * pass over blocked evals, the volumewatcher, the drainer, the deployment watcher, GC, the orphan
- * reconciler) are started when this server gains leadership and stopped — each awaited — when it
- * loses it (the scheduler's blocked set and follow-up timers are dropped then: loops.ts). Transitions run one at a time in the order they were asked for, so a loss during a
- * start waits for the start to finish and then stops everything it started.
+ * reconciler, the controller condition poll) are started when this server gains leadership and
+ * stopped — each awaited — when it loses it (the scheduler's blocked set and follow-up timers are
+ * dropped then: loops.ts).
+ *
+ * Fenced by term (DESIGN.md): each term has a LeaderTerm — an AbortSignal and a Fence
+ * (internal/fence.ts). `lose()` aborts the term's signal at once, in the call, never queued behind
+ * an unfinished start; a start still running is then no longer awaited (its loop's `start` is
+ * expected to end soon on the signal, e.g. the scheduler's start-up pass checks it between jobs),
+ * the loops not yet started are never started, and those that started (or were starting) are
+ * stopped. Every loop's `start` runs inside the term's fence, so every server→node call its work
+ * makes (controller calls, node calls, orphan listings, the condition poll) is refused from the
+ * moment the term ended — or, before the election notices, from the moment the term's `valid`
+ * check fails (the server's etcd session is no longer confirmed fresh: a paused leader resuming).
+ *
+ * Transitions (gain, the stop half of lose) still run one at a time in the order they were asked
+ * for; since a start that lost its term returns at once, the next term's gain waits only for the
+ * stops, never for the old start to finish. Starts that outlived their term are kept in
+ * `lingering` and awaited by close() alone (the server must not close its store under them).
  *
  * Each term gets fresh loops from `build()`: a loop never carries memory from an earlier term (the
  * store is the truth; each loop resumes from it, e.g. the volumewatcher from each claim's
  * checkpoint). A single server without etcd gains once at start and never loses.
  */
+import { runFenced, type Fence } from "../../internal/fence.js";
 import type { Logger } from "../../internal/log.js";
+
+/** One term as leader, as its loops see it. */
+export interface LeaderTerm {
+  /** The leader key's create revision ("" for a single server without etcd). */
+  readonly revision: string;
+  /** Aborted the moment this server stops leading (lose or close). */
+  readonly signal: AbortSignal;
+  /** Holds while the term lasts and its session is confirmed fresh; every loop runs inside it. */
+  readonly fence: Fence;
+}
 
 export interface LeaderLoop {
   readonly name: string;
-  start(): void | Promise<void>;
+  start(term: LeaderTerm): void | Promise<void>;
   stop(): Promise<void>;
+}
+
+/** What the election knows of a term when it is won. */
+export interface TermSource {
+  revision: string;
+  /** Why the term can no longer act (its session not confirmed fresh), or undefined while it can. */
+  refusal?: () => string | undefined;
 }
 
 export type GateState = "follower" | "starting" | "leader" | "stopping";
@@ -26,9 +59,13 @@ export class LeaderGate {
   private since: number | null = null;
   private readonly listeners = new Set<(state: GateState) => void>();
   private closed = false;
+  /** The term asked for last (by gain), until lose ends it. */
+  private current: AbortController | null = null;
+  /** Starts whose term ended before they did (close awaits them). */
+  private readonly lingering = new Set<Promise<void>>();
 
   constructor(
-    private readonly build: () => LeaderLoop[],
+    private readonly build: (term: LeaderTerm) => LeaderLoop[],
     private readonly log: Logger,
   ) {}
 
@@ -47,32 +84,30 @@ export class LeaderGate {
     return () => this.listeners.delete(listener);
   }
 
-  /** Starts the leader's loops (after any transition in flight). */
-  gain(): Promise<void> {
-    return this.enqueue(async () => {
-      if (this.closed || this.running.length > 0 || this.stateNow === "leader") return;
-      this.set("starting");
-      const loops = this.build();
-      for (const loop of loops) {
-        try {
-          await loop.start();
-          this.running.push(loop);
-        } catch (err) {
-          this.log.error("a leader loop failed to start", { loop: loop.name, error: err });
-          this.running.push(loop);
-        }
-      }
-      this.since = Date.now();
-      this.set("leader");
-      this.log.info("leader loops running", { loops: loops.map((l) => l.name) });
-    });
+  /** Starts the leader's loops for a new term (after any transition in flight). */
+  gain(source: TermSource = { revision: "" }): Promise<void> {
+    if (this.closed || this.current) return this.enqueue(async () => undefined);
+    const ctl = new AbortController();
+    this.current = ctl;
+    const signal = ctl.signal;
+    const fence: Fence = {
+      refusal: () =>
+        signal.aborted
+          ? `leader term ${source.revision || "(single server)"} ended (${String(signal.reason)})`
+          : source.refusal?.(),
+    };
+    const term: LeaderTerm = { revision: source.revision, signal, fence };
+    return this.enqueue(() => this.startTerm(term));
   }
 
   /**
-   * Stops the leader's loops in the order they started, each awaited: node liveness first, so no
-   * node is marked down while the rest stop, as the server's own stop has always done.
+   * Ends the term at once (its signal aborts in this call), then stops the leader's loops in the
+   * order they started, each awaited: node liveness first, so no node is marked down while the
+   * rest stop, as the server's own stop has always done.
    */
   lose(reason: string): Promise<void> {
+    this.current?.abort(reason);
+    this.current = null;
     return this.enqueue(async () => {
       if (this.running.length === 0 && this.stateNow === "follower") return;
       this.set("stopping");
@@ -89,15 +124,56 @@ export class LeaderGate {
     });
   }
 
-  /** Server stop: stops the loops and never starts them again. */
-  close(reason: string): Promise<void> {
+  /** Server stop: stops the loops, never starts them again, and waits for starts left running. */
+  async close(reason: string): Promise<void> {
     this.closed = true;
-    return this.lose(reason);
+    await this.lose(reason);
+    while (this.lingering.size > 0) await Promise.allSettled([...this.lingering]);
   }
 
   /** Resolves once every transition asked for so far has finished. */
   settled(): Promise<void> {
     return this.chain;
+  }
+
+  private async startTerm(term: LeaderTerm): Promise<void> {
+    const { signal } = term;
+    if (this.closed || signal.aborted) return;
+    this.set("starting");
+    const loops = this.build(term);
+    for (const loop of loops) {
+      if (signal.aborted) break;
+      // Stopped with the others even if its start does not end before the term does.
+      this.running.push(loop);
+      const started = this.startOne(loop, term);
+      if (!(await untilAborted(started, signal))) {
+        this.lingering.add(started);
+        void started.finally(() => this.lingering.delete(started));
+        break;
+      }
+    }
+    if (signal.aborted) {
+      this.log.info("leader term ended during its start", {
+        term: term.revision,
+        started: this.running.length,
+      });
+      return;
+    }
+    this.since = Date.now();
+    this.set("leader");
+    this.log.info("leader loops running", { loops: loops.map((l) => l.name) });
+  }
+
+  /** The loop's start inside the term's fence; never rejects (a failure is logged). */
+  private startOne(loop: LeaderLoop, term: LeaderTerm): Promise<void> {
+    return runFenced(term.fence, async () => {
+      try {
+        await loop.start(term);
+      } catch (err) {
+        if (!term.signal.aborted)
+          this.log.error("a leader loop failed to start", { loop: loop.name, error: err });
+      }
+    });
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
@@ -110,4 +186,17 @@ export class LeaderGate {
     this.stateNow = state;
     for (const l of this.listeners) l(state);
   }
+}
+
+/** True when `p` settled first, false when `signal` aborted first. */
+function untilAborted(p: Promise<void>, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const onAbort = () => resolve(false);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void p.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    });
+  });
 }

@@ -13,6 +13,12 @@
  * stops leading, the "blocked evals" loop's stop drops the blocked set and the timers
  * (Scheduler.standDown); a pass in flight finishes, its own transaction, and the next leader's
  * start-up pass rebuilds both from the store.
+ *
+ * Each loop is started with its LeaderTerm (gate.ts): the start-up pass over every job stops
+ * between jobs once the term's signal aborts, and the loops that take a signal (the orphan
+ * reconciler, the condition poll) end on it at once; every loop runs inside the term's fence, so
+ * no server→node call of theirs is sent after the term ended (the volumewatcher's releases
+ * included: they run in the watcher's loop, started inside the fence).
  */
 import type { Logger } from "../../internal/log.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
@@ -27,7 +33,7 @@ import type { Scheduler } from "../scheduler/scheduler.js";
 import type { StateStore } from "../state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watcher.js";
 import { ControllerConditionPoller, type ControllerConditionOptions } from "../volumecondition/poller.js";
-import type { LeaderLoop } from "./gate.js";
+import type { LeaderLoop, LeaderTerm } from "./gate.js";
 import type { ClusterLiveness } from "./liveness.js";
 
 export interface LeaderLoopParts {
@@ -50,8 +56,9 @@ export interface LeaderLoopParts {
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
 
-function loop(name: string, part: { start(): void; stop(): Promise<void> }): LeaderLoop {
-  return { name, start: () => part.start(), stop: () => part.stop() };
+/** A loop whose `start` may take the term's signal (it then also stops when the term ends). */
+function loop(name: string, part: { start(signal?: AbortSignal): void; stop(): Promise<void> }): LeaderLoop {
+  return { name, start: (term: LeaderTerm) => part.start(term.signal), stop: () => part.stop() };
 }
 
 export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
@@ -59,9 +66,10 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
   return [
     p.liveness.loop(),
     // A pass in flight finishes (its own transaction); the scheduler itself stops with the server.
+    // The start-up pass stops between jobs when the term ends (the next leader's pass covers them).
     {
       name: "blocked evals",
-      start: () => scheduler.evaluateAll(),
+      start: (term) => scheduler.evaluateAll(term.signal),
       stop: () => Promise.resolve(scheduler.standDown()),
     },
     volumeWatcherLoop(p),

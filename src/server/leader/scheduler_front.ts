@@ -16,6 +16,20 @@
  *   fails with ERR_NO_LEADER "No cluster leader". A retry-blocked that fails is logged: the next
  *   leader's start-up pass runs every blocked job anyway.
  *
+ * The deadline of a call already sent (issue 28: a write through a healthy follower hung while the
+ * old leader was SIGSTOPped). The rule that tells a long pass on a live leader from a leader that
+ * will never answer is *who leads*, not a clock: while the send is in flight the follower re-reads
+ * its view of the leader every LEADER_CHECK_MS, and the send lives exactly as long as the server
+ * it went to is still the leader of the same term in that view (its etcd lease kept alive, which a
+ * paused, hung or cut-off leader cannot do for longer than the lease TTL). When the view changes
+ * or empties, the send is aborted at once and the call goes to the new leader, within the hold;
+ * once the hold has passed it fails with ERR_NO_LEADER. So a paused leader costs a caller at most
+ * about the lease TTL (the lease running out) plus the new election — within `holdMs` — while a
+ * healthy leader that still leads may take its pass's own time (up to EVALUATE_TIMEOUT_MS), the
+ * hold notwithstanding. The follower's view itself goes blank when its own etcd session is not
+ * confirmed fresh (election.ts `leader`), so a follower cut off from etcd fails within the hold
+ * too.
+ *
  * Each call that did not run here is counted, by op and outcome (`ok`, `no_leader`, `error`):
  *
  *   berth.server.scheduler.forwarded  {op, outcome}  counter: calls sent to the leader
@@ -25,8 +39,8 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../../structs/eval.js";
 import { BerthError, isBerthError } from "../../structs/errors.js";
-import { isAbortError } from "../../internal/abort.js";
-import { retryWithBackoff } from "../../internal/backoff.js";
+import { isAbortError, sleep } from "../../internal/abort.js";
+import { backoffDelay } from "../../internal/backoff.js";
 import type { Logger } from "../../internal/log.js";
 import type { CounterMetric, Telemetry } from "../../internal/metrics/telemetry.js";
 import type { JobScheduler } from "../deps.js";
@@ -39,7 +53,8 @@ import { wireOptions, type SchedulerCall, type SchedulerPeer } from "./scheduler
 export interface LeaderRoute {
   readonly isLeader: boolean;
   readonly self: ServerMember;
-  leader(): { member: ServerMember } | null;
+  /** `sinceMs` names the term (it changes with each new leader key); absent in unit fakes. */
+  leader(): { member: ServerMember; sinceMs?: number } | null;
   readonly schedulerPeer: SchedulerPeer;
 }
 
@@ -58,8 +73,16 @@ export function holdForLeaseTtl(ttlSec: number): number {
   return ttlSec * 1000 + 2_000;
 }
 
+/** The least time an answer waits for this server's replica to show the leader's eval. */
+const MIN_CATCH_UP_MS = 250;
+
+/** How often a follower re-reads who leads while its call is with the leader. */
+export const LEADER_CHECK_MS = 100;
+
 /** The route could not reach a leader this try (thrown inside the retry loop only). */
 class NoLeaderYet extends Error {}
+
+type Leader = { member: ServerMember; sinceMs?: number };
 
 export class SchedulerFront implements JobScheduler {
   private readonly closed = new AbortController();
@@ -105,8 +128,9 @@ export class SchedulerFront implements JobScheduler {
     const result = sent.remote;
     if (result === null) throw new BerthError("ERR_INTERNAL", "the leader answered no pass result");
     // Read-your-writes on this server: the eval the answer names is in its replica (bounded:
-    // an answer is never held back long by a slow replica).
-    await awaitIndex(this.store, result.index, this.opts.holdMs, this.closed.signal).catch(() => false);
+    // an answer is never held back long by a slow replica, nor past the hold by much).
+    const catchUpMs = Math.max(sent.holdUntil - Date.now(), MIN_CATCH_UP_MS);
+    await awaitIndex(this.store, result.index, catchUpMs, this.closed.signal).catch(() => false);
     return result;
   }
 
@@ -161,57 +185,87 @@ export class SchedulerFront implements JobScheduler {
   private async toLeader<T>(
     call: () => SchedulerCall,
     here: () => Promise<{ local: T }>,
-  ): Promise<{ local: T } | { remote: EvalResult | null }> {
+  ): Promise<{ local: T } | { remote: EvalResult | null; holdUntil: number }> {
     const signal = this.closed.signal;
     const op = call().Op;
-    let why = "no server leads the cluster";
+    const holdUntil = Date.now() + this.opts.holdMs;
+    let why: string;
     let outcome: "ok" | "no_leader" | "error" | undefined;
     try {
-      const done = await retryWithBackoff<{ local: T } | { remote: EvalResult | null }>(
-        async () => {
-          if (signal.aborted) throw new BerthError("ERR_ABORTED", "the server is stopping");
-          const r = this.route();
-          if (r?.isLeader) return here();
-          const leader = r?.leader()?.member;
-          if (!r || !leader || leader.ID === r.self.ID) {
-            why = "no server leads the cluster";
-            throw new NoLeaderYet(why);
-          }
+      for (let attempt = 0; ; attempt++) {
+        if (signal.aborted) throw new BerthError("ERR_ABORTED", "the server is stopping");
+        const r = this.route();
+        if (r?.isLeader) return await here();
+        const leader = r?.leader();
+        if (!r || !leader || leader.member.ID === r.self.ID) {
+          why = "no server leads the cluster";
+        } else {
           try {
-            return { remote: await r.schedulerPeer.send(leader.HTTPAddr, call(), signal) };
+            const remote = await this.sendWhileLeading(r, leader, call());
+            outcome = "ok";
+            return { remote, holdUntil };
           } catch (err) {
-            if (isBerthError(err) && (err.code === "ERR_NO_LEADER" || err.code === "ERR_RPC_UNAVAILABLE")) {
-              why = `${leader.Name} at ${leader.HTTPAddr}: ${err.message}`;
-              throw new NoLeaderYet(why);
+            if (!(err instanceof NoLeaderYet)) {
+              outcome = "error";
+              throw err;
             }
-            outcome = "error";
-            throw err;
+            why = err.message;
           }
-        },
-        {
-          baseMs: this.opts.retryBaseMs ?? 50,
-          maxMs: this.opts.retryMaxMs ?? 500,
-          deadlineMs: this.opts.holdMs,
-          signal,
-          shouldRetry: (err) => err instanceof NoLeaderYet,
-        },
-      );
-      outcome = "local" in done ? undefined : "ok";
-      return done;
-    } catch (err) {
-      if (err instanceof NoLeaderYet) {
-        outcome = "no_leader";
-        throw new BerthError(
-          "ERR_NO_LEADER",
-          `No cluster leader (waited ${(this.opts.holdMs / 1000).toFixed(1)} s; last: ${why})`,
+        }
+        const wait = Math.min(
+          backoffDelay(attempt, this.opts.retryBaseMs ?? 50, this.opts.retryMaxMs ?? 500),
+          holdUntil - Date.now(),
         );
+        if (wait <= 0) {
+          outcome = "no_leader";
+          throw new BerthError(
+            "ERR_NO_LEADER",
+            `No cluster leader (waited ${(this.opts.holdMs / 1000).toFixed(1)} s; last: ${why})`,
+          );
+        }
+        await sleep(wait, signal);
       }
+    } catch (err) {
       if (signal.aborted && isAbortError(err)) {
         throw new BerthError("ERR_ABORTED", "the server is stopping", { cause: err });
       }
       throw err;
     } finally {
       if (outcome !== undefined) this.forwarded?.inc({ op, outcome });
+    }
+  }
+
+  /**
+   * Sends `call` to `leader`; the send is aborted as soon as this server's view of the leader no
+   * longer names that server in that term (the file comment's rule). A leader that cannot be
+   * reached, answers that it no longer leads, or stopped leading meanwhile is NoLeaderYet.
+   */
+  private async sendWhileLeading(
+    r: LeaderRoute,
+    leader: Leader,
+    call: SchedulerCall,
+  ): Promise<EvalResult | null> {
+    const moved = new AbortController();
+    const check = setInterval(() => {
+      const now = this.route()?.leader();
+      if (!now || now.member.ID !== leader.member.ID || now.sinceMs !== leader.sinceMs) {
+        moved.abort(new NoLeaderYet(`${leader.member.Name} at ${leader.member.HTTPAddr} stopped leading`));
+      }
+    }, LEADER_CHECK_MS);
+    try {
+      return await r.schedulerPeer.send(
+        leader.member.HTTPAddr,
+        call,
+        AbortSignal.any([this.closed.signal, moved.signal]),
+      );
+    } catch (err) {
+      if (moved.signal.aborted && !this.closed.signal.aborted) throw moved.signal.reason as NoLeaderYet;
+      if (isBerthError(err) && (err.code === "ERR_NO_LEADER" || err.code === "ERR_RPC_UNAVAILABLE")) {
+        throw new NoLeaderYet(`${leader.member.Name} at ${leader.member.HTTPAddr}: ${err.message}`);
+      }
+      throw err;
+    } finally {
+      clearInterval(check);
     }
   }
 }

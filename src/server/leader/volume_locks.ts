@@ -14,23 +14,39 @@
  * when its lease runs out, a stopping one revokes its lease and frees them at once. Without etcd
  * (SQLite, one server) it is the plain KeyedMutex.
  *
- * Limits, as for leadership: if this server's lease is lost while it holds a lock (etcd
- * unreachable for a whole TTL), the lock is gone with it and another server may proceed; the
- * operations under the lock are idempotent steps that checkpoint in the store, so the worst case is
- * a repeated call, as before this lock existed.
+ * Bound to the session (DESIGN.md "Leader work is fenced by term"): a lock counts as held only
+ * while the session it was taken in is confirmed fresh — the step-down rule of the election,
+ * `confirmedSentAt + ttl − STEP_DOWN_MARGIN_MS` (election.ts sessionRefusal) — which ends before
+ * etcd can expire the lease and so before another server can take the key. The work under the
+ * lock runs inside a fence (internal/fence.ts) that checks exactly that right before every
+ * server→node call it sends (NodeConnections.call): a server that resumes from a pause longer than
+ * the lease, or lost etcd for that long, refuses the controller call of the operation it began
+ * under the lock (ERR_FENCED, retryable) instead of sending it while another server may hold the
+ * lock. So a volume's controller calls never run from two servers at once, whether or not the
+ * plugin guards against calls in flight. The fence retires when the lock is released. What is left:
+ * a call sent just before the deadline reaches its node up to the margin (0.6 s) later.
  */
 import { randomUUID } from "node:crypto";
 import type { Etcd3 } from "etcd3";
 import { sleep, throwIfAborted } from "../../internal/abort.js";
 import { backoffDelay } from "../../internal/backoff.js";
+import { ScopedFence, runFenced } from "../../internal/fence.js";
 import { KeyedMutex } from "../../internal/keyed_mutex.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
 import type { StateReader } from "../state/store.js";
 
-/** Takes a cluster-wide lock on `key`; resolves with the function that frees it. */
+/** A cluster-wide lock this server took. */
+export interface HeldLock {
+  /** Frees it (best effort: a lock whose session is gone is gone already). */
+  release(): Promise<void>;
+  /** Why it no longer counts as held (its session over or not confirmed fresh), or undefined. */
+  refusal(): string | undefined;
+}
+
+/** Takes a cluster-wide lock on `key`. */
 export interface LockBackend {
-  acquire(key: string, signal?: AbortSignal): Promise<() => Promise<void>>;
+  acquire(key: string, signal?: AbortSignal): Promise<HeldLock>;
 }
 
 /**
@@ -51,11 +67,18 @@ export class ClusterKeyedMutex extends KeyedMutex {
       async () => {
         const backend = this.backend();
         if (!backend || !this.needsCluster(key)) return fn();
-        const release = await backend.acquire(key, signal);
+        const held = await backend.acquire(key, signal);
+        const fence = new ScopedFence(() => {
+          const why = held.refusal();
+          return why === undefined
+            ? undefined
+            : `the cluster lock on volume ${key} is no longer held: ${why}`;
+        });
         try {
-          return await fn();
+          return await runFenced(fence, fn);
         } finally {
-          await release();
+          fence.retire();
+          await held.release();
         }
       },
       signal,
@@ -94,6 +117,8 @@ export class EtcdLocks implements LockBackend {
     private readonly prefix: string,
     private readonly selfId: string,
     private readonly log: Logger,
+    /** Why the session `leaseId` no longer makes a held lock count (LeaderElection.sessionRefusal). */
+    private readonly sessionRefusal: (leaseId: string) => string | undefined = () => undefined,
   ) {}
 
   /** This server's current session lease (LeaderElection.onSession); "" before the first one. */
@@ -105,9 +130,9 @@ export class EtcdLocks implements LockBackend {
    * Creates the lock key when absent, bound to the session lease; while another server holds it,
    * retries with a capped backoff (the holder deletes it when done, or its lease expires). Rejects
    * when `signal` aborts, and with ERR_RPC_UNAVAILABLE (retryable) after NO_SESSION_WAIT_MS
-   * without a session or when etcd fails the request.
+   * without a session (or with one not confirmed fresh) or when etcd fails the request.
    */
-  async acquire(key: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+  async acquire(key: string, signal?: AbortSignal): Promise<HeldLock> {
     const lockKey = this.prefix + key;
     const token = `${this.selfId}/${randomUUID()}`;
     let sessionless = 0;
@@ -117,7 +142,8 @@ export class EtcdLocks implements LockBackend {
         throw new BerthError("ERR_RPC_UNAVAILABLE", `cannot lock ${key}: the server is stopping`);
       }
       const leaseId = this.leaseId;
-      if (leaseId === "") {
+      // A session not confirmed fresh is as good as none: a lock taken in it would not count.
+      if (leaseId === "" || this.sessionRefusal(leaseId) !== undefined) {
         if (sessionless === 0) sessionless = Date.now();
         else if (Date.now() - sessionless > NO_SESSION_WAIT_MS) {
           throw new BerthError(
@@ -142,7 +168,12 @@ export class EtcdLocks implements LockBackend {
             `cannot lock ${key} in etcd: ${(err as Error).message}`,
           );
         }
-        if (taken) return () => this.release(lockKey, token);
+        if (taken) {
+          return {
+            release: () => this.release(lockKey, token),
+            refusal: () => this.sessionRefusal(leaseId),
+          };
+        }
       }
       await sleep(backoffDelay(attempt, 20, 500), signal);
     }

@@ -6,8 +6,13 @@
  * (GET /v1/volumes/orphans, endpoint.ts); nothing is adopted or deleted without an operator.
  * A pass reads the intents table (small: one row per create in flight or interrupted) and lists
  * the volumes of the plugins that have orphans only.
+ *
+ * Fenced by the leader's term (leader/gate.ts): the loop ends when the term's signal aborts, and
+ * a pass whose term's fence no longer holds lists nothing and reports nothing (its listings are
+ * refused before they are sent: NodeConnections.call).
  */
 import { isAbortError, sleep } from "../../internal/abort.js";
+import { fenceRefusal } from "../../internal/fence.js";
 import type { Logger } from "../../internal/log.js";
 import { volumeKey } from "../deps.js";
 import type { CSIVolumeOrphan } from "../../structs/volume_intent.js";
@@ -40,10 +45,12 @@ export class OrphanReconciler {
     this.opts = { ...DEFAULT_ORPHAN_RECONCILER_OPTIONS, ...opts };
   }
 
-  start(): void {
+  /** Starts the loop; it also ends when `term` aborts (the leader's term ended: leader/gate.ts). */
+  start(term?: AbortSignal): void {
     if (this.loop) return;
     this.ctl = new AbortController();
-    this.loop = this.run(this.ctl.signal);
+    const signal = term ? AbortSignal.any([this.ctl.signal, term]) : this.ctl.signal;
+    this.loop = this.run(signal);
   }
 
   async stop(): Promise<void> {
@@ -54,9 +61,12 @@ export class OrphanReconciler {
 
   /** One pass; answers how many orphans there are. */
   async pass(signal?: AbortSignal): Promise<number> {
+    // A term already over (or stale) lists nothing: its listings would be refused anyway.
+    if (signal?.aborted || fenceRefusal() !== undefined) return 0;
     const found = await this.orphans.list({}, signal);
-    // A pass cut short by stop: its listings failed for that reason alone, nothing to report.
-    if (signal?.aborted) return found.length;
+    // A pass cut short by stop or by the term's fence: its listings failed for that reason alone,
+    // nothing to report.
+    if (signal?.aborted || fenceRefusal() !== undefined) return found.length;
     const now = new Set<string>();
     for (const o of found) {
       const key = volumeKey(o.Namespace, o.ID);

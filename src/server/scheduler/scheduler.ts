@@ -242,15 +242,20 @@ export class Scheduler {
    * blocked evals run again). A job with nothing to do records no eval, so restarts do not push a
    * job's history out. One job whose pass fails is logged and left for its next trigger: it never
    * fails the start nor keeps the other jobs from being evaluated.
+   *
+   * `signal` is the leader term's (leader/gate.ts): once it aborts the pass ends before its next
+   * job, so a lost lease never waits behind a long start-up pass; a pass already running for one
+   * job finishes (its own transaction), and the next leader's start-up pass covers the rest.
    */
-  async evaluateAll(): Promise<void> {
+  async evaluateAll(signal?: AbortSignal): Promise<void> {
     const term = this.term;
+    if (signal?.aborted) return;
     this.timers.armAll(this.store.listEvals(), (ev, err) =>
       this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
     );
     for (const job of this.store.listJobs()) {
       await yieldToLoop();
-      if (this.stopping || term !== this.term) return;
+      if (this.stopping || term !== this.term || signal?.aborted) return;
       try {
         await this.evaluate(job.Namespace, job.ID, "queued-allocs", { quiet: true });
       } catch (err) {

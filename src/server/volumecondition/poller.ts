@@ -18,6 +18,9 @@
  * - Written in a transaction that re-reads the volume: one deleted or re-registered (another
  *   external ID) meanwhile is left alone. The message has the volume's secret values redacted.
  * - A pass costs O(volumes of the qualifying plugins) reads and one write per changed condition.
+ * - Fenced by the leader's term (leader/gate.ts): the loop ends when the term's signal aborts, and
+ *   a call refused ERR_FENCED (the term over, or its etcd session not confirmed fresh) ends the
+ *   pass: no further volume is asked.
  */
 import { asBerthError } from "../../structs/errors.js";
 import { NS_PER_MS } from "../../structs/job.js";
@@ -69,10 +72,12 @@ export class ControllerConditionPoller {
     this.opts = { ...DEFAULT_CONTROLLER_CONDITION_OPTIONS, ...opts };
   }
 
-  start(): void {
+  /** Starts the loop; it also ends when `term` aborts (the leader's term ended: leader/gate.ts). */
+  start(term?: AbortSignal): void {
     if (this.loop) return;
     this.ctl = new AbortController();
-    this.loop = this.run(this.ctl.signal);
+    const signal = term ? AbortSignal.any([this.ctl.signal, term]) : this.ctl.signal;
+    this.loop = this.run(signal);
   }
 
   async stop(): Promise<void> {
@@ -99,18 +104,23 @@ export class ControllerConditionPoller {
   async pass(signal: AbortSignal = this.ctl.signal): Promise<PassResult> {
     const result: PassResult = { polled: 0, written: 0, skippedBusy: 0, failed: 0 };
     const failures: { volume: string; code: string; error: string }[] = [];
+    let fenced = false;
     for (const pluginId of this.qualifyingPlugins()) {
       const queue = this.store.listVolumes({ pluginId }).filter((v) => v.ExternalID !== "");
       let unsupported = false;
       const worker = async () => {
-        for (let v = queue.shift(); v && !signal.aborted && !unsupported; v = queue.shift()) {
+        for (let v = queue.shift(); v && !signal.aborted && !unsupported && !fenced; v = queue.shift()) {
           if (this.locks.isBusy(volumeKey(v.Namespace, v.ID))) {
             result.skippedBusy++;
             continue;
           }
           const seen = await this.observe(pluginId, v, signal);
           if (seen.kind === "failed") {
-            if (signal.aborted) return;
+            // The term ended or its session went stale (leader/gate.ts): nothing more is sent.
+            if (signal.aborted || seen.code === "ERR_FENCED") {
+              fenced = true;
+              return;
+            }
             if (seen.code === "ERR_CSI_NOT_SUPPORTED") unsupported = true;
             result.failed++;
             failures.push({ volume: volumeKey(v.Namespace, v.ID), code: seen.code, error: seen.error });
@@ -122,7 +132,7 @@ export class ControllerConditionPoller {
         }
       };
       await Promise.all(Array.from({ length: Math.max(1, this.opts.concurrency) }, worker));
-      if (signal.aborted) break;
+      if (signal.aborted || fenced) break;
     }
     if (failures.length > 0) {
       this.log.warn("ControllerGetVolume failed for some volumes; their condition is unchanged", {

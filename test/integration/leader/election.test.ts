@@ -2,7 +2,9 @@
  * Leader election on a real etcd member (test/helpers/etcd_server.ts): one leader at a time among
  * three electors; a resigning leader is followed by another with a later term (the leader key's
  * create revision); a leader killed with SIGKILL (in a child process) is replaced once its lease
- * runs out; a leader cut off from etcd steps down by itself and leadership returns with etcd.
+ * runs out; a leader cut off from etcd steps down by itself and leadership returns with etcd; a
+ * leader whose keepalive answers are held back for longer than one old keepalive deadline (TTL/3),
+ * but less than its step-down window, keeps its term (keepalives for a busy host).
  */
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -16,6 +18,7 @@ import { haKeys } from "../../../src/server/leader/keys.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 import { eventually } from "../../helpers/agent_process.js";
+import { tcpProxy } from "./tcp_proxy.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
 const CHILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../helpers/elector_child.js");
@@ -41,7 +44,14 @@ function freshPrefix(): string {
 }
 
 /** An elector in this process; `events` records every gain and loss, checking one holder at most. */
-function elector(endpoint: string, prefix: string, name: string, events: Event[], holders: { n: number }) {
+function elector(
+  endpoint: string,
+  prefix: string,
+  name: string,
+  events: Event[],
+  holders: { n: number },
+  ttlSec = TTL_SEC,
+) {
   const client = openEtcd([endpoint]);
   const election = new LeaderElection({
     client,
@@ -55,7 +65,7 @@ function elector(endpoint: string, prefix: string, name: string, events: Event[]
       RPCAddr: `${name}:1`,
       StartTime: Date.now(),
     },
-    ttlSec: TTL_SEC,
+    ttlSec,
     log: nullLogger,
     onGain: (term) => {
       holders.n++;
@@ -235,6 +245,45 @@ test(
       own.resume();
       await solo.stop();
       await own.stop();
+    }
+  },
+);
+
+test(
+  "slow keepalive answers within the step-down window cost the leader no term",
+  { skip, timeout: 60_000 },
+  async () => {
+    // TTL 3 s: step-down window 2.4 s, a keepalive every 0.5 s; each stall holds every answer back
+    // 1.4 s — longer than the old per-keepalive deadline (TTL/3), shorter than the window minus
+    // one interval, so some keepalive is always answered before the deadline.
+    const proxy = await tcpProxy(etcd!.endpoint);
+    const prefix = freshPrefix();
+    const events: Event[] = [];
+    const holders = { n: 0 };
+    const solo = elector(proxy.endpoint, prefix, "busy", events, holders, 3);
+    try {
+      solo.election.start();
+      await eventually(
+        "busy to lead",
+        () => Promise.resolve(solo.election.isLeader || undefined),
+        15_000,
+        20,
+      );
+      for (let i = 0; i < 3; i++) {
+        proxy.stall(true);
+        await new Promise((r) => setTimeout(r, 1_400));
+        proxy.stall(false);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+      assert.deepEqual(
+        events.map((e) => e.kind),
+        ["gain"],
+        "one term throughout: no step-down from slow answers",
+      );
+    } finally {
+      proxy.stall(false);
+      await solo.stop();
+      await proxy.close();
     }
   },
 );

@@ -35,6 +35,7 @@ const EXPECTED: Record<number, ErrorCode[]> = {
     "ERR_NODE_NOT_CONNECTED",
     "ERR_STATE_UNAVAILABLE",
     "ERR_NO_LEADER",
+    "ERR_FENCED",
     "ERR_ABORTED",
   ],
   504: ["ERR_CSI_DEADLINE_EXCEEDED", "ERR_RPC_TIMEOUT"],

@@ -49,8 +49,11 @@ test("ClusterKeyedMutex takes the backend's lock only for keys that need it, and
   const backend: LockBackend = {
     acquire: async (key) => {
       log.push(`acquire ${key}`);
-      return async () => {
-        log.push(`release ${key}`);
+      return {
+        release: async () => {
+          log.push(`release ${key}`);
+        },
+        refusal: () => undefined,
       };
     },
   };
