@@ -18,7 +18,7 @@ import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_l
 import { ReadQueue } from "./http/read_queue.js";
 import { AGENT_RPC_PATH, AgentRpcServer } from "./rpc/agent.js";
 import { NO_HTTP_API_SETTINGS, OriginGuard, type HttpApiSettings } from "./http/origin.js";
-import { boundAddressOf, warnIfExposed } from "./http/bind.js";
+import { boundAddressOf, parseAddr, warnIfExposed } from "./http/bind.js";
 import type { NodeAuthLimits } from "./rpc/node_auth_limit.js";
 import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
@@ -388,13 +388,4 @@ export class Server {
     this.store = undefined;
     this.log.info("server stopped");
   }
-}
-
-function parseAddr(addr: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(addr);
-  if (!m)
-    throw new BerthError("ERR_VALIDATION", `http address ${JSON.stringify(addr)} is not host:port`, {
-      field: "httpAddr",
-    });
-  return { host: m[1] ?? (m[2] || "0.0.0.0"), port: Number(m[3]) };
 }

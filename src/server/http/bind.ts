@@ -6,6 +6,7 @@
  */
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../../internal/log.js";
+import { BerthError } from "../../structs/errors.js";
 
 /** "0.0.0.0:4646", "[::]:4646", "127.0.0.1:4646". */
 export function boundAddressOf(addr: AddressInfo): string {
@@ -29,4 +30,14 @@ export function warnIfExposed(log: Logger, addr: AddressInfo, aclEnabled: boolea
       "Enable ACLs (acl { enabled = true }) or bind to 127.0.0.1.",
     { http_bind: boundAddressOf(addr), acl_enabled: false },
   );
+}
+
+/** `host:port` (or `[v6]:port`; an empty host is every interface) of the HTTP listener. */
+export function parseAddr(addr: string): { host: string; port: number } {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(addr);
+  if (!m)
+    throw new BerthError("ERR_VALIDATION", `http address ${JSON.stringify(addr)} is not host:port`, {
+      field: "httpAddr",
+    });
+  return { host: m[1] ?? (m[2] || "0.0.0.0"), port: Number(m[3]) };
 }
