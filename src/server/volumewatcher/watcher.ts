@@ -315,7 +315,19 @@ export class VolumeWatcher {
         anySignal([signal], this.opts.orphanAskTimeoutMs),
       );
       nothing = nodeHoldsNothing(state);
-      this.log.debug("asked a node about a finished allocation's claim", { ...ref, ...state });
+      if (!nothing) {
+        this.log.info(
+          "a finished allocation's claim is still held on its live node; waiting for the node agent",
+          {
+            volume: ref.volumeId,
+            alloc: ref.allocId,
+            node: ref.nodeId,
+            mounted: state.Mounted,
+            release_pending: state.ReleasePending,
+            alloc_active: state.AllocActive,
+          },
+        );
+      }
     } catch (err) {
       if (signal.aborted) return;
       this.log.warn("could not ask the node about a finished allocation's claim; it keeps waiting", {

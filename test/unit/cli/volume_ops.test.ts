@@ -224,7 +224,10 @@ describe("volume detach", () => {
     const twin = io();
     const sent = requests("DELETE", "/v1/volume/csi/demo/detach").length;
     assert.equal(await volumeDetach.run(volumeDetach.parse(["demo", "twin"]), twin), 1);
-    assert.match(twin.err[0]!, /"twin" matches 2 nodes by ID prefix or name: aaaa0000.* \(twin\), bbbb0000.* \(twin\); give a node ID/);
+    assert.match(
+      twin.err[0]!,
+      /"twin" matches 2 nodes by ID prefix or name: aaaa0000.* \(twin\), bbbb0000.* \(twin\); give a node ID/,
+    );
     assert.equal(requests("DELETE", "/v1/volume/csi/demo/detach").length, sent, "nothing detached");
     const none = io();
     assert.equal(await volumeDetach.run(volumeDetach.parse(["demo", "nobody"]), none), 1);

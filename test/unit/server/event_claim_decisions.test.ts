@@ -41,7 +41,10 @@ test("claim decisions: fence hold and orphan release are typed events, made when
   const held = withReleaseStatus(vol, "a1", status("fence-hold"));
   assert.equal(typeOf(held, vol), "CSIVolumeClaimFenceHold");
   // Written again with the same step (a new leader's own end time): no second decision event.
-  assert.equal(typeOf(withReleaseStatus(held, "a1", { ...status("fence-hold"), UpdateTime: 2 }), held), "CSIVolumeClaim");
+  assert.equal(
+    typeOf(withReleaseStatus(held, "a1", { ...status("fence-hold"), UpdateTime: 2 }), held),
+    "CSIVolumeClaim",
+  );
   const orphan = withReleaseStatus(vol, "a1", status("orphan-release"));
   assert.equal(typeOf(orphan, vol), "CSIVolumeClaimOrphanRelease");
   assert.equal(typeOf(orphan, held), "CSIVolumeClaimOrphanRelease");

@@ -35,7 +35,10 @@ test("volume detach resolves its node by ID, ID prefix or exact name; ambiguity 
         return true;
       },
     );
-  ambiguous("twin", /^node: "twin" matches 2 nodes by ID prefix or name: 22222222-bbbb \(twin\), 33333333-cccc \(twin\); give a node ID$/);
+  ambiguous(
+    "twin",
+    /^node: "twin" matches 2 nodes by ID prefix or name: 22222222-bbbb \(twin\), 33333333-cccc \(twin\); give a node ID$/,
+  );
   ambiguous("1111", /matches 2 nodes/);
   for (const ref of ["nobody", ""]) {
     assert.throws(

@@ -78,7 +78,10 @@ test("fence hold: a single-writer claim of a down node is held until the bound h
   for (const alloc of [running, lost, stoppedPending, undefined]) {
     assert.equal(claimAction(writer, alloc, undefined, facts({ nodeDownSince: 90_000 })), "hold-fence");
   }
-  assert.equal(claimAction(claim("write", "multi-node-single-writer"), running, down, facts({})), "hold-fence");
+  assert.equal(
+    claimAction(claim("write", "multi-node-single-writer"), running, down, facts({})),
+    "hold-fence",
+  );
   // Without facts nothing is known: the claim is held, never freed.
   assert.equal(claimAction(writer, running, down), "hold-fence");
 });
@@ -94,7 +97,10 @@ test("fence hold: readers, multi-writers and allocs the node reported finished a
   assert.equal(needsFenceHold(writer, lost), true);
   assert.equal(needsFenceHold(writer, undefined), true);
   // A release already past the node step is finished whatever the node.
-  assert.equal(claimAction(claim("write", "single-node-writer", "node-detached"), running, down, f), "release");
+  assert.equal(
+    claimAction(claim("write", "single-node-writer", "node-detached"), running, down, f),
+    "release",
+  );
   // A node back up before the bound: the normal path (the node agent's own release).
   assert.equal(claimAction(writer, lost, up, facts({ nodeDownSince: undefined })), "wait-node");
   assert.equal(claimAction(writer, running, up, facts({})), "keep");
@@ -115,7 +121,12 @@ test("fence bound: the alloc's longest task stop time plus the margin, at least 
           ...group,
           Tasks: [
             { ...group.Tasks[0]!, KillTimeout: 30_000 * NS_PER_MS },
-            { ...group.Tasks[0]!, Name: "t2", KillTimeout: 1_000 * NS_PER_MS, ShutdownDelay: 45_000 * NS_PER_MS },
+            {
+              ...group.Tasks[0]!,
+              Name: "t2",
+              KillTimeout: 1_000 * NS_PER_MS,
+              ShutdownDelay: 45_000 * NS_PER_MS,
+            },
           ],
         },
       ],
@@ -173,8 +184,14 @@ test("volumeWork: holds carry their end, askable claims are the waiting ones who
     work.held.map((h) => [h.claim.AllocationID, h.until, h.holdMs]),
     [["w", 110_000, 15_000]],
   );
-  assert.deepEqual(work.release.map((c) => c.AllocationID), ["r"]);
+  assert.deepEqual(
+    work.release.map((c) => c.AllocationID),
+    ["r"],
+  );
   assert.deepEqual(work.waiting.map((c) => c.AllocationID).sort(), ["s", "t"]);
-  assert.deepEqual(work.askable.map((c) => c.AllocationID), ["s"]);
+  assert.deepEqual(
+    work.askable.map((c) => c.AllocationID),
+    ["s"],
+  );
   assert.deepEqual(work.releaseUnused, []);
 });

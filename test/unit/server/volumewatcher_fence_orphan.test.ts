@@ -202,7 +202,11 @@ test("unused claim: a stopped alloc its node has not reported finished is never 
   });
   const { releaser, calls, asked, node } = fakeParts(store);
   node.answer = { Mounted: false, ReleasePending: false, AllocActive: false };
-  const w = new VolumeWatcher(store, releaser, nullLogger, { ...fast, orphanGraceMs: 50, orphanRecheckMs: 50 });
+  const w = new VolumeWatcher(store, releaser, nullLogger, {
+    ...fast,
+    orphanGraceMs: 50,
+    orphanRecheckMs: 50,
+  });
   w.start();
   t.after(() => w.stop());
   await tick(400);
