@@ -71,7 +71,7 @@ test("orphan checks: asked after the grace, re-asked while the node holds someth
   assert.equal(o.nextDue(), undefined);
   // Noted again meanwhile (a pass): the question in flight and the start are kept.
   o.note("ns/v", "ns", "v", [claim("a")], 1_500);
-  o.answered(ref!, false, 2_000);
+  o.answered(ref, false, 2_000);
   assert.equal(o.holdsNothing("ns/v", "a", "n", 2_000), false);
   assert.equal(o.nextDue(), 7_000, "the node holds something: asked again after recheckMs");
   const [again] = o.takeDue(7_000);
