@@ -34,7 +34,7 @@ export interface CSIVolumeClaim {
 }
 
 export interface CSIClaimReleaseStatus {
-  /** node-unpublish, node-unstage, wait-plugin, server-unpublish, controller-unpublish, server-release */
+  /** node-unpublish, node-unstage, wait-plugin, server-unpublish, controller-unpublish, server-release, fence-hold, orphan-release */
   Step: string;
   LastError: string;
   Attempts: number;

@@ -28,6 +28,7 @@ import type {
 import type { DriverInfo } from "./node.js";
 import type { VolumeUsageUpdateRequest, VolumeUsageUpdateResponse } from "./volume_usage.js";
 import type { ControllerGetVolumeRequest, ControllerGetVolumeResponse } from "./volume_condition.js";
+import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volume_state.js";
 
 // ---- node → server ----
 
@@ -385,6 +386,7 @@ export interface ClientMethods {
   "ClientCSI.ControllerGetVolume": [ControllerGetVolumeRequest, ControllerGetVolumeResponse];
   "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];
   "ClientCSI.NodeDetachVolume": [NodeDetachVolumeRequest, Record<string, never>];
+  "ClientCSI.NodeVolumeState": [NodeVolumeStateRequest, NodeVolumeStateResponse];
   "ClientAlloc.Signal": [AllocSignalRequest, Record<string, never>];
   "ClientAlloc.Restart": [AllocRestartRequest, Record<string, never>];
   "ClientAlloc.ReadLog": [AllocReadLogRequest, AllocReadLogResponse];

@@ -95,7 +95,10 @@ export function withoutInternalClaimFields(claim: VolumeClaim): VolumeClaim {
 /**
  * The release steps a claim can be stuck or waiting in. On the node: NodeUnpublishVolume,
  * NodeUnstageVolume, waiting for the node plugin to register, asking the server to unpublish. On
- * the server (the volumewatcher): ControllerUnpublishVolume, or the rest of the walk.
+ * the server (the volumewatcher): ControllerUnpublishVolume, or the rest of the walk; holding a
+ * single-writer claim of a down node for the node's self-fence bound (`fence-hold`); releasing
+ * without the node step a claim its live node confirmed it never staged or published and has no
+ * release pending for (`orphan-release`: the claim's answer never reached the node).
  */
 export const RELEASE_STATUS_STEPS = [
   "node-unpublish",
@@ -104,6 +107,8 @@ export const RELEASE_STATUS_STEPS = [
   "server-unpublish",
   "controller-unpublish",
   "server-release",
+  "fence-hold",
+  "orphan-release",
 ] as const;
 export type ReleaseStatusStep = (typeof RELEASE_STATUS_STEPS)[number];
 /** The steps only the node agent runs, while the claim is still `taken`. */

@@ -1,7 +1,11 @@
-/** `berth volume detach <volume> <node>`: releases a volume from a node whose allocs have stopped. */
+/**
+ * `berth volume detach <volume> <node>`: releases a volume from a node whose allocs have stopped.
+ * The node is an ID, a unique ID prefix, or a node's exact name, resolved as the server resolves
+ * it (volume_detach.ts resolveNode): one that matches several nodes is refused, naming them.
+ */
+import { hasErrorCode, type ApiClient } from "../../api/index.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { attempt, type Command, type Parsed } from "../command.js";
-import { getByIdOrPrefix } from "../prefix.js";
 import { withProgress } from "../progress.js";
 import { claimProgress } from "./volume_progress.js";
 
@@ -12,7 +16,7 @@ export interface VolumeDetachArgs extends Parsed {
 
 export const volumeDetach: Command<VolumeDetachArgs> = {
   usage: "Usage: berth volume detach [options] <volume> <node>",
-  help: "Unmounts the volume on the node (NodeUnpublish/NodeUnstage) for allocations there that have stopped, then releases their claims (ControllerUnpublish when the plugin needs it). Refused while a running allocation on that node uses the volume. The node may be given by an ID prefix. A detach that takes longer than 2 s shows each claim's release step on stderr until it is done.",
+  help: "Unmounts the volume on the node (NodeUnpublish/NodeUnstage) for allocations there that have stopped, then releases their claims (ControllerUnpublish when the plugin needs it). Refused while a running allocation on that node uses the volume. The node may be given by an ID, an ID prefix or its name. A detach that takes longer than 2 s shows each claim's release step on stderr until it is done.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {});
     expectArgs(positionals, 2, 2, "<volume> <node>");
@@ -20,15 +24,30 @@ export const volumeDetach: Command<VolumeDetachArgs> = {
   },
   run: (p, io) =>
     attempt(io, "detaching volume", async () => {
-      const node = await getByIdOrPrefix(
-        p.node,
-        "node",
-        (id) => io.api.getNode(id),
-        (prefix) => io.api.listNodes({ prefix }),
-      );
+      const node = await resolveNode(io.api, p.node);
       const what = `Detaching volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}`;
       const watch = claimProgress(io, p.id, node.ID);
       await withProgress(io, { what, watch }, () => io.api.detachVolume(p.id, node.ID));
       io.stdout(`Successfully detached volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}!`);
     }),
 };
+
+/** The node `ref` names: by ID, else the one node whose ID starts with it or whose name is it. */
+async function resolveNode(
+  api: Pick<ApiClient, "getNode" | "listNodes">,
+  ref: string,
+): Promise<{ ID: string }> {
+  try {
+    return await api.getNode(ref);
+  } catch (err) {
+    if (!hasErrorCode(err, "ERR_NOT_FOUND")) throw err;
+    const matches = (await api.listNodes()).filter((n) => n.ID.startsWith(ref) || n.Name === ref);
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length === 0) throw err;
+    const which = matches.map((n) => `${n.ID} (${n.Name})`).sort();
+    throw new Error(
+      `node ${JSON.stringify(ref)} matches ${matches.length} nodes by ID prefix or name: ${which.join(", ")}; give a node ID`,
+      { cause: err },
+    );
+  }
+}

@@ -6,8 +6,10 @@
  * record before and after, with Nomad's names where one fits:
  *
  * - CSIVolume: new → CSIVolumeRegistered; deleted → CSIVolumeDeregistered; `Usage.Abnormal` or
- *   `ControllerCondition.Abnormal` turned true → CSIVolumeAbnormal (berth's own); claims changed →
- *   CSIVolumeClaim; else CSIVolumeRegistered.
+ *   `ControllerCondition.Abnormal` turned true → CSIVolumeAbnormal (berth's own); a claim held for
+ *   its node's fence bound or released unused by the volumewatcher → CSIVolumeClaimFenceHold /
+ *   CSIVolumeClaimOrphanRelease (berth's own, claim_events.ts); claims changed → CSIVolumeClaim;
+ *   else CSIVolumeRegistered.
  * - CSIPlugin (Nomad has no type of its own for plugins): CSIPluginUpdated / CSIPluginDeleted.
  * - Job: deleted (purged) → JobDeregistered with `Deleted: true`; `Stop` turned true →
  *   JobDeregistered; else JobRegistered.
@@ -35,6 +37,7 @@ import type { CSIVolume } from "../../structs/volume.js";
 import { nodeFull, taskStatesView, volumeFull } from "../http/stubs.js";
 import type { CommittedChange, CommittedTxn } from "../state/commit_feed.js";
 import type { Table } from "../state/store.js";
+import { claimDecisionType } from "./claim_events.js";
 import type { EventHeader, Topic } from "./topics.js";
 
 /** One event, serialised once and shared by every subscriber it matches. */
@@ -144,8 +147,10 @@ function eventOf(c: CommittedChange): Built | undefined {
 function volumeEvent(before: CSIVolume | undefined, after: CSIVolume | undefined): Built {
   const v = (after ?? before)!;
   let type = "CSIVolumeRegistered";
+  const decision = after && claimDecisionType(before, after);
   if (!after) type = "CSIVolumeDeregistered";
   else if (turnedAbnormal(before, after)) type = "CSIVolumeAbnormal";
+  else if (decision) type = decision;
   else if (before && claimsOf(before) !== claimsOf(after)) type = "CSIVolumeClaim";
   return {
     topic: "CSIVolume",

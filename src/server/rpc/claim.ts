@@ -21,6 +21,7 @@ import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { ownEntry } from "../../structs/node.js";
 import { oneOf } from "../../structs/json_check.js";
+import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "../../structs/rpc_volume_state.js";
 import type {
   ClaimedVolume,
   VolumeClaimRequest,
@@ -188,6 +189,19 @@ export class ClaimEndpoint {
       },
       signal,
     );
+  }
+
+  /**
+   * ClientCSI.NodeVolumeState on `nodeId` (forwarded to the server holding its connection): what
+   * the node holds of one alloc's use of a volume. The volumewatcher asks it before it releases a
+   * finished alloc's claim without the node step (volumewatcher/decide.ts `release-unused`).
+   */
+  nodeVolumeState(
+    nodeId: string,
+    req: NodeVolumeStateRequest,
+    signal?: AbortSignal,
+  ): Promise<NodeVolumeStateResponse> {
+    return this.deps.conns.call(nodeId, "ClientCSI.NodeVolumeState", req, signal ? { signal } : {});
   }
 
   /** A node's failed or waiting release step, recorded on its claim (release_progress.ts). */

@@ -8,11 +8,16 @@
  *  2. the claim goes through the normal release walk (node-detached → ControllerUnpublish when due →
  *     freed), each step persisted (ClaimEndpoint.unpublish).
  * Idempotent: a volume without claims on the node is already detached.
+ *
+ * The node is named by its ID, a unique prefix of its ID (as Nomad's CLI resolves one), or its
+ * exact name (resolveNode); one that matches several nodes is a 400 naming the field `node`.
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
-import { BerthError, notFound } from "../../structs/errors.js";
+import { BerthError, notFound, validationError } from "../../structs/errors.js";
+import type { Node } from "../../structs/node.js";
 import type { CSIVolume, ClaimState, VolumeClaim } from "../../structs/volume.js";
 import type { ServerDeps } from "../deps.js";
+import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { AwaitingControllerError, type ClaimEndpoint } from "./claim.js";
 import { claimsOnNode } from "./volume_claims.js";
@@ -25,16 +30,38 @@ export async function detachVolume(
   claims: ClaimEndpoint,
   namespace: string,
   volumeId: string,
-  nodeId: string,
+  nodeRef: string,
   signal?: AbortSignal,
 ): Promise<void> {
   const vol = volumeView(deps.store, namespace, volumeId);
   if (!vol) throw notFound("volume", volumeId);
-  if (!deps.store.getNode(nodeId)) throw notFound("node", nodeId);
+  const nodeId = resolveNode(deps.store, nodeRef).ID;
   const held = claimsOnNode(vol, nodeId);
   refuseRunning(deps, vol, held);
   await releaseClaims(deps, claims, vol, held, signal);
   deps.log.info("volume detached from node", { volume: volumeId, node: nodeId, claims: held.length });
+}
+
+/**
+ * The node `ref` names: the node with that ID; else the one node whose ID starts with it or whose
+ * name is it (a node with that ID or name that is gone is ERR_NOT_FOUND). Several → ERR_VALIDATION
+ * on `node`, listing them, so the caller can give an ID instead. Reads every node only when `ref`
+ * is not an ID (an operator's command, not a hot path).
+ */
+export function resolveNode(store: Pick<StateReader, "getNode" | "listNodes">, ref: string): Node {
+  const exact = ref === "" ? undefined : store.getNode(ref);
+  if (exact) return exact;
+  const matches = ref === "" ? [] : store.listNodes().filter((n) => n.ID.startsWith(ref) || n.Name === ref);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length === 0) throw notFound("node", ref);
+  const which = matches
+    .map((n) => `${n.ID} (${n.Name})`)
+    .sort()
+    .join(", ");
+  throw validationError(
+    "node",
+    `${JSON.stringify(ref)} matches ${matches.length} nodes by ID prefix or name: ${which}; give a node ID`,
+  );
 }
 
 /** ERR_CONFLICT (409) when an alloc that still runs holds one of `held`. */

@@ -22,20 +22,30 @@
  * - A release waiting for a controller (a claim's ControllerUnpublish with no live controller of
  *   its plugin to take it: it is never skipped) is retried as soon as a controller it had not seen
  *   registers, instead of at the end of its backoff.
+ * - Fence hold (decide.ts): single-writer claims of a down node are held until this watcher has
+ *   seen the node down for the claim's fence bound (down_clock.ts, fence_holds.ts), shown on the
+ *   claim (visible_waits.ts); the watcher wakes itself when a hold ends.
+ * - Unused claims (decide.ts, orphans.ts): a claim of an ended alloc that waits on its live node
+ *   past the orphan grace is asked about (ClientCSI.NodeVolumeState through the releaser); when
+ *   the node holds nothing of it, it is released without the node step, shown and logged.
  */
 import { setMaxListeners } from "node:events";
-import { backoffDelay } from "../../internal/backoff.js";
-import { isAbortError, sleep } from "../../internal/abort.js";
+import { performance } from "node:perf_hooks";
+import { anySignal, isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import { asBerthError } from "../../structs/errors.js";
-import { findClaim, needsControllerUnpublish, unpublishPluginOf } from "../../structs/claim.js";
-import type { CSIVolume, VolumeClaim } from "../../structs/volume.js";
+import { nodeHoldsNothing } from "../../structs/rpc_volume_state.js";
+import type { CSIVolume } from "../../structs/volume.js";
 import { volumeKey } from "../deps.js";
 import type { StateStore, Table } from "../state/store.js";
 import { ClaimIndex } from "./claim_index.js";
 import { Lookups } from "./lookups.js";
-import { nodeIsGone, volumeWork } from "./decide.js";
-import { recordReleaseStatus } from "./release_status.js";
+import { fenceHoldMsOf, volumeWork, type WorkInputs } from "./decide.js";
+import { NodeDownClock } from "./down_clock.js";
+import { FenceHolds } from "./fence_holds.js";
+import { OrphanChecks, type OrphanRef } from "./orphans.js";
+import { ReleaseRuns, type ReleaseWork } from "./release_runs.js";
+import { showFenceHold } from "./visible_waits.js";
 import { WaitingClaims } from "./waiting.js";
 import { ClaimCensus } from "./claim_census.js";
 import {
@@ -54,36 +64,23 @@ const WATCHED: readonly Table[] = ["volumes", "allocs", "nodes"];
 /** Longest a blocking wait lasts before an unprompted re-scan (a safety net, not the mechanism). */
 const MAX_WAIT_MS = 5 * 60_000;
 
-interface VolumeState {
-  namespace: string;
-  id: string;
-  running: boolean;
-  /** Asked to run again while running. */
-  again: boolean;
-  timer: NodeJS.Timeout | undefined;
-  failures: number;
-  /** Earliest time the next run may start. */
-  notBefore: number;
-  /**
-   * The plugin whose controller the last failed run waited for (no controller could take its
-   * ControllerUnpublishVolume), and the attach-capable controllers it had then: a scan that finds
-   * a new one (a replacement, or one back from a restart) runs the volume at once instead of at the
-   * end of its backoff. Only a new one: one that was listed but unreachable (its node not yet
-   * marked down) must not turn the backoff into a loop.
-   */
-  awaitController: { pluginId: string; seen: Set<string> } | undefined;
-}
-
 export class VolumeWatcher {
   private readonly opts: VolumeWatcherOptions;
-  private readonly volumes = new Map<string, VolumeState>();
-  private readonly runs = new Set<Promise<void>>();
+  /** The release runs, per volume (release_runs.ts). */
+  private readonly runs: ReleaseRuns;
   /** Claims of finished allocs waiting on their live node, and since when. */
   private readonly waiting = new WaitingClaims();
   /** The volumes with claims, by the allocs and nodes they name. */
   private readonly claims = new ClaimIndex();
   /** Claim counts for metrics, kept by the same reads (claim_census.ts). */
   readonly census = new ClaimCensus();
+  /** Since when this watcher has seen each node down (monotonic), and the claims it holds for that. */
+  private readonly downClock = new NodeDownClock();
+  private readonly holds = new FenceHolds();
+  /** Claims of ended allocs on live nodes, and what their node answered about them. */
+  private readonly orphans: OrphanChecks;
+  /** Cuts the watch loop's wait short (an answer moved the next wake-up). */
+  private nudge: AbortController | undefined;
   /** The store index the last pass read up to; -1 before the first (full) pass. */
   private readIndex = -1;
   private ctl = new AbortController();
@@ -96,6 +93,17 @@ export class VolumeWatcher {
     opts: Partial<VolumeWatcherOptions> = {},
   ) {
     this.opts = { ...DEFAULT_VOLUME_WATCHER_OPTIONS, ...opts };
+    this.orphans = new OrphanChecks({
+      graceMs: this.opts.orphanGraceMs,
+      recheckMs: this.opts.orphanRecheckMs,
+    });
+    this.runs = new ReleaseRuns({
+      store,
+      releaser,
+      log,
+      opts: this.opts,
+      work: (ns, id) => this.work(ns, id),
+    });
   }
 
   start(): void {
@@ -103,19 +111,21 @@ export class VolumeWatcher {
     this.ctl = new AbortController();
     // One listener per volume whose release waits for that volume's lock: many at once is normal.
     setMaxListeners(0, this.ctl.signal);
+    this.runs.start(this.ctl.signal);
     this.loop = this.watch(this.ctl.signal);
   }
 
   /** Stops scanning, cancels in-flight releases (their checkpoints stay) and waits for them. */
   async stop(): Promise<void> {
     this.ctl.abort();
-    for (const v of this.volumes.values()) clearTimeout(v.timer);
     await this.loop;
-    await Promise.allSettled([...this.runs]);
-    this.volumes.clear();
+    await this.runs.stop();
     this.claims.clear();
     this.census.clear();
     this.waiting.clear();
+    this.downClock.clear();
+    this.holds.clear();
+    this.orphans.clear();
     this.readIndex = -1;
     this.loop = undefined;
   }
@@ -129,15 +139,38 @@ export class VolumeWatcher {
         this.log.error("volumewatcher pass failed", { error: err });
       }
       try {
-        // Wake for a write, or when a waiting claim's warning falls due.
-        const warnAt = this.waiting.nextDue(this.opts.nodeGraceMs);
-        const wait = warnAt === undefined ? MAX_WAIT_MS : Math.min(MAX_WAIT_MS, warnAt - Date.now());
-        if (wait > 0) await this.store.waitFor(WATCHED, seen, signal, wait);
+        await this.idle(seen, signal);
         await sleep(this.opts.scanIntervalMs, signal);
       } catch (err) {
         if (!isAbortError(err)) this.log.error("volumewatcher wait failed", { error: err });
         if (!signal.aborted) await sleep(this.opts.backoffBaseMs, signal).catch(() => undefined);
       }
+    }
+  }
+
+  /**
+   * Waits for a write, or until a waiting claim's warning falls due, a fence hold ends or a node
+   * question is due, or a nudge (an answer that moved those).
+   */
+  private async idle(seen: number, signal: AbortSignal): Promise<void> {
+    const nowMs = Date.now();
+    const mono = performance.now();
+    const warnAt = this.waiting.nextDue(this.opts.nodeGraceMs);
+    const due = [
+      warnAt === undefined ? undefined : warnAt - nowMs,
+      dueIn(this.holds.nextDue(), mono),
+      dueIn(this.orphans.nextDue(), mono),
+    ].filter((d): d is number => d !== undefined);
+    const wait = Math.min(MAX_WAIT_MS, ...due);
+    if (wait <= 0) return;
+    const nudge = new AbortController();
+    this.nudge = nudge;
+    try {
+      await this.store.waitFor(WATCHED, seen, anySignal([signal, nudge.signal]), Math.ceil(wait));
+    } catch (err) {
+      if (signal.aborted || !nudge.signal.aborted) throw err;
+    } finally {
+      this.nudge = undefined;
     }
   }
 
@@ -151,67 +184,103 @@ export class VolumeWatcher {
     const since = this.readIndex;
     const upTo = this.store.index();
     const now = Date.now();
+    const mono = performance.now();
     const lookups = new Lookups(this.store);
     if (since < 0) {
-      for (const vol of this.store.listVolumes()) this.examine(vol, lookups, now);
+      for (const vol of this.store.listVolumes()) this.examine(vol, lookups, now, mono);
     } else {
+      const nodes = this.store.nodesModifiedSince(since);
+      this.downClock.refresh(nodes, lookups.node);
       const seen = new Set<string>();
       for (const vol of this.store.volumesModifiedSince(since)) {
         seen.add(volumeKey(vol.Namespace, vol.ID));
-        this.examine(vol, lookups, now);
+        this.examine(vol, lookups, now, mono);
       }
-      const nodes = this.store.nodesModifiedSince(since);
       const keys = new Set([
         ...this.claims.ofAllocs(this.store.allocsModifiedSince(since)),
         ...this.claims.ofNodes(nodes),
         ...this.waiting.due(now, this.opts.nodeGraceMs),
+        ...this.holds.due(mono),
       ]);
       for (const key of keys) {
         if (seen.has(key)) continue;
         const at = this.claims.get(key);
         const vol = at && this.store.getVolume(at.namespace, at.id);
-        if (vol) this.examine(vol, lookups, now);
+        if (vol) this.examine(vol, lookups, now, mono);
         else this.forget(key);
       }
-      // A node written may be a controller back: releases waiting for one need not wait out their backoff.
-      if (nodes.length > 0) {
-        for (const [key, v] of this.volumes)
-          if (this.wakeIfControllerBack(key)) this.schedule(v.namespace, v.id);
-      }
+      if (nodes.length > 0) this.runs.wakeControllersBack();
     }
     // Only a pass that got here moves on: one that threw is read again, from the same index.
     this.readIndex = upTo;
-    // Idle volumes are forgotten once their rate-limit window has passed: the map holds only
-    // volumes with work running, queued or recently done.
-    for (const [k, v] of this.volumes) {
-      if (!v.running && !v.timer && v.failures === 0 && v.notBefore <= now) this.volumes.delete(k);
-    }
+    for (const ref of this.orphans.takeDue(mono)) this.runs.track(this.ask(ref));
+    this.runs.prune(now);
   }
 
-  /** Sorts one volume's claims: schedules its releases, notes its waits. */
-  private examine(vol: CSIVolume, lookups: Lookups, now: number): void {
+  /** The facts of each claim of the volume under `key`, as this watcher knows them at `mono`. */
+  private inputs(key: string, lookups: Pick<Lookups, "alloc" | "node">, mono: number): WorkInputs {
+    return {
+      alloc: lookups.alloc,
+      node: lookups.node,
+      facts: (claim, alloc, node) => {
+        const downSince = this.downClock.observe(claim.NodeID, node, mono);
+        return {
+          now: mono,
+          nodeDownSince: downSince,
+          fenceHoldMs: downSince === undefined ? Infinity : fenceHoldMsOf(alloc, this.opts),
+          nodeHoldsNothing: this.orphans.holdsNothing(key, claim.AllocationID, claim.NodeID, mono),
+        };
+      },
+    };
+  }
+
+  /** What a release run of the volume does now: the decisions taken again on the store as it is. */
+  private work(namespace: string, id: string): ReleaseWork[] {
+    const vol = this.store.getVolume(namespace, id);
+    if (!vol) return [];
+    const store = {
+      alloc: (a: string) => this.store.getAlloc(a),
+      node: (n: string) => this.store.getNode(n),
+    };
+    const work = volumeWork(vol, this.inputs(volumeKey(namespace, id), store, performance.now()));
+    return [
+      ...work.release.map((claim) => ({ claim, unused: false })),
+      ...work.releaseUnused.map((claim) => ({ claim, unused: true })),
+    ];
+  }
+
+  /** Sorts one volume's claims: schedules its releases, notes its waits and holds. */
+  private examine(vol: CSIVolume, lookups: Lookups, now: number, mono: number): void {
     const key = volumeKey(vol.Namespace, vol.ID);
     // One volume the pass cannot read is logged and skipped; the others are still reaped.
     try {
       this.claims.set(key, vol);
       if (!this.claims.get(key)) {
         this.waiting.forget(key);
+        this.holds.forget(key);
+        this.orphans.forget(key);
         // Unclaimed: only the controller's condition still counts for metrics (the node's usage
         // figures are of claimed volumes only, as they were before the condition existed).
         this.census.set(key, { ...vol, Usage: null }, [], now);
         return;
       }
-      const work = volumeWork(vol, lookups.alloc, lookups.node);
-      this.census.set(key, vol, [...work.release, ...work.waiting], now);
+      const work = volumeWork(vol, this.inputs(key, lookups, mono));
+      const held = work.held.map((h) => h.claim);
+      this.census.set(key, vol, [...work.release, ...work.releaseUnused, ...work.waiting, ...held], now);
+      this.orphans.note(key, vol.Namespace, vol.ID, work.askable, mono);
+      for (const h of this.holds.note(key, work.held)) {
+        const ref = { namespace: vol.Namespace, volumeId: vol.ID, claim: h.claim };
+        this.runs.track(showFenceHold(this.store, this.log, ref, h.holdMs, h.until - mono));
+      }
       for (const { claim, waitingMs } of this.waiting.note(key, work.waiting, now, this.opts.nodeGraceMs)) {
         this.log.warn(
           "a finished allocation's volume is still attached on its live node; waiting for the node agent to unmount it",
           { volume: vol.ID, alloc: claim.AllocationID, node: claim.NodeID, waiting_ms: waitingMs },
         );
       }
-      if (work.release.length > 0) {
-        this.wakeIfControllerBack(key);
-        this.schedule(vol.Namespace, vol.ID);
+      if (work.release.length + work.releaseUnused.length > 0) {
+        this.runs.wakeIfControllerBack(key);
+        this.runs.schedule(vol.Namespace, vol.ID);
       }
     } catch (err) {
       this.log.error("volumewatcher could not scan a volume", {
@@ -226,173 +295,56 @@ export class VolumeWatcher {
     this.claims.forget(key);
     this.census.forget(key);
     this.waiting.forget(key);
+    this.holds.forget(key);
+    this.orphans.forget(key);
   }
 
   /**
-   * Records on the claim which server step failed: ControllerUnpublishVolume when the volume needs
-   * it and the claim is before it, otherwise the rest of the walk. Best effort: a failed write is
-   * logged, and the next failed run writes again.
+   * Asks a claim's live node what it holds of the volume for the claim's alloc. "Nothing" runs the
+   * volume's release (the run decides again, with the answer); anything else, or no answer (the
+   * node cannot be reached: no guessing), keeps the claim waiting until the next question.
    */
-  private async recordFailure(
-    v: VolumeState,
-    claim: VolumeClaim,
-    error: string,
-    nextAttemptMs: number,
-  ): Promise<void> {
-    const vol = this.store.getVolume(v.namespace, v.id);
-    const now = vol && findClaim(vol, claim.AllocationID);
-    if (!vol || !now) return;
-    const beforeController =
-      now.State === "node-detached" || (now.State === "taken" && nodeIsGone(this.store.getNode(now.NodeID)));
-    // As the walk decides (nextReleaseStep): the claim's own ControllerPublish record, whatever the
-    // plugin looks like now (its controller may be down), or the plugin requiring the controller.
-    // The stored record's ControllerRequired is not filled in: read the plugin's.
-    const pluginRequires = this.store.pluginSummary(vol.PluginID)?.ControllerRequired ?? false;
-    const controller = needsControllerUnpublish({ ...vol, ControllerRequired: pluginRequires }, now);
-    try {
-      await recordReleaseStatus(this.store, {
-        namespace: v.namespace,
-        volumeId: v.id,
-        allocId: claim.AllocationID,
-        step: controller && beforeController ? "controller-unpublish" : "server-release",
-        lastError: error,
-        attempts: v.failures,
-        nextAttemptMs,
-      });
-    } catch (err) {
-      this.log.warn("could not record a claim's release status", { volume: v.id, error: err });
-    }
-  }
-
-  /** Cuts the backoff short of a volume whose release waited for a controller that is now live. */
-  private wakeIfControllerBack(key: string): boolean {
-    const v = this.volumes.get(key);
-    const wait = v?.awaitController;
-    if (!v || !wait || !v.timer) return false;
-    if (!this.attachControllers(wait.pluginId).some((n) => !wait.seen.has(n))) return false;
-    clearTimeout(v.timer);
-    v.timer = undefined;
-    v.notBefore = 0;
-    v.awaitController = undefined;
-    return true;
-  }
-
-  private schedule(namespace: string, id: string): void {
-    if (this.ctl.signal.aborted) return;
-    const key = volumeKey(namespace, id);
-    let v = this.volumes.get(key);
-    if (!v) {
-      v = {
-        namespace,
-        id,
-        running: false,
-        again: false,
-        timer: undefined,
-        failures: 0,
-        notBefore: 0,
-        awaitController: undefined,
-      };
-      this.volumes.set(key, v);
-    }
-    if (v.running) {
-      v.again = true;
-      return;
-    }
-    if (v.timer) return;
-    const state = v;
-    state.timer = setTimeout(
-      () => {
-        state.timer = undefined;
-        this.track(this.run(state));
-      },
-      Math.max(0, v.notBefore - Date.now()),
-    );
-  }
-
-  /** Nodes with a healthy controller of the plugin that supports attach/detach. */
-  private attachControllers(pluginId: string): string[] {
-    const controllers = this.store.healthyPluginInstances(pluginId, "controller");
-    return [...controllers]
-      .filter(([, c]) => c.ControllerInfo?.SupportsAttachDetach === true)
-      .map(([nodeId]) => nodeId);
-  }
-
-  /** What the volume's release waits for when `claim`'s ControllerUnpublish found no controller. */
-  private controllerWait(v: VolumeState, claim: VolumeClaim | undefined): VolumeState["awaitController"] {
-    const vol = this.store.getVolume(v.namespace, v.id);
-    const now = vol && claim && findClaim(vol, claim.AllocationID);
-    if (!vol || !now) return undefined;
-    const pluginId = unpublishPluginOf(vol, now);
-    return { pluginId, seen: new Set(this.attachControllers(pluginId)) };
-  }
-
-  /** Keeps a release run until it settles (stop() awaits it); a failure is logged, never unhandled. */
-  private track(run: Promise<void>): void {
-    const p: Promise<void> = run
-      .catch((err: unknown) => this.log.error("volumewatcher run failed", { error: err }))
-      .finally(() => this.runs.delete(p));
-    this.runs.add(p);
-  }
-
-  /** Releases every claim of the volume the watcher should release, one after another. */
-  private async run(v: VolumeState): Promise<void> {
+  private async ask(ref: OrphanRef): Promise<void> {
     const signal = this.ctl.signal;
-    v.running = true;
-    v.again = false;
-    let failed = false;
-    /** The claim being released when a failure comes: the one whose status records it. */
-    let current: VolumeClaim | undefined;
+    let nothing = false;
     try {
-      const vol = this.store.getVolume(v.namespace, v.id);
-      const work = vol
-        ? volumeWork(
-            vol,
-            (id) => this.store.getAlloc(id),
-            (id) => this.store.getNode(id),
-          )
-        : { release: [], waiting: [] };
-      for (const claim of work.release) {
-        if (signal.aborted) return;
-        current = claim;
-        const freed = await this.releaser.releaseClaim(
-          v.namespace,
-          { VolumeID: v.id, AllocationID: claim.AllocationID, NodeID: claim.NodeID },
-          "taken",
-          signal,
+      if (!this.releaser.nodeVolumeState) return;
+      const state = await this.releaser.nodeVolumeState(
+        ref.nodeId,
+        { Namespace: ref.namespace, VolumeID: ref.volumeId, AllocID: ref.allocId },
+        anySignal([signal], this.opts.orphanAskTimeoutMs),
+      );
+      nothing = nodeHoldsNothing(state);
+      if (!nothing) {
+        this.log.info(
+          "a finished allocation's claim is still held on its live node; waiting for the node agent",
+          {
+            volume: ref.volumeId,
+            alloc: ref.allocId,
+            node: ref.nodeId,
+            mounted: state.Mounted,
+            release_pending: state.ReleasePending,
+            alloc_active: state.AllocActive,
+          },
         );
-        this.log.info("volumewatcher released a claim", {
-          volume: v.id,
-          namespace: v.namespace,
-          alloc: claim.AllocationID,
-          node: claim.NodeID,
-          freed,
-        });
       }
-      v.failures = 0;
-      v.awaitController = undefined;
     } catch (err) {
       if (signal.aborted) return;
-      failed = true;
-      const e = asBerthError(err);
-      v.awaitController =
-        e.code === "ERR_CSI_PLUGIN_UNAVAILABLE" ? this.controllerWait(v, current) : undefined;
-      const delay = backoffDelay(v.failures, this.opts.backoffBaseMs, this.opts.backoffMaxMs);
-      v.failures++;
-      v.notBefore = Date.now() + delay;
-      this.log.warn("volumewatcher could not release a claim; retrying", {
-        volume: v.id,
-        namespace: v.namespace,
-        code: e.code,
-        error: e.message,
-        retry_in_ms: delay,
-        failures: v.failures,
+      this.log.warn("could not ask the node about a finished allocation's claim; it keeps waiting", {
+        volume: ref.volumeId,
+        alloc: ref.allocId,
+        node: ref.nodeId,
+        error: asBerthError(err).message,
       });
-      if (current) await this.recordFailure(v, current, e.message, v.notBefore);
     } finally {
-      v.running = false;
-      if (!failed) v.notBefore = Date.now() + this.opts.minIntervalMs;
+      if (!signal.aborted) this.orphans.answered(ref, nothing, performance.now());
     }
-    if (signal.aborted) return;
-    if (failed || v.again) this.schedule(v.namespace, v.id);
+    if (nothing) this.runs.schedule(ref.namespace, ref.volumeId);
+    else this.nudge?.abort();
   }
+}
+
+/** Ms from `now` until `at` (both monotonic); undefined when nothing is due. */
+function dueIn(at: number | undefined, now: number): number | undefined {
+  return at === undefined ? undefined : at - now;
 }

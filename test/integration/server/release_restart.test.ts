@@ -133,7 +133,15 @@ async function cluster(t: { after: (fn: () => unknown) => void }) {
       httpAddr: `127.0.0.1:${port}`,
       log: nullLogger,
       heartbeatTtlMs: TTL_MS,
-      volumeWatcher: { scanIntervalMs: 10, minIntervalMs: 10, backoffBaseMs: 50, backoffMaxMs: 200 },
+      // fenceHoldMs 0: a lost node's single-writer claim is released at once here (issue 28's
+      // fence hold is tested in volumewatcher_fence_orphan.test.ts).
+      volumeWatcher: {
+        scanIntervalMs: 10,
+        minIntervalMs: 10,
+        backoffBaseMs: 50,
+        backoffMaxMs: 200,
+        fenceHoldMs: 0,
+      },
     });
     await server.start();
   };

@@ -58,7 +58,13 @@ before(async () => {
       text: "node not found",
       headers: { "X-Berth-Error-Code": "ERR_NOT_FOUND" },
     },
-    "GET /v1/nodes": { json: [{ ID: NODE_ID }] },
+    "GET /v1/nodes": {
+      json: [
+        { ID: NODE_ID, Name: "web-1" },
+        { ID: "aaaa0000-0000-4000-8000-000000000001", Name: "twin" },
+        { ID: "bbbb0000-0000-4000-8000-000000000002", Name: "twin" },
+      ],
+    },
     [`GET /v1/node/${NODE_ID}`]: { json: { ID: NODE_ID } },
     "DELETE /v1/volume/csi/demo/detach": { json: { Index: 5 } },
     "DELETE /v1/volume/csi/busy/detach": {
@@ -206,5 +212,25 @@ describe("volume detach", () => {
       busy.err[0]!,
       /^Error detaching volume: Unexpected response code: 409 \(.*running allocation/,
     );
+  });
+
+  it("takes a node's name too; a name or prefix matching several nodes is refused, naming them", async () => {
+    const o = io();
+    assert.equal(await volumeDetach.run(volumeDetach.parse(["demo", "web-1"]), o), 0);
+    assert.equal(
+      requests("DELETE", "/v1/volume/csi/demo/detach").at(-1)!.url,
+      `/v1/volume/csi/demo/detach?node=${NODE_ID}`,
+    );
+    const twin = io();
+    const sent = requests("DELETE", "/v1/volume/csi/demo/detach").length;
+    assert.equal(await volumeDetach.run(volumeDetach.parse(["demo", "twin"]), twin), 1);
+    assert.match(
+      twin.err[0]!,
+      /"twin" matches 2 nodes by ID prefix or name: aaaa0000.* \(twin\), bbbb0000.* \(twin\); give a node ID/,
+    );
+    assert.equal(requests("DELETE", "/v1/volume/csi/demo/detach").length, sent, "nothing detached");
+    const none = io();
+    assert.equal(await volumeDetach.run(volumeDetach.parse(["demo", "nobody"]), none), 1);
+    assert.match(none.err[0]!, /404/);
   });
 });

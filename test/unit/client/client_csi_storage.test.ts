@@ -84,7 +84,8 @@ const ref = {
 test("with nodeVolumes every ClientMethods entry has a handler", () => {
   const { handlers } = setup();
   assert.ok(handlers.has("ClientCSI.NodeExpandVolume") && handlers.has("ClientCSI.NodeDetachVolume"));
-  assert.equal(handlers.size, 13);
+  assert.ok(handlers.has("ClientCSI.NodeVolumeState"));
+  assert.equal(handlers.size, 14);
 });
 
 test("snapshot calls convert both ways; creation time crosses as Unix seconds", async () => {

@@ -12,6 +12,7 @@ import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewat
 import { freeClaim, setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import type { ClaimState, VolumeClaim } from "../../../src/structs/volume.js";
+import type { Allocation } from "../../../src/structs/alloc.js";
 import { makeNode } from "../../builders/node.js";
 import { makeVolume } from "../../builders/volume.js";
 
@@ -41,10 +42,13 @@ test("volumewatcher decisions: what each claim needs", () => {
   assert.equal(claimAction(claim("a", "n"), complete, up), "wait-node");
   assert.equal(claimAction(claim("a", "n"), neverRan, up), "wait-node");
   assert.equal(claimAction(claim("a", "n"), undefined, up), "wait-node");
-  // A down or gone node loses its claims, whatever the server last heard of the alloc.
-  assert.equal(claimAction(claim("a", "n"), lost, down), "release");
-  assert.equal(claimAction(claim("a", "n"), running, down), "release");
-  assert.equal(claimAction(claim("a", "n"), running, undefined), "release");
+  // A down or gone node loses its claims, whatever the server last heard of the alloc — a
+  // single-writer claim only once the node's fence bound has passed (volumewatcher_decide.test.ts).
+  const reader = { ...claim("a", "n"), Mode: "read" as const };
+  assert.equal(claimAction(reader, lost, down), "release");
+  assert.equal(claimAction(reader, running, down), "release");
+  assert.equal(claimAction(reader, running, undefined), "release");
+  assert.equal(claimAction(claim("a", "n"), running, down), "hold-fence");
   // A release already under way is finished, on any node.
   for (const s of ["node-detached", "controller-detached", "ready-to-free"] as const) {
     assert.equal(claimAction(claim("a", "n", s), complete, up), "release", s);
@@ -63,11 +67,11 @@ test("volumewatcher decisions: a volume's claims sorted into release and wait", 
     w1: running,
     p1: complete,
   };
-  const work = volumeWork(
-    vol,
-    (id) => allocs[id],
-    (id) => (id === "up1" ? up : undefined),
-  );
+  const work = volumeWork(vol, {
+    alloc: (id) => allocs[id] as Allocation | undefined,
+    node: (id) => (id === "up1" ? { ...up, StatusUpdatedAt: 1 } : undefined),
+    facts: () => ({ now: 0, nodeDownSince: undefined, fenceHoldMs: 0, nodeHoldsNothing: false }),
+  });
   assert.deepEqual(work.release.map((c) => c.AllocationID).sort(), ["p1", "w1"]);
   assert.deepEqual(
     work.waiting.map((c) => c.AllocationID),
@@ -93,7 +97,7 @@ function fakeReleaser(store: SqliteStateStore) {
   return { releaser, calls, state };
 }
 
-const fast = { scanIntervalMs: 5, minIntervalMs: 5, backoffBaseMs: 40, backoffMaxMs: 160 };
+const fast = { scanIntervalMs: 5, minIntervalMs: 5, backoffBaseMs: 40, backoffMaxMs: 160, fenceHoldMs: 0 };
 
 async function until(what: string, fn: () => boolean, timeoutMs = 3000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

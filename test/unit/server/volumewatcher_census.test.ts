@@ -53,6 +53,7 @@ test("a stuck release shows as pending with its failing step, and leaves the gau
   };
   const w = new VolumeWatcher(store, releaser, nullLogger, {
     scanIntervalMs: 5,
+    fenceHoldMs: 0,
     minIntervalMs: 5,
     backoffBaseMs: 40,
     backoffMaxMs: 80,

@@ -71,6 +71,7 @@ test("a release waiting for a controller is recorded as such and retried when a 
   // A long backoff: only the wake can make the retry come within the test.
   const w = new VolumeWatcher(store, releaser, nullLogger, {
     scanIntervalMs: 5,
+    fenceHoldMs: 0,
     minIntervalMs: 5,
     backoffBaseMs: 60_000,
     backoffMaxMs: 60_000,

@@ -87,7 +87,11 @@ test("volumewatcher: with 1,000 unrelated volumes, a release reads the changed v
       return true;
     },
   };
-  const watcher = new VolumeWatcher(store, releaser, nullLogger, { scanIntervalMs: 5, minIntervalMs: 5 });
+  const watcher = new VolumeWatcher(store, releaser, nullLogger, {
+    scanIntervalMs: 5,
+    minIntervalMs: 5,
+    fenceHoldMs: 0,
+  });
   watcher.start();
   t.after(async () => {
     await watcher.stop();

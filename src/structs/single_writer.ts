@@ -1,0 +1,19 @@
+/**
+ * Single-writer claims: the claims a node agent fences by itself when it cannot renew its lease
+ * with the servers, and the server holds for the fence bound before it frees them (DESIGN.md
+ * invariant "a single-writer volume never has two writers"). A write claim in a mode that admits
+ * one writer: single-node-writer, multi-node-single-writer, and CSI 1.5's single-node-single-writer
+ * (not an AccessMode berth offers yet; named so a claim stored by a later version still counts).
+ * Pure.
+ */
+import type { VolumeClaim } from "./volume.js";
+
+export const SINGLE_WRITER_ACCESS_MODES: readonly string[] = [
+  "single-node-writer",
+  "single-node-single-writer",
+  "multi-node-single-writer",
+];
+
+export function isSingleWriterClaim(claim: Pick<VolumeClaim, "Mode" | "AccessMode">): boolean {
+  return claim.Mode === "write" && SINGLE_WRITER_ACCESS_MODES.includes(claim.AccessMode);
+}
