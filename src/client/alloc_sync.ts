@@ -28,7 +28,7 @@ const BLOCKING_WAIT_MS = 30_000;
 
 /** What this class needs of an alloc runner (a fake in unit tests). */
 export type AllocRunnerLike = Pick<AllocRunner, "run" | "update" | "destroy" | "shutdown"> &
-  Partial<Pick<AllocRunner, "taskRunner" | "allocDir">>;
+  Partial<Pick<AllocRunner, "taskRunner" | "allocDir" | "fence">>;
 
 export class AllocSync {
   private readonly runners = new Map<string, { runner: AllocRunnerLike; alloc: Allocation }>();
@@ -101,7 +101,9 @@ export class AllocSync {
   /**
    * Stops an alloc on the node's own authority (fence/self_fence.ts: no lease with the servers):
    * its runner is given the alloc with DesiredStatus stop, as if the server had said so, so its
-   * tasks are killed and its volumes released as on any stop. A stop is final for a runner: the
+   * tasks are killed (poststop ones are not run: they could write after the servers' fence hold)
+   * and its volumes released as on any stop; a runner without `fence` (a simulated node's) takes
+   * it as a plain update. A stop is final for a runner: the
    * server's later answers (it may still say "run") do not start the tasks again, and the alloc's
    * terminal status tells the server to replace it.
    */
@@ -109,7 +111,8 @@ export class AllocSync {
     const known = this.runners.get(allocId);
     if (!known || known.alloc.DesiredStatus !== "run") return;
     known.alloc = { ...known.alloc, DesiredStatus: "stop", DesiredDescription: reason };
-    known.runner.update(known.alloc);
+    if (known.runner.fence) known.runner.fence(known.alloc, reason);
+    else known.runner.update(known.alloc);
   }
 
   forget(allocId: string): void {

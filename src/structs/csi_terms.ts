@@ -13,14 +13,6 @@ export const ACCESS_MODES = [
 ] as const;
 export type AccessMode = (typeof ACCESS_MODES)[number];
 
-/**
- * Modes that allow one writer at a time: the modes the self-fence guards (a node that lost its
- * lease stops the writer before the servers may hand the volume to another; docs/design.md).
- */
-export function isSingleWriterAccessMode(m: AccessMode): boolean {
-  return m === "single-node-writer" || m === "multi-node-single-writer";
-}
-
 export const ATTACHMENT_MODES = ["file-system", "block-device"] as const;
 export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
 

@@ -1,6 +1,6 @@
 /**
  * Single-writer claims: the claims a node agent fences by itself when it cannot renew its lease
- * with the servers, and the server holds for the fence bound before it frees them (DESIGN.md
+ * with the servers, and the server holds for the fence bound before it frees them (docs/design.md
  * invariant "a single-writer volume never has two writers"). A write claim in a mode that admits
  * one writer: single-node-writer, multi-node-single-writer, and CSI 1.5's single-node-single-writer
  * (not an AccessMode berth offers yet; named so a claim stored by a later version still counts).
@@ -14,6 +14,11 @@ export const SINGLE_WRITER_ACCESS_MODES: readonly string[] = [
   "multi-node-single-writer",
 ];
 
+/** A mode that admits one writer at a time (a claim's, or a job's volume request's). */
+export function isSingleWriterAccessMode(mode: string): boolean {
+  return SINGLE_WRITER_ACCESS_MODES.includes(mode);
+}
+
 export function isSingleWriterClaim(claim: Pick<VolumeClaim, "Mode" | "AccessMode">): boolean {
-  return claim.Mode === "write" && SINGLE_WRITER_ACCESS_MODES.includes(claim.AccessMode);
+  return claim.Mode === "write" && isSingleWriterAccessMode(claim.AccessMode);
 }

@@ -11,8 +11,7 @@
  *   then postrun. A prerun that fails (not stopped) runs no task at all.
  * - `destroy()` kills, waits for run and postrun's background work, runs destroy hooks, removes
  *   the alloc dir and forgets the alloc's state.
- * - `shutdown()` is agent exit: stops waiting and cancels background work but never kills tasks or
- *   unmounts; a restarted agent's runner picks up from the state DB.
+ * - `shutdown()` is agent exit: never kills tasks or unmounts (a restarted agent picks up).
  * - An alloc whose persisted status is terminal, or that has releases pending, goes straight to
  *   postrun when run again (a restart resumes the release).
  * - Restore (agent restart): an alloc with a persisted non-terminal status keeps that status and
@@ -32,17 +31,20 @@ import {
 import { asBerthError } from "../../structs/errors.js";
 import type { AllocClientUpdate } from "../../structs/rpc.js";
 import { AllocDir } from "../allocdir/alloc_dir.js";
-import { AllocDirHook } from "./alloc_dir_hook.js";
 import { clientStatusOf, newTaskState, runnerFailed, withPrerunEvent } from "./alloc_status.js";
 import { stageOf, TaskCoordinator } from "./alloc_runner_lifecycle.js";
 import { runPostrun, runPrerun } from "./alloc_runner_postrun.js";
 import type { AllocRunnerConfig, TaskRunnerLike } from "./alloc_runner_config.js";
-import { CsiHook } from "./csi_hook.js";
+import { allocHooks } from "./alloc_runner_hooks.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
 
-export type { AllocRunnerConfig, AllocRunnerStore, NewTaskRunner } from "./alloc_runner_config.js";
-export type { TaskRunnerLike } from "./alloc_runner_config.js";
+export type {
+  AllocRunnerConfig,
+  AllocRunnerStore,
+  NewTaskRunner,
+  TaskRunnerLike,
+} from "./alloc_runner_config.js";
 
 export class AllocRunner {
   readonly allocDir: AllocDir;
@@ -65,6 +67,7 @@ export class AllocRunner {
   private readonly remountedBeforeTasks = new Set<string>();
   private coordinator: TaskCoordinator | null = null;
   private stopReason = "";
+  private fenced = false; // stopped by the node's self-fence: no task runs any more, not even poststop
 
   constructor(private readonly cfg: AllocRunnerConfig) {
     this.alloc = cfg.alloc;
@@ -72,28 +75,18 @@ export class AllocRunner {
     this.allocDir = new AllocDir(cfg.dataDir, cfg.alloc.ID);
     const tasks = allocTaskGroup(cfg.alloc)?.Tasks ?? [];
     for (const t of tasks) this.taskStates[t.Name] = newTaskState();
-    this.hooks = [
-      new AllocDirHook(
-        this.allocDir,
-        tasks.map((t) => t.Name),
-      ),
-      new CsiHook({
+    this.hooks = allocHooks(
+      cfg,
+      this.allocDir,
+      this.hookResources,
+      tasks.map((t) => t.Name),
+      this.log,
+      {
         alloc: () => this.alloc,
-        nodeId: cfg.node.id,
-        rpc: cfg.rpc,
-        registry: cfg.registry,
-        volumeManager: cfg.volumeManager,
-        store: cfg.stateDb,
-        hookResources: this.hookResources,
-        log: this.log,
-        ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
-        ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
-        ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
-        ...(cfg.pluginDirs === undefined ? {} : { pluginDirs: cfg.pluginDirs }),
         emitEvent: (type, message, details) => this.emitTaskEvent(type, message, details),
         refreshTaskMounts: (hostPath) => this.refreshTaskMounts(hostPath),
-      }),
-    ];
+      },
+    );
   }
 
   get clientStatus(): ClientStatus {
@@ -110,6 +103,13 @@ export class AllocRunner {
     this.alloc = alloc;
     this.cfg.stateDb.putAlloc(alloc);
     if (alloc.DesiredStatus !== "run") this.stop(`alloc desired status is ${alloc.DesiredStatus}`);
+  }
+
+  /** The node's own stop (client/fence/): as a stop, but poststop tasks do not run either. */
+  fence(alloc: Allocation, reason: string): void {
+    this.fenced = true;
+    this.stop(reason);
+    this.update(alloc);
   }
 
   /** Resolves once postrun's background work (volume releases) has settled. */
@@ -192,7 +192,7 @@ export class AllocRunner {
     this.stopCtl.abort(abortError());
     // Poststop tasks run once the others are dead, also on a stop.
     for (const [name, tr] of this.taskRunners) {
-      if (!this.coordinator?.isPoststop(name)) this.killTask(name, tr, reason);
+      if (this.fenced || !this.coordinator?.isPoststop(name)) this.killTask(name, tr, reason);
     }
   }
 
@@ -251,6 +251,7 @@ export class AllocRunner {
   }
 
   private hasPoststop(): boolean {
+    if (this.fenced) return false;
     return (allocTaskGroup(this.alloc)?.Tasks ?? []).some((t) => stageOf(t) === "poststop");
   }
 
@@ -323,12 +324,13 @@ export class AllocRunner {
     // first), which opens the poststop gate.
     if (this.stopCtl.signal.aborted) {
       for (const [name, tr] of runners)
-        if (!coordinator.isPoststop(name)) this.killTask(name, tr, this.stopReason);
+        if (this.fenced || !coordinator.isPoststop(name)) this.killTask(name, tr, this.stopReason);
     }
     for (const [name, tr] of runners) {
       runs.push(
         (async () => {
           await coordinator.gate(name);
+          if (this.fenced && coordinator.isPoststop(name)) return; // killed unstarted: never run
           const run = tr.run();
           for (const hostPath of remounted)
             this.track(this.refreshTaskMount(name, tr, hostPath).then(() => undefined));

@@ -17,7 +17,7 @@
  * acknowledged, so it can only overstate how long the node has been cut off.
  */
 import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
-import { isSingleWriterAccessMode } from "../../structs/csi_terms.js";
+import { isSingleWriterAccessMode } from "../../structs/single_writer.js";
 import { NS_PER_MS, type TaskGroup } from "../../structs/job.js";
 
 export interface FencePolicy {

@@ -166,6 +166,19 @@ test("a stop kills main tasks but runs poststop, which sees the volume; release 
   assert.equal(h.client.callsOf("NodeUnpublishVolume").length, 1);
 });
 
+test("the node's self-fence kills every task, poststop ones unstarted, then releases the volume", async () => {
+  const h = harness([t("main"), t("cleanup", lc("poststop"))], { data: volumeRequest() });
+  const done = h.runner.run();
+  await h.until(() => h.started.includes("main"));
+  h.runner.fence({ ...allocWith({ data: volumeRequest() }), DesiredStatus: "stop" }, "no lease");
+  await done;
+  await h.runner.released();
+  assert.equal(h.fakes.get("main")!.killedWith, "no lease");
+  assert.equal(h.fakes.get("cleanup")!.killedWith, "no lease");
+  assert.equal(h.started.includes("cleanup"), false, "poststop never started: it could write after the hold");
+  assert.equal(h.client.callsOf("NodeUnpublishVolume").length, 1, "the volume is released");
+});
+
 test("a stop while prerun still waits on a claim: the others are killed unstarted, poststop runs", async () => {
   const volumes = { data: volumeRequest() };
   const h = harness([t("main"), t("init", lc("prestart")), t("cleanup", lc("poststop"))], volumes);
