@@ -354,10 +354,11 @@ export class Client {
   }
 
   /**
-   * Heartbeats every third of the TTL, each allowed a third of the TTL (at most 5 s) to be
-   * answered: an acknowledged one renews the node's lease from the moment it was sent. A server
-   * that refuses one for any reason but "unknown node" cannot vouch for this node, so the agent
-   * moves to the next server at once (a timeout already makes the connection probe the server).
+   * Heartbeats every third of the TTL, each allowed a quarter of the TTL (at most 5 s) to be
+   * answered: an acknowledged one renews the node's lease from the moment it was sent. A heartbeat
+   * that fails for any reason but "unknown node" — unanswered, or refused by a server that cannot
+   * vouch for this node — sends the agent to the next server at once, so a node whose server hung
+   * is on another one within about 0.6 TTL, before its self-fence bound (one TTL).
    */
   private async heartbeatLoop(): Promise<void> {
     const signal = this.stopped.signal;
@@ -369,7 +370,7 @@ export class Client {
         const resp = await this.conn.call(
           "Node.Heartbeat",
           { NodeID: this.nodeId },
-          { signal, timeoutMs: Math.round(Math.min(5000, Math.max(500, this.heartbeatTtlMs / 3))) },
+          { signal, timeoutMs: Math.round(Math.min(5000, Math.max(500, this.heartbeatTtlMs / 4))) },
         );
         this.heartbeatTtlMs = resp.HeartbeatTTL;
         this.lease?.renewed(sentAt, resp.HeartbeatTTL);
@@ -380,8 +381,7 @@ export class Client {
         if (isBerthError(err) && err.code === "ERR_NOT_FOUND") this.conn.reconnect();
         else {
           this.opts.log.warn("heartbeat failed", { error: err });
-          if (isBerthError(err) && err.code !== "ERR_RPC_TIMEOUT")
-            this.conn.failOver(`heartbeat refused: ${err.message}`);
+          this.conn.failOver(`heartbeat failed: ${(err as Error).message}`);
         }
       }
     }

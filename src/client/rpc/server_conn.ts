@@ -16,10 +16,10 @@
  * node there until the servers mark it down. A call that times out without a frame from the server
  * since it was sent triggers a probe (a WebSocket ping, answered by the server's socket layer
  * whatever the call was waiting on); no pong within PROBE_MS and the connection is dropped and the
- * next server dialled. The node agent also fails over when the server answers that it cannot
- * vouch for the node's liveness (its heartbeat refused: `failOver`). So a node reaches a healthy
- * server within one call timeout + PROBE_MS + one dial (HANDSHAKE_MS at worst), well inside its
- * heartbeat TTL.
+ * next server dialled. The node agent fails over at once when a heartbeat fails, unanswered or
+ * refused by a server that cannot vouch for the node (`failOver`): so a node reaches a healthy
+ * server within a heartbeat interval and timeout plus one dial (HANDSHAKE_MS at worst for a hung
+ * server next in the list), inside its heartbeat TTL.
  */
 import { performance } from "node:perf_hooks";
 import { WebSocket } from "ws";
