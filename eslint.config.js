@@ -3,7 +3,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-// DESIGN.md's layering arrows (structs ← csi ← client; structs ← server; api ← cli; server ✗ client),
+// docs/design.md's layering arrows (structs ← csi ← client; structs ← server; api ← cli; server ✗ client),
 // one block per layer in src/: each names the layers that layer must not import. Plain regexes over
 // the import string (no resolver, no type-aware pass, so they cost nothing): every cross-layer import
 // climbs out of its folder, `(../)+LAYER/`, and no folder inside a layer bears a layer's name.
@@ -12,7 +12,7 @@ import tseslint from "typescript-eslint";
 const LAYERS = ["hcl1", "structs", "internal", "csi", "server", "client", "api", "cli", "agent", "nodesim"];
 const GRPC = {
   regex: "^@grpc/",
-  message: "Only src/csi/ knows gRPC and protobuf (DESIGN.md): go through csi/'s client.",
+  message: "Only src/csi/ knows gRPC and protobuf (docs/design.md): go through csi/'s client.",
 };
 
 // Outside test/unit/, an import that climbs into test/unit/ (`../../unit/`, `../test/unit/`).
@@ -26,7 +26,7 @@ const TEST_UNIT = {
 function layer(layer, allowed, why, { grpc = false } = {}) {
   const forbidden = LAYERS.filter((l) => l !== layer && !allowed.includes(l));
   const regex = `^(\\.\\./)+(${[...forbidden, "test", "bench"].join("|")})/`;
-  const message = `src/${layer}/ may import only ${[layer, ...allowed].join(", ")}: ${why} (DESIGN.md's arrows).`;
+  const message = `src/${layer}/ may import only ${[layer, ...allowed].join(", ")}: ${why} (docs/design.md's arrows).`;
   return {
     files: [`src/${layer}/**/*.ts`],
     rules: {
@@ -124,7 +124,7 @@ export default tseslint.config(
     "the agent wires server and client",
   ),
   {
-    // Files stay small (DESIGN.md: a few hundred lines, one concern each): every real line counts,
+    // Files stay small (docs/design.md: a few hundred lines, one concern each): every real line counts,
     // blank and comment lines included, so a file cannot dodge the limit by its layout.
     files: ["src/**/*.ts"],
     rules: { "max-lines": ["error", { max: 400, skipBlankLines: false, skipComments: false }] },

@@ -2,7 +2,7 @@
  * Fences: conditions an external call (a server→node call, hence every controller call) must
  * still meet at the moment it is sent, carried with the work that began under them.
  *
- * Two kinds exist (DESIGN.md "Leader work is fenced by term"):
+ * Two kinds exist (docs/design.md "Leader work is fenced by term"):
  * - a leader term (leader/gate.ts): the leader's loops run inside their term's fence, so whatever
  *   they start — a release, a condition poll, an orphan listing — is refused once the term ended or
  *   the server's etcd session is no longer confirmed fresh (a paused leader that resumes);

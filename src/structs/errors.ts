@@ -116,7 +116,7 @@ export function fromWire(w: WireError): BerthError {
 }
 
 /**
- * CSI/transport codes that a caller retries with capped exponential backoff (DESIGN.md).
+ * CSI/transport codes that a caller retries with capped exponential backoff (docs/design.md).
  * UNIMPLEMENTED and INVALID_ARGUMENT are deliberately absent: retrying them cannot succeed.
  */
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([

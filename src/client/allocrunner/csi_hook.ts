@@ -1,5 +1,5 @@
 /**
- * csi_hook: the alloc runner hook for the alloc's CSI volumes (DESIGN.md steps 5 and 7). It only
+ * csi_hook: the alloc runner hook for the alloc's CSI volumes (docs/design.md steps 5 and 7). It only
  * wires its parts together; each states its own contract:
  *
  * - prerun — csi_claim.ts: reuse a persisted stub still mounted, otherwise wait for the node

@@ -1,5 +1,5 @@
 /**
- * Retry policy for node-side CSI calls (DESIGN.md invariants): transient codes (isRetryable) are
+ * Retry policy for node-side CSI calls (docs/design.md invariants): transient codes (isRetryable) are
  * retried with capped exponential backoff; everything else — UNIMPLEMENTED, INVALID_ARGUMENT,
  * NOT_FOUND, unknown errors — fails at once. The observer is told which CSI method it retries, and
  * an error a call fails with for good records its method (csiMethodOf), so callers tell steps apart

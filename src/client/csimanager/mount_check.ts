@@ -1,5 +1,5 @@
 /**
- * "A task never receives a path that is not its volume" (DESIGN.md invariant): a plugin's word that
+ * "A task never receives a path that is not its volume" (docs/design.md invariant): a plugin's word that
  * NodeStage/NodePublish succeeded is checked on the host before anything relies on it. A plugin
  * whose mounts stayed in its own mount namespace (its bidirectional bind was cut off from the host,
  * or stage_publish_base_dir is not inside its bind of the plugin dir) or a plugin that simply did

@@ -1,5 +1,5 @@
 /**
- * The node side of a volume's life on this node (DESIGN.md steps 5 and 7): NodeStage once per
+ * The node side of a volume's life on this node (docs/design.md steps 5 and 7): NodeStage once per
  * volume and usage (reference counted by alloc), NodePublish once per alloc, and the reverse.
  *
  * Contracts:

@@ -1,6 +1,6 @@
 /**
  * The ClientCSI.* handlers: controller RPCs the server runs on this node because it hosts a
- * healthy controller instance of the plugin (DESIGN.md step 3). Each handler converts the RPC DTO
+ * healthy controller instance of the plugin (docs/design.md step 3). Each handler converts the RPC DTO
  * to the CSI client's terms, refuses capabilities the plugin does not advertise
  * (ERR_CSI_NOT_SUPPORTED) and converts the answer back. Retrying is the server's business: a
  * handler makes one attempt, so a retry never stacks on another. NOT_FOUND on delete/unpublish means

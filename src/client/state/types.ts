@@ -1,4 +1,4 @@
-/** What the client persists about CSI volumes: deliberately minimal (DESIGN.md step 5). */
+/** What the client persists about CSI volumes: deliberately minimal (docs/design.md step 5). */
 import type { AccessMode, AttachmentMode } from "../../structs/volume.js";
 
 /** How an alloc uses a volume; also the key that separates stagings of one volume. */

@@ -5,7 +5,7 @@
  * stopped — each awaited — when it loses it (the scheduler's blocked set and follow-up timers are
  * dropped then: loops.ts).
  *
- * Fenced by term (DESIGN.md): each term has a LeaderTerm — an AbortSignal and a Fence
+ * Fenced by term (docs/design.md): each term has a LeaderTerm — an AbortSignal and a Fence
  * (internal/fence.ts). `lose()` aborts the term's signal at once, in the call, never queued behind
  * an unfinished start; a start still running is then no longer awaited (its loop's `start` is
  * expected to end soon on the signal, e.g. the scheduler's start-up pass checks it between jobs),

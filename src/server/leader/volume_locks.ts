@@ -14,7 +14,7 @@
  * when its lease runs out, a stopping one revokes its lease and frees them at once. Without etcd
  * (SQLite, one server) it is the plain KeyedMutex.
  *
- * Bound to the session (DESIGN.md "Leader work is fenced by term"): a lock counts as held only
+ * Bound to the session (docs/design.md "Leader work is fenced by term"): a lock counts as held only
  * while the session it was taken in is confirmed fresh — the step-down rule of the election,
  * `confirmedSentAt + ttl − STEP_DOWN_MARGIN_MS` (election.ts sessionRefusal) — which ends before
  * etcd can expire the lease and so before another server can take the key. The work under the

@@ -63,7 +63,7 @@ export const NODE_METHODS = [
   "NodeUnstageVolume",
 ] as const;
 
-/** Codes the client retries on any node call (DESIGN.md invariants). */
+/** Codes the client retries on any node call (docs/design.md invariants). */
 const RETRYABLE = ["UNAVAILABLE", "ABORTED", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED"];
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Who owns a CSI plugin's host directory (`<data>/client/csi/<type>/<id>`): the node, not one plugin
- * alloc (DESIGN.md invariant). The directory is keyed by plugin, so during a plugin job update the
+ * alloc (docs/design.md invariant). The directory is keyed by plugin, so during a plugin job update the
  * old alloc and its successor share it, and every volume staged or published through the plugin
  * lives below it. It is torn down (`umount -R`) only by the last party to leave it, and only when:
  * - no other plugin task uses it: none holds it in this process (prestart .. final stop), and none

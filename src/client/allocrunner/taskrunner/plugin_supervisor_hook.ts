@@ -1,5 +1,5 @@
 /**
- * csi_plugin_supervisor (DESIGN.md "The flow of one volume", step 1), for tasks with a csi_plugin
+ * csi_plugin_supervisor (docs/design.md "The flow of one volume", step 1), for tasks with a csi_plugin
  * block. prestart: the plugin's host dir, shared and bound bidirectionally at
  * `stage_publish_base_dir`, and this task's socket dir bound at `mount_dir` (plugin_layout.ts),
  * with CSI_ENDPOINT set. poststart: Probe until healthy (a stale socket file may exist, so only a

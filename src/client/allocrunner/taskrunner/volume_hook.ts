@@ -1,5 +1,5 @@
 /**
- * volume_hook (DESIGN.md "The flow of one volume", step 6): turns the CSI mounts that the alloc's
+ * volume_hook (docs/design.md "The flow of one volume", step 6): turns the CSI mounts that the alloc's
  * csi_hook published, and the node's host volumes (`volume { type = "host" }`, the client config's
  * `host_volume` blocks), into driver mounts at each `volume_mount.destination` (interpolated, as
  * Nomad does). A host volume is read-only in the task when the volume_mount, the volume request or
