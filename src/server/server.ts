@@ -234,8 +234,13 @@ export class Server {
       volumeLocks: deps.volumeLocks,
       log: this.log,
       onVolumeWatcher: (w: VolumeWatcher | undefined) => (this.watcher = w),
-      // The fence hold's margin covers a third of a TTL of directory sweeps (docs/design.md).
-      volumeWatcher: { fenceMarginMs: Math.max(10_000, ttlMs / 2), ...this.opts.volumeWatcher },
+      // The fence hold: the tasks' stop time + half a TTL (≥ 2 s), which covers a third of a TTL of
+      // directory sweeps, the node's fence check and the clocks' rates (docs/design.md).
+      volumeWatcher: {
+        fenceMarginMs: Math.max(2_000, ttlMs / 2),
+        minFenceHoldMs: 0,
+        ...this.opts.volumeWatcher,
+      },
     };
     const gate = new LeaderGate(() => buildLeaderLoops(loopParts), this.log.child("leader"));
     this.gate = gate;

@@ -275,8 +275,15 @@ test("a node down past the bound leaves the plugin record; it comes back with th
   const node = await http(c.base, "GET", "/v1/node/A");
   assert.ok(node.json.CSIControllerPlugins.p1, "the node keeps its own fingerprint");
 
-  // A heartbeats again: its controller is back on the record and speaks for the plugin.
-  const again = keepAlive(t, c.a, "A");
+  // A comes back. The server dropped its connection once it was silent for a TTL (as for a node
+  // cut off without a reset), so A connects and registers again, as an agent does, then
+  // heartbeats: its controller is back on the record and speaks for the plugin.
+  const a2 = await connectAgent(c.base, controllerHandlers([], ""));
+  t.after(() => a2.close());
+  await a2.call("Node.Register", {
+    Node: makeNode("A", { CSIControllerPlugins: { p1: controllerInfo("p1", true) } }),
+  });
+  const again = keepAlive(t, a2, "A");
   const back = await until("A's controller back", async () => {
     const p = await plugin(c.base);
     return p.Controllers.A?.Healthy ? p : undefined;
