@@ -8,21 +8,14 @@ import { openEtcd } from "../../src/server/leader/cluster.js";
 import { LeaderElection } from "../../src/server/leader/election.js";
 import { haKeys } from "../../src/server/leader/keys.js";
 import { nullLogger } from "../../src/internal/log.js";
+import { memberNamed } from "../builders/member.js";
 
 const [endpoint, prefix, name, ttl] = process.argv.slice(2);
 if (endpoint && prefix && name && ttl) {
   const election = new LeaderElection({
     client: openEtcd([endpoint]),
     keys: haKeys(prefix),
-    self: {
-      ID: `id-${name}`,
-      Name: `${name}.global`,
-      Region: "global",
-      Datacenter: "dc1",
-      HTTPAddr: `http://${name}`,
-      RPCAddr: `${name}:1`,
-      StartTime: Date.now(),
-    },
+    self: memberNamed(name),
     ttlSec: Number(ttl),
     log: nullLogger,
     onGain: (term) => process.stdout.write(JSON.stringify({ event: "gain", revision: term.revision }) + "\n"),

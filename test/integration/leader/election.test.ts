@@ -19,6 +19,7 @@ import { nullLogger } from "../../../src/internal/log.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { tcpProxy } from "./tcp_proxy.js";
+import { memberNamed } from "../../builders/member.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
 const CHILD = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../helpers/elector_child.js");
@@ -56,15 +57,7 @@ function elector(
   const election = new LeaderElection({
     client,
     keys: haKeys(prefix),
-    self: {
-      ID: `id-${name}`,
-      Name: `${name}.global`,
-      Region: "global",
-      Datacenter: "dc1",
-      HTTPAddr: `http://${name}`,
-      RPCAddr: `${name}:1`,
-      StartTime: Date.now(),
-    },
+    self: memberNamed(name),
     ttlSec,
     log: nullLogger,
     onGain: (term) => {

@@ -20,6 +20,7 @@ import { isBerthError } from "../../../src/structs/errors.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 import { tcpProxy } from "./tcp_proxy.js";
+import { memberNamed } from "../../builders/member.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
 const TTL_SEC = 2;
@@ -39,15 +40,7 @@ function server(endpoint: string, name: string) {
   const election = new LeaderElection({
     client,
     keys: haKeys(PREFIX),
-    self: {
-      ID: `id-${name}`,
-      Name: `${name}.global`,
-      Region: "global",
-      Datacenter: "dc1",
-      HTTPAddr: `http://${name}`,
-      RPCAddr: `${name}:1`,
-      StartTime: Date.now(),
-    },
+    self: memberNamed(name),
     ttlSec: TTL_SEC,
     log: nullLogger,
     onGain: () => undefined,
