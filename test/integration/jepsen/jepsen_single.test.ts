@@ -1,7 +1,7 @@
 /**
  * The Jepsen-style partition test against one server (no etcd, its own store): node agents A and
  * B reach it only through blackholing proxies; the workload's node is cut from the server for
- * longer than the heartbeat TTL, then healed, twice (seeded; see jepsen_ha.test.ts for the
+ * longer than the heartbeat TTL, then healed (once: the three-server gate partitions twice; seeded; see jepsen_ha.test.ts for the
  * checker's invariants, which all apply).
  */
 import assert from "node:assert/strict";
@@ -34,7 +34,7 @@ test(
     const rand = prng(seed);
     const report = await runJepsen({
       cluster,
-      schedule: schedule(rand, { "partition-node": 2 }),
+      schedule: schedule(rand, { "partition-node": 1 }),
       rand,
       ttlMs: TTL_MS,
       leaseTtlMs: 0,
