@@ -1,8 +1,8 @@
 /**
  * The Jepsen-style partition test against one server (no etcd, its own store): node agents A and
  * B reach it only through blackholing proxies; the workload's node is cut from the server for
- * longer than the heartbeat TTL, then healed (once: the three-server gate partitions twice; seeded; see jepsen_ha.test.ts for the
- * checker's invariants, which all apply).
+ * longer than the heartbeat TTL, then healed — once (the three-server gate partitions twice),
+ * seeded; see jepsen_ha.test.ts for the checker's invariants, which all apply.
  */
 import assert from "node:assert/strict";
 import fs from "node:fs";
