@@ -120,7 +120,11 @@ test("fence hold: a down node's single-writer claim waits out fenceHoldMs (woken
     `freed ${Math.round(released.at - downAt)} ms after the node went down, before the ${holdMs} ms bound`,
   );
   assert.equal(released.reported, "taken", "the walk skips the node step of a down node");
-  assert.equal(Object.keys(store.getVolume("default", "v1")!.WriteClaims).length, 0);
+  // The fake walk records the call before its transaction commits: wait for the commit.
+  await until(
+    "the claim freed",
+    () => Object.keys(store.getVolume("default", "v1")!.WriteClaims).length === 0,
+  );
 });
 
 test("fence hold: a node back up before the bound keeps its claim for its own agent's release", async (t) => {
@@ -186,7 +190,11 @@ test("unused claim: a finished alloc's claim on a live node is released without 
     calls.map((c) => [c.alloc, c.reported]),
     [[a.ID, "node-detached"]],
   );
-  assert.equal(Object.keys(store.getVolume("default", "v1")!.WriteClaims).length, 0);
+  // The fake walk records the call before its transaction commits: wait for the commit.
+  await until(
+    "the claim freed",
+    () => Object.keys(store.getVolume("default", "v1")!.WriteClaims).length === 0,
+  );
 });
 
 test("unused claim: a stopped alloc its node has not reported finished is never asked about", async (t) => {
