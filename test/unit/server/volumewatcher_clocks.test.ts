@@ -9,17 +9,11 @@ import { NodeDownClock } from "../../../src/server/volumewatcher/down_clock.js";
 import { FenceHolds } from "../../../src/server/volumewatcher/fence_holds.js";
 import { OrphanChecks } from "../../../src/server/volumewatcher/orphans.js";
 import type { VolumeClaim } from "../../../src/structs/volume.js";
+import { claimOf } from "../../builders/claim.js";
 
+/** Alloc `allocId`'s write claim on node `nodeId`. */
 function claim(allocId: string, nodeId = "n"): VolumeClaim {
-  return {
-    AllocationID: allocId,
-    NodeID: nodeId,
-    ExternalNodeID: `ext-${nodeId}`,
-    Mode: "write",
-    AccessMode: "single-node-writer",
-    AttachmentMode: "file-system",
-    State: "taken",
-  };
+  return claimOf({ ID: allocId, NodeID: nodeId });
 }
 
 test("down clock: counts from the first sight of each down episode; up, or a new episode, starts afresh", () => {
