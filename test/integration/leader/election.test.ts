@@ -18,7 +18,7 @@ import { haKeys } from "../../../src/server/leader/keys.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 import { eventually } from "../../helpers/agent_process.js";
-import { tcpProxy } from "./tcp_proxy.js";
+import { BlackholeProxy } from "../../helpers/blackhole_proxy.js";
 import { memberNamed } from "../../builders/member.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
@@ -249,11 +249,11 @@ test(
     // TTL 3 s: step-down window 2.4 s, a keepalive every 0.5 s; each stall holds every answer back
     // 1.4 s — longer than the old per-keepalive deadline (TTL/3), shorter than the window minus
     // one interval, so some keepalive is always answered before the deadline.
-    const proxy = await tcpProxy(etcd!.endpoint);
+    const proxy = await BlackholeProxy.start(new URL(etcd!.endpoint).host);
     const prefix = freshPrefix();
     const events: Event[] = [];
     const holders = { n: 0 };
-    const solo = elector(proxy.endpoint, prefix, "busy", events, holders, 3);
+    const solo = elector(`http://${proxy.address}`, prefix, "busy", events, holders, 3);
     try {
       solo.election.start();
       await eventually(
@@ -263,9 +263,9 @@ test(
         20,
       );
       for (let i = 0; i < 3; i++) {
-        proxy.stall(true);
+        proxy.partition();
         await new Promise((r) => setTimeout(r, 1_400));
-        proxy.stall(false);
+        proxy.heal();
         await new Promise((r) => setTimeout(r, 1_000));
       }
       assert.deepEqual(
@@ -274,7 +274,7 @@ test(
         "one term throughout: no step-down from slow answers",
       );
     } finally {
-      proxy.stall(false);
+      proxy.heal();
       await solo.stop();
       await proxy.close();
     }

@@ -19,7 +19,7 @@ import { ClusterKeyedMutex, EtcdLocks } from "../../../src/server/leader/volume_
 import { isBerthError } from "../../../src/structs/errors.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
-import { tcpProxy } from "./tcp_proxy.js";
+import { BlackholeProxy } from "../../helpers/blackhole_proxy.js";
 import { memberNamed } from "../../builders/member.js";
 
 const skip = etcdAvailable() ? false : "etcd is not installed (/usr/bin/etcd)";
@@ -70,8 +70,8 @@ test(
   "a lock holder whose session is no longer confirmed fresh refuses its controller call before another server can take the lock",
   { skip, timeout: 60_000 },
   async () => {
-    const proxy = await tcpProxy(etcd!.endpoint);
-    const a = server(proxy.endpoint, "a");
+    const proxy = await BlackholeProxy.start(new URL(etcd!.endpoint).host);
+    const a = server(`http://${proxy.address}`, "a");
     const b = server(etcd!.endpoint, "b");
     try {
       await eventually(
@@ -103,7 +103,7 @@ test(
         }
       });
       await entered;
-      proxy.drop(true);
+      proxy.partition();
       const cutAt = Date.now();
       await b.mutex.run("default/v1", async () => {
         takenByB = Date.now();
@@ -115,7 +115,7 @@ test(
       assert.ok(refusedAt > 0 && takenByB > 0);
       assert.ok(refusedAt < takenByB, "A stopped sending before B could take the lock");
     } finally {
-      proxy.drop(false);
+      proxy.heal();
       await Promise.all([a.stop(), b.stop()]);
       await proxy.close();
     }
