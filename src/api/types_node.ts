@@ -61,7 +61,7 @@ export interface NodeListStub {
   Name: string;
   Datacenter: string;
   NodeClass: string;
-  /** "initializing" | "ready" | "down" */
+  /** "initializing" | "ready" | "down" | "disconnected" */
   Status: string;
   StatusDescription: string;
   /** "eligible" | "ineligible" */

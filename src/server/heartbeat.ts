@@ -15,6 +15,10 @@
  * before each mark-down (a heartbeat read meanwhile saves the node) and evaluating each affected
  * job once per batch, so a hundred expiries are not a hundred back-to-back scheduling passes.
  *
+ * A node running allocs whose group has a `lost_after` window (Nomad's disconnect strategy) is
+ * `disconnected` instead, those allocs `unknown` (node_loss.ts); a timer per such node loses them
+ * when their window ends with the node still silent, and a new leader arms it again from the record.
+ *
  * A node that stays down for `downPluginBoundMs` has its plugin instances taken off the plugin
  * records (detachDownNodePlugins), so a departed controller or node plugin does not stay listed
  * until the node is garbage collected (24 h). Its entries never gated claims even before (the
@@ -29,7 +33,13 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../structs/eval.js";
 import type { Logger } from "../internal/log.js";
 import { LoopStalls } from "./loop_stall.js";
-import { detachDownNodePlugins, markNodeDown } from "./node_loss.js";
+import {
+  detachDownNodePlugins,
+  expireUnknownAllocs,
+  markNodeDown,
+  nextUnknownExpiry,
+  type JobRef,
+} from "./node_loss.js";
 import type { StateStore } from "./state/store.js";
 
 /** What node loss needs from the scheduler. */
@@ -75,6 +85,8 @@ export class HeartbeatMonitor {
   private readonly gracedFor = new Map<string, number>();
   /** Down nodes whose plugin instances are still on the plugin records: when to take them off. */
   private readonly detachTimers = new Map<string, NodeJS.Timeout>();
+  /** Disconnected nodes: when their next unknown alloc's lost_after window ends. */
+  private readonly unknownTimers = new Map<string, NodeJS.Timeout>();
   /** Expiries and detaches in flight (neither ever rejects), awaited by stop(). */
   private readonly expiring = new Set<Promise<void>>();
   /** Nodes whose TTL ran out, waiting for the expiry queue. */
@@ -108,7 +120,10 @@ export class HeartbeatMonitor {
   start(): void {
     this.stalls.start();
     for (const n of this.store.listNodes()) {
-      if (n.Status !== "down") {
+      if (n.Status === "disconnected") {
+        const at = nextUnknownExpiry(this.store.allocsByNode(n.ID));
+        this.armUnknownExpiry(n.ID, at ?? Date.now());
+      } else if (n.Status !== "down") {
         this.heardAt.set(n.ID, performance.now());
         this.arm(n.ID, this.failoverMs);
       } else if (n.CSIPluginsDetachedAt === undefined) this.armDetach(n.ID, n.StatusUpdatedAt);
@@ -121,6 +136,8 @@ export class HeartbeatMonitor {
     this.stalls.start();
     clearTimeout(this.detachTimers.get(nodeId));
     this.detachTimers.delete(nodeId);
+    clearTimeout(this.unknownTimers.get(nodeId));
+    this.unknownTimers.delete(nodeId);
     this.heardAt.set(nodeId, performance.now());
     this.gracedFor.delete(nodeId);
     this.arm(nodeId, this.ttlMs);
@@ -130,9 +147,11 @@ export class HeartbeatMonitor {
   async stop(): Promise<void> {
     this.stopped = true;
     this.stalls.stop();
-    for (const t of [...this.timers.values(), ...this.detachTimers.values()]) clearTimeout(t);
+    for (const t of [...this.timers.values(), ...this.detachTimers.values(), ...this.unknownTimers.values()])
+      clearTimeout(t);
     this.timers.clear();
     this.detachTimers.clear();
+    this.unknownTimers.clear();
     this.expired.clear();
     while (this.expiring.size > 0) await Promise.allSettled([...this.expiring]);
   }
@@ -192,7 +211,7 @@ export class HeartbeatMonitor {
       const batch = [...this.expired];
       this.expired.clear();
       if (batch.length === 0 || this.stopped) return;
-      const jobs = new Map<string, { namespace: string; id: string }>();
+      const jobs = new Map<string, JobRef>();
       for (const nodeId of batch) {
         if (this.stopped) return;
         // A heartbeat read since the TTL ran out re-armed the node's timer: it is alive.
@@ -200,19 +219,62 @@ export class HeartbeatMonitor {
         for (const j of (await this.expire(nodeId)) ?? []) jobs.set(`${j.namespace}\u0000${j.id}`, j);
         await yieldToLoop();
       }
-      for (const j of jobs.values()) {
-        await yieldToLoop();
-        if (this.stopped) return;
-        try {
-          await this.scheduler.evaluate(j.namespace, j.id, "node-update");
-        } catch (err) {
-          this.log.error("re-evaluating a job after node loss failed", {
-            job: j.id,
-            namespace: j.namespace,
-            error: err,
-          });
-        }
+      await this.reevaluate(jobs.values(), "node-update");
+    }
+  }
+
+  /** Evaluates each job once, yielding between passes. */
+  private async reevaluate(jobs: Iterable<JobRef>, trigger: EvalTrigger): Promise<void> {
+    for (const j of jobs) {
+      await yieldToLoop();
+      if (this.stopped) return;
+      try {
+        await this.scheduler.evaluate(j.namespace, j.id, trigger);
+      } catch (err) {
+        this.log.error("re-evaluating a job after node loss failed", {
+          job: j.id,
+          namespace: j.namespace,
+          error: err,
+        });
       }
+    }
+  }
+
+  /**
+   * At `atMs` (wall clock, the record's time base) the disconnected node's unknown allocs whose
+   * lost_after window has passed are lost, and their jobs evaluated (Nomad's
+   * "max-disconnect-timeout"); the timer is armed again for the next window.
+   */
+  private armUnknownExpiry(nodeId: string, atMs: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.unknownTimers.get(nodeId));
+    const t = setTimeout(
+      () => {
+        this.unknownTimers.delete(nodeId);
+        this.track(this.expireUnknown(nodeId));
+      },
+      Math.max(0, atMs - Date.now()),
+    );
+    t.unref();
+    this.unknownTimers.set(nodeId, t);
+  }
+
+  private async expireUnknown(nodeId: string): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const now = Date.now();
+      const loss = await this.store.txn((tx) => expireUnknownAllocs(tx, nodeId, now));
+      if (!loss) return;
+      if (loss.nextExpiryMs !== undefined) this.armUnknownExpiry(nodeId, loss.nextExpiryMs);
+      else if (loss.jobs.length > 0) this.armDetach(nodeId, now);
+      if (loss.jobs.length === 0) return;
+      this.log.warn("disconnected node's allocs outlived their lost_after and are lost", {
+        node: nodeId,
+        jobs_affected: loss.jobs.length,
+      });
+      await this.reevaluate(loss.jobs, "max-disconnect-timeout");
+    } catch (err) {
+      this.log.error("expiring a disconnected node's allocs failed", { node: nodeId, error: err });
     }
   }
 
@@ -255,17 +317,31 @@ export class HeartbeatMonitor {
     }
   }
 
-  /** Marks the node down; returns the jobs that lost allocs (none when it was not up). */
-  private async expire(nodeId: string): Promise<{ namespace: string; id: string }[] | null> {
+  /**
+   * Marks the node down (or disconnected, node_loss.ts); returns the jobs whose allocs were lost or
+   * became unknown (none when it was not up).
+   */
+  private async expire(nodeId: string): Promise<JobRef[] | null> {
     try {
       const now = Date.now();
-      const lost = await this.store.txn((tx) => markNodeDown(tx, nodeId, now, "node missed its heartbeat"));
+      const loss = await this.store.txn((tx) => markNodeDown(tx, nodeId, now, "node missed its heartbeat"));
       this.heardAt.delete(nodeId);
       this.gracedFor.delete(nodeId);
-      if (!lost) return null;
+      if (!loss) return null;
+      if (loss.nextExpiryMs !== undefined) {
+        this.armUnknownExpiry(nodeId, loss.nextExpiryMs);
+        this.log.warn("node missed its heartbeat and is disconnected", {
+          node: nodeId,
+          jobs_affected: loss.jobs.length,
+        });
+        return loss.jobs;
+      }
       this.armDetach(nodeId, now);
-      this.log.warn("node missed its heartbeat and is down", { node: nodeId, jobs_affected: lost.length });
-      return lost;
+      this.log.warn("node missed its heartbeat and is down", {
+        node: nodeId,
+        jobs_affected: loss.jobs.length,
+      });
+      return loss.jobs;
     } catch (err) {
       this.log.error("marking a node down failed", { node: nodeId, error: err });
       return null;

@@ -3,7 +3,18 @@ import type { Job } from "./job.js";
 import type { RescheduleTracker } from "./reschedule_policy.js";
 
 export type DesiredStatus = "run" | "stop" | "evict";
-export type ClientStatus = "pending" | "running" | "complete" | "failed" | "lost";
+/**
+ * `unknown`: the server's, never a node's — the alloc's node is disconnected and its group has a
+ * `lost_after` window (structs/disconnect.ts); it is still desired to run and keeps its claims.
+ */
+export type ClientStatus = "pending" | "running" | "complete" | "failed" | "lost" | "unknown";
+
+/** Nomad's AllocState: one transition of a field (ClientStatus), with its time (RFC 3339). */
+export interface AllocState {
+  Field: string;
+  Value: string;
+  Time: string;
+}
 
 export interface TaskEvent {
   Type: string;
@@ -65,6 +76,8 @@ export interface Allocation extends RescheduleFields {
   ClientStatus: ClientStatus;
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
+  /** The alloc's disconnect history (unknown, then back); absent on allocs never disconnected. */
+  AllocStates?: AllocState[];
   /**
    * What the scheduler set aside for the alloc on its node (Nomad's AllocatedResources). Absent on
    * allocs placed before resources existed: they count as nothing.

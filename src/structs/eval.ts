@@ -28,7 +28,9 @@ export type EvalTrigger =
   | "alloc-stop"
   | "alloc-failure"
   | "queued-allocs"
-  | "deployment-watcher";
+  | "deployment-watcher"
+  | "max-disconnect-timeout"
+  | "reconnect";
 
 /** Nomad's AllocMetric for one task group's placement attempt. */
 export interface AllocMetric {

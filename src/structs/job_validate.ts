@@ -32,6 +32,7 @@ import {
   optStringMap,
 } from "./json_check.js";
 import { keptFields } from "./kept_validate.js";
+import { checkDisconnect } from "./disconnect_validate.js";
 import { affinities, spreads } from "./placement_prefs_validate.js";
 import { defaultRestart, groupReschedulePolicy, jobReschedule } from "./policy_validate.js";
 import { checkedConstraints, restart, task } from "./task_validate.js";
@@ -153,6 +154,7 @@ function taskGroup(field: string, input: unknown, type: JobType, job: Record<str
   if (optBool(`${field}.PreventRescheduleOnLost`, g.PreventRescheduleOnLost, false)) {
     out.PreventRescheduleOnLost = true;
   }
+  checkDisconnect(field, out, type);
   return out;
 }
 

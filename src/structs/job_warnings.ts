@@ -25,8 +25,7 @@ const GROUP_STANZAS: [keyof TaskGroup, string, string][] = [
   ["Scaling", "scaling", "berth does not autoscale task groups"],
   ["Consul", "consul", "berth does not integrate with Consul"],
   ["MaxRunDuration", "max_run_duration", "berth does not stop allocations after a maximum run time"],
-  ["MaxClientDisconnect", "max_client_disconnect", "berth does not apply disconnect strategies"],
-  ["PreventRescheduleOnLost", "prevent_reschedule_on_lost", "berth does not apply disconnect strategies"],
+  ["PreventRescheduleOnLost", "prevent_reschedule_on_lost", "berth always replaces lost allocs"],
 ];
 
 const TASK_STANZAS: [keyof Task, string, string][] = [
@@ -76,14 +75,6 @@ export function jobWarningList(job: Job): string[] {
     each(gw, "service", g.Services, "berth does not register services", out);
     each(gw, "network", g.Networks, "berth does not set up group networks or allocate ports", out);
     for (const [k, stanza, why] of GROUP_STANZAS) each(gw, stanza, g[k], why, out);
-    // stop_on_client_after is applied by the node (client/fence/); the server-side settings are not.
-    const { StopOnClientAfter: _applied, ...disconnect } = g.Disconnect ?? {};
-    const unapplied = Object.keys(disconnect).filter((k) => isSet(disconnect[k]));
-    if (unapplied.length > 0) {
-      out.push(
-        `${gw} disconnect: berth applies stop_on_client_after only; ${unapplied.map(snake).join(", ")} ${unapplied.length === 1 ? "is" : "are"} kept and ignored`,
-      );
-    }
     for (const v of Object.values(g.Volumes)) {
       if (v.Sticky)
         out.push(
@@ -115,11 +106,6 @@ function taskWarnings(tw: string, t: Task, out: string[]): void {
         `${tw} volume_mount ${JSON.stringify(m.Volume)}: berth does not relabel mounts for SELinux; selinux_label is kept and ignored`,
       );
   }
-}
-
-/** LostAfter → lost_after. */
-function snake(field: string): string {
-  return field.replace(/[A-Z]/g, (c, i: number) => (i === 0 ? "" : "_") + c.toLowerCase());
 }
 
 /** Nomad's format for register warnings; "" when there are none. */

@@ -2,7 +2,7 @@
 import { validationError } from "./errors.js";
 import type { CSIInfo } from "./csi_terms.js";
 
-export type NodeStatus = "initializing" | "ready" | "down";
+export type NodeStatus = "initializing" | "ready" | "down" | "disconnected";
 
 export interface DriverInfo {
   Detected: boolean;
@@ -235,6 +235,15 @@ export function applyEligibility(node: Node, eligibility: SchedulingEligibility)
     );
   }
   return { ...node, SchedulingEligibility: eligibility };
+}
+
+/**
+ * The node is out of contact: `down`, or `disconnected` (missed its heartbeat while running allocs
+ * whose group has a `lost_after` window). Either way nothing reaches it: release walks skip its node
+ * step, the fence hold counts, the scheduler places nothing there.
+ */
+export function isNodeOutOfContact(node: Pick<Node, "Status">): boolean {
+  return node.Status === "down" || node.Status === "disconnected";
 }
 
 /** The node back in service (a heartbeat or a registration after it was down). */

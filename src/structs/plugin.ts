@@ -77,7 +77,7 @@ export function isDownNodeInstance(info: CSIInfo): boolean {
  * back. The node's own record keeps the fingerprint unchanged.
  */
 export function instanceOnNode(info: CSIInfo, status: NodeStatus): CSIInfo {
-  if (status !== "down") return info;
+  if (status !== "down" && status !== "disconnected") return info;
   return { ...info, Healthy: false, HealthDescription: NODE_DOWN_HEALTH };
 }
 

@@ -56,6 +56,8 @@ const BAD = new Set([
 ]);
 const WAIT = new Set([
   "pending",
+  "unknown",
+  "disconnected",
   "blocked",
   "initializing",
   "draining",

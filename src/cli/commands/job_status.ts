@@ -49,11 +49,11 @@ export const jobStatus = statusCommand({
   },
 });
 
-const SUMMARY_COLUMNS = ["pending", "running", "failed", "complete", "lost"] as const;
+const SUMMARY_COLUMNS = ["pending", "running", "failed", "complete", "lost", "unknown"] as const;
 
 /** Nomad's "Summary": per task group, how many allocs are in each client status. */
 function summary(job: Job, allocs: AllocationListStub[]): string[] {
-  const rows = [["Task Group", "Starting", "Running", "Failed", "Complete", "Lost"]];
+  const rows = [["Task Group", "Starting", "Running", "Failed", "Complete", "Lost", "Unknown"]];
   for (const g of job.TaskGroups) {
     const mine = allocs.filter((a) => a.TaskGroup === g.Name);
     rows.push([

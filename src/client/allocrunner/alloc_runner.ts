@@ -39,13 +39,6 @@ import { allocHooks } from "./alloc_runner_hooks.js";
 import { AllocHookResources } from "./hook_resources.js";
 import { runHookPhase, type AllocHook } from "./hooks.js";
 
-export type {
-  AllocRunnerConfig,
-  AllocRunnerStore,
-  NewTaskRunner,
-  TaskRunnerLike,
-} from "./alloc_runner_config.js";
-
 export class AllocRunner {
   readonly allocDir: AllocDir;
   readonly hookResources = new AllocHookResources();
@@ -99,10 +92,12 @@ export class AllocRunner {
     return this.running;
   }
 
+  /** A server update; `unknown` (it did not hear from this node for a while) is answered with the status. */
   update(alloc: Allocation): void {
     this.alloc = alloc;
     this.cfg.stateDb.putAlloc(alloc);
     if (alloc.DesiredStatus !== "run") this.stop(`alloc desired status is ${alloc.DesiredStatus}`);
+    if (alloc.ClientStatus === "unknown") this.emit(true);
   }
 
   /** The node's own stop (client/fence/): as a stop, but poststop tasks do not run either. */

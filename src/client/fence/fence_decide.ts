@@ -9,7 +9,10 @@
  *   treated as a writer) is stopped once the lease is older than the heartbeat TTL. The servers
  *   cannot mark the node down before a TTL has passed since the last renewal they answered, and they
  *   then hold such a claim for a further fence bound longer than any kill timeout before another
- *   alloc may take it (docs/design.md, "Never two writers"), so the two never overlap;
+ *   alloc may take it (docs/design.md, "Never two writers"), so the two never overlap. A group with
+ *   Nomad's `disconnect { lost_after = L }` keeps running L longer: the servers keep its allocs
+ *   `unknown`, claims held, for L after marking the node disconnected, and hold the claim for the
+ *   fence bound only from when they lose them;
  * - **Nomad's disconnect strategy**: a group with `disconnect { stop_on_client_after = D }` (or the
  *   older `stop_after_client_disconnect = D`) has every alloc stopped once the lease is older than D.
  *
@@ -17,6 +20,7 @@
  * acknowledged, so it can only overstate how long the node has been cut off.
  */
 import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
+import { disconnectOf } from "../../structs/disconnect.js";
 import { isSingleWriterAccessMode } from "../../structs/single_writer.js";
 import { NS_PER_MS, type TaskGroup } from "../../structs/job.js";
 
@@ -34,24 +38,17 @@ export function holdsSingleWriterClaim(group: Pick<TaskGroup, "Volumes">): boole
   );
 }
 
-/** The group's own disconnect bound in ms (Nomad's two spellings), or null when it has none. */
-export function stopOnClientAfterMs(
-  group: Pick<TaskGroup, "Disconnect" | "StopAfterClientDisconnect">,
-): number | null {
-  const fromBlock = group.Disconnect?.StopOnClientAfter;
-  const ns = typeof fromBlock === "number" ? fromBlock : group.StopAfterClientDisconnect;
-  return typeof ns === "number" && ns >= 0 ? ns / NS_PER_MS : null;
-}
-
 /** The fence that applies to `alloc` on a node whose heartbeat TTL is `ttlMs`; null: none. */
 export function fencePolicy(alloc: Allocation, ttlMs: number): FencePolicy | null {
   if (isAllocTerminal(alloc)) return null;
   const group = allocTaskGroup(alloc);
   if (!group) return null;
   const rules: FencePolicy[] = [];
-  if (holdsSingleWriterClaim(group)) rules.push({ afterMs: ttlMs, rule: "single-writer" });
-  const stopAfter = stopOnClientAfterMs(group);
-  if (stopAfter !== null) rules.push({ afterMs: stopAfter, rule: "stop_on_client_after" });
+  const strategy = disconnectOf(group);
+  if (holdsSingleWriterClaim(group))
+    rules.push({ afterMs: ttlMs + strategy.LostAfter / NS_PER_MS, rule: "single-writer" });
+  if (strategy.StopOnClientAfter !== null)
+    rules.push({ afterMs: strategy.StopOnClientAfter / NS_PER_MS, rule: "stop_on_client_after" });
   return rules.reduce<FencePolicy | null>(
     (min, r) => (min === null || r.afterMs < min.afterMs ? r : min),
     null,

@@ -14,6 +14,7 @@
  */
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import type { LeaderLoop } from "./gate.js";
+import { isNodeOutOfContact, type NodeStatus } from "../../structs/node.js";
 
 /** What the node endpoint needs: report a heartbeat, and the TTL to hand the node. */
 export interface Liveness {
@@ -30,7 +31,7 @@ export class ClusterLiveness implements Liveness {
     /** Nodes whose connection another live server holds (empty for a single server). */
     private readonly heldElsewhere: () => Iterable<string>,
     /** With several servers: every node of the store, with its status; null for a single server. */
-    private readonly nodes: (() => Iterable<{ ID: string; Status: string }>) | null = null,
+    private readonly nodes: (() => Iterable<{ ID: string; Status: NodeStatus }>) | null = null,
   ) {}
 
   /** Nodes the current term's monitor has armed. */
@@ -50,13 +51,15 @@ export class ClusterLiveness implements Liveness {
       start: () => {
         const monitor = this.create();
         this.monitor = monitor;
-        this.armed = new Set([...(this.nodes?.() ?? [])].filter((n) => n.Status !== "down").map((n) => n.ID));
+        this.armed = new Set(
+          [...(this.nodes?.() ?? [])].filter((n) => !isNodeOutOfContact(n)).map((n) => n.ID),
+        );
         monitor.start();
         const touch = () => {
           for (const id of this.heldElsewhere()) this.reset(id);
           for (const n of this.nodes?.() ?? []) {
             // A down node's timer is gone: it is armed again once it is up again.
-            if (n.Status === "down") this.armed.delete(n.ID);
+            if (isNodeOutOfContact(n)) this.armed.delete(n.ID);
             else if (!this.armed.has(n.ID)) this.reset(n.ID);
           }
         };

@@ -50,6 +50,8 @@ const TRIGGERS: Record<EvalTrigger, true> = {
   "alloc-failure": true,
   "queued-allocs": true,
   "deployment-watcher": true,
+  "max-disconnect-timeout": true,
+  reconnect: true,
 };
 
 /** How long the leader waits for its state to reach a call's MinIndex. */

@@ -19,7 +19,7 @@ import {
 } from "../../structs/claim.js";
 import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { ownEntry } from "../../structs/node.js";
+import { isNodeOutOfContact, ownEntry } from "../../structs/node.js";
 import { oneOf } from "../../structs/json_check.js";
 import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "../../structs/rpc_volume_state.js";
 import type {
@@ -277,7 +277,7 @@ export class ClaimEndpoint {
     const vol = first.vol;
     const claim = findClaim(vol, req.AllocationID)!;
     const node = store.getNode(claim.NodeID);
-    const step = nextReleaseStep(vol, claim, !node || node.Status === "down");
+    const step = nextReleaseStep(vol, claim, !node || isNodeOutOfContact(node));
     if (step === "node-detach") {
       throw new BerthError(
         "ERR_CONFLICT",
@@ -347,7 +347,7 @@ function freeIfNothingLeft(tx: StateWriter, vol: CSIVolume, allocId: string): CS
   const claim = findClaim(vol, allocId);
   if (!claim) return vol;
   const node = tx.getNode(claim.NodeID);
-  return nextReleaseStep(vol, claim, !node || node.Status === "down") === "free"
+  return nextReleaseStep(vol, claim, !node || isNodeOutOfContact(node)) === "free"
     ? freeClaim(vol, allocId)
     : vol;
 }

@@ -6,6 +6,7 @@ import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
 import { NS_PER_MS } from "../../structs/job.js";
+import { withClientStatusState } from "../../structs/disconnect.js";
 import {
   applyDrainRequest,
   applyEligibility,
@@ -213,7 +214,9 @@ export class NodeEndpoint {
   /** Applies the client's view of its allocs; an alloc of another node is refused. */
   async updateAllocs(input: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
     const req = validateAllocUpdates(input);
+    const reconnects = new Map<string, { namespace: string; id: string }>();
     const terminalJobs = await this.deps.store.txn((tx) => {
+      reconnects.clear();
       const jobs = new Map<string, { namespace: string; id: string; failed: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
       const touched: Allocation[] = [];
@@ -229,6 +232,9 @@ export class NodeEndpoint {
         // Lost is final (node_loss.ts): a node that comes back reports what it still runs until it
         // has stopped it, and that must not bring an alloc the scheduler has replaced back to life.
         const keepLost = alloc.ClientStatus === "lost" && u.ClientStatus !== "lost";
+        // Unknown is the server's guess while the node was silent: the node's word replaces it, and
+        // the job is evaluated so a replacement placed meanwhile is reconciled (Nomad's reconnect).
+        const reconnected = alloc.ClientStatus === "unknown" && u.ClientStatus !== "unknown";
         const next = tx.putAlloc(
           {
             ...alloc,
@@ -236,10 +242,15 @@ export class NodeEndpoint {
             ClientDescription: keepLost ? alloc.ClientDescription : u.ClientDescription,
             TaskStates: u.TaskStates ?? alloc.TaskStates,
             ModifyTime: nowNs,
+            ...(reconnected
+              ? { AllocStates: withClientStatusState(alloc, u.ClientStatus, nowNs / NS_PER_MS) }
+              : {}),
           },
           { fromClient: true },
         );
         touched.push(next);
+        if (reconnected)
+          reconnects.set(`${next.Namespace}/${next.JobID}`, { namespace: next.Namespace, id: next.JobID });
         if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
           const k = `${next.Namespace}/${next.JobID}`;
           const failed = next.ClientStatus === "failed" || jobs.get(k)?.failed === true;
@@ -260,6 +271,10 @@ export class NodeEndpoint {
     // Nomad's TriggeredBy for a pass that a failed alloc starts is "alloc-failure".
     for (const j of terminalJobs)
       await this.deps.scheduler.evaluate(j.namespace, j.id, j.failed ? "alloc-failure" : "job-register");
+    for (const [k, j] of reconnects) {
+      if (!terminalJobs.some((t) => `${t.namespace}/${t.id}` === k))
+        await this.deps.scheduler.evaluate(j.namespace, j.id, "reconnect");
+    }
     if (terminalJobs.length > 0) void this.deps.scheduler.retryBlocked();
     return { Index: this.deps.store.index() };
   }

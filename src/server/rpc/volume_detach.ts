@@ -14,7 +14,7 @@
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
-import type { Node } from "../../structs/node.js";
+import { isNodeOutOfContact, type Node } from "../../structs/node.js";
 import type { CSIVolume, ClaimState, VolumeClaim } from "../../structs/volume.js";
 import type { ServerDeps } from "../deps.js";
 import type { StateReader } from "../state/store.js";
@@ -125,7 +125,7 @@ async function releaseClaim(
 ): Promise<void> {
   const node = deps.store.getNode(claim.NodeID);
   let state: ClaimState = claim.State;
-  if (claim.State === "taken" && node && node.Status !== "down") {
+  if (claim.State === "taken" && node && !isNodeOutOfContact(node)) {
     await deps.conns.call(
       claim.NodeID,
       "ClientCSI.NodeDetachVolume",

@@ -4,6 +4,7 @@
  * Pure over a StateReader; the Scheduler applies the plan in the same write transaction.
  */
 import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
+import { disconnectPlan } from "./disconnect_plan.js";
 import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
 import type { Deployment } from "../../structs/deployment.js";
 import { newUuid } from "../../structs/ids.js";
@@ -149,10 +150,15 @@ export function* planSteps(
     }
   }
   const runningByName = new Map<string, Allocation>();
+  const disc = disconnectPlan(existing);
   for (const a of existing) {
     if (a.DesiredStatus !== "run") continue;
     if (isClientTerminal(a.ClientStatus)) continue;
-    if (!wanted.has(a.Name)) {
+    const reconnectLoss = disc.stop.get(a.ID);
+    if (reconnectLoss !== undefined) plan.stop.push({ alloc: a, description: reconnectLoss });
+    else if (disc.replace.get(a.Name) === a)
+      continue; // unknown, its slot placed again (not stopped)
+    else if (!wanted.has(a.Name)) {
       plan.stop.push({
         alloc: a,
         description: job.Stop ? "alloc not needed as job is stopped" : "alloc not needed due to job update",
@@ -202,7 +208,8 @@ export function* planSteps(
     plan.stop.length === 0 &&
     plan.update.length === 0 &&
     plan.followups.length === 0 &&
-    resched.replace.size === 0;
+    resched.replace.size === 0 &&
+    disc.replace.size === 0;
   const limit = opts.maxPlace;
   const full = (): boolean =>
     batchable &&
@@ -221,10 +228,10 @@ export function* planSteps(
       const metrics = newAllocMetric(available);
       const alloc = place(ctx, nodes, job, g, i, nowNs, metrics);
       if (alloc && deploymentId && upd.deployment?.TaskGroups[g.Name]) alloc.DeploymentID = deploymentId;
-      const prev = resched.replace.get(name);
+      const prev = resched.replace.get(name) ?? disc.replace.get(name);
       if (alloc && prev) {
         alloc.PreviousAllocation = prev.ID;
-        alloc.RescheduleTracker = trackerForReplacement(prev, nowNs);
+        if (prev.ClientStatus !== "unknown") alloc.RescheduleTracker = trackerForReplacement(prev, nowNs);
         plan.update.push({ ...prev, NextAllocation: alloc.ID });
       }
       if (alloc) plan.place.push(alloc);

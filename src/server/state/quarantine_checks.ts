@@ -79,7 +79,7 @@ function sameKey(field: string, v: unknown, column: unknown): void {
   }
 }
 
-const NODE_STATUSES = ["initializing", "ready", "down"];
+const NODE_STATUSES = ["initializing", "ready", "down", "disconnected"];
 const DESIRED = ["run", "stop", "evict"];
 const CLIENT = ["pending", "running", "complete", "failed", "lost"];
 const EVAL_STATUSES = ["pending", "blocked", "complete", "failed", "cancelled"];

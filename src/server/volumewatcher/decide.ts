@@ -14,6 +14,9 @@
  *   new leader counts afresh. Exempt: an alloc the node itself reported finished (complete or
  *   failed: its tasks are dead, nothing writes). Read claims and multi-writer claims of a down node
  *   are released at once, as before.
+ * - Disconnected nodes (Nomad's lost_after) are out of contact like down ones, but a claim of an
+ *   `unknown` alloc is kept: the alloc is still desired to run. When it is lost, the node's episode
+ *   restarts (node_loss.ts), so its fence hold counts from then.
  * - Unused claims: a claim whose answer never reached its node (the server committed it and
  *   published the volume, the caller was cancelled) stays `taken` with nothing mounted and nobody
  *   to release it. When the alloc has ended (the node reported it terminal, or it is gone) and its
@@ -24,7 +27,7 @@
  */
 import { allocTaskGroup, isAllocTerminal, isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { NS_PER_MS } from "../../structs/job.js";
-import type { Node } from "../../structs/node.js";
+import { isNodeOutOfContact, type Node } from "../../structs/node.js";
 import { isSingleWriterClaim } from "../../structs/single_writer.js";
 import { liveClaims, type CSIVolume, type VolumeClaim } from "../../structs/volume.js";
 
@@ -62,7 +65,7 @@ export const NO_FACTS: ClaimFacts = {
 type AllocView = Pick<Allocation, "ClientStatus" | "DesiredStatus">;
 
 export function nodeIsGone(node: Pick<Node, "Status"> | undefined): boolean {
-  return node === undefined || node.Status === "down";
+  return node === undefined || isNodeOutOfContact(node);
 }
 
 /** The alloc is over for its node: it reported it terminal, or the alloc is gone. */
@@ -121,6 +124,9 @@ export function claimAction(
 ): ClaimAction {
   if (claim.State !== "taken") return "release";
   if (nodeIsGone(node)) {
+    // Unknown: its node is disconnected within the group's lost_after; the alloc may still run
+    // there and keeps its claims until it is lost (server/node_loss.ts).
+    if (alloc?.ClientStatus === "unknown") return "keep";
     if (!needsFenceHold(claim, alloc)) return "release";
     const since = facts.nodeDownSince ?? facts.now;
     return facts.now - since >= facts.fenceHoldMs ? "release" : "hold-fence";

@@ -7,7 +7,7 @@
  * down again between two observations (a pass coalesces writes) starts a new count, never inherits
  * the old one. The value is only compared for equality, never used as a time.
  */
-import type { Node } from "../../structs/node.js";
+import { isNodeOutOfContact, type Node } from "../../structs/node.js";
 
 interface Seen {
   since: number;
@@ -26,7 +26,7 @@ export class NodeDownClock {
     node: Pick<Node, "Status" | "StatusUpdatedAt"> | undefined,
     now: number,
   ): number | undefined {
-    if (node !== undefined && node.Status !== "down") {
+    if (node !== undefined && !isNodeOutOfContact(node)) {
       this.nodes.delete(nodeId);
       return undefined;
     }
@@ -42,7 +42,7 @@ export class NodeDownClock {
     for (const id of nodeIds) {
       if (!this.nodes.has(id)) continue;
       const n = node(id);
-      if (n !== undefined && n.Status !== "down") this.nodes.delete(id);
+      if (n !== undefined && !isNodeOutOfContact(n)) this.nodes.delete(id);
     }
   }
 

@@ -78,10 +78,11 @@ capability {
  * The writer: a shell loop under exec (as the quick start's jobs), exiting at once on SIGINT or
  * SIGTERM; `kill_timeout` keeps a stop short.
  */
-const appHcl = `job "${APP}" {
+const appHcl = (groupExtra: string) => `job "${APP}" {
   type = "service"
   group "app" {
     count = 1
+${groupExtra}
     volume "data" {
       type            = "csi"
       source          = "${VOLUME}"
@@ -128,8 +129,11 @@ export async function pluginHealthy(cluster: JepsenCluster, timeoutMs = 90_000):
   );
 }
 
-/** Starts the plugin, creates the volume and runs the app; returns the volume's ExternalID. */
-export async function startWorkload(cluster: JepsenCluster): Promise<string> {
+/**
+ * Starts the plugin, creates the volume and runs the app (with `groupExtra` HCL in its group, e.g.
+ * a disconnect block); returns the volume's ExternalID.
+ */
+export async function startWorkload(cluster: JepsenCluster, groupExtra = ""): Promise<string> {
   const write = (name: string, text: string) => {
     const f = path.join(cluster.dir, name);
     fs.writeFileSync(f, text);
@@ -138,7 +142,7 @@ export async function startWorkload(cluster: JepsenCluster): Promise<string> {
   await cli(cluster, ["job", "run", write("plugin.hcl", pluginJob(cluster))]);
   await pluginHealthy(cluster);
   await cli(cluster, ["volume", "create", write("volume.hcl", volumeHcl)]);
-  await cli(cluster, ["job", "run", write("app.hcl", appHcl)]);
+  await cli(cluster, ["job", "run", write("app.hcl", appHcl(groupExtra))]);
   const v = await eventually("the volume to be readable", () =>
     cluster.get<VolumeClaims>(`/v1/volume/csi/${VOLUME}?claims=true`),
   );

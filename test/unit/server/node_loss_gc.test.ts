@@ -40,8 +40,8 @@ async function placedOn(nodeId: string) {
 
 test("node loss: the node goes down and its unfinished allocs are lost, once", async () => {
   const { store, alloc } = await placedOn("n1");
-  const jobs = await store.txn((tx) => markNodeDown(tx, "n1", 1234, "node missed its heartbeat"));
-  assert.deepEqual(jobs, [{ namespace: "default", id: "j" }]);
+  const loss = await store.txn((tx) => markNodeDown(tx, "n1", 1234, "node missed its heartbeat"));
+  assert.deepEqual(loss, { jobs: [{ namespace: "default", id: "j" }], nextExpiryMs: undefined });
   const node = store.getNode("n1")!;
   assert.equal(node.Status, "down");
   assert.equal(node.StatusUpdatedAt, 1234);

@@ -195,3 +195,16 @@ test("volumeWork: holds carry their end, askable claims are the waiting ones who
   );
   assert.deepEqual(work.releaseUnused, []);
 });
+
+test("disconnected node: an unknown alloc keeps its claims; a lost one's are held, then released", () => {
+  const disconnected = { Status: "disconnected" } as const;
+  const unknown = { ClientStatus: "unknown", DesiredStatus: "run" } as const;
+  const late = facts({ now: 1e9, nodeDownSince: 0, fenceHoldMs: 1 });
+  assert.equal(claimAction(writer, unknown, disconnected, late), "keep");
+  assert.equal(claimAction(claim("read", "multi-node-reader-only"), unknown, disconnected, late), "keep");
+  assert.equal(
+    claimAction(writer, lost, disconnected, facts({ now: 5, nodeDownSince: 0, fenceHoldMs: 10 })),
+    "hold-fence",
+  );
+  assert.equal(claimAction(writer, lost, disconnected, late), "release");
+});

@@ -64,3 +64,15 @@ test("fence: a terminal alloc is never fenced", () => {
   const alloc = allocOf(csiJob("done"), "n1", { ClientStatus: "complete" });
   assert.equal(fencePolicy(alloc, TTL), null);
 });
+
+test("fence: a single-writer alloc of a group with lost_after runs that much longer than one TTL", () => {
+  const block = withGroup(csiJob("la"), { Disconnect: { LostAfter: 20 * S } });
+  assert.deepEqual(fencePolicy(allocOf(block, "n1"), TTL), { afterMs: TTL + 20_000, rule: "single-writer" });
+  const old = withGroup(csiJob("mcd"), { MaxClientDisconnect: 5 * S });
+  assert.deepEqual(fencePolicy(allocOf(old, "n1"), TTL), { afterMs: TTL + 5_000, rule: "single-writer" });
+  // lost_after alone does not fence an alloc without a single-writer claim.
+  assert.equal(
+    fencePolicy(allocOf(withGroup(plainJob("p"), { Disconnect: { LostAfter: S } }), "n1"), TTL),
+    null,
+  );
+});
