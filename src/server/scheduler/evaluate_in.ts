@@ -34,6 +34,11 @@ export interface BatchResult extends EvalResult {
   usedAhead: boolean;
   /** The allocs this batch placed. */
   placedIds: string[];
+  /**
+   * The store index the batch's plan read (the plan made ahead's readIndex, else the transaction's
+   * own): its failures and held slots are known to hold there, not necessarily after.
+   */
+  snapshotIndex: number;
 }
 
 /** How a pass is recorded. */
@@ -77,6 +82,7 @@ export function evaluateIn(
     more: false,
     placedIds: [],
     usedAhead: false,
+    snapshotIndex: fresh?.readIndex ?? before,
   };
   const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
   // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
@@ -138,5 +144,6 @@ export function evaluateIn(
     more: false,
     placedIds,
     usedAhead: fresh !== undefined,
+    snapshotIndex: none.snapshotIndex,
   };
 }

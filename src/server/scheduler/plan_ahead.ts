@@ -32,6 +32,12 @@ export interface PlannedAhead {
    * since only freed what it relied on (rebase.ts).
    */
   index: number;
+  /**
+   * The store index its reads saw, which a rebase never moves: its placement failures are known to
+   * hold at this index only, since a write that only freed capacity leaves the plan valid but may
+   * have made a failed placement possible (the blocked-set guard in scheduler.ts compares it).
+   */
+  readIndex: number;
   /** The time the plan stamps its allocs with (unix ns); the pass records it too. */
   nowNs: number;
   plan: Plan;
@@ -53,6 +59,7 @@ export async function planAhead(
     // The usage index is brought to the index the plan reads at, in the same turn (node_usage.ts).
     opts.usage?.refresh(store);
     let index = store.index();
+    const readIndex = index;
     const job = store.getJob(namespace, jobId);
     if (!job || job.Stop) return undefined;
     let runningEvalId = "";
@@ -86,7 +93,7 @@ export async function planAhead(
       }
       r = steps.next();
     }
-    if (!stale && r.done) return { index, nowNs, plan: r.value };
+    if (!stale && r.done) return { index, readIndex, nowNs, plan: r.value };
   }
   return undefined;
 }

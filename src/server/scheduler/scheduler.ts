@@ -4,7 +4,8 @@
  * node). Blocked jobs are re-evaluated when capacity may have appeared: a node registered or
  * changed its fingerprint, a volume changed or a claim was freed — Nomad's blocked evals, whose
  * records are in the store and whose set is kept in memory, rebuilt at start by evaluating every
- * job.
+ * job. No trigger is lost to a pass in flight (the unblock index, as Nomad's blocked evals keep
+ * one): see `track` and docs/design.md "Blocked jobs never miss a wake-up".
  *
  * Delayed follow-up evals (failed allocs waiting for their reschedule delay) are stored `pending`
  * with their WaitUntil; the scheduler keeps one timer per such eval (FollowupTimers) and runs the
@@ -51,8 +52,17 @@ function key(namespace: string, id: string): string {
 
 export class Scheduler {
   private readonly blocked = new Map<string, { namespace: string; id: string }>();
+  /** Jobs a retry round still has to run (a trigger puts every blocked job here, `track` one). */
+  private readonly due = new Map<string, { namespace: string; id: string }>();
+  /** A trigger came since the round last looked: every blocked job is due (copied once per look). */
+  private allDue = false;
+  /**
+   * The store's index when the last "capacity may have appeared" trigger (retryBlocked) came: at
+   * or above the index of the change that prompted it. Only grows (across terms too: an index is
+   * the cluster's, and a higher one only costs an extra pass).
+   */
+  private unblockIndex = 0;
   private retrying: Promise<void> | null = null;
-  private retryAgain = false;
   private readonly timers: FollowupTimers;
   /** Every pass in flight (from an RPC, a retry, a timer, a loop), so stop() can wait for them. */
   private readonly passes = new Set<Promise<void>>();
@@ -166,7 +176,7 @@ export class Scheduler {
       if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
       else planned = false;
     }
-    if (term === this.term) this.track(namespace, id, result);
+    if (term === this.term) this.track(namespace, id, result, result.snapshotIndex);
     if (result.failures.length > 0) {
       this.log.info("job has allocs that found no node", {
         job: id,
@@ -179,20 +189,38 @@ export class Scheduler {
         })),
       });
     }
-    const { more: _more, placedIds: _ids, usedAhead: _ahead, ...evalResult } = result;
+    const { more: _more, placedIds: _ids, usedAhead: _ahead, snapshotIndex: _at, ...evalResult } = result;
     return evalResult;
   }
 
-  /** Arms the pass's delayed evals and keeps the job in (or out of) the blocked set. */
-  private track(namespace: string, id: string, result: EvalResult): void {
+  /**
+   * Arms the pass's delayed evals and keeps the job in (or out of) the blocked set.
+   *
+   * The lost wake-up this closes: a pass reads the state at `snapshotIndex`, finds no node, and
+   * only puts its job in the blocked set once its transaction has come back; a change that may
+   * free capacity and commits after that read (a node, a plugin, a volume, a freed claim or
+   * alloc) sends its retry meanwhile, and the retry, looking at the set before the job is in it,
+   * passes it by. Nothing would run the job again until some unrelated trigger. So a job that
+   * ends blocked while a trigger newer than its pass's read has come (unblockIndex above
+   * snapshotIndex) is run again at once — Nomad's blocked evals do the same with their unblock
+   * indexes and the eval's SnapshotIndex. An index above the change's own only costs a pass.
+   */
+  private track(namespace: string, id: string, result: EvalResult, snapshotIndex: number): void {
     for (const f of result.followups) {
       this.timers.arm({ ID: f.evalId, Namespace: namespace, JobID: id }, f.waitUntil / NS_PER_MS);
     }
+    const k = key(namespace, id);
     // Held slots wait for a single-writer volume to be released: retried like a blocked job when
     // a claim is freed (claim.ts), or nothing would ever fill the slot.
-    if (result.failures.length > 0 || result.heldSlots > 0)
-      this.blocked.set(key(namespace, id), { namespace, id });
-    else this.blocked.delete(key(namespace, id));
+    if (result.failures.length === 0 && result.heldSlots === 0) {
+      this.blocked.delete(k);
+      return;
+    }
+    this.blocked.set(k, { namespace, id });
+    if (this.unblockIndex > snapshotIndex) {
+      this.due.set(k, { namespace, id });
+      void this.runDue();
+    }
   }
 
   /**
@@ -205,35 +233,56 @@ export class Scheduler {
   standDown(): void {
     this.term++;
     this.blocked.clear();
+    this.due.clear();
+    this.allDue = false;
     this.timers.clear();
   }
 
-  /** Re-evaluates every blocked job; overlapping triggers coalesce into one more pass. */
+  /**
+   * Capacity may have appeared: re-evaluates every blocked job (never rejects). Triggers that come
+   * while a round runs join it: a blocked job still waiting for its turn is not run twice, one
+   * whose turn has come (its pass may have read the state before the trigger's change) is run
+   * again. Resolves once no job is due.
+   */
   retryBlocked(): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    if (this.retrying) {
-      this.retryAgain = true;
-      return this.retrying;
-    }
+    this.unblockIndex = Math.max(this.unblockIndex, this.store.index());
+    this.allDue = true;
+    return this.runDue();
+  }
+
+  /**
+   * Runs the due jobs one at a time, as quiet `queued-allocs` passes: the run of the job's blocked
+   * eval, and no new eval when another pass has placed what it waited for meanwhile. A job that
+   * left the blocked set before its turn (some pass placed everything) is skipped.
+   */
+  private runDue(): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    if (this.retrying) return this.retrying;
     this.retrying = (async () => {
-      do {
-        this.retryAgain = false;
-        const term = this.term;
-        for (const { namespace, id } of [...this.blocked.values()]) {
-          await yieldToLoop();
-          if (this.stopping) return;
-          // Stood down: this set is gone; a trigger of a later term asks for another round.
-          if (term !== this.term) break;
-          try {
-            await this.evaluate(namespace, id, "queued-allocs");
-          } catch (err) {
-            this.log.error("re-evaluating a blocked job failed", { job: id, namespace, error: err });
-          }
+      for (;;) {
+        await yieldToLoop();
+        // Looked at after the yield, so a trigger during the yield does not run a job twice.
+        if (this.allDue) {
+          this.allDue = false;
+          for (const [k, job] of this.blocked) this.due.set(k, job);
         }
-      } while (this.retryAgain);
-    })().finally(() => {
-      this.retrying = null;
-    });
+        const next = this.stopping ? undefined : this.due.entries().next().value;
+        if (next === undefined) {
+          // In the same turn as the look at `due`: a job made due from here on starts a round.
+          this.retrying = null;
+          return;
+        }
+        const [k, { namespace, id }] = next;
+        this.due.delete(k);
+        if (!this.blocked.has(k)) continue;
+        try {
+          await this.evaluate(namespace, id, "queued-allocs", { quiet: true });
+        } catch (err) {
+          this.log.error("re-evaluating a blocked job failed", { job: id, namespace, error: err });
+        }
+      }
+    })();
     return this.retrying;
   }
 
