@@ -86,7 +86,9 @@ export function groupHasSingleWriter(state: StateReader, job: Pick<Job, "Namespa
 /**
  * Whether slot `index` of a single-writer group can take its new writer: no live alloc of the job
  * holds the slot (`liveNames`: the names of the job's non-terminal allocs), and none of its
- * single-writer volumes has a write claim, live or being released.
+ * single-writer volumes has a write claim of this job's, live or being released. A claim of another
+ * job's does not hold the slot: the placement then fails visibly ("exhausted its available writer
+ * claims", a blocked eval that the claim's release wakes), instead of waiting in silence.
  */
 export function slotFree(
   state: StateReader,
@@ -101,8 +103,12 @@ export function slotFree(
     if (req.Type !== "csi" || req.ReadOnly) continue;
     const vol = state.getVolume(job.Namespace, volumeSourceForAlloc(req, index));
     if (!vol) continue;
-    if (Object.keys(vol.WriteClaims).length > 0) return false;
-    if (Object.values(vol.PastClaims).some((c) => c.Mode === "write")) return false;
+    const ours = (allocId: string) => {
+      const a = state.getAlloc(allocId);
+      return a !== undefined && a.Namespace === job.Namespace && a.JobID === job.ID;
+    };
+    if (Object.keys(vol.WriteClaims).some(ours)) return false;
+    if (Object.values(vol.PastClaims).some((c) => c.Mode === "write" && ours(c.AllocationID))) return false;
   }
   return true;
 }

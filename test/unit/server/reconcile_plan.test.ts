@@ -15,6 +15,9 @@ import type { Job } from "../../../src/structs/job.js";
 import { makeNode } from "../../builders/node.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { makeVolume } from "../../builders/volume.js";
+import { allocOf } from "../../builders/alloc.js";
+import { claimOf } from "../../builders/claim.js";
+import { plainJob } from "../../builders/job.js";
 
 const S = 1_000_000_000;
 
@@ -194,4 +197,22 @@ test("plan: allocs that would find no node still count as the placements wanted,
   assert.deepEqual([r.annotations.g?.Canary, r.annotations.g?.Place, r.annotations.g?.Ignore], [1, 0, 1]);
   assert.equal(r.failed?.g?.CoalescedFailures, 0);
   canaried.close();
+});
+
+test("plan: a single-writer volume held by another job's alloc is a visible placement failure, not a silent hold", async () => {
+  const store = new SqliteStateStore(null);
+  const holder = allocOf(plainJob("holder"), "n1");
+  await store.txn((tx) => {
+    for (const id of ["n1", "n2"]) tx.putNode(makeNode(id, { CSINodePlugins: { p1: nodePluginInfo("p1") } }));
+    tx.putAlloc(holder);
+    const vol = makeVolume("vol1", {
+      RequestedCapabilities: [{ AccessMode: "single-node-writer", AttachmentMode: "file-system" }],
+    });
+    tx.putVolume({ ...vol, WriteClaims: { [holder.ID]: claimOf(holder) } });
+  });
+  const r = planJob(store, job({ count: 1, accessMode: "single-node-writer", env: "1" }), false, true, 0);
+  assert.equal(r.annotations.g?.Place, 1);
+  const why = Object.keys(r.failed?.g?.ConstraintFiltered ?? {});
+  assert.deepEqual(why, ["CSI volume vol1 has exhausted its available writer claims"]);
+  store.close();
 });
