@@ -8,7 +8,7 @@ import { NS_PER_MS } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { specOf } from "../rpc/job.js";
 import { planJob } from "../scheduler/job_plan.js";
-import { singleWriterUpdateWarnings } from "../scheduler/reconcile_update.js";
+import { registerWarnings } from "../job_register_warnings.js";
 import { readJson, sendJson } from "./respond.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
@@ -17,13 +17,6 @@ import { authorizeJob } from "../acl/authorize.js";
 
 /** Nomad's zero time: a job that is not periodic has no next launch. */
 const ZERO_TIME = "0001-01-01T00:00:00Z";
-
-/** Warnings as Nomad's helper.MergeMultierrorWarnings writes them ("" when none). */
-export function mergeWarnings(warnings: string[]): string {
-  if (warnings.length === 0) return "";
-  const head = warnings.length === 1 ? "1 warning:\n" : `${warnings.length} warnings:\n`;
-  return head + warnings.map((w) => `\n* ${w.trim()}`).join("");
-}
 
 export const planJobRoute: Route = async (ctx, api) => {
   const id = param(ctx, "id");
@@ -50,7 +43,7 @@ export const planJobRoute: Route = async (ctx, api) => {
       CreatedEvals: null,
       Diff: result.diff,
       NextPeriodicLaunch: ZERO_TIME,
-      Warnings: mergeWarnings(singleWriterUpdateWarnings(api.store, spec)),
+      Warnings: registerWarnings(api.store, spec),
       Index: index,
     },
     index,

@@ -11,6 +11,7 @@ import type { Route } from "./context.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import type { Job } from "../../structs/job.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
+import { registerWarnings } from "../job_register_warnings.js";
 
 export interface JobValidateResponse {
   DriverConfigValidated: boolean;
@@ -26,13 +27,20 @@ export const validateJobRoute: Route = async (ctx, api) => {
   // ?namespace= first, as for a register) must exist and allow the job's drivers.
   const admit = (job: Job) =>
     checkJobDrivers(requireJobNamespace(api.store.getNamespace(job.Namespace), job), job);
-  sendJson(ctx.res, validationAnswer(inRequestNamespace(ctx, body.Job), admit));
+  const warnings = (job: Job) => registerWarnings(api.store, job);
+  sendJson(ctx.res, validationAnswer(inRequestNamespace(ctx, body.Job), admit, warnings));
 };
 
-export function validationAnswer(job: unknown, admit: (job: Job) => void = () => {}): JobValidateResponse {
+/** The answer for `job`: its errors, or none and the warnings `job run` would print. */
+export function validationAnswer(
+  job: unknown,
+  admit: (job: Job) => void = () => {},
+  warnings: (job: Job) => string = () => "",
+): JobValidateResponse {
   try {
-    admit(validateJob(job));
-    return { DriverConfigValidated: true, ValidationErrors: null, Error: "", Warnings: "" };
+    const valid = validateJob(job);
+    admit(valid);
+    return { DriverConfigValidated: true, ValidationErrors: null, Error: "", Warnings: warnings(valid) };
   } catch (err) {
     const e = asBerthError(err);
     // Only the validator's own refusals are answers; anything else is the server's failure.

@@ -11,7 +11,7 @@ import { isAllocTerminal } from "../../structs/alloc.js";
 import { BerthError, notFound } from "../../structs/errors.js";
 import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
-import { jobWarnings } from "../../structs/job_warnings.js";
+import { registerWarnings } from "../job_register_warnings.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { ServerDeps } from "../deps.js";
@@ -89,7 +89,7 @@ export class JobEndpoint {
       EvalID: result.evalId,
       EvalCreateIndex: Math.max(result.index, job.JobModifyIndex),
       JobModifyIndex: job.JobModifyIndex,
-      Warnings: jobWarnings(spec),
+      Warnings: registerWarnings(this.deps.store, spec),
       Index: this.deps.store.index(),
     };
   }

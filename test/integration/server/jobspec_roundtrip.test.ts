@@ -72,6 +72,17 @@ test("register answers warnings for kept stanzas, none for a job without", async
   assert.equal(plain.json.Warnings, "");
 });
 
+test("validate and plan answer the warnings register does", async (t) => {
+  const base = await startServer(t);
+  const job = await fixture("web-app.nomad.hcl");
+  const validated = await http(base, "PUT", "/v1/validate/job", { Job: job });
+  const planned = await http(base, "PUT", `/v1/job/${job.ID}/plan`, { Job: job });
+  const registered = await http(base, "PUT", "/v1/jobs", { Job: job });
+  assert.match(registered.json.Warnings, /^5 warnings:/);
+  assert.equal(validated.json.Warnings, registered.json.Warnings);
+  assert.equal(planned.json.Warnings, registered.json.Warnings);
+});
+
 test("an unknown field is a 400 naming it, and nothing is stored", async (t) => {
   const base = await startServer(t);
   const body = {
