@@ -118,7 +118,7 @@ export function evaluate(e: Expr, item: unknown): boolean {
           if (field === ABSENT || field === null) return e.op === "not matches";
           if (typeof field !== "string")
             throw new FilterEvalError(`${show(e.selector)}: "matches" needs a string`);
-          return e.regex!.test(field) === (e.op === "matches");
+          return e.regex!.matcher(field).find() === (e.op === "matches");
         }
       }
     }

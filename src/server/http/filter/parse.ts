@@ -13,7 +13,16 @@
  *
  * Pure: the result is a tree that evaluate.ts runs against one item at a time. Errors say where
  * (1-based column) and what was expected; the route answers them as 400s.
+ *
+ * `matches` patterns are RE2 (Go's regexp, which go-bexpr uses), compiled by re2js, a port of RE2
+ * that matches in time linear in the input: V8's backtracking RegExp let one request's pattern
+ * (`^.{6}([0-9a-f-]+)+#` on node IDs) freeze the server for a minute. RE2 refuses what Go refuses
+ * (backreferences, lookaround), and a pattern is at most MAX_PATTERN_LENGTH characters.
  */
+import { RE2JS } from "re2js";
+
+/** The longest `matches` pattern (a compiled RE2 program grows with it). */
+export const MAX_PATTERN_LENGTH = 1024;
 
 export type Selector = string[];
 
@@ -32,7 +41,7 @@ export type MatchOp =
 export type Expr =
   | { kind: "and" | "or"; left: Expr; right: Expr }
   | { kind: "not"; operand: Expr }
-  | { kind: "match"; op: MatchOp; selector: Selector; value: string; regex?: RegExp };
+  | { kind: "match"; op: MatchOp; selector: Selector; value: string; regex?: RE2JS };
 
 export class FilterSyntaxError extends Error {}
 
@@ -209,9 +218,14 @@ class Parser {
       this.i++;
       const pos = this.where();
       const value = this.value();
-      let regex: RegExp;
+      if (value.length > MAX_PATTERN_LENGTH) {
+        throw new FilterSyntaxError(
+          `${pos}: regular expression is ${value.length} characters long (at most ${MAX_PATTERN_LENGTH})`,
+        );
+      }
+      let regex: RE2JS;
       try {
-        regex = new RegExp(value);
+        regex = RE2JS.compile(value);
       } catch (err) {
         throw new FilterSyntaxError(
           `${pos}: invalid regular expression ${JSON.stringify(value)}: ${(err as Error).message}`,
