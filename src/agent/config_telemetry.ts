@@ -7,6 +7,7 @@
  *     disable_hostname              = false  # no `host` label on gauges
  *     collection_interval           = "1s"   # gauges are collected at most this often
  *     in_memory_collection_interval = "10s"  # the JSON answer's aggregation interval
+ *     metrics_require_acl           = true   # berth's: with ACLs on, /v1/metrics needs agent:read
  *   }
  *
  * Nomad's other settings send metrics elsewhere (statsd, statsite, datadog, circonus) or shape
@@ -21,6 +22,7 @@ export interface TelemetrySetting {
   disableHostname?: boolean;
   collectionIntervalMs?: number;
   inMemoryCollectionIntervalMs?: number;
+  metricsRequireAcl?: boolean;
 }
 
 const MIN_INTERVAL_MS = 100;
@@ -43,6 +45,8 @@ export function parseTelemetry(b: Body): TelemetrySetting {
   const out: TelemetrySetting = {};
   const prom = b.bool("prometheus_metrics");
   if (prom !== undefined) out.prometheusMetrics = prom;
+  const acl = b.bool("metrics_require_acl");
+  if (acl !== undefined) out.metricsRequireAcl = acl;
   const host = b.bool("disable_hostname");
   if (host !== undefined) out.disableHostname = host;
   const collection = interval(b, "collection_interval");
@@ -71,6 +75,7 @@ export function telemetrySettings(file: TelemetrySetting | undefined, dev: boole
   return {
     ...DEFAULT_TELEMETRY,
     prometheusMetrics: file?.prometheusMetrics ?? dev,
+    metricsRequireAcl: file?.metricsRequireAcl ?? false,
     ...(file?.disableHostname === undefined ? {} : { disableHostname: file.disableHostname }),
     ...(file?.collectionIntervalMs === undefined ? {} : { collectionIntervalMs: file.collectionIntervalMs }),
     ...(file?.inMemoryCollectionIntervalMs === undefined

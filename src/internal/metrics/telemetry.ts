@@ -33,10 +33,17 @@ export interface TelemetrySettings {
   collectionIntervalMs: number;
   /** `in_memory_collection_interval`: the JSON answer's aggregation interval (Nomad's 10 s). */
   inMemoryCollectionIntervalMs: number;
+  /**
+   * `metrics_require_acl` (berth's): with ACLs on, /v1/metrics needs a token with `agent:read`.
+   * Off by default, as Nomad serves metrics to anyone; on, the names of volumes and plugins in
+   * every namespace stop reaching anonymous scrapers.
+   */
+  metricsRequireAcl: boolean;
 }
 
 export const DEFAULT_TELEMETRY: Readonly<TelemetrySettings> = {
   prometheusMetrics: false,
+  metricsRequireAcl: false,
   disableHostname: false,
   hostname: os.hostname(),
   collectionIntervalMs: 1_000,

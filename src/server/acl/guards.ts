@@ -24,9 +24,15 @@ export interface Guard {
   /** What the route requires, as the README's table shows it. */
   readonly needs: string;
   check(ctx: Ctx, api: HttpEndpoints): void;
-  /** false: the route runs without resolving the request's token (the bootstrap ignores it). */
-  readonly resolvesToken?: false;
+  /**
+   * false: the route runs without resolving the request's token (the bootstrap ignores it); a
+   * function: whether to, by the agent's settings (the metrics route).
+   */
+  readonly resolvesToken?: false | ((api: HttpEndpoints) => boolean);
 }
+
+/** What lists of CSI volumes need in a namespace (Nomad's CSIVolume.List): any of these. */
+export const CSI_LIST_OPS = ["csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs"];
 
 /** The caller's ACL; undefined when ACLs are off. */
 export function aclOf(ctx: Ctx): Acl | undefined {

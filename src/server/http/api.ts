@@ -43,7 +43,7 @@ type Method = "GET" | "PUT" | "POST" | "DELETE";
 // the route runs when ACLs are on; Nomad's checks of the same endpoint (nomad/*_endpoint.go).
 const SUBMIT = ["submit-job", "register-job"];
 const CSI_READ = ["csi-read-volume", "csi-mount-volume", "read-job"];
-const CSI_LIST = ["csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs"];
+const CSI_LIST = g.CSI_LIST_OPS;
 const JOB_BODY =
   "job's namespace: submit-job | register-job; + csi-mount-volume, plugin: read per CSI volume";
 const PLAN_BODY = "job's namespace: submit-job | plan-job; + csi-mount-volume, plugin: read per CSI volume";
@@ -228,7 +228,11 @@ export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: Origin
         .then(() => {
           // ACLs on: who is asking, then what the route requires of them (guards.ts).
           const acls = api.acl as HttpEndpoints["acl"] | undefined;
-          if (acls?.enabled === true && guard.resolvesToken !== false) {
+          const resolves =
+            typeof guard.resolvesToken === "function"
+              ? guard.resolvesToken(api)
+              : guard.resolvesToken !== false;
+          if (acls?.enabled === true && resolves) {
             ctx.identity = acls.resolve(requestSecret(req.headers));
             guard.check(ctx, api);
           }

@@ -11,6 +11,7 @@ import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { nodePageFromStore, volumePageFromStore } from "./list_store_pages.js";
 import { claimedOnNode, listHostVolumes } from "./routes_host_volumes.js";
 import { authorizeVolumeWrites } from "../acl/authorize.js";
+import { authorizeExternalIds } from "../acl/external_ids.js";
 import { nsFilter, allowNs } from "../acl/guards.js";
 import { volumeWatchKeys, watchKeys } from "../state/watch_keys.js";
 
@@ -103,6 +104,7 @@ export const getVolume: Route = async (ctx, api) => {
 
 export const registerVolume: Route = async (ctx, api) => {
   const vols = await volumeSpecs(ctx, "register");
+  authorizeExternalIds(ctx, api, vols);
   const { Index, Volumes } = await api.volumes.register(vols, ctx.signal);
   // Nomad's CSIVolumeRegisterResponse: the volumes as stored, Warnings, and the write's index.
   sendJson(

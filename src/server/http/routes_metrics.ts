@@ -6,18 +6,25 @@
  *   "Prometheus is not enabled";
  * - any other `format`: 400 naming the parameter (Nomad would answer JSON; berth refuses input it
  *   does not understand rather than guess).
- * ACL: none, as Nomad's (its docs: "ACL Required: none"); the token is not even resolved. What the
- * metrics carry is bounded by construction: names, counts, plugin/volume IDs, route templates.
+ * ACL: none by default, as Nomad's (its docs: "ACL Required: none"); the token is not even
+ * resolved. What the metrics carry is bounded by construction: names, counts, plugin/volume IDs,
+ * route templates — but those IDs are every namespace's, so `telemetry { metrics_require_acl =
+ * true }` makes the route need `agent:read` when ACLs are on.
  */
 import { BerthError, validationError } from "../../structs/errors.js";
-import type { Guard } from "../acl/guards.js";
+import { aclOf, type Guard } from "../acl/guards.js";
+import { permissionDenied } from "../acl/endpoint.js";
 import type { Ctx, HttpEndpoints } from "./context.js";
 import { sendJson } from "./respond.js";
 
 export const METRICS_GUARD: Guard = {
-  needs: "none (as Nomad's)",
-  check: () => undefined,
-  resolvesToken: false,
+  needs: "none (as Nomad's); agent: read with telemetry.metrics_require_acl",
+  check(ctx, api) {
+    const acl = aclOf(ctx);
+    if (api.telemetry?.settings.metricsRequireAcl && acl !== undefined && !acl.allowAgentRead())
+      throw permissionDenied();
+  },
+  resolvesToken: (api) => api.telemetry?.settings.metricsRequireAcl === true,
 };
 
 export async function getMetrics(ctx: Ctx, api: HttpEndpoints): Promise<void> {

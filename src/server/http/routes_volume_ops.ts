@@ -15,6 +15,8 @@ import { redactSnapshot } from "../../structs/snapshot.js";
 import { parseSnapshotRequest } from "../rpc/volume_snapshot.js";
 import { namespaceOf, param, type Ctx, type Route } from "./context.js";
 import { parseSecretsHeader, readJson, sendJson } from "./respond.js";
+import { visibleExternal } from "../acl/external_ids.js";
+import { CSI_LIST_OPS } from "../acl/guards.js";
 
 function required(ctx: Ctx, name: string): string {
   const v = ctx.query.get(name);
@@ -69,7 +71,8 @@ export const listSnapshots: Route = async (ctx, api) => {
 export const listExternalVolumes: Route = async (ctx, api) => {
   const pluginId = required(ctx, "plugin_id");
   const res = await api.volumes.listExternal(pluginId, paging(ctx), ctx.signal);
-  sendJson(ctx.res, res, api.store.index());
+  const Volumes = visibleExternal(ctx, api, pluginId, res.Volumes, CSI_LIST_OPS);
+  sendJson(ctx.res, { ...res, Volumes }, api.store.index());
 };
 
 export const detachVolume: Route = async (ctx, api) => {
