@@ -16,13 +16,19 @@
  * next leader rebuilds from the store (its start-up pass), and a pass in flight finishes without
  * touching them.
  *
+ * System and sysbatch jobs run on every eligible node, so a node that registers, comes back, changes
+ * its fingerprint or becomes eligible may want their allocs: retryBlocked() evaluates them too. The
+ * scheduler keeps them in an index (systemJobs) that its passes maintain — every register, stop and
+ * purge of a job runs one — and its start-up pass rebuilds, so a node change costs a pass per
+ * system job, never a scan of every job.
+ *
  * Nothing here holds the event loop for long: a pass plans ahead of its transaction in steps,
  * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
  * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../../structs/eval.js";
-import { NS_PER_MS } from "../../structs/job.js";
+import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
 import type { StateStore } from "../state/store.js";
@@ -51,6 +57,8 @@ function key(namespace: string, id: string): string {
 
 export class Scheduler {
   private readonly blocked = new Map<string, { namespace: string; id: string }>();
+  /** The system and sysbatch jobs that are not stopped, by key (this term's; see the file comment). */
+  private readonly systemJobs = new Map<string, { namespace: string; id: string }>();
   private retrying: Promise<void> | null = null;
   private retryAgain = false;
   private readonly timers: FollowupTimers;
@@ -166,7 +174,10 @@ export class Scheduler {
       if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
       else planned = false;
     }
-    if (term === this.term) this.track(namespace, id, result);
+    if (term === this.term) {
+      this.track(namespace, id, result);
+      this.trackSystem(namespace, id);
+    }
     if (result.failures.length > 0) {
       this.log.info("job has allocs that found no node", {
         job: id,
@@ -195,6 +206,13 @@ export class Scheduler {
     else this.blocked.delete(key(namespace, id));
   }
 
+  /** Keeps the job in (or out of) the index of system jobs, from its stored record. */
+  private trackSystem(namespace: string, id: string): void {
+    const job = this.store.getJob(namespace, id);
+    if (job && runsOnEveryNode(job.Type) && !job.Stop) this.systemJobs.set(key(namespace, id), { namespace, id });
+    else this.systemJobs.delete(key(namespace, id));
+  }
+
   /**
    * This server no longer leads: forgets the blocked jobs and clears the follow-up timers (their
    * evals stay stored; the next leader's start-up pass, evaluateAll, re-arms them and runs the
@@ -205,10 +223,15 @@ export class Scheduler {
   standDown(): void {
     this.term++;
     this.blocked.clear();
+    this.systemJobs.clear();
     this.timers.clear();
   }
 
-  /** Re-evaluates every blocked job; overlapping triggers coalesce into one more pass. */
+  /**
+   * Capacity or a node may have appeared: re-evaluates every blocked job, and every system job
+   * (quietly: a pass that finds nothing to do records no eval). Overlapping triggers coalesce into
+   * one more round.
+   */
   retryBlocked(): Promise<void> {
     if (this.stopping) return Promise.resolve();
     if (this.retrying) {
@@ -219,13 +242,16 @@ export class Scheduler {
       do {
         this.retryAgain = false;
         const term = this.term;
-        for (const { namespace, id } of [...this.blocked.values()]) {
+        const round = [...this.blocked.values()].map((j) => ({ ...j, system: false }));
+        for (const [k, j] of this.systemJobs) if (!this.blocked.has(k)) round.push({ ...j, system: true });
+        for (const { namespace, id, system } of round) {
           await yieldToLoop();
           if (this.stopping) return;
           // Stood down: this set is gone; a trigger of a later term asks for another round.
           if (term !== this.term) break;
           try {
-            await this.evaluate(namespace, id, "queued-allocs");
+            if (system) await this.evaluate(namespace, id, "node-update", { quiet: true });
+            else await this.evaluate(namespace, id, "queued-allocs");
           } catch (err) {
             this.log.error("re-evaluating a blocked job failed", { job: id, namespace, error: err });
           }
@@ -304,5 +330,10 @@ export class Scheduler {
 
   isBlocked(namespace: string, id: string): boolean {
     return this.blocked.has(key(namespace, id));
+  }
+
+  /** How many system and sysbatch jobs a node change re-evaluates (for tests and metrics). */
+  get systemJobCount(): number {
+    return this.systemJobs.size;
   }
 }
