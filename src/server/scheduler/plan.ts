@@ -36,7 +36,6 @@ export function isAllocOfJob(a: Allocation, job: Pick<Job, "CreateIndex">): bool
   return a.Job.CreateIndex === job.CreateIndex;
 }
 
-
 /** Stops the live allocs of an earlier incarnation of the job (purged, then registered again). */
 function stopPurgedIncarnations(plan: Plan, all: readonly Allocation[], job: Job): void {
   for (const a of all) {
@@ -215,12 +214,11 @@ export function* planSteps(
   return plan;
 }
 
-
-
 /**
  * Nomad's job status (its getJobStatus): running while any alloc is non-terminal, and a system job
- * always until stopped; dead once stopped (or a batch or sysbatch job finished) with every alloc terminal; pending while work is still to come (a
- * blocked or delayed eval, or a failed alloc whose reschedule is due), or nothing was placed yet;
+ * always until stopped; dead once stopped (or a batch or sysbatch job finished) with every alloc
+ * terminal; pending while work is still to come (a blocked or delayed eval, or a failed alloc whose
+ * reschedule is due), or nothing was placed yet;
  * dead when every alloc is terminal and nothing more will be tried (failed allocs whose reschedule
  * policy is exhausted). `allocs` are the job's current incarnation's.
  */

@@ -209,7 +209,8 @@ export class Scheduler {
   /** Keeps the job in (or out of) the index of system jobs, from its stored record. */
   private trackSystem(namespace: string, id: string): void {
     const job = this.store.getJob(namespace, id);
-    if (job && runsOnEveryNode(job.Type) && !job.Stop) this.systemJobs.set(key(namespace, id), { namespace, id });
+    if (job && runsOnEveryNode(job.Type) && !job.Stop)
+      this.systemJobs.set(key(namespace, id), { namespace, id });
     else this.systemJobs.delete(key(namespace, id));
   }
 

@@ -21,10 +21,16 @@ import { systemDiff } from "./system_slots.js";
 
 /** Nomad's mergeNodeFiltered: the filter counts of several one-node tries added up. */
 function mergeFiltered(acc: AllocMetric | undefined, cur: AllocMetric): AllocMetric {
-  if (!acc) return { ...cur, ClassFiltered: { ...cur.ClassFiltered }, ConstraintFiltered: { ...cur.ConstraintFiltered } };
+  if (!acc)
+    return {
+      ...cur,
+      ClassFiltered: { ...cur.ClassFiltered },
+      ConstraintFiltered: { ...cur.ConstraintFiltered },
+    };
   acc.NodesEvaluated += cur.NodesEvaluated;
   acc.NodesFiltered += cur.NodesFiltered;
-  for (const [k, v] of Object.entries(cur.ClassFiltered)) acc.ClassFiltered[k] = (acc.ClassFiltered[k] ?? 0) + v;
+  for (const [k, v] of Object.entries(cur.ClassFiltered))
+    acc.ClassFiltered[k] = (acc.ClassFiltered[k] ?? 0) + v;
   for (const [k, v] of Object.entries(cur.ConstraintFiltered))
     acc.ConstraintFiltered[k] = (acc.ConstraintFiltered[k] ?? 0) + v;
   return acc;
@@ -77,7 +83,15 @@ export function* systemPlanSteps(
     const g = slot.group.Name;
     tried.set(g, (tried.get(g) ?? 0) + 1);
     const metrics = newAllocMetric(available);
-    const alloc = placeAlloc(ctx, new NodeSample([slot.node], ""), job, slot.group, slot.index, nowNs, metrics);
+    const alloc = placeAlloc(
+      ctx,
+      new NodeSample([slot.node], ""),
+      job,
+      slot.group,
+      slot.index,
+      nowNs,
+      metrics,
+    );
     if (alloc) {
       const prev = slot.previous;
       if (prev) alloc.PreviousAllocation = prev.ID;
