@@ -3,7 +3,7 @@
  * Part of the API's own DTOs (see types.ts); same conventions.
  */
 
-/** "service" | "batch" | "system" */
+/** "service" | "batch" | "system" | "sysbatch" */
 export type JobType = string;
 
 export interface MountOptions {

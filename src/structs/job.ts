@@ -17,7 +17,20 @@ import type { ReschedulePolicy } from "./reschedule_policy.js";
 
 export type { Constraint } from "./constraint.js";
 
-export type JobType = "service" | "batch" | "system";
+export type JobType = "service" | "batch" | "system" | "sysbatch";
+
+/**
+ * Nomad's system and sysbatch jobs: each group's allocs run on every eligible node (one set per
+ * node, server/scheduler/system_plan.ts), not `Count` allocs placed somewhere.
+ */
+export function runsOnEveryNode(type: JobType): boolean {
+  return type === "system" || type === "sysbatch";
+}
+
+/** Jobs whose tasks run to completion (Nomad's batch and sysbatch): a task that exits 0 is done. */
+export function runsToCompletion(type: JobType): boolean {
+  return type === "batch" || type === "sysbatch";
+}
 export type JobStatus = "pending" | "running" | "dead";
 
 export interface VolumeRequest {

@@ -1,13 +1,15 @@
 /**
  * Jobspecs in Nomad's JSON shape → normalised Job records, as Nomad's `Job.Canonicalize` (api
  * package, which Nomad's HTTP agent runs on every submitted job) and `Job.Validate` do. Pure.
- * Defaults follow Nomad: Namespace "default", Type "service", Count 1, Datacenters ["dc1"],
+ * Defaults follow Nomad: Namespace "default", Type "service", Count 1, Datacenters ["*"] (glob
+ * patterns, structs/datacenter.ts),
  * Priority 50, NodePool "default", the update strategy's defaults (update_validate.ts). Every key
  * is checked against Nomad's field names (job_fields.ts): Nomad's own fields are accepted — the
  * server-set ones (Status, Version, indexes…) are recomputed, `ConsulToken`/`VaultToken` are never
  * stored — and anything else is refused by name. Stanzas berth keeps but does not act on are stored
  * as written; job_warnings.ts names them. Tasks: task_validate.ts.
  */
+import { DEFAULT_DATACENTERS } from "./datacenter.js";
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
 import {
@@ -40,7 +42,7 @@ import { groupUpdate, jobUpdate } from "./update_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
 
-const JOB_TYPES: readonly JobType[] = ["service", "batch", "system"];
+const JOB_TYPES: readonly JobType[] = ["service", "batch", "system", "sysbatch"];
 /**
  * berth's limit on one group's Count: a scheduler pass places a group whole, in one write, so a
  * count far past any cluster (Nomad sets none) would stall the server instead of being refused.
@@ -65,7 +67,8 @@ export function validateJob(input: unknown): Job {
   const Update = jobUpdate("Job.Update", Type, j.Update);
   const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j));
   noDuplicates("Job.TaskGroups", TaskGroups);
-  const Datacenters = optStringArray("Job.Datacenters", j.Datacenters, ["dc1"]);
+  const Datacenters = datacenters(j.Datacenters);
+  systemJobRules(Type, TaskGroups, j);
   // Secrets Nomad's older clients send with every job; berth uses neither and never stores them.
   optString("Job.ConsulToken", j.ConsulToken, "");
   optString("Job.VaultToken", j.VaultToken, "");
@@ -74,7 +77,7 @@ export function validateJob(input: unknown): Job {
     Name: optString("Job.Name", j.Name, "") || ID,
     Namespace: checkId("Job.Namespace", j.Namespace ?? "default"),
     Type,
-    Datacenters: Datacenters.length > 0 ? Datacenters : ["dc1"],
+    Datacenters,
     // Nomad's range: 1 to its default maximum job priority, 100.
     Priority: optNumber("Job.Priority", j.Priority, 50, { integer: true, min: 1, max: 100 }),
     Stop: optBool("Job.Stop", j.Stop, false),
@@ -96,6 +99,41 @@ export function validateJob(input: unknown): Job {
     ModifyIndex: 0,
     JobModifyIndex: 0,
   };
+}
+
+/** Nomad's Job.Canonicalize and Validate: none (or an empty list) is `["*"]`; no empty name. */
+function datacenters(input: unknown): string[] {
+  const list = optStringArray("Job.Datacenters", input, [...DEFAULT_DATACENTERS]);
+  list.forEach((dc, i) => {
+    if (dc === "") throw validationError(`Job.Datacenters[${i}]`, "Job datacenter must be non-empty string");
+  });
+  return list.length > 0 ? list : [...DEFAULT_DATACENTERS];
+}
+
+/**
+ * Nomad's Job.Validate and TaskGroup.Validate for system jobs: a group's count is 0 or 1 (the
+ * scheduler runs `count` allocs per node), and no affinity or spread block (a system job's node
+ * is not chosen). Sysbatch jobs take any count, as in Nomad.
+ */
+function systemJobRules(type: JobType, groups: TaskGroup[], j: Record<string, unknown>): void {
+  if (type !== "system") return;
+  // Nomad refuses a non-nil list; an empty list here is what a jobspec without the block decodes to.
+  if (Array.isArray(j.Affinities) && j.Affinities.length > 0)
+    throw validationError("Job.Affinities", "System jobs may not have an affinity block");
+  if (Array.isArray(j.Spreads) && j.Spreads.length > 0)
+    throw validationError("Job.Spreads", "System jobs may not have a spread block");
+  groups.forEach((g, i) => {
+    const field = `Job.TaskGroups[${i}]`;
+    if (g.Count > 1)
+      throw validationError(
+        `${field}.Count`,
+        `Job task group ${g.Name} has count ${g.Count}. Count cannot exceed 1 with system scheduler`,
+      );
+    if ((g.Affinities ?? []).length > 0)
+      throw validationError(`${field}.Affinities`, "System jobs may not have an affinity block");
+    if ((g.Spreads ?? []).length > 0)
+      throw validationError(`${field}.Spreads`, "System jobs may not have a spread block");
+  });
 }
 
 function noDuplicates(field: string, items: { Name: string }[]): void {

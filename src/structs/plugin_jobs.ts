@@ -5,7 +5,7 @@
  * no job is ever garbage collected. It is also where the plugin's expected instance counts come
  * from (Nomad's CSIPlugin.UpdateExpectedWithJob). Pure.
  */
-import type { Job } from "./job.js";
+import { runsOnEveryNode, type Job } from "./job.js";
 
 /** Nomad's JobDescription. */
 export interface JobDescription {
@@ -53,7 +53,7 @@ export function jobPluginUses(job: Job): PluginJobUse[] {
           namespace: job.Namespace,
           jobId: job.ID,
           version: job.Version,
-          system: job.Type === "system",
+          system: runsOnEveryNode(job.Type),
           controllerGroups: {},
           nodeGroups: {},
         };

@@ -7,7 +7,7 @@
  */
 import { validationError } from "./errors.js";
 import { optBool, optNumber, optObject, optOneOf } from "./json_check.js";
-import { NS_PER_S, type JobType, type RestartPolicy } from "./job.js";
+import { NS_PER_S, runsOnEveryNode, runsToCompletion, type JobType, type RestartPolicy } from "./job.js";
 import {
   DELAY_FUNCTIONS,
   defaultReschedulePolicy,
@@ -19,9 +19,12 @@ import {
 /** Nomad's RestartPolicyMinInterval. */
 const RESTART_MIN_INTERVAL_NS = 5 * NS_PER_S;
 
-/** Nomad's DefaultServiceJobRestartPolicy / DefaultBatchJobRestartPolicy (system: service's). */
+/**
+ * Nomad's DefaultServiceJobRestartPolicy / DefaultBatchJobRestartPolicy (system: service's;
+ * sysbatch: batch's, as Nomad's api TaskGroup.Canonicalize gives every other type).
+ */
 export function defaultRestart(type: JobType): RestartPolicy {
-  return type === "batch"
+  return runsToCompletion(type)
     ? { Attempts: 3, Interval: 24 * 3600 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" }
     : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
 }
@@ -91,7 +94,8 @@ const ZERO_RESCHEDULE: ReschedulePolicy = {
 
 /**
  * The effective reschedule policy of a group: the job-type default, the job's `Reschedule` over
- * it, the group's `ReschedulePolicy` over that. System jobs are never rescheduled and refuse one.
+ * it, the group's `ReschedulePolicy` over that. System and sysbatch jobs are never rescheduled and
+ * refuse one (Nomad's words).
  */
 export function groupReschedulePolicy(
   type: JobType,
@@ -101,9 +105,10 @@ export function groupReschedulePolicy(
 ): ReschedulePolicy | null {
   const job = optObject("Job.Reschedule", jobLevel);
   const group = optObject(groupField, groupLevel);
-  if (type === "system") {
-    if (job) throw validationError("Job.Reschedule", "system jobs should not have a reschedule policy");
-    if (group) throw validationError(groupField, "system jobs should not have a reschedule policy");
+  if (runsOnEveryNode(type)) {
+    const why = "System or sysbatch jobs should not have a reschedule policy";
+    if (job) throw validationError("Job.Reschedule", why);
+    if (group) throw validationError(groupField, why);
     return null;
   }
   let p = defaultReschedulePolicy(type) ?? ZERO_RESCHEDULE;

@@ -7,7 +7,7 @@
  */
 import { validationError } from "./errors.js";
 import { checkFields, UPDATE_FIELDS } from "./job_fields.js";
-import { NS_PER_S, type JobType } from "./job.js";
+import { NS_PER_S, runsToCompletion, type JobType } from "./job.js";
 import type { UpdateStrategy } from "./job_stanzas.js";
 import { optBool, optNumber, optObject, optString, type JsonObject } from "./json_check.js";
 import { goDuration } from "./reschedule.js";
@@ -52,10 +52,10 @@ function isEmpty(u: JsonObject): boolean {
   return Object.values(u).every((v) => v === undefined || v === null || v === 0 || v === "" || v === false);
 }
 
-/** The job's effective `Update`: null for batch jobs that write none. */
+/** The job's effective `Update`: null for batch and sysbatch jobs that write none. */
 export function jobUpdate(field: string, type: JobType, input: unknown): UpdateStrategy | null {
   const u = optObject(field, input);
-  if (!u) return type === "batch" ? null : defaultUpdateStrategy();
+  if (!u) return runsToCompletion(type) ? null : defaultUpdateStrategy();
   return validateUpdate(field, over(field, u, defaultUpdateStrategy()));
 }
 

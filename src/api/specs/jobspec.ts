@@ -39,7 +39,7 @@ const NS_PER_S = 1e9;
 
 /** Nomad's defaults: a restart block fills the fields it leaves out from these, by job type. */
 function defaultRestart(jobType: string): RestartPolicy {
-  return jobType === "batch"
+  return jobType === "batch" || jobType === "sysbatch"
     ? { Attempts: 3, Interval: 24 * 3600 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" }
     : { Attempts: 2, Interval: 30 * 60 * NS_PER_S, Delay: 15 * NS_PER_S, Mode: "fail" };
 }
@@ -119,7 +119,7 @@ function jobFrom(id: string, b: Body, text: string): Job {
     Namespace: b.string("namespace") ?? "default",
     Type: type,
     // The server's default too, so HCL and JSON jobspecs without datacenters agree.
-    Datacenters: b.stringList("datacenters") ?? ["dc1"],
+    Datacenters: b.stringList("datacenters") ?? ["*"],
     Priority: b.integer("priority") ?? 50,
     Stop: false,
     Status: "pending",

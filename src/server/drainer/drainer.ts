@@ -30,7 +30,7 @@ import { completeDrain, drainStrategyOf, isDraining } from "../../structs/node.j
 import type { VolumeClaim } from "../../structs/volume.js";
 import { volumeKey } from "../deps.js";
 import { claimsOnNode } from "../rpc/volume_claims.js";
-import { MIGRATE_DESCRIPTION } from "../scheduler/plan.js";
+import { MIGRATE_DESCRIPTION } from "../scheduler/plan_types.js";
 import type { StateReader, StateStore, Table } from "../state/store.js";
 import { decideDrain, type DrainDecision } from "./decide.js";
 

@@ -5,7 +5,7 @@
 import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { NS_PER_MS } from "../../structs/job.js";
+import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import { withClientStatusState } from "../../structs/disconnect.js";
 import {
   applyDrainRequest,
@@ -161,18 +161,13 @@ export class NodeEndpoint {
   }
 
   /**
-   * A node that became eligible may take work again: the system jobs whose allocs a drain stopped
-   * there (the reconciler keeps their slots empty while it is ineligible), and the blocked jobs.
+   * A node that became eligible may take work again: the system and sysbatch jobs (which run on
+   * every eligible node; the scheduler re-evaluates them with the blocked jobs), and the blocked
+   * jobs. Answered once that round has run, so the caller's next read sees the node's new allocs.
    */
   private async afterEligibilityChange(before: Node, after: Node): Promise<void> {
     if (after.SchedulingEligibility !== "eligible" || before.SchedulingEligibility === "eligible") return;
-    const jobs = new Map<string, { namespace: string; id: string }>();
-    for (const a of this.deps.store.allocsByNode(after.ID)) {
-      if (a.Job.Type === "system")
-        jobs.set(`${a.Namespace}/${a.JobID}`, { namespace: a.Namespace, id: a.JobID });
-    }
-    for (const j of jobs.values()) await this.deps.scheduler.evaluate(j.namespace, j.id, "node-update");
-    void this.deps.scheduler.retryBlocked();
+    await this.deps.scheduler.retryBlocked();
   }
 
   private updateResponse(node: Node): NodeUpdateResponse {
@@ -217,7 +212,7 @@ export class NodeEndpoint {
     const reconnects = new Map<string, { namespace: string; id: string }>();
     const terminalJobs = await this.deps.store.txn((tx) => {
       reconnects.clear();
-      const jobs = new Map<string, { namespace: string; id: string; failed: boolean }>();
+      const jobs = new Map<string, { namespace: string; id: string; failed: boolean; everyNode: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
       const touched: Allocation[] = [];
       for (const u of req.Allocs) {
@@ -254,7 +249,8 @@ export class NodeEndpoint {
         if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
           const k = `${next.Namespace}/${next.JobID}`;
           const failed = next.ClientStatus === "failed" || jobs.get(k)?.failed === true;
-          jobs.set(k, { namespace: next.Namespace, id: next.JobID, failed });
+          const everyNode = runsOnEveryNode(next.Job.Type);
+          jobs.set(k, { namespace: next.Namespace, id: next.JobID, failed, everyNode });
         }
       }
       const seen = new Set<string>();
@@ -269,8 +265,13 @@ export class NodeEndpoint {
     });
     // A terminal alloc frees capacity and may need a replacement (batch allocs that completed are not replaced).
     // Nomad's TriggeredBy for a pass that a failed alloc starts is "alloc-failure".
-    for (const j of terminalJobs)
+    // A failed system or sysbatch alloc starts no pass (Nomad creates no eval for an alloc without a
+    // reschedule policy): its node's restart policy was its retry, and it is placed again on its
+    // node only by the job's next pass (a node change, a new version), never in a tight loop.
+    for (const j of terminalJobs) {
+      if (j.failed && j.everyNode) continue;
       await this.deps.scheduler.evaluate(j.namespace, j.id, j.failed ? "alloc-failure" : "job-register");
+    }
     for (const [k, j] of reconnects) {
       if (!terminalJobs.some((t) => `${t.namespace}/${t.id}` === k))
         await this.deps.scheduler.evaluate(j.namespace, j.id, "reconnect");

@@ -17,7 +17,7 @@ import {
 import { newUuid } from "../../structs/ids.js";
 import type { Job } from "../../structs/job.js";
 import type { StateWriter } from "../state/store.js";
-import type { PlacementFailure } from "./plan.js";
+import type { PlacementFailure } from "./plan_types.js";
 import type { FollowupPlan } from "./reschedule_plan.js";
 
 /** What a pass did, as the eval records it. */

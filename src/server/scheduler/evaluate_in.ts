@@ -9,7 +9,8 @@ import type { StateWriter } from "../state/store.js";
 import { IN_TXN_PLAN_MS, type Batching } from "./batches.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { refreshJobStatus } from "./job_status.js";
-import { computePlan, type PlacementFailure } from "./plan.js";
+import { computePlan } from "./plan.js";
+import type { PlacementFailure } from "./plan_types.js";
 import type { PlannedAhead } from "./plan_ahead.js";
 
 export interface EvalResult {

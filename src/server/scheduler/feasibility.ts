@@ -20,6 +20,7 @@ import {
   type TaskGroup,
   type VolumeRequest,
 } from "../../structs/job.js";
+import { inAnyDatacenter } from "../../structs/datacenter.js";
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
 import type { StateReader } from "../state/store.js";
 import { csiFeasible } from "./csi_feasibility.js";
@@ -77,26 +78,30 @@ function firstUnmet(ctx: PlanContext, constraints: Constraint[], node: Node): st
   return unmet ? formatConstraint(unmet) : null;
 }
 
-/** Whether placement considers the node at all: ready, eligible, in one of the job's datacenters. */
+/**
+ * Whether placement considers the node at all: ready, eligible, in one of the job's datacenters
+ * (Nomad's glob patterns: `*`, `dc*`).
+ */
 export function nodeReady(node: Node, job: Pick<Job, "Datacenters">): boolean {
   return (
     node.Status === "ready" &&
     node.SchedulingEligibility === "eligible" &&
     typeof node.Datacenter === "string" &&
-    (job.Datacenters.includes("*") || job.Datacenters.includes(node.Datacenter))
+    inAnyDatacenter(job.Datacenters, node.Datacenter)
   );
 }
 
 /**
  * Nomad's readyNodesInDCs: the nodes placement tries, and how many each datacenter has
- * (AllocMetric.NodesAvailable; a datacenter the job names that has none counts 0).
+ * (AllocMetric.NodesAvailable; a datacenter the job names literally, without a `*`, that has none
+ * counts 0).
  */
 export function readyNodesInDCs(
   nodes: Node[],
   job: Pick<Job, "Datacenters">,
 ): { ready: Node[]; available: Record<string, number> } {
   const available: Record<string, number> = {};
-  for (const dc of job.Datacenters) if (dc !== "*") available[dc] = 0;
+  for (const dc of job.Datacenters) if (!dc.includes("*")) available[dc] = 0;
   const ready = nodes.filter((n) => nodeReady(n, job));
   for (const n of ready) available[n.Datacenter] = (available[n.Datacenter] ?? 0) + 1;
   return { ready, available };

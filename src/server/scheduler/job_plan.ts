@@ -7,11 +7,12 @@
  * `diff` the job's diff at job, group and task level (Type Added/Deleted/Edited/None, the changed
  * primitive fields).
  */
-import { isClientTerminal } from "../../structs/alloc.js";
+import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import type { AllocMetric } from "../../structs/eval.js";
-import type { Job } from "../../structs/job.js";
+import { runsOnEveryNode, type Job } from "../../structs/job.js";
 import type { StateReader } from "../state/store.js";
-import { computePlan, isAllocOfJob, MIGRATE_DESCRIPTION } from "./plan.js";
+import { computePlan, isAllocOfJob } from "./plan.js";
+import { MIGRATE_DESCRIPTION } from "./plan_types.js";
 import { HANDOVER_DESCRIPTION, UPDATE_DESCRIPTION } from "./reconcile_update.js";
 
 /** Nomad's DesiredUpdates. */
@@ -103,6 +104,9 @@ export function planJob(
   const annotations: Record<string, DesiredUpdates> = {};
   for (const g of job.TaskGroups) annotations[g.Name] = zero();
   const of = (group: string) => (annotations[group] ??= zero());
+  // A replacement takes its old alloc's name; a system job's names repeat on every node, so there
+  // the slot is the node and the name.
+  const slot = (a: Allocation) => (runsOnEveryNode(job.Type) ? `${a.NodeID}\u0000${a.Name}` : a.Name);
   const replaced = new Set<string>();
   for (const { alloc, description } of plan.stop) {
     const u = of(alloc.TaskGroup);
@@ -113,13 +117,13 @@ export function planJob(
       else u.DestructiveUpdate++;
     } else if (description === UPDATE_DESCRIPTION || description === HANDOVER_DESCRIPTION) {
       u.DestructiveUpdate++;
-      replaced.add(alloc.Name);
+      replaced.add(slot(alloc));
     } else u.Stop++;
   }
   for (const a of plan.place) {
     const u = of(a.TaskGroup);
     if (a.DeploymentStatus?.Canary) u.Canary++;
-    else if (!replaced.has(a.Name)) u.Place++;
+    else if (!replaced.has(slot(a))) u.Place++;
   }
   // What found no node still counts as what the pass wanted (Nomad's reconciler annotates before
   // the nodes are chosen); FailedTGAllocs says why they would not be placed.

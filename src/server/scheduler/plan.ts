@@ -1,78 +1,31 @@
 /**
  * The reconciler for service and batch jobs: compares a job's wanted allocs (Count per group,
  * named `<job>.<group>[<index>]`) with the ones it has and decides what to place and what to stop.
- * Pure over a StateReader; the Scheduler applies the plan in the same write transaction.
+ * System and sysbatch jobs are handed to their own reconciler (system_plan.ts), after the stops
+ * common to every job. Pure over a StateReader; the Scheduler applies the plan in the same write
+ * transaction.
  */
 import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
 import { disconnectPlan } from "./disconnect_plan.js";
-import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
-import type { Deployment } from "../../structs/deployment.js";
+import { newAllocMetric } from "../../structs/eval.js";
 import { newUuid } from "../../structs/ids.js";
-import type { Job, JobStatus, TaskGroup } from "../../structs/job.js";
-import type { Node } from "../../structs/node.js";
+import { runsOnEveryNode, type Job, type JobStatus } from "../../structs/job.js";
 import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
 import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
-import type { NodeUsageView } from "./node_usage.js";
 import { NodeSample } from "./node_sample.js";
-import { selectNode } from "./rank.js";
-import { planReschedules, type FollowupPlan } from "./reschedule_plan.js";
+import { placeAlloc } from "./place.js";
+import {
+  allocName,
+  emptyPlan,
+  MIGRATE_DESCRIPTION,
+  type PlacementFailure,
+  type Plan,
+  type PlanOptions,
+} from "./plan_types.js";
+import { planReschedules } from "./reschedule_plan.js";
 import { HANDOVER_DESCRIPTION, planUpdates, UPDATE_DESCRIPTION } from "./reconcile_update.js";
-
-export interface PlacementFailure {
-  group: string;
-  /** Allocs of the group that found no node. */
-  missing: number;
-  /**
-   * The names of those allocs that were not canaries, and how many canaries found no node: a plan
-   * (job_plan.ts) counts them as placements and canaries the reconciler wanted, as Nomad's
-   * DesiredTGUpdates do, whatever the node selection made of them.
-   */
-  names: string[];
-  canaries: number;
-  /** Nomad's AllocMetric of the group's first alloc that found no node; the others coalesce. */
-  metrics: AllocMetric;
-}
-
-export interface Plan {
-  place: Allocation[];
-  stop: { alloc: Allocation; description: string }[];
-  failures: PlacementFailure[];
-  /** Failed allocs whose reschedule links changed (NextAllocation, FollowupEvalID). */
-  update: Allocation[];
-  /** Delayed evals to create for failed allocs not yet due. */
-  followups: FollowupPlan[];
-  /** A deployment this pass creates (reconcile_update.ts), to store before its allocs. */
-  newDeployment: Deployment | null;
-  /** Deployments this pass cancels (an older version's, or the stopped job's). */
-  cancelDeployments: Deployment[];
-  /** The deployment of the job's version this pass works for, "" when none. */
-  deploymentId: string;
-  /**
-   * Slots an update holds empty until a single-writer volume is free (reconcile_update.ts): not
-   * failures, but the job must be evaluated again when a claim is freed, as a blocked one is.
-   */
-  heldSlots: number;
-  /**
-   * The plan stopped at its placement limit (PlanOptions.maxPlace) with allocs still to place: it
-   * is a batch, and the pass plans the next one from the state this one leaves.
-   */
-  more: boolean;
-}
-
-/** How a plan is made. */
-export interface PlanOptions {
-  /** The scheduler's usage index, used only when it is at exactly the state's index. */
-  usage?: NodeUsageView;
-  /**
-   * Stop after this many placements when the plan only places (no stop, reschedule link or
-   * follow-up eval, whose records the pass writes with its eval): the rest is left for the next
-   * batch (Plan.more). A function is asked before each placement with the count so far.
-   */
-  maxPlace?: number | ((placed: number) => boolean);
-  /** The state's nodes, when the caller keeps them (node_list_cache.ts); else state.listNodes(). */
-  listNodes?: () => Node[];
-}
+import { systemPlanSteps } from "./system_plan.js";
 
 /**
  * Allocs of this incarnation of the job. A job purged and registered again under the same ID is a
@@ -83,8 +36,13 @@ export function isAllocOfJob(a: Allocation, job: Pick<Job, "CreateIndex">): bool
   return a.Job.CreateIndex === job.CreateIndex;
 }
 
-export function allocName(job: Pick<Job, "ID">, group: string, index: number): string {
-  return `${job.ID}.${group}[${index}]`;
+/** Stops the live allocs of an earlier incarnation of the job (purged, then registered again). */
+function stopPurgedIncarnations(plan: Plan, all: readonly Allocation[], job: Job): void {
+  for (const a of all) {
+    if (!isAllocOfJob(a, job) && a.DesiredStatus === "run" && !isAllocTerminal(a)) {
+      plan.stop.push({ alloc: a, description: "alloc not needed as job is purged" });
+    }
+  }
 }
 
 /**
@@ -120,29 +78,15 @@ export function* planSteps(
 ): Generator<void, Plan, void> {
   const all = state.allocsByJob(job.Namespace, job.ID);
   const existing = all.filter((a) => isAllocOfJob(a, job));
-  const plan: Plan = {
-    place: [],
-    stop: [],
-    failures: [],
-    update: [],
-    followups: [],
-    newDeployment: null,
-    cancelDeployments: [],
-    deploymentId: "",
-    heldSlots: 0,
-    more: false,
-  };
+  const plan = emptyPlan();
+  stopPurgedIncarnations(plan, all, job);
+  if (runsOnEveryNode(job.Type)) return yield* systemPlanSteps(state, job, existing, plan, nowNs, opts);
   const upd = planUpdates(state, job, existing, nowNs, newUuid);
   plan.heldSlots = upd.hold.size;
   plan.cancelDeployments = upd.cancel;
   if (upd.created) plan.newDeployment = upd.deployment;
   const deploymentId = upd.deployment?.ID;
   plan.deploymentId = deploymentId ?? "";
-  for (const a of all) {
-    if (!isAllocOfJob(a, job) && a.DesiredStatus === "run" && !isAllocTerminal(a)) {
-      plan.stop.push({ alloc: a, description: "alloc not needed as job is purged" });
-    }
-  }
   const wanted = new Set<string>();
   if (!job.Stop) {
     for (const g of job.TaskGroups) {
@@ -185,7 +129,6 @@ export function* planSteps(
   );
   // The job's allocs were read above; a big job's take a while: let the caller yield before the nodes.
   yield;
-  const drained = job.Type === "system" ? drainedSystemSlots(state, existing) : new Set<string>();
   const ctx: PlanContext = {
     state,
     planned: plan.place,
@@ -198,7 +141,7 @@ export function* planSteps(
   const nodes = new NodeSample(ready, `${job.Namespace}\u0000${job.ID}\u0000${state.index()}`);
   // The reads above are a pass's biggest single stretch: let the caller yield before placing.
   yield;
-  const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n) && !drained.has(n));
+  const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n));
   const resched = planReschedules(state, job, existing, open, nowNs, runningEvalId);
   plan.followups = resched.followups;
   plan.update.push(...resched.update);
@@ -219,14 +162,14 @@ export function* planSteps(
     let failure: PlacementFailure | undefined;
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
-      if (runningByName.has(name) || completed.has(name) || drained.has(name)) continue;
+      if (runningByName.has(name) || completed.has(name)) continue;
       if (resched.hold.has(name) || upd.hold.has(name)) continue;
       if (full()) {
         plan.more = true;
         return plan;
       }
       const metrics = newAllocMetric(available);
-      const alloc = place(ctx, nodes, job, g, i, nowNs, metrics);
+      const alloc = placeAlloc(ctx, nodes, job, g, i, nowNs, metrics);
       if (alloc && deploymentId && upd.deployment?.TaskGroups[g.Name]) alloc.DeploymentID = deploymentId;
       const prev = resched.replace.get(name) ?? disc.replace.get(name);
       if (alloc && prev) {
@@ -253,7 +196,7 @@ export function* planSteps(
       return plan;
     }
     const metrics = newAllocMetric(available);
-    const alloc = place(ctx, nodes, job, g, c.index, nowNs, metrics);
+    const alloc = placeAlloc(ctx, nodes, job, g, c.index, nowNs, metrics);
     yield;
     if (!alloc) {
       const prior = plan.failures.find((f) => f.group === g.Name);
@@ -271,77 +214,21 @@ export function* planSteps(
   return plan;
 }
 
-/** Why the reconciler stops an alloc the node drainer marked for migration (Nomad's words). */
-export const MIGRATE_DESCRIPTION = "alloc is being migrated";
-
 /**
- * A system job's alloc belongs to its node (Nomad runs one per eligible node), so one a drain
- * stopped is not moved elsewhere: its slot stays empty while that node is ineligible, and is placed
- * again once the node is eligible (the node endpoint re-evaluates the node's jobs then). A slot whose
- * node is gone is placed as usual.
- */
-function drainedSystemSlots(state: StateReader, existing: Allocation[]): Set<string> {
-  const newest = new Map<string, Allocation>();
-  for (const a of existing) {
-    const cur = newest.get(a.Name);
-    if (!cur || a.CreateIndex > cur.CreateIndex) newest.set(a.Name, a);
-  }
-  const out = new Set<string>();
-  for (const [name, a] of newest) {
-    if (!shouldMigrate(a)) continue;
-    const node = state.getNode(a.NodeID);
-    if (node && node.SchedulingEligibility !== "eligible") out.add(name);
-  }
-  return out;
-}
-
-/** Places one alloc on the node rank.ts picks (Nomad's feasibility, binpack, affinity, spread). */
-function place(
-  ctx: PlanContext,
-  nodes: NodeSample,
-  job: Job,
-  group: TaskGroup,
-  index: number,
-  nowNs: number,
-  metrics: AllocMetric,
-): Allocation | null {
-  const id = newUuid();
-  const picked = selectNode(ctx, nodes, job, group, index, id, metrics);
-  if (!picked) return null;
-  const best = picked.node;
-  return {
-    ID: id,
-    Namespace: job.Namespace,
-    Name: allocName(job, group.Name, index),
-    NodeID: best.ID,
-    NodeName: best.Name,
-    JobID: job.ID,
-    Job: job,
-    TaskGroup: group.Name,
-    DesiredStatus: "run",
-    DesiredDescription: "",
-    ClientStatus: "pending",
-    ClientDescription: "",
-    TaskStates: {},
-    AllocatedResources: picked.resources,
-    CreateIndex: 0,
-    ModifyIndex: 0,
-    AllocModifyIndex: 0,
-    CreateTime: nowNs,
-    ModifyTime: nowNs,
-  };
-}
-
-/**
- * Nomad's job status (its getJobStatus): running while any alloc is non-terminal; dead once stopped
- * (or a batch job finished) with every alloc terminal; pending while work is still to come (a
- * blocked or delayed eval, or a failed alloc whose reschedule is due), or nothing was placed yet;
+ * Nomad's job status (its getJobStatus): running while any alloc is non-terminal, and a system job
+ * always until stopped; dead once stopped (or a batch or sysbatch job finished) with every alloc
+ * terminal; pending while work is still to come (a blocked or delayed eval, or a failed alloc whose
+ * reschedule is due), or nothing was placed yet;
  * dead when every alloc is terminal and nothing more will be tried (failed allocs whose reschedule
  * policy is exhausted). `allocs` are the job's current incarnation's.
  */
 export function jobStatus(job: Job, allocs: Allocation[], liveEval = false): JobStatus {
   if (allocs.some((a) => !isAllocTerminal(a))) return "running";
   if (job.Stop) return "dead";
+  // Nomad: a system job runs until it is stopped (a node may join at any time); a sysbatch job is
+  // done once every alloc it placed has ended.
+  if (job.Type === "system") return "running";
+  if (job.Type === "sysbatch" && allocs.length > 0 && !liveEval) return "dead";
   if (job.Type === "batch" && allocs.length > 0 && allocs.some((a) => a.ClientStatus === "complete")) {
     const done = new Set(allocs.filter((a) => a.ClientStatus === "complete").map((a) => a.Name));
     const wanted = job.TaskGroups.reduce((n, g) => n + g.Count, 0);

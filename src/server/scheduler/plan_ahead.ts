@@ -18,7 +18,8 @@ import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore } from "../state/store.js";
 import type { NodeListCache } from "./node_list_cache.js";
 import type { NodeUsageIndex } from "./node_usage.js";
-import { planSteps, type Plan } from "./plan.js";
+import { planSteps } from "./plan.js";
+import type { Plan } from "./plan_types.js";
 import { stillValidSince } from "./rebase.js";
 
 /** Longest stretch of planning between two yields to the event loop. */

@@ -17,13 +17,19 @@
  * next leader rebuilds from the store (its start-up pass), and a pass in flight finishes without
  * touching them.
  *
+ * System and sysbatch jobs run on every eligible node, so a node that registers, comes back, changes
+ * its fingerprint or becomes eligible may want their allocs: retryBlocked() evaluates them too. The
+ * scheduler keeps them in an index (systemJobs) that its passes maintain — every register, stop and
+ * purge of a job runs one — and its start-up pass rebuilds, so a node change costs a pass per
+ * system job, never a scan of every job.
+ *
  * Nothing here holds the event loop for long: a pass plans ahead of its transaction in steps,
  * yielding between them (plan_ahead.ts, which says why a yield never applies a stale plan), and the
  * loops over many jobs (blocked retries, the start-up pass) yield between passes.
  */
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { EvalTrigger } from "../../structs/eval.js";
-import { NS_PER_MS } from "../../structs/job.js";
+import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
 import type { StateStore } from "../state/store.js";
@@ -52,8 +58,13 @@ function key(namespace: string, id: string): string {
 
 export class Scheduler {
   private readonly blocked = new Map<string, { namespace: string; id: string }>();
-  /** Jobs a retry round still has to run (a trigger puts every blocked job here, `track` one). */
-  private readonly due = new Map<string, { namespace: string; id: string }>();
+  /** The system and sysbatch jobs that are not stopped, by key (this term's; see the file comment). */
+  private readonly systemJobs = new Map<string, { namespace: string; id: string }>();
+  /**
+   * Jobs a retry round still has to run (a trigger puts every blocked job and every system job
+   * here, `track` one); `system`: run as a system job's quiet node-update pass.
+   */
+  private readonly due = new Map<string, { namespace: string; id: string; system?: boolean }>();
   /** A trigger came since the round last looked: every blocked job is due (copied once per look). */
   private allDue = false;
   /**
@@ -176,7 +187,10 @@ export class Scheduler {
       if (result.usedAhead && rest) ahead = { ...rest, index: result.index };
       else planned = false;
     }
-    if (term === this.term) this.track(namespace, id, result, result.snapshotIndex);
+    if (term === this.term) {
+      this.track(namespace, id, result, result.snapshotIndex);
+      this.trackSystem(namespace, id);
+    }
     if (result.failures.length > 0) {
       this.log.info("job has allocs that found no node", {
         job: id,
@@ -223,6 +237,14 @@ export class Scheduler {
     }
   }
 
+  /** Keeps the job in (or out of) the index of system jobs, from its stored record. */
+  private trackSystem(namespace: string, id: string): void {
+    const job = this.store.getJob(namespace, id);
+    if (job && runsOnEveryNode(job.Type) && !job.Stop)
+      this.systemJobs.set(key(namespace, id), { namespace, id });
+    else this.systemJobs.delete(key(namespace, id));
+  }
+
   /**
    * This server no longer leads: forgets the blocked jobs and clears the follow-up timers (their
    * evals stay stored; the next leader's start-up pass, evaluateAll, re-arms them and runs the
@@ -235,14 +257,16 @@ export class Scheduler {
     this.blocked.clear();
     this.due.clear();
     this.allDue = false;
+    this.systemJobs.clear();
     this.timers.clear();
   }
 
   /**
-   * Capacity may have appeared: re-evaluates every blocked job (never rejects). Triggers that come
-   * while a round runs join it: a blocked job still waiting for its turn is not run twice, one
-   * whose turn has come (its pass may have read the state before the trigger's change) is run
-   * again. Resolves once no job is due.
+   * Capacity or a node may have appeared: re-evaluates every blocked job, and every system job
+   * (never rejects; quietly: a pass that finds nothing to do records no eval). Triggers that come
+   * while a round runs join it: a job still waiting for its turn is not run twice, one whose turn
+   * has come (its pass may have read the state before the trigger's change) is run again.
+   * Resolves once no job is due.
    */
   retryBlocked(): Promise<void> {
     if (this.stopping) return Promise.resolve();
@@ -266,6 +290,8 @@ export class Scheduler {
         if (this.allDue) {
           this.allDue = false;
           for (const [k, job] of this.blocked) this.due.set(k, job);
+          for (const [k, job] of this.systemJobs)
+            if (!this.blocked.has(k)) this.due.set(k, { ...job, system: true });
         }
         const next = this.stopping ? undefined : this.due.entries().next().value;
         if (next === undefined) {
@@ -273,11 +299,11 @@ export class Scheduler {
           this.retrying = null;
           return;
         }
-        const [k, { namespace, id }] = next;
+        const [k, { namespace, id, system }] = next;
         this.due.delete(k);
-        if (!this.blocked.has(k)) continue;
+        if (system ? !this.systemJobs.has(k) : !this.blocked.has(k)) continue;
         try {
-          await this.evaluate(namespace, id, "queued-allocs", { quiet: true });
+          await this.evaluate(namespace, id, system ? "node-update" : "queued-allocs", { quiet: true });
         } catch (err) {
           this.log.error("re-evaluating a blocked job failed", { job: id, namespace, error: err });
         }
@@ -353,5 +379,10 @@ export class Scheduler {
 
   isBlocked(namespace: string, id: string): boolean {
     return this.blocked.has(key(namespace, id));
+  }
+
+  /** How many system and sysbatch jobs a node change re-evaluates (for tests and metrics). */
+  get systemJobCount(): number {
+    return this.systemJobs.size;
   }
 }

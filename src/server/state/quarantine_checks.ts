@@ -131,7 +131,7 @@ function checkJobCopy(field: string, v: unknown, jobId: unknown): void {
   const j = obj(field, v);
   sameKey(`${field}.ID`, j.ID, jobId);
   str(`${field}.Name`, j.Name);
-  oneOfStr(`${field}.Type`, j.Type, ["service", "batch", "system"]);
+  oneOfStr(`${field}.Type`, j.Type, ["service", "batch", "system", "sysbatch"]);
   int(`${field}.Version`, j.Version);
   int(`${field}.CreateIndex`, j.CreateIndex);
   arr(`${field}.TaskGroups`, j.TaskGroups).forEach((gv, i) => {

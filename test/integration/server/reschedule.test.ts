@@ -167,7 +167,7 @@ test("job register: reschedule policies are validated with the field named; syst
   assert.match(bad.text, /Job\.TaskGroups\[0\]\.ReschedulePolicy: .*Delay cannot be less than 5s \(got 1s\)/);
   const sys = await http(base, "PUT", "/v1/jobs", { Job: job("b", "system", { Attempts: 1 }) });
   assert.equal(sys.status, 400);
-  assert.match(sys.text, /system jobs should not have a reschedule policy/);
+  assert.match(sys.text, /System or sysbatch jobs should not have a reschedule policy/);
   const ok = await http(base, "PUT", "/v1/jobs", {
     Job: { ...job("c", "batch", undefined), Reschedule: { Attempts: 2 } },
   });

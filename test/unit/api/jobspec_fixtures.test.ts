@@ -27,7 +27,8 @@ function job(id: string, type: string, groups: TaskGroup[], rest: Partial<Job> =
     Name: id,
     Namespace: "default",
     Type: type,
-    Datacenters: ["dc1"],
+    // Nomad's default for a jobspec without `datacenters` (Job.Canonicalize, since 1.5).
+    Datacenters: ["*"],
     Priority: 50,
     Stop: false,
     Status: "pending",

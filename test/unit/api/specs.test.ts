@@ -22,7 +22,7 @@ describe("example specs", () => {
       Name: "plugin",
       Namespace: "default",
       Type: "service",
-      Datacenters: ["dc1"],
+      Datacenters: ["*"],
       Priority: 50,
       Stop: false,
       Status: "pending",

@@ -2,7 +2,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as tick } from "node:timers/promises";
 import { NodeDrainer } from "../../../src/server/drainer/drainer.js";
-import { computePlan, MIGRATE_DESCRIPTION } from "../../../src/server/scheduler/plan.js";
+import { computePlan } from "../../../src/server/scheduler/plan.js";
+import { MIGRATE_DESCRIPTION } from "../../../src/server/scheduler/plan_types.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
@@ -70,23 +71,26 @@ test("reconciler: an alloc marked for migration is stopped and replaced on an el
   );
 });
 
-test("reconciler: a system alloc stopped by a drain is not replaced until its node is eligible again", async () => {
+test("reconciler: a system alloc stopped by a drain is not moved; it comes back once its node is eligible again", async () => {
   const { store, scheduler } = await cluster();
   await store.txn((tx) => tx.putJob(pluginJob("nodes")));
   await store.txn((tx) => tx.putNode(applyEligibility(tx.getNode("B")!, "ineligible")));
   await scheduler.evaluate("default", "nodes");
   const [first] = store.allocsByJob("default", "nodes");
   assert.equal(first!.NodeID, "A");
+  assert.equal(store.allocsByJob("default", "nodes").length, 1, "none on the ineligible B");
   await store.txn((tx) => {
     tx.putNode(applyEligibility(tx.getNode("B")!, "eligible"));
     tx.putNode(applyDrainRequest(tx.getNode("A")!, drainSpec(), Date.now()));
     tx.putAlloc({ ...tx.getAlloc(first!.ID)!, DesiredTransition: { Migrate: true } });
   });
   const r = await scheduler.evaluate("default", "nodes");
+  assert.deepEqual([r.stopped, r.placed, r.failures.length], [1, 1, 0], "stopped; B gets its own");
+  const onB = store.allocsByJob("default", "nodes").filter((a) => a.DesiredStatus === "run");
   assert.deepEqual(
-    [r.stopped, r.placed, r.failures.length],
-    [1, 0, 0],
-    "stopped, not moved to B, not blocked",
+    onB.map((a) => [a.Name, a.NodeID, a.PreviousAllocation ?? ""]),
+    [["nodes.g[0]", "B", ""]],
+    "B's own slot, not the drained alloc moved",
   );
   assert.equal(scheduler.isBlocked("default", "nodes"), false);
   await store.txn((tx) =>
@@ -94,7 +98,11 @@ test("reconciler: a system alloc stopped by a drain is not replaced until its no
   );
   await scheduler.evaluate("default", "nodes");
   const live = store.allocsByJob("default", "nodes").filter((a) => a.DesiredStatus === "run");
-  assert.equal(live.length, 1, "placed again once its node is eligible");
+  assert.deepEqual(
+    live.map((a) => a.NodeID).sort(),
+    ["A", "B"],
+    "placed again on A once its node is eligible",
+  );
 });
 
 /** The store as the drainer sees it, counting cluster-wide alloc and volume scans. */

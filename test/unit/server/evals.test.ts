@@ -41,7 +41,8 @@ test("evals: metrics count evaluated, filtered (by reason and class) and availab
     ],
     [makeVolume("vol1")],
   );
-  await store.txn((tx) => tx.putJob(csiJob("j")));
+  // Named explicitly: a job without `datacenters` may use every datacenter (Nomad's ["*"]).
+  await store.txn((tx) => tx.putJob({ ...csiJob("j"), Datacenters: ["dc1"] }));
   const r = await scheduler.evaluate("default", "j");
   assert.equal(r.placed, 0);
   assert.deepEqual(r.failures[0]!.metrics, {
@@ -90,7 +91,7 @@ test("evals: Nomad's reasons for a missing volume, driver, constraint and exhaus
     "CSI volume vol1 has exhausted its available writer claims": 1,
   });
 
-  const [none] = await reasons([], [makeVolume("vol1")]);
+  const [none] = await reasons([], [makeVolume("vol1")], { ...csiJob("j"), Datacenters: ["dc1"] });
   assert.equal(none!.metrics.NodesEvaluated, 0);
   assert.deepEqual(none!.metrics.NodesAvailable, { dc1: 0 });
 });

@@ -123,7 +123,9 @@ function apply(tx: StateWriter, o: Op): void {
       return;
     }
     case "putJob": {
-      const job = pluginJob(o.job, o.plugin, { type: o.type, side: o.side, count: o.count });
+      // A system group's count is 0 or 1 (Nomad's validation); a larger one is written as 1.
+      const count = o.type === "system" ? Math.min(o.count, 1) : o.count;
+      const job = pluginJob(o.job, o.plugin, { type: o.type, side: o.side, count });
       tx.putJob({ ...job, Stop: o.stop });
       return;
     }

@@ -38,7 +38,8 @@ const resources = (cpu: number, mem: number): AllocatedResources => ({
 
 function job(id: string, count: number, type = "service"): Job {
   const j = plainJob(id, type);
-  return { ...j, TaskGroups: [{ ...j.TaskGroups[0]!, Count: count }] };
+  // dc1 named: the other datacenter's nodes are this file's infeasible ones.
+  return { ...j, Datacenters: ["dc1"], TaskGroups: [{ ...j.TaskGroups[0]!, Count: count }] };
 }
 
 /** A store holding `list` and `allocs`, and a fresh plan over it with `planned` already placed. */

@@ -229,7 +229,7 @@ test("validation: Nomad's rules and words; a group block merges over the job's a
   );
   assert.throws(
     () => groupReschedulePolicy("system", undefined, "G", { Attempts: 1 }),
-    /G: system jobs should not have a reschedule policy/,
+    /G: System or sysbatch jobs should not have a reschedule policy/,
   );
   assert.equal(groupReschedulePolicy("system", undefined, "G", undefined), null);
 });

@@ -117,7 +117,7 @@ test("job: Nomad defaults", () => {
   const j = validateJob(job());
   assert.equal(j.Namespace, "default");
   assert.equal(j.Type, "service");
-  assert.deepEqual(j.Datacenters, ["dc1"]);
+  assert.deepEqual(j.Datacenters, ["*"], "Nomad's default since 1.5: every datacenter");
   assert.equal(j.Priority, 50);
   assert.equal(j.TaskGroups[0]!.Count, 1);
   assert.equal(j.TaskGroups[0]!.Tasks[0]!.KillTimeout, 5 * NS_PER_S);

@@ -14,7 +14,7 @@
  */
 import type { JobType, RestartPolicy } from "../../../structs/job.js";
 import type { TaskLifecycle } from "../../../structs/job_stanzas.js";
-import { NS_PER_MS } from "../../../structs/job.js";
+import { NS_PER_MS, runsToCompletion } from "../../../structs/job.js";
 import { goDuration } from "../../../structs/reschedule.js";
 
 const MINUTE_NS = 60_000 * NS_PER_MS;
@@ -65,7 +65,7 @@ export class RestartTracker {
   static restartsOnSuccess(jobType: JobType, lifecycle: TaskLifecycle | null): boolean {
     if (lifecycle?.Hook === "prestart" || lifecycle?.Hook === "poststart") return lifecycle.Sidecar;
     if (lifecycle?.Hook === "poststop") return false;
-    return jobType !== "batch";
+    return !runsToCompletion(jobType);
   }
 
   /**
@@ -73,7 +73,7 @@ export class RestartTracker {
    * group's, else the job type's default.
    */
   static policyFor(jobType: JobType, task: RestartPolicy | null, group: RestartPolicy | null): RestartPolicy {
-    return task ?? group ?? (jobType === "batch" ? DEFAULT_BATCH_RESTART : DEFAULT_SERVICE_RESTART);
+    return task ?? group ?? (runsToCompletion(jobType) ? DEFAULT_BATCH_RESTART : DEFAULT_SERVICE_RESTART);
   }
 
   /**

@@ -1,0 +1,125 @@
+/**
+ * The reconciler for system and sysbatch jobs (Nomad's SystemScheduler): the slots system_slots.ts
+ * chooses, each placed on its own node with the same feasibility and fit checks a service alloc
+ * gets (rank.ts over a one-node sample). Pure over a StateReader, in steps like plan.ts planSteps.
+ *
+ * Placement failures as Nomad's system scheduler reports them: a node the group cannot run on
+ * (a constraint, a missing driver or CSI plugin, a volume) is not a failure — the job simply does
+ * not run there — unless no node at all took the group and none runs it already, when the merged
+ * filter counts are the group's failure. A feasible node without room (CPU, memory, cores) is a
+ * failure, coalesced per group, and leaves the job blocked until capacity may have appeared.
+ */
+import type { Allocation } from "../../structs/alloc.js";
+import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
+import type { Job } from "../../structs/job.js";
+import type { StateReader } from "../state/store.js";
+import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { NodeSample } from "./node_sample.js";
+import { placeAlloc } from "./place.js";
+import type { PlacementFailure, Plan, PlanOptions } from "./plan_types.js";
+import { systemDiff } from "./system_slots.js";
+
+/** Nomad's mergeNodeFiltered: the filter counts of several one-node tries added up. */
+function mergeFiltered(acc: AllocMetric | undefined, cur: AllocMetric): AllocMetric {
+  if (!acc)
+    return {
+      ...cur,
+      ClassFiltered: { ...cur.ClassFiltered },
+      ConstraintFiltered: { ...cur.ConstraintFiltered },
+    };
+  acc.NodesEvaluated += cur.NodesEvaluated;
+  acc.NodesFiltered += cur.NodesFiltered;
+  for (const [k, v] of Object.entries(cur.ClassFiltered))
+    acc.ClassFiltered[k] = (acc.ClassFiltered[k] ?? 0) + v;
+  for (const [k, v] of Object.entries(cur.ConstraintFiltered))
+    acc.ConstraintFiltered[k] = (acc.ConstraintFiltered[k] ?? 0) + v;
+  return acc;
+}
+
+/**
+ * `existing`: the job's allocs of its current incarnation; `plan`: the plan so far (the stops of an
+ * earlier incarnation), which this fills in and returns.
+ */
+export function* systemPlanSteps(
+  state: StateReader,
+  job: Job,
+  existing: readonly Allocation[],
+  plan: Plan,
+  nowNs: number,
+  opts: PlanOptions = {},
+): Generator<void, Plan, void> {
+  const nodes = opts.listNodes?.() ?? state.listNodes();
+  const diff = systemDiff(job, existing, nodes);
+  plan.stop.push(...diff.stop);
+  if (job.Stop) return plan;
+  // The job's allocs and the nodes were read: let the caller yield before placing.
+  yield;
+  const ctx: PlanContext = {
+    state,
+    planned: plan.place,
+    stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
+    stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
+    ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
+    jobAllocs: existing,
+  };
+  const { available } = readyNodesInDCs(nodes, job);
+  const stopped = new Set(plan.stop.map((x) => x.alloc.ID));
+  // Only a plan that places and nothing else may stop early (plan.ts says why): no stop, and no
+  // ended alloc to link to its successor.
+  const batchable = plan.stop.length === 0 && diff.place.every((x) => x.previous === null);
+  const limit = opts.maxPlace;
+  const full = (): boolean =>
+    batchable &&
+    limit !== undefined &&
+    (typeof limit === "number" ? plan.place.length >= limit : limit(plan.place.length));
+  const failures = new Map<string, PlacementFailure>();
+  const filtered = new Map<string, { metrics: AllocMetric; slots: number }>();
+  const tried = new Map<string, number>();
+  for (const slot of diff.place) {
+    if (full()) {
+      plan.more = true;
+      return plan;
+    }
+    const g = slot.group.Name;
+    tried.set(g, (tried.get(g) ?? 0) + 1);
+    const metrics = newAllocMetric(available);
+    const alloc = placeAlloc(
+      ctx,
+      new NodeSample([slot.node], ""),
+      job,
+      slot.group,
+      slot.index,
+      nowNs,
+      metrics,
+    );
+    if (alloc) {
+      const prev = slot.previous;
+      if (prev) alloc.PreviousAllocation = prev.ID;
+      // An ended alloc learns its successor, as a rescheduled one does; one this plan stops keeps
+      // its stop record (it is written once).
+      if (prev && !stopped.has(prev.ID)) plan.update.push({ ...prev, NextAllocation: alloc.ID });
+      plan.place.push(alloc);
+    } else if (metrics.NodesFiltered > 0) {
+      const f = filtered.get(g);
+      filtered.set(g, { metrics: mergeFiltered(f?.metrics, metrics), slots: (f?.slots ?? 0) + 1 });
+    } else {
+      const f = failures.get(g);
+      if (!f) failures.set(g, { group: g, missing: 1, names: [slot.name], canaries: 0, metrics });
+      else {
+        f.missing++;
+        f.metrics.CoalescedFailures++;
+        f.names.push(slot.name);
+      }
+    }
+    yield;
+  }
+  const running = new Set(diff.keep.map((a) => a.TaskGroup));
+  for (const [g, f] of filtered) {
+    // Every slot of the group was on a node it cannot run on, and it runs nowhere: that is a
+    // failure (Nomad: queued allocs down to 0 and no existing alloc of the group).
+    if (f.slots < (tried.get(g) ?? 0) || running.has(g) || failures.has(g)) continue;
+    failures.set(g, { group: g, missing: f.slots, names: [], canaries: 0, metrics: f.metrics });
+  }
+  plan.failures.push(...failures.values());
+  return plan;
+}

@@ -1,0 +1,135 @@
+/**
+ * Which allocs a system or sysbatch job wants, node by node, against the ones it has (Nomad's
+ * NodeReconciler, scheduler/reconciler/reconcile_node.go). Pure: no state, no placement. A slot is
+ * a node and an alloc name: every eligible node wants `<job>.<group>[i]` for each group and each
+ * i < Count (Count is 0 or 1 for a system job, job_validate.ts; any for sysbatch).
+ *
+ * For each live alloc (desired run, not terminal on its client), in Nomad's order:
+ * - the job is stopped, or its name is no longer wanted → stopped;
+ * - the drainer marked it for migration → stopped (its node is draining, so nothing replaces it
+ *   there, and a system alloc is never moved elsewhere);
+ * - `unknown` (its node disconnected) → kept; the disconnect rules (disconnect_plan.ts, node
+ *   liveness) decide its fate;
+ * - its node is gone, down or disconnected → kept; node loss marks it lost;
+ * - its node is not ready (ineligible, initializing) → kept as it is, unless the job has a new
+ *   version: then stopped and not replaced there (Nomad: an ineligible node keeps what it runs
+ *   but takes nothing new);
+ * - its node is ready but no longer in the job's datacenters → stopped;
+ * - an older job version → stopped and its slot placed again on the same node (Nomad's
+ *   destructive update; every node at once: berth keeps no system deployment, so `max_parallel`
+ *   does not pace it);
+ * - else kept.
+ * Then every slot of an eligible node (ready, eligible, in the job's datacenters) without a kept
+ * alloc is placed — for a sysbatch job only if no alloc of the job's version ended there already
+ * (it ran; it is not run again, whatever its outcome). A system slot whose alloc failed or
+ * completed is placed again on the same node, linked to it (PreviousAllocation): a system alloc is
+ * restarted in place by its node's restart policy and never rescheduled elsewhere.
+ */
+import { isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
+import { inAnyDatacenter } from "../../structs/datacenter.js";
+import type { Job, TaskGroup } from "../../structs/job.js";
+import type { Node } from "../../structs/node.js";
+import { nodeReady } from "./feasibility.js";
+import { allocName, MIGRATE_DESCRIPTION } from "./plan_types.js";
+import { UPDATE_DESCRIPTION } from "./reconcile_update.js";
+
+/** Nomad's StatusAllocNotNeeded and the stopped-job words the service reconciler uses. */
+export const NOT_NEEDED_DESCRIPTION = "alloc not needed due to job update";
+export const JOB_STOPPED_DESCRIPTION = "alloc not needed as job is stopped";
+
+export interface SystemSlot {
+  node: Node;
+  group: TaskGroup;
+  index: number;
+  name: string;
+  /** The alloc this placement follows on the node: the one it updates, or the last that ended. */
+  previous: Allocation | null;
+}
+
+export interface SystemDiff {
+  /** Slots to place, in node order (as `nodes` lists them), then group order, then index. */
+  place: SystemSlot[];
+  stop: { alloc: Allocation; description: string }[];
+  /** Live allocs that stay as they are. */
+  keep: Allocation[];
+}
+
+function isLive(a: Allocation): boolean {
+  return a.DesiredStatus === "run" && !isClientTerminal(a.ClientStatus);
+}
+
+function slotKey(nodeId: string, name: string): string {
+  return `${nodeId}\u0000${name}`;
+}
+
+/**
+ * `existing`: the allocs of the job's current incarnation, any status; `nodes`: every node the
+ * state has.
+ */
+export function systemDiff(job: Job, existing: readonly Allocation[], nodes: readonly Node[]): SystemDiff {
+  const out: SystemDiff = { place: [], stop: [], keep: [] };
+  const byId = new Map(nodes.map((n) => [n.ID, n] as const));
+  const wanted = new Map<string, { group: TaskGroup; index: number }>();
+  if (!job.Stop) {
+    for (const group of job.TaskGroups) {
+      for (let index = 0; index < group.Count; index++)
+        wanted.set(allocName(job, group.Name, index), { group, index });
+    }
+  }
+  /** Slots that hold a live alloc this pass keeps, or that an update places again. */
+  const taken = new Set<string>();
+  /** The newest alloc of each slot that is not live (Nomad's TerminalByNodeByName). */
+  const ended = new Map<string, Allocation>();
+  for (const a of existing) {
+    if (isLive(a)) continue;
+    const k = slotKey(a.NodeID, a.Name);
+    const cur = ended.get(k);
+    if (!cur || a.CreateIndex > cur.CreateIndex) ended.set(k, a);
+  }
+  for (const a of existing) {
+    if (!isLive(a)) continue;
+    const stop = (description: string) => out.stop.push({ alloc: a, description });
+    const slot = wanted.get(a.Name);
+    if (job.Stop) stop(JOB_STOPPED_DESCRIPTION);
+    else if (!slot) stop(NOT_NEEDED_DESCRIPTION);
+    else if (shouldMigrate(a)) stop(MIGRATE_DESCRIPTION);
+    else {
+      const node = byId.get(a.NodeID);
+      const updated = a.Job.Version !== job.Version;
+      const keep = () => {
+        out.keep.push(a);
+        taken.add(slotKey(a.NodeID, a.Name));
+      };
+      if (a.ClientStatus === "unknown" || !node || node.Status === "down" || node.Status === "disconnected")
+        keep();
+      else if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible") {
+        if (updated) stop(NOT_NEEDED_DESCRIPTION);
+        else keep();
+      } else if (!inAnyDatacenter(job.Datacenters, node.Datacenter)) stop(NOT_NEEDED_DESCRIPTION);
+      else if (updated) {
+        stop(UPDATE_DESCRIPTION);
+        taken.add(slotKey(node.ID, a.Name));
+        out.place.push({ node, ...slot, name: a.Name, previous: a });
+      } else keep();
+    }
+  }
+  if (job.Stop) return out;
+  const updates = out.place.splice(0);
+  const updateOf = new Map(updates.map((s) => [slotKey(s.node.ID, s.name), s] as const));
+  for (const node of nodes) {
+    if (!nodeReady(node, job)) continue;
+    for (const [name, slot] of wanted) {
+      const k = slotKey(node.ID, name);
+      const update = updateOf.get(k);
+      if (update) {
+        out.place.push(update);
+        continue;
+      }
+      if (taken.has(k)) continue;
+      const last = ended.get(k) ?? null;
+      if (job.Type === "sysbatch" && last && last.Job.Version === job.Version) continue;
+      out.place.push({ node, ...slot, name, previous: last });
+    }
+  }
+  return out;
+}
