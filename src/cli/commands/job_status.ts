@@ -9,6 +9,7 @@ import { allocationsSection } from "../allocs.js";
 import { evaluationsSection, placementFailureSection } from "../evals.js";
 import { reschedulingSection } from "../reschedule_info.js";
 import { statusCommand, type StatusArgs } from "../status.js";
+import { childrenOf, childrenSections, parentInfo } from "../job_children.js";
 
 export type JobStatusArgs = StatusArgs;
 
@@ -25,9 +26,15 @@ export const jobStatus = statusCommand({
   },
   one: {
     doing: "querying job",
-    fetch: (id, io) => Promise.all([io.api.getJob(id), io.api.jobAllocations(id), io.api.jobEvaluations(id)]),
+    fetch: (id, io) =>
+      Promise.all([
+        io.api.getJob(id),
+        io.api.jobAllocations(id),
+        io.api.jobEvaluations(id),
+        io.api.listJobs({ prefix: `${id}/` }),
+      ]),
     json: ([job]) => job,
-    render: ([job, allocs, evals], p, io) => [
+    render: ([job, allocs, evals, under], p, io) => [
       ...kv([
         ["ID", job.ID],
         ["Name", job.Name],
@@ -37,7 +44,9 @@ export const jobStatus = statusCommand({
         ["Datacenters", job.Datacenters.join(",")],
         ["Namespace", job.Namespace],
         ["Status", job.Stop ? "dead (stopped)" : job.Status],
+        ...parentInfo(job),
       ]),
+      ...childrenSections(job, childrenOf(job, under)),
       "",
       ...summary(job, allocs),
       ...(p.verbose ? evaluationsSection(evals, true) : []),
