@@ -82,12 +82,19 @@ export class JobLaunchEndpoint {
 
   /** Launches the periodic job's child now, whatever its schedule and overlap (Nomad's ForceEval). */
   async periodicForce(namespace: string, id: string): Promise<PeriodicForceResponse> {
-    const out = await this.deps.store.txn((tx) => {
-      const job = tx.getJob(namespace, id);
-      if (!job) throw notFound("job", id);
-      if (!job.Periodic) throw validationError("JobID", "can't force launch non-periodic job");
-      return launchIn(tx, namespace, id, "force", Date.now());
-    });
+    const attempt = () =>
+      this.deps.store.txn((tx) => {
+        const job = tx.getJob(namespace, id);
+        if (!job) throw notFound("job", id);
+        if (!job.Periodic) throw validationError("JobID", "can't force launch non-periodic job");
+        return launchIn(tx, namespace, id, "force", Date.now());
+      });
+    let out = await attempt();
+    // A child is named by the second: one launched this second (a tick) is waited out once.
+    if (!out.decision.launch && out.decision.reason === "already-launched") {
+      await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
+      out = await attempt();
+    }
     if (!out.decision.launch) {
       if (out.decision.reason === "already-launched")
         throw new BerthError("ERR_CONFLICT", `force launch for job ${JSON.stringify(id)} failed: ${JSON.stringify(out.childId)} already exists`);
