@@ -81,7 +81,8 @@ export class ApiClient extends StatusApiClient {
     id: string,
     opts: { meta?: Record<string, string>; payload?: Uint8Array } = {},
   ): Promise<JobDispatchResponse> {
-    const payload = opts.payload && opts.payload.length > 0 ? Buffer.from(opts.payload).toString("base64") : undefined;
+    const payload =
+      opts.payload && opts.payload.length > 0 ? Buffer.from(opts.payload).toString("base64") : undefined;
     return this.request("PUT", `/v1/job/${enc(id)}/dispatch`, {
       body: { JobID: id, Meta: opts.meta ?? {}, ...(payload ? { Payload: payload } : {}) },
     });

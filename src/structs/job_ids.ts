@@ -16,7 +16,10 @@ const MAX_JOB_ID = 256;
 export function isValidJobId(value: string): boolean {
   const [head, ...rest] = value.split("/");
   return (
-    value.length <= MAX_JOB_ID && head !== undefined && isValidId(head) && rest.every((s) => CHILD_SEGMENT.test(s))
+    value.length <= MAX_JOB_ID &&
+    head !== undefined &&
+    isValidId(head) &&
+    rest.every((s) => CHILD_SEGMENT.test(s))
   );
 }
 

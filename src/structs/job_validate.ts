@@ -105,7 +105,10 @@ export function validateJob(input: unknown): Job {
  * The `periodic` and `parameterized` blocks, validated (periodic.ts, parameterized.ts); Nomad
  * allows both on batch jobs only ("Periodic can only be used with "batch" scheduler").
  */
-function launchConfigs(j: Record<string, unknown>, type: JobType): Pick<Job, "Periodic" | "ParameterizedJob"> {
+function launchConfigs(
+  j: Record<string, unknown>,
+  type: JobType,
+): Pick<Job, "Periodic" | "ParameterizedJob"> {
   const out: Pick<Job, "Periodic" | "ParameterizedJob"> = {};
   if (j.Periodic !== undefined && j.Periodic !== null) {
     out.Periodic = validatePeriodic("Job.Periodic", j.Periodic);
@@ -115,7 +118,10 @@ function launchConfigs(j: Record<string, unknown>, type: JobType): Pick<Job, "Pe
   if (j.ParameterizedJob !== undefined && j.ParameterizedJob !== null) {
     out.ParameterizedJob = validateParameterized("Job.ParameterizedJob", j.ParameterizedJob);
     if (type !== "batch")
-      throw validationError("Job.ParameterizedJob", `Parameterized job can only be used with "batch" scheduler`);
+      throw validationError(
+        "Job.ParameterizedJob",
+        `Parameterized job can only be used with "batch" scheduler`,
+      );
   }
   return out;
 }

@@ -8,7 +8,6 @@ import type { Job } from "./job.js";
 import type { DispatchPayloadRule, ParameterizedJobConfig } from "./job_stanzas.js";
 import { asObject, optString, optStringArray } from "./json_check.js";
 
-
 /** Nomad's DispatchPayloadSizeLimit: 16 KiB, before encoding. */
 export const DISPATCH_PAYLOAD_SIZE_LIMIT = 16 * 1024;
 
@@ -45,7 +44,11 @@ export function isParameterized(job: Pick<Job, "ParameterizedJob" | "Dispatched"
 }
 
 /** A dispatch request's checks, in Nomad's order (validateDispatchRequest). */
-export function checkDispatch(cfg: ParameterizedJobConfig, payload: Buffer, meta: Record<string, string>): void {
+export function checkDispatch(
+  cfg: ParameterizedJobConfig,
+  payload: Buffer,
+  meta: Record<string, string>,
+): void {
   const has = payload.length > 0;
   if (cfg.Payload === "required" && !has)
     throw validationError("Payload", "Payload is not provided but required by parameterized job");
@@ -67,7 +70,10 @@ export function checkDispatch(cfg: ParameterizedJobConfig, payload: Buffer, meta
   }
   const missing = cfg.MetaRequired.filter((k) => !(k in meta));
   if (missing.length > 0)
-    throw validationError("Meta", `Dispatch did not provide required meta keys: [${missing.sort().join(" ")}]`);
+    throw validationError(
+      "Meta",
+      `Dispatch did not provide required meta keys: [${missing.sort().join(" ")}]`,
+    );
 }
 
 /** Nomad's DispatchedID: `<parent>/dispatch-<unix seconds>-<first 8 hex of a UUID>`. */

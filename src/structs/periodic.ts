@@ -13,8 +13,6 @@ import { validationError } from "./errors.js";
 import { asObject, optBool, optString, optStringArray } from "./json_check.js";
 import type { PeriodicConfig } from "./job_stanzas.js";
 
-
-
 /** The last launch of a periodic job (Nomad's PeriodicLaunch): the job's insert time before any. */
 export interface PeriodicLaunch {
   ID: string;
@@ -119,7 +117,8 @@ export function validatePeriodic(field: string, input: unknown): PeriodicConfig 
     TimeZone: optString(`${field}.TimeZone`, p.TimeZone, "") || "UTC",
   };
   const type = optString(`${field}.SpecType`, p.SpecType, "cron") || "cron";
-  if (type !== "cron") throw validationError(`${field}.SpecType`, `Unknown periodic specification type ${JSON.stringify(type)}`);
+  if (type !== "cron")
+    throw validationError(`${field}.SpecType`, `Unknown periodic specification type ${JSON.stringify(type)}`);
   if (cfg.Spec !== "" && cfg.Specs.length > 0)
     throw validationError(`${field}.Spec`, "Only cron or crons may be used");
   if (!cfg.Enabled) return cfg;

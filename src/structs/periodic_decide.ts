@@ -34,8 +34,7 @@ export function parentStatus(job: Job): "running" | "dead" {
 export type LaunchKind = "scheduled" | "force";
 
 export type LaunchDecision =
-  | { launch: true }
-  | { launch: false; reason: "inactive" | "not-due" | "already-launched" | "overlap" };
+  { launch: true } | { launch: false; reason: "inactive" | "not-due" | "already-launched" | "overlap" };
 
 export interface LaunchFacts {
   job: Job;
@@ -61,6 +60,7 @@ export function decideLaunch(f: LaunchFacts): LaunchDecision {
   }
   // Ticks and the failover catch-up honour prohibit_overlap (Nomad's dispatch and
   // cronJobOverlapAllowed); a forced launch does not (Nomad's ForceEval launches regardless).
-  if (f.kind === "scheduled" && cfg.ProhibitOverlap && f.childRunning) return { launch: false, reason: "overlap" };
+  if (f.kind === "scheduled" && cfg.ProhibitOverlap && f.childRunning)
+    return { launch: false, reason: "overlap" };
   return { launch: true };
 }

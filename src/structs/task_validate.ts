@@ -51,13 +51,7 @@ import { templates } from "./template_validate.js";
 
 const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
 
-const TASK_KEPT_OBJECTS = [
-  "LogConfig",
-  "Vault",
-  "Consul",
-  "Identity",
-  "Schedule",
-] as const;
+const TASK_KEPT_OBJECTS = ["LogConfig", "Vault", "Consul", "Identity", "Schedule"] as const;
 const TASK_KEPT_LISTS = [
   "Services",
   "Artifacts",

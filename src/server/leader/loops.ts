@@ -3,8 +3,10 @@
  * node liveness (every up node gets one TTL from now: the new leader's grace), the scheduler's
  * pass over every job (re-runs blocked evals and re-arms delayed follow-up evals), then the
  * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
- * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/), GC, the orphan reconciler and the controller condition poll
- * (ControllerGetVolume of volumes whose controller reports conditions).
+ * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
+ * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
+ * reconciler and the controller condition poll (ControllerGetVolume of volumes whose controller
+ * reports conditions).
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the

@@ -22,12 +22,14 @@ export interface LaunchOutcome {
  */
 export function hasRunningChild(state: StateReader, parent: Job): boolean {
   const prefix = parent.ID + PERIODIC_LAUNCH_SUFFIX;
-  return state.listJobs(parent.Namespace).some(
-    (c) =>
-      c.ParentID === parent.ID &&
-      c.ID.startsWith(prefix) &&
-      ((!c.Stop && c.Status !== "dead") || state.hasLiveAllocOfJob(c.Namespace, c.ID, c.CreateIndex)),
-  );
+  return state
+    .listJobs(parent.Namespace)
+    .some(
+      (c) =>
+        c.ParentID === parent.ID &&
+        c.ID.startsWith(prefix) &&
+        ((!c.Stop && c.Status !== "dead") || state.hasLiveAllocOfJob(c.Namespace, c.ID, c.CreateIndex)),
+    );
 }
 
 /** The child Nomad's deriveJob makes: the parent's copy, ID and Name `<id>/periodic-<s>`, no schedule. */

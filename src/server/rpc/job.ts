@@ -74,7 +74,13 @@ function checkEnforcedIndex(want: number, current: number | undefined): void {
  */
 function recordFirstLaunch(tx: StateWriter, job: Job): void {
   if (!isPeriodicActive(job) || tx.getPeriodicLaunch(job.Namespace, job.ID)) return;
-  tx.putPeriodicLaunch({ ID: job.ID, Namespace: job.Namespace, Launch: job.SubmitTime, CreateIndex: 0, ModifyIndex: 0 });
+  tx.putPeriodicLaunch({
+    ID: job.ID,
+    Namespace: job.Namespace,
+    Launch: job.SubmitTime,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+  });
 }
 
 export class JobEndpoint {
@@ -113,7 +119,9 @@ export class JobEndpoint {
         JobModifyIndex: job.JobModifyIndex,
         Warnings: warnings,
         Index: this.deps.store.index(),
-        ...(next !== null && job.Periodic ? { NextPeriodicLaunch: rfc3339In(next, zoneOf(job.Periodic)) } : {}),
+        ...(next !== null && job.Periodic
+          ? { NextPeriodicLaunch: rfc3339In(next, zoneOf(job.Periodic)) }
+          : {}),
       };
     }
     const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID, "job-register");

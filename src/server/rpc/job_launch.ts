@@ -10,7 +10,12 @@ import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { newUuid } from "../../structs/ids.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import { isObject, optStringMap } from "../../structs/json_check.js";
-import { checkDispatch, dispatchChildId, dispatchedJob, isParameterized } from "../../structs/parameterized.js";
+import {
+  checkDispatch,
+  dispatchChildId,
+  dispatchedJob,
+  isParameterized,
+} from "../../structs/parameterized.js";
 import { isPeriodicActive } from "../../structs/periodic_decide.js";
 import type { ServerDeps } from "../deps.js";
 import { launchIn } from "../periodic/launch.js";
@@ -62,13 +67,25 @@ export class JobLaunchEndpoint {
       const stored = tx.putJob({ ...job, JobModifyIndex: tx.writeIndex });
       // A periodic parameterized job's child is itself periodic (Nomad): launched by ticks.
       if (isPeriodicActive(stored)) {
-        tx.putPeriodicLaunch({ ID: childId, Namespace: namespace, Launch: stored.SubmitTime, CreateIndex: 0, ModifyIndex: 0 });
+        tx.putPeriodicLaunch({
+          ID: childId,
+          Namespace: namespace,
+          Launch: stored.SubmitTime,
+          CreateIndex: 0,
+          ModifyIndex: 0,
+        });
       }
       return stored;
     });
     if (isPeriodicActive(child)) {
       const index = this.deps.store.index();
-      return { DispatchedJobID: child.ID, EvalID: "", EvalCreateIndex: 0, JobCreateIndex: child.CreateIndex, Index: index };
+      return {
+        DispatchedJobID: child.ID,
+        EvalID: "",
+        EvalCreateIndex: 0,
+        JobCreateIndex: child.CreateIndex,
+        Index: index,
+      };
     }
     const result = await this.deps.scheduler.evaluate(namespace, child.ID, "job-register");
     return {
@@ -97,8 +114,14 @@ export class JobLaunchEndpoint {
     }
     if (!out.decision.launch) {
       if (out.decision.reason === "already-launched")
-        throw new BerthError("ERR_CONFLICT", `force launch for job ${JSON.stringify(id)} failed: ${JSON.stringify(out.childId)} already exists`);
-      throw validationError("JobID", `force launch for job ${JSON.stringify(id)} failed: can't force run non-tracked job ${JSON.stringify(id)}`);
+        throw new BerthError(
+          "ERR_CONFLICT",
+          `force launch for job ${JSON.stringify(id)} failed: ${JSON.stringify(out.childId)} already exists`,
+        );
+      throw validationError(
+        "JobID",
+        `force launch for job ${JSON.stringify(id)} failed: can't force run non-tracked job ${JSON.stringify(id)}`,
+      );
     }
     const result = await this.deps.scheduler.evaluate(namespace, out.childId, "periodic-job");
     return { EvalID: result.evalId, EvalCreateIndex: result.index, Index: this.deps.store.index() };

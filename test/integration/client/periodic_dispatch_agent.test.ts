@@ -129,19 +129,34 @@ test("a periodic job launches nothing at submit, then one child per tick", async
   assert.match(r.stdout, /Approximate next launch time: \S+Z \(\d+s from now\)/);
   assert.doesNotMatch(r.stdout, /Evaluation ID/);
   assert.doesNotMatch(r.stdout, /periodic/i, "no warning about periodic jobs");
-  assert.deepEqual(await getJson<unknown[]>(addr, "/v1/job/tick/allocations"), [], "the parent places nothing");
-  const first = await eventually("a first child", async () => {
-    const c = await children("tick");
-    return c.length > 0 ? c : undefined;
-  }, 15_000, 100);
+  assert.deepEqual(
+    await getJson<unknown[]>(addr, "/v1/job/tick/allocations"),
+    [],
+    "the parent places nothing",
+  );
+  const first = await eventually(
+    "a first child",
+    async () => {
+      const c = await children("tick");
+      return c.length > 0 ? c : undefined;
+    },
+    15_000,
+    100,
+  );
   assert.equal(first.length, 1, "one child at the first tick");
-  const launched = await eventually("four children", async () => {
-    const c = await children("tick");
-    return c.length >= 4 ? c : undefined;
-  }, 30_000, 200);
+  const launched = await eventually(
+    "four children",
+    async () => {
+      const c = await children("tick");
+      return c.length >= 4 ? c : undefined;
+    },
+    30_000,
+    200,
+  );
   const ticks = launched.map((c) => tickOf(c.ID)).sort((a, b) => a - b);
   for (const t of ticks) assert.equal(t % 2, 0, `child at ${t} is on a tick`);
-  for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i]! - ticks[i - 1]!, 2, `no tick missed or doubled: ${ticks.join(",")}`);
+  for (let i = 1; i < ticks.length; i++)
+    assert.equal(ticks[i]! - ticks[i - 1]!, 2, `no tick missed or doubled: ${ticks.join(",")}`);
   const parent = await getJson<{ Status: string }>(addr, "/v1/job/tick");
   assert.equal(parent.Status, "running");
   const status = await runCli(["job", "status", "tick"], env);
@@ -157,14 +172,25 @@ test("a periodic job launches nothing at submit, then one child per tick", async
 
 test("prohibit_overlap skips ticks while a child runs; force launches anyway", async () => {
   await run("slow.hcl", periodicJob("slow", true, "sleep 5"));
-  const launched = await eventually("three children", async () => {
-    const c = await children("slow");
-    return c.length >= 3 ? c : undefined;
-  }, 40_000, 200);
+  const launched = await eventually(
+    "three children",
+    async () => {
+      const c = await children("slow");
+      return c.length >= 3 ? c : undefined;
+    },
+    40_000,
+    200,
+  );
   const ticks = launched.map((c) => tickOf(c.ID)).sort((a, b) => a - b);
   for (let i = 1; i < ticks.length; i++)
-    assert.ok(ticks[i]! - ticks[i - 1]! >= 6, `children 5 s long launched at least 6 s apart: ${ticks.join(",")}`);
-  assert.match(fs.readFileSync(logFile, "utf8"), /skipping launch of periodic job because job prohibits overlap/);
+    assert.ok(
+      ticks[i]! - ticks[i - 1]! >= 6,
+      `children 5 s long launched at least 6 s apart: ${ticks.join(",")}`,
+    );
+  assert.match(
+    fs.readFileSync(logFile, "utf8"),
+    /skipping launch of periodic job because job prohibits overlap/,
+  );
   const before = (await children("slow")).length;
   const forced = await runCli(["job", "periodic", "force", "-detach", "slow"], env);
   assert.equal(forced.code, 0, forced.stderr);
@@ -192,11 +218,16 @@ test("job dispatch runs a child with its meta whose task reads the payload file"
   assert.equal(child.ParentID, "render");
   assert.equal(child.Dispatched, true);
   assert.equal(child.Meta.who, "alice");
-  const out = await eventually("the task's output", async () => {
-    const files = findFiles(path.join(dir, "data"), "work.stdout.0");
-    const text = files.map((f) => fs.readFileSync(f, "utf8")).join("");
-    return text.includes("payload:") ? text : undefined;
-  }, 30_000, 200);
+  const out = await eventually(
+    "the task's output",
+    async () => {
+      const files = findFiles(path.join(dir, "data"), "work.stdout.0");
+      const text = files.map((f) => fs.readFileSync(f, "utf8")).join("");
+      return text.includes("payload:") ? text : undefined;
+    },
+    30_000,
+    200,
+  );
   assert.match(out, /payload: hello from the payload/);
   const status = await runCli(["job", "status", "render"], env);
   assert.match(status.stdout, /Dispatched Jobs/);

@@ -25,7 +25,9 @@ const JOB = {
     ID: "pf",
     Type: "batch",
     Periodic: { Specs: [`*/${PERIOD_S} * * * * * *`], ProhibitOverlap: false },
-    TaskGroups: [{ Name: "g", Count: 1, Tasks: [{ Name: "t", Driver: "exec", Config: { command: "/bin/true" } }] }],
+    TaskGroups: [
+      { Name: "g", Count: 1, Tasks: [{ Name: "t", Driver: "exec", Config: { command: "/bin/true" } }] },
+    ],
   },
 };
 
@@ -64,7 +66,12 @@ test(
       const other = () => servers.find((s) => s.proc.running && s !== leader)!;
 
       // 1. Killed just before tick T (with a tick launched before it, so the record is not the submit).
-      const first = await eventually("a first launch", async () => (await launches(leader.base))[0], 30_000, 100);
+      const first = await eventually(
+        "a first launch",
+        async () => (await launches(leader.base))[0],
+        30_000,
+        100,
+      );
       let T = nextTick(first);
       if (T * 1000 - Date.now() < 1_500) T += PERIOD_S;
       await until(T * 1000 - 400);
@@ -74,8 +81,15 @@ test(
       await until((T + PERIOD_S) * 1000 + 2_500);
       let seen = await launches(other().base);
       const aroundT = seen.filter((s) => s >= T && s < T + PERIOD_S);
-      assert.equal(aroundT.length, 1, `one launch for tick ${T} (missed while no leader ran): ${seen.join(",")}`);
-      assert.ok(aroundT[0]! > T, `the catch-up is launched by the next leader, after ${T}: ${seen.join(",")}`);
+      assert.equal(
+        aroundT.length,
+        1,
+        `one launch for tick ${T} (missed while no leader ran): ${seen.join(",")}`,
+      );
+      assert.ok(
+        aroundT[0]! > T,
+        `the catch-up is launched by the next leader, after ${T}: ${seen.join(",")}`,
+      );
       assert.deepEqual(
         seen.filter((s) => s >= T + PERIOD_S),
         [T + PERIOD_S],
@@ -105,7 +119,8 @@ test(
       );
       // No tick before the kills was doubled or missed either.
       const onTicks = seen.filter((s) => s % PERIOD_S === 0 && s < T);
-      for (let i = 1; i < onTicks.length; i++) assert.equal(onTicks[i]! - onTicks[i - 1]!, PERIOD_S, seen.join(","));
+      for (let i = 1; i < onTicks.length; i++)
+        assert.equal(onTicks[i]! - onTicks[i - 1]!, PERIOD_S, seen.join(","));
       passed = true;
     } finally {
       if (!passed) for (const s of servers) process.stderr.write(`${s.name} log:\n${logTail(s.log, 40)}\n`);

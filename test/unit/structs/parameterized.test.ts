@@ -34,21 +34,32 @@ describe("the parameterized block", () => {
       ParameterizedJob: {},
       TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "exec", DispatchPayload: { File: file } }] }],
     });
-    assert.deepEqual(validateJob(job("batch")).TaskGroups[0]!.Tasks[0]!.DispatchPayload, { File: "input.txt" });
+    assert.deepEqual(validateJob(job("batch")).TaskGroups[0]!.Tasks[0]!.DispatchPayload, {
+      File: "input.txt",
+    });
     assert.throws(() => validateJob(job("service")), /Parameterized job can only be used with "batch"/);
-    assert.throws(() => validateJob(job("batch", "../../etc/x")), /DispatchPayload\.File: dispatch payload file name escapes/);
+    assert.throws(
+      () => validateJob(job("batch", "../../etc/x")),
+      /DispatchPayload\.File: dispatch payload file name escapes/,
+    );
     assert.throws(() => validateJob(job("batch", "/etc/x")), /escapes/);
   });
 });
 
 describe("a dispatch", () => {
   it("checks the payload rule and size as Nomad does", () => {
-    assert.throws(() => checkDispatch(rule({ Payload: "required" }), none, {}), (e: Error & { field?: string }) => {
-      assert.match(e.message, /Payload is not provided but required by parameterized job/);
-      assert.equal(e.field, "Payload");
-      return true;
-    });
-    assert.throws(() => checkDispatch(rule({ Payload: "forbidden" }), Buffer.from("x"), {}), /Payload provided but forbidden/);
+    assert.throws(
+      () => checkDispatch(rule({ Payload: "required" }), none, {}),
+      (e: Error & { field?: string }) => {
+        assert.match(e.message, /Payload is not provided but required by parameterized job/);
+        assert.equal(e.field, "Payload");
+        return true;
+      },
+    );
+    assert.throws(
+      () => checkDispatch(rule({ Payload: "forbidden" }), Buffer.from("x"), {}),
+      /Payload provided but forbidden/,
+    );
     const big = Buffer.alloc(DISPATCH_PAYLOAD_SIZE_LIMIT + 1);
     assert.throws(() => checkDispatch(rule(), big, {}), /Payload exceeds maximum size; 16385 > 16384/);
     checkDispatch(rule(), Buffer.alloc(DISPATCH_PAYLOAD_SIZE_LIMIT), {});
@@ -56,12 +67,18 @@ describe("a dispatch", () => {
 
   it("checks meta keys: unknown ones refused, required ones demanded", () => {
     const r = rule({ MetaRequired: ["b", "a"], MetaOptional: ["c"] });
-    assert.throws(() => checkDispatch(r, none, { a: "1", b: "2", zz: "3" }), (e: Error & { field?: string }) => {
-      assert.match(e.message, /Dispatch request included unpermitted metadata keys: \[zz\]/);
-      assert.equal(e.field, "Meta");
-      return true;
-    });
-    assert.throws(() => checkDispatch(r, none, { c: "1" }), /Dispatch did not provide required meta keys: \[a b\]/);
+    assert.throws(
+      () => checkDispatch(r, none, { a: "1", b: "2", zz: "3" }),
+      (e: Error & { field?: string }) => {
+        assert.match(e.message, /Dispatch request included unpermitted metadata keys: \[zz\]/);
+        assert.equal(e.field, "Meta");
+        return true;
+      },
+    );
+    assert.throws(
+      () => checkDispatch(r, none, { c: "1" }),
+      /Dispatch did not provide required meta keys: \[a b\]/,
+    );
     checkDispatch(r, none, { a: "1", b: "2", c: "3" });
   });
 
@@ -90,7 +107,12 @@ describe("a dispatch", () => {
 
 describe("job IDs in the API", () => {
   it("take a child's suffixes and nothing else after a slash", () => {
-    for (const ok of ["a", "a/periodic-1714557600", "a/dispatch-1714557600-0a1b2c3d", "a/dispatch-1-0a1b2c3d/periodic-2"])
+    for (const ok of [
+      "a",
+      "a/periodic-1714557600",
+      "a/dispatch-1714557600-0a1b2c3d",
+      "a/dispatch-1-0a1b2c3d/periodic-2",
+    ])
       assert.equal(isValidJobId(ok), true, ok);
     for (const bad of ["a/b", "a/../x", "/a", "a/periodic-", "a/dispatch-1-XYZ12345", "../a/periodic-1"])
       assert.equal(isValidJobId(bad), false, bad);

@@ -53,7 +53,10 @@ describe("next launch", () => {
     const c = cfg({ Specs: ["0 18 * * *", "30 9 * * *"] });
     assert.equal(iso(nextLaunch(c, at("2024-05-01T10:00:00Z"))), "2024-05-01T18:00:00.000Z");
     assert.equal(iso(nextLaunch(c, at("2024-05-01T08:00:00Z"))), "2024-05-01T09:30:00.000Z");
-    assert.equal(iso(nextLaunch(cfg({ Spec: "@daily" }), at("2024-05-01T08:00:00Z"))), "2024-05-02T00:00:00.000Z");
+    assert.equal(
+      iso(nextLaunch(cfg({ Spec: "@daily" }), at("2024-05-01T08:00:00Z"))),
+      "2024-05-02T00:00:00.000Z",
+    );
   });
 
   it("reads the cron in the job's time zone, across DST", () => {
@@ -95,7 +98,10 @@ describe("the periodic block", () => {
     assert.throws(() => validatePeriodic("P", {}), /P\.Spec: Must specify a spec/);
     assert.throws(() => validatePeriodic("P", { Spec: "61 * * * *" }), /P\.Spec: Invalid cron spec/);
     assert.throws(() => validatePeriodic("P", { Specs: ["* * *"] }), /P\.Specs\[0\]: Invalid cron spec/);
-    assert.throws(() => validatePeriodic("P", { Spec: "@daily", TimeZone: "Mars/Olympus" }), /P\.TimeZone: Invalid time zone/);
+    assert.throws(
+      () => validatePeriodic("P", { Spec: "@daily", TimeZone: "Mars/Olympus" }),
+      /P\.TimeZone: Invalid time zone/,
+    );
     assert.throws(() => validatePeriodic("P", { Spec: "@daily", Specs: ["@daily"] }), /Only cron or crons/);
     assert.throws(() => validatePeriodic("P", { Spec: "@daily", Foo: 1 }), /P\.Foo: unknown field/);
     // Disabled: not checked further, as Nomad's Validate.
@@ -124,22 +130,33 @@ describe("children", () => {
 });
 
 const periodicJob = (over: Partial<Job> = {}, p: Partial<PeriodicConfig> = {}): Job =>
-  ({ ID: "p", Namespace: "default", Stop: false, Periodic: cfg({ Spec: "0 * * * *", ...p }), ...over }) as Job;
+  ({
+    ID: "p",
+    Namespace: "default",
+    Stop: false,
+    Periodic: cfg({ Spec: "0 * * * *", ...p }),
+    ...over,
+  }) as Job;
 
 describe("the launch rule", () => {
   const T = at("2024-05-01T10:00:00Z");
   const base = { kind: "scheduled" as const, childRunning: false, childExists: false };
 
   it("launches a due tick once: a second leader asking for the same tick sees the launch", () => {
-    assert.deepEqual(decideLaunch({ ...base, job: periodicJob(), atMs: T, lastMs: T - 3_600_000 }), { launch: true });
+    assert.deepEqual(decideLaunch({ ...base, job: periodicJob(), atMs: T, lastMs: T - 3_600_000 }), {
+      launch: true,
+    });
     assert.deepEqual(decideLaunch({ ...base, job: periodicJob(), atMs: T, lastMs: T }), {
       launch: false,
       reason: "already-launched",
     });
-    assert.deepEqual(decideLaunch({ ...base, job: periodicJob(), atMs: T, lastMs: T - 3_600_000, childExists: true }), {
-      launch: false,
-      reason: "already-launched",
-    });
+    assert.deepEqual(
+      decideLaunch({ ...base, job: periodicJob(), atMs: T, lastMs: T - 3_600_000, childExists: true }),
+      {
+        launch: false,
+        reason: "already-launched",
+      },
+    );
   });
 
   it("catches up missed ticks with one launch, and not at all once that tick was launched", () => {

@@ -30,7 +30,10 @@ export class DispatchPayloadHook implements PrestartHook {
   ) {}
 
   async prestart(): Promise<PrestartResult | undefined> {
-    const parts = path.posix.normalize(this.file).split("/").filter((p) => p !== "" && p !== ".");
+    const parts = path.posix
+      .normalize(this.file)
+      .split("/")
+      .filter((p) => p !== "" && p !== ".");
     const name = parts.pop();
     if (!name || parts.includes(".."))
       throw new Error(`dispatch payload file ${JSON.stringify(this.file)} escapes the task's local dir`);
