@@ -25,6 +25,8 @@ import type {
   Evaluation,
   Job,
   JobDeregisterResponse,
+  JobDispatchResponse,
+  PeriodicForceResponse,
   JobListStub,
   JobRegisterResponse,
   JobValidateResponse,
@@ -73,6 +75,21 @@ export class ApiClient extends StatusApiClient {
   }
   deregisterJob(id: string, opts: { purge?: boolean } = {}): Promise<JobDeregisterResponse> {
     return this.request("DELETE", `/v1/job/${enc(id)}`, { query: { purge: String(opts.purge ?? false) } });
+  }
+  /** Nomad's `job dispatch`: a child of the parameterized job with `meta` and `payload` (bytes). */
+  dispatchJob(
+    id: string,
+    opts: { meta?: Record<string, string>; payload?: Uint8Array } = {},
+  ): Promise<JobDispatchResponse> {
+    const payload =
+      opts.payload && opts.payload.length > 0 ? Buffer.from(opts.payload).toString("base64") : undefined;
+    return this.request("PUT", `/v1/job/${enc(id)}/dispatch`, {
+      body: { JobID: id, Meta: opts.meta ?? {}, ...(payload ? { Payload: payload } : {}) },
+    });
+  }
+  /** Nomad's `job periodic force`: launches the periodic job's child now. */
+  periodicForce(id: string): Promise<PeriodicForceResponse> {
+    return this.request("PUT", `/v1/job/${enc(id)}/periodic/force`);
   }
   jobAllocations(id: string): Promise<AllocationListStub[]> {
     return this.request("GET", `/v1/job/${enc(id)}/allocations`);

@@ -259,9 +259,16 @@ export interface Job {
   Region?: string;
   AllAtOnce?: boolean;
   NodePool?: string;
-  /** Kept, not acted on. */
+  /** Nomad's PeriodicConfig as written (the server canonicalizes it). */
   Periodic?: KeptStanza | null;
+  /** Nomad's ParameterizedJobConfig as written. */
   ParameterizedJob?: KeptStanza | null;
+  /** Set by the server on a launched child: its parent's ID. */
+  ParentID?: string;
+  Dispatched?: boolean;
+  /** A dispatched child's payload, base64. */
+  Payload?: string;
+  /** Kept, not acted on. */
   Multiregion?: KeptStanza | null;
   Migrate?: KeptStanza | null;
   UI?: KeptStanza | null;
@@ -286,6 +293,10 @@ export interface JobListStub {
   JobModifyIndex: number;
   /** Unix nanoseconds. */
   SubmitTime: number;
+  /** A launched child's parent ("" for other jobs). */
+  ParentID?: string;
+  Periodic?: boolean;
+  ParameterizedJob?: boolean;
 }
 
 export interface JobRegisterResponse {
@@ -293,6 +304,24 @@ export interface JobRegisterResponse {
   EvalCreateIndex: number;
   JobModifyIndex: number;
   Warnings: string;
+  Index: number;
+  /** berth's: an active periodic job's next launch (RFC 3339 in the job's zone). */
+  NextPeriodicLaunch?: string;
+}
+
+/** Nomad's JobDispatchResponse. */
+export interface JobDispatchResponse {
+  DispatchedJobID: string;
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobCreateIndex: number;
+  Index: number;
+}
+
+/** Nomad's PeriodicForceResponse. */
+export interface PeriodicForceResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
   Index: number;
 }
 

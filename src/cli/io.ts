@@ -16,6 +16,8 @@ export interface CommandIO {
    * overwrite); absent: the command cannot write files.
    */
   writeNewFile?(path: string, text: string): Promise<void>;
+  /** Reads a file's bytes ("-" is standard input): a dispatch payload; absent: readFile's text. */
+  readFileBytes?(path: string): Promise<Buffer>;
   /** Standard input when it is piped (not a terminal), whole; absent: none. */
   readStdin?(): Promise<Buffer>;
   /** Waits between polls (monitors, `-f`); absent: a real timer. Tests pass a short one. */
@@ -33,11 +35,15 @@ export interface TerminalIO {
   stderr: NodeJS.WritableStream;
 }
 
-export async function readFileOrStdin(path: string): Promise<string> {
-  if (path !== "-") return readFile(path, "utf8");
+async function stdinBytes(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
+}
+
+export async function readFileOrStdin(path: string): Promise<string> {
+  if (path !== "-") return readFile(path, "utf8");
+  return (await stdinBytes()).toString("utf8");
 }
 
 /**
@@ -57,6 +63,7 @@ export function processIO(api: ApiClient): CommandIO {
     stderr: lineWriter(process.stderr),
     api,
     readFile: readFileOrStdin,
+    readFileBytes: (path) => (path === "-" ? stdinBytes() : readFile(path)),
     writeNewFile: (path, text) => writeFile(path, text, { flag: "wx" }),
     readStdin: async () =>
       process.stdin.isTTY ? Buffer.alloc(0) : Buffer.from(await readFileOrStdin("-"), "utf8"),

@@ -24,6 +24,7 @@ import { AllocEndpoint } from "./rpc/alloc.js";
 import { AllocOps } from "./rpc/alloc_ops.js";
 import { ExecSockets } from "./http/exec_ws.js";
 import { ClaimEndpoint } from "./rpc/claim.js";
+import { JobLaunchEndpoint } from "./rpc/job_launch.js";
 import { JobEndpoint } from "./rpc/job.js";
 import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
@@ -256,6 +257,7 @@ export class Server {
       {
         store,
         jobs: new JobEndpoint(deps),
+        jobLaunch: new JobLaunchEndpoint(deps),
         allocs: new AllocEndpoint(deps),
         allocOps,
         nodes: node,

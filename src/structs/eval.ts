@@ -30,7 +30,8 @@ export type EvalTrigger =
   | "queued-allocs"
   | "deployment-watcher"
   | "max-disconnect-timeout"
-  | "reconnect";
+  | "reconnect"
+  | "periodic-job";
 
 /** Nomad's AllocMetric for one task group's placement attempt. */
 export interface AllocMetric {

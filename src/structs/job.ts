@@ -6,7 +6,10 @@ import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./
 import type { Constraint } from "./constraint.js";
 import type {
   Affinity,
+  DispatchPayloadConfig,
   KeptStanza,
+  ParameterizedJobConfig,
+  PeriodicConfig,
   Resources,
   Spread,
   TaskLifecycle,
@@ -117,7 +120,8 @@ export interface Task {
   LogConfig?: KeptStanza | null;
   Leader?: boolean;
   Consul?: KeptStanza | null;
-  DispatchPayload?: KeptStanza | null;
+  /** Where a dispatched job's payload is written, under the task's `local/` dir. */
+  DispatchPayload?: DispatchPayloadConfig | null;
   /** "" for a task written in a jobspec (Nomad sets it for Connect tasks). */
   Kind?: string;
   ScalingPolicies?: KeptStanza[];
@@ -183,9 +187,17 @@ export interface Job {
   Meta?: Record<string, string>;
   Region?: string;
   AllAtOnce?: boolean;
+  /** A periodic job's launch schedule (periodic.ts): the leader launches a child per tick. */
+  Periodic?: PeriodicConfig | null;
+  /** A parameterized job (parameterized.ts): children are made by dispatch only. */
+  ParameterizedJob?: ParameterizedJobConfig | null;
+  /** A launched child's parent (a periodic or parameterized job); absent for other jobs. */
+  ParentID?: string;
+  /** Set on a dispatched child (Nomad's Dispatched). */
+  Dispatched?: boolean;
+  /** A dispatched child's payload, base64 (as Nomad's API carries it); absent when none. */
+  Payload?: string;
   /** Kept, not honoured (see KeptStanza). */
-  Periodic?: KeptStanza | null;
-  ParameterizedJob?: KeptStanza | null;
   Multiregion?: KeptStanza | null;
   Migrate?: KeptStanza | null;
   UI?: KeptStanza | null;

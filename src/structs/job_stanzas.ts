@@ -105,3 +105,29 @@ export interface UpdateStrategy {
 
 /** Stanzas berth keeps verbatim (Nomad's JSON objects) but does not act on. */
 export type KeptStanza = Record<string, unknown>;
+
+/** Nomad's PeriodicConfig (periodic.ts evaluates it). */
+export interface PeriodicConfig {
+  Enabled: boolean;
+  /** The older single `cron`; "" when `crons` is used. */
+  Spec: string;
+  Specs: string[];
+  SpecType: "cron";
+  ProhibitOverlap: boolean;
+  /** IANA name; "UTC" by default, "Local" is the server's zone (as Go's time.LoadLocation). */
+  TimeZone: string;
+}
+
+export type DispatchPayloadRule = "optional" | "required" | "forbidden";
+
+/** Nomad's ParameterizedJobConfig (parameterized.ts checks dispatches against it). */
+export interface ParameterizedJobConfig {
+  Payload: DispatchPayloadRule;
+  MetaRequired: string[];
+  MetaOptional: string[];
+}
+
+/** A task's `dispatch_payload`: the payload is written to `local/<File>` before the task starts. */
+export interface DispatchPayloadConfig {
+  File: string;
+}

@@ -34,6 +34,8 @@ import {
   optStringMap,
 } from "./json_check.js";
 import { keptFields } from "./kept_validate.js";
+import { validateParameterized } from "./parameterized.js";
+import { validatePeriodic } from "./periodic.js";
 import { checkDisconnect } from "./disconnect_validate.js";
 import { affinities, spreads } from "./placement_prefs_validate.js";
 import { defaultRestart, groupReschedulePolicy, jobReschedule } from "./policy_validate.js";
@@ -49,7 +51,7 @@ const JOB_TYPES: readonly JobType[] = ["service", "batch", "system", "sysbatch"]
  */
 export const MAX_GROUP_COUNT = 10_000;
 
-const JOB_KEPT_OBJECTS = ["Periodic", "ParameterizedJob", "Multiregion", "Migrate", "UI"] as const;
+const JOB_KEPT_OBJECTS = ["Multiregion", "Migrate", "UI"] as const;
 const GROUP_KEPT_OBJECTS = ["EphemeralDisk", "Migrate", "Disconnect", "Scaling", "Consul"] as const;
 const GROUP_KEPT_LISTS = ["Networks", "Services"] as const;
 
@@ -92,6 +94,7 @@ export function validateJob(input: unknown): Job {
     Region: optString("Job.Region", j.Region, "") || "global",
     AllAtOnce: optBool("Job.AllAtOnce", j.AllAtOnce, false),
     NodePool: optString("Job.NodePool", j.NodePool, "") || "default",
+    ...launchConfigs(j, Type),
     ...keptFields("Job", j, JOB_KEPT_OBJECTS, []),
     Version: 0,
     SubmitTime: 0,
@@ -134,6 +137,31 @@ function systemJobRules(type: JobType, groups: TaskGroup[], j: Record<string, un
     if ((g.Spreads ?? []).length > 0)
       throw validationError(`${field}.Spreads`, "System jobs may not have a spread block");
   });
+}
+
+/**
+ * The `periodic` and `parameterized` blocks, validated (periodic.ts, parameterized.ts); Nomad
+ * allows both on batch jobs only ("Periodic can only be used with "batch" scheduler").
+ */
+function launchConfigs(
+  j: Record<string, unknown>,
+  type: JobType,
+): Pick<Job, "Periodic" | "ParameterizedJob"> {
+  const out: Pick<Job, "Periodic" | "ParameterizedJob"> = {};
+  if (j.Periodic !== undefined && j.Periodic !== null) {
+    out.Periodic = validatePeriodic("Job.Periodic", j.Periodic);
+    if (out.Periodic.Enabled && type !== "batch")
+      throw validationError("Job.Periodic", `Periodic can only be used with "batch" scheduler`);
+  }
+  if (j.ParameterizedJob !== undefined && j.ParameterizedJob !== null) {
+    out.ParameterizedJob = validateParameterized("Job.ParameterizedJob", j.ParameterizedJob);
+    if (type !== "batch")
+      throw validationError(
+        "Job.ParameterizedJob",
+        `Parameterized job can only be used with "batch" scheduler`,
+      );
+  }
+  return out;
 }
 
 function noDuplicates(field: string, items: { Name: string }[]): void {

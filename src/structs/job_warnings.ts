@@ -12,8 +12,6 @@ const KEPT = "the stanza is kept and ignored";
 
 /** What berth does not do, per stanza, in the warning's words. */
 const JOB_STANZAS: [keyof Job, string, string][] = [
-  ["Periodic", "periodic", "berth does not launch periodic jobs"],
-  ["ParameterizedJob", "parameterized", "berth does not dispatch parameterized jobs"],
   ["Multiregion", "multiregion", "berth does not deploy across regions"],
   ["Migrate", "migrate", "berth does not apply migrate strategies to drains"],
   ["UI", "ui", "berth's UI does not show job descriptions or links"],
@@ -33,7 +31,6 @@ const TASK_STANZAS: [keyof Task, string, string][] = [
   ["Consul", "consul", "berth does not integrate with Consul"],
   ["Artifacts", "artifact", "berth does not download artifacts"],
   ["LogConfig", "logs", "berth does not rotate task logs by this policy"],
-  ["DispatchPayload", "dispatch_payload", "berth does not dispatch parameterized jobs"],
   ["Identity", "identity", "berth does not issue workload identities"],
   ["Identities", "identity", "berth does not issue workload identities"],
   ["ScalingPolicies", "scaling", "berth does not autoscale tasks"],

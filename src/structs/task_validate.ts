@@ -7,6 +7,7 @@
  * name (job_fields.ts). The driver is not checked against this cluster's drivers: a task no node can
  * run is registered and fails placement (`missing drivers`), as in Nomad. Pure.
  */
+import { posix } from "node:path";
 import { constraints, type ConstraintLevel } from "./constraint_validate.js";
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
@@ -19,6 +20,7 @@ import {
   VOLUME_MOUNT_FIELDS,
 } from "./job_fields.js";
 import { checkTaskPath } from "./job_paths_validate.js";
+import type { DispatchPayloadConfig } from "./job_stanzas.js";
 import {
   NS_PER_S,
   type RestartPolicy,
@@ -49,14 +51,7 @@ import { templates } from "./template_validate.js";
 
 const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
 
-const TASK_KEPT_OBJECTS = [
-  "LogConfig",
-  "Vault",
-  "Consul",
-  "DispatchPayload",
-  "Identity",
-  "Schedule",
-] as const;
+const TASK_KEPT_OBJECTS = ["LogConfig", "Vault", "Consul", "Identity", "Schedule"] as const;
 const TASK_KEPT_LISTS = [
   "Services",
   "Artifacts",
@@ -121,9 +116,28 @@ export function task(
     ShutdownDelay: optNumber(`${field}.ShutdownDelay`, t.ShutdownDelay, 0, { integer: true, min: 0 }),
     Leader: optBool(`${field}.Leader`, t.Leader, false),
     Kind: optString(`${field}.Kind`, t.Kind, ""),
+    ...dispatchPayload(`${field}.DispatchPayload`, t.DispatchPayload),
     ...keptFields(field, t, TASK_KEPT_OBJECTS, TASK_KEPT_LISTS),
   };
   return out;
+}
+
+/**
+ * A task's `dispatch_payload`: `File` is relative to the task's `local/` dir and may not climb out
+ * of it (Nomad: "dispatch payload file name escapes allocation directory"). Absent when not set.
+ */
+function dispatchPayload(field: string, input: unknown): { DispatchPayload?: DispatchPayloadConfig } {
+  const d = optObject(field, input);
+  if (!d) return {};
+  for (const k of Object.keys(d)) {
+    if (k !== "File") throw validationError(`${field}.${k}`, "unknown field");
+  }
+  const File = optString(`${field}.File`, d.File, "");
+  if (File === "") return {};
+  const norm = posix.normalize(File);
+  if (posix.isAbsolute(File) || norm === ".." || norm.startsWith("../") || File.includes("\0"))
+    throw validationError(`${field}.File`, "dispatch payload file name escapes allocation directory");
+  return { DispatchPayload: { File: norm } };
 }
 
 function volumeMount(field: string, input: unknown, volumes: Record<string, VolumeRequest>): VolumeMount {

@@ -6,7 +6,9 @@ import { allocLogs } from "./alloc_logs.js";
 import { allocRestart, allocSignal, allocStop } from "./alloc_ops.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
+import { jobDispatch } from "./job_dispatch.js";
 import { jobHistory } from "./job_history.js";
+import { jobPeriodic } from "./job_periodic.js";
 import { jobInit } from "./job_init.js";
 import { jobInspect } from "./job_inspect.js";
 import { jobPlan } from "./job_plan.js";
@@ -67,6 +69,9 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     init: entry(jobInit),
     plan: entry(jobPlan),
     history: entry(jobHistory),
+    dispatch: entry(jobDispatch),
+    // `berth job periodic force`: the verb's own parse takes "force".
+    periodic: entry(jobPeriodic),
   },
   alloc: {
     status: entry(allocStatus),

@@ -35,6 +35,28 @@ export async function hclInputs(io: CommandIO, vars: string[], varFiles: string[
   return { vars, varFiles: files, env: io.env ?? {} };
 }
 
+/** Go's time.Duration String for whole seconds ("59s", "1m0s", "23h59m0s"). */
+export function goSeconds(total: number): string {
+  const sign = total < 0 ? "-" : "";
+  let s = Math.abs(Math.trunc(total));
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  if (h > 0) return `${sign}${h}h${m}m${s}s`;
+  if (m > 0) return `${sign}${m}m${s}s`;
+  return `${sign}${s}s`;
+}
+
+/**
+ * Nomad's line after registering a periodic job: the next launch as Nomad's formatTime writes it
+ * (RFC 3339 in the job's zone, as the server answered it) and the whole seconds until then.
+ */
+export function approximateNextLaunch(next: string, nowMs: number): string {
+  const secs = Math.floor(Date.parse(next) / 1000) - Math.floor(nowMs / 1000);
+  return `Approximate next launch time: ${next} (${goSeconds(secs)} from now)`;
+}
+
 export const jobRun: Command<JobRunArgs> = {
   usage: "Usage: berth job run [options] <path>",
   help:
@@ -79,6 +101,7 @@ export const jobRun: Command<JobRunArgs> = {
       return 0;
     }
     let evalId = "";
+    let nextLaunch: string | undefined;
     const submitted = await attempt(io, "submitting job", async () => {
       const res = await io.api.registerJob(
         job,
@@ -90,12 +113,14 @@ export const jobRun: Command<JobRunArgs> = {
         io.stdout("");
       }
       evalId = res.EvalID;
+      nextLaunch = res.NextPeriodicLaunch;
     });
     if (submitted !== 0) return submitted;
     // Nomad: a job with no evaluation (periodic, parameterized) or -detach ends here.
     if (p.detach || !evalId) {
       io.stdout("Job registration successful");
-      if (evalId) io.stdout(`Evaluation ID: ${evalId}`);
+      if (nextLaunch) io.stdout(approximateNextLaunch(nextLaunch, io.now()));
+      else if (evalId) io.stdout(`Evaluation ID: ${evalId}`);
       return 0;
     }
     return monitorEvaluation(evalId, {

@@ -9,6 +9,7 @@ import { allocationsSection } from "../allocs.js";
 import { evaluationsSection, placementFailureSection } from "../evals.js";
 import { reschedulingSection } from "../reschedule_info.js";
 import { statusCommand, type StatusArgs } from "../status.js";
+import { childrenOf, childrenSections, isLaunchParent, parentInfo } from "../job_children.js";
 
 export type JobStatusArgs = StatusArgs;
 
@@ -25,9 +26,18 @@ export const jobStatus = statusCommand({
   },
   one: {
     doing: "querying job",
-    fetch: (id, io) => Promise.all([io.api.getJob(id), io.api.jobAllocations(id), io.api.jobEvaluations(id)]),
+    fetch: async (id, io) => {
+      const [job, allocs, evals] = await Promise.all([
+        io.api.getJob(id),
+        io.api.jobAllocations(id),
+        io.api.jobEvaluations(id),
+      ]);
+      // Only a periodic or parameterized parent has children to list.
+      const under = isLaunchParent(job) ? await io.api.listJobs({ prefix: `${id}/` }) : [];
+      return [job, allocs, evals, under] as const;
+    },
     json: ([job]) => job,
-    render: ([job, allocs, evals], p, io) => [
+    render: ([job, allocs, evals, under], p, io) => [
       ...kv([
         ["ID", job.ID],
         ["Name", job.Name],
@@ -37,7 +47,9 @@ export const jobStatus = statusCommand({
         ["Datacenters", job.Datacenters.join(",")],
         ["Namespace", job.Namespace],
         ["Status", job.Stop ? "dead (stopped)" : job.Status],
+        ...parentInfo(job),
       ]),
+      ...childrenSections(job, childrenOf(job, under)),
       "",
       ...summary(job, allocs),
       ...(p.verbose ? evaluationsSection(evals, true) : []),

@@ -14,6 +14,7 @@ import { sendError } from "./respond.js";
 import { contentLengthRefusal } from "./body_limit.js";
 import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
+import * as launch from "./routes_job_launch.js";
 import * as allocOps from "./routes_alloc_ops.js";
 import { validateJobRoute } from "./routes_validate.js";
 import * as csi from "./routes_csi.js";
@@ -57,6 +58,9 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
+  [["PUT", "POST"], "/v1/job/:id/dispatch", launch.dispatchJob, g.ns("dispatch-job")],
+  // Nomad's Periodic.Force: dispatch-job or submit-job.
+  [["PUT", "POST"], "/v1/job/:id/periodic/force", launch.forcePeriodic, g.ns("dispatch-job", "submit-job")],
   ["GET", "/v1/job/:id/evaluations", evals.jobEvals, g.ns("read-job")],
   ["GET", "/v1/evaluations", evals.listEvals, g.ns("read-job")],
   ["GET", "/v1/evaluation/:id", evals.getEval, g.objectNs("eval", "read-job")],

@@ -2,10 +2,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
+import { checkJobId } from "../../structs/job_ids.js";
 import type { DeploymentEndpoint } from "../deploymentwatcher/endpoint.js";
 import type { AllocEndpoint } from "../rpc/alloc.js";
 import type { AllocOps } from "../rpc/alloc_ops.js";
 import type { JobEndpoint } from "../rpc/job.js";
+import type { JobLaunchEndpoint } from "../rpc/job_launch.js";
 import type { NamespaceEndpoint } from "../rpc/namespace.js";
 import type { NodeEndpoint } from "../rpc/node.js";
 import type { PluginEndpoint } from "../rpc/plugin.js";
@@ -19,6 +21,8 @@ import type { ClusterView } from "../leader/cluster_view.js";
 export interface HttpEndpoints {
   store: StateStore;
   jobs: JobEndpoint;
+  /** Dispatch and periodic force (rpc/job_launch.ts). */
+  jobLaunch: JobLaunchEndpoint;
   allocs: AllocEndpoint;
   allocOps: AllocOps;
   nodes: NodeEndpoint;
@@ -61,4 +65,9 @@ export function namespaceOf(ctx: Ctx, allowAll = false): string | undefined {
 
 export function param(ctx: Ctx, name: string): string {
   return checkId(name, ctx.params[name]);
+}
+
+/** A job ID path parameter: a job's own ID or a launched child's (structs/job_ids.ts). */
+export function jobParam(ctx: Ctx, name = "id"): string {
+  return checkJobId(name, ctx.params[name]);
 }

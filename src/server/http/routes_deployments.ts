@@ -8,7 +8,7 @@ import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
 import { allocStub } from "./stubs.js";
-import { namespaceOf, param, type Route } from "./context.js";
+import { jobParam, namespaceOf, param, type Route } from "./context.js";
 import { nsFilter } from "../acl/guards.js";
 
 export const listDeployments: Route = async (ctx, api) => {
@@ -87,7 +87,7 @@ export const jobDeployments: Route = async (ctx, api) => {
 
 export const jobLatestDeployment: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const id = param(ctx, "id");
+  const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["deployments"], ctx.signal);
   const job = api.jobs.get(ns, id);
   const latest = api.deployments.byJob(ns, id).find((d) => d.JobCreateIndex === job.CreateIndex) ?? null;
@@ -96,7 +96,7 @@ export const jobLatestDeployment: Route = async (ctx, api) => {
 
 export const jobVersions: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const id = param(ctx, "id");
+  const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["versions"], ctx.signal);
   api.jobs.get(ns, id);
   const versions = api.store.jobVersions(ns, id).map(redactJob);

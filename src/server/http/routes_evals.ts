@@ -10,7 +10,7 @@ import { blockingIndex, sendJson } from "./respond.js";
 import { allocStub } from "./stubs.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
-import { namespaceOf, param, type Route } from "./context.js";
+import { jobParam, namespaceOf, param, type Route } from "./context.js";
 import { nsFilter } from "../acl/guards.js";
 
 /** The API's Evaluation: the record without the server's bookkeeping. */
@@ -67,7 +67,7 @@ export const evalAllocations: Route = async (ctx, api) => {
 /** A job's evals, also after the job is purged (until the garbage collector removes them). */
 export const jobEvals: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const id = param(ctx, "id");
+  const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["evals"], ctx.signal);
   sendJson(ctx.res, api.store.evalsByJob(ns, id).map(evalView), index);
 };

@@ -7,7 +7,7 @@ import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { jobPageFromStore } from "./list_store_pages.js";
 import { allocFull, allocStub, jobStub } from "./stubs.js";
-import { namespaceOf, param, type Route } from "./context.js";
+import { jobParam, namespaceOf, param, type Route } from "./context.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { authorizeJobBody } from "../acl/authorize.js";
 import { nsFilter } from "../acl/guards.js";
@@ -73,7 +73,7 @@ export const registerJobAt: Route = async (ctx, api) => {
 
 export const getJob: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const id = param(ctx, "id");
+  const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["jobs"], ctx.signal, () => [
     watchKeys.job(ns, id),
   ]);
@@ -82,12 +82,12 @@ export const getJob: Route = async (ctx, api) => {
 
 export const deregisterJob: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  sendJson(ctx.res, await api.jobs.deregister(ns, param(ctx, "id"), boolParam(ctx.query, "purge")));
+  sendJson(ctx.res, await api.jobs.deregister(ns, jobParam(ctx), boolParam(ctx.query, "purge")));
 };
 
 export const jobAllocations: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";
-  const id = param(ctx, "id");
+  const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["allocs"], ctx.signal, () => [
     watchKeys.allocsOfJob(ns, id),
   ]);

@@ -1,6 +1,7 @@
 /** List stubs in Nomad's JSON shapes, and the full answers that embed them. Secrets never appear. */
 import type { Allocation } from "../../structs/alloc.js";
 import type { Job } from "../../structs/job.js";
+import { isParameterized } from "../../structs/parameterized.js";
 import { drainStrategyOf, isDraining, type Node } from "../../structs/node.js";
 import type { CSIPlugin } from "../../structs/plugin.js";
 import { redactAlloc, redactVolume } from "../../structs/redact.js";
@@ -22,6 +23,10 @@ export function jobStub(j: Job) {
     ModifyIndex: j.ModifyIndex,
     JobModifyIndex: j.JobModifyIndex,
     SubmitTime: j.SubmitTime,
+    // Nomad's stub: a launched child names its parent; a parent says which kind it is.
+    ParentID: j.ParentID ?? "",
+    Periodic: j.Periodic != null && j.Dispatched !== true,
+    ParameterizedJob: isParameterized(j),
   };
 }
 

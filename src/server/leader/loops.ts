@@ -3,8 +3,10 @@
  * node liveness (every up node gets one TTL from now: the new leader's grace), the scheduler's
  * pass over every job (re-runs blocked evals and re-arms delayed follow-up evals), then the
  * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
- * the drainer, the deployment watcher, GC, the orphan reconciler and the controller condition poll
- * (ControllerGetVolume of volumes whose controller reports conditions).
+ * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
+ * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
+ * reconciler and the controller condition poll (ControllerGetVolume of volumes whose controller
+ * reports conditions).
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -25,6 +27,7 @@ import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentw
 import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "../gc/collector.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "../orphans/reconciler.js";
+import { PeriodicDispatcher, type PeriodicDispatcherOptions } from "../periodic/dispatcher.js";
 import type { KeyedMutex } from "../../internal/keyed_mutex.js";
 import type { ControllerClient } from "../clientconn/controller.js";
 import type { ClaimEndpoint } from "../rpc/claim.js";
@@ -52,6 +55,7 @@ export interface LeaderLoopParts {
   controllers: ControllerClient;
   volumeLocks: KeyedMutex;
   controllerCondition?: Partial<ControllerConditionOptions>;
+  periodic?: Partial<PeriodicDispatcherOptions>;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
@@ -78,6 +82,8 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
       "deploymentwatcher",
       new DeploymentWatcher(store, scheduler, log.child("deploymentwatcher"), p.deploymentWatcher),
     ),
+    // After the start-up pass: a child it launches is evaluated by the leader's own scheduler.
+    new PeriodicDispatcher(store, scheduler, log.child("periodic"), p.periodic),
     loop("gc", new GarbageCollector(store, log.child("gc"), p.gc)),
     loop("orphans", new OrphanReconciler(p.volumes.orphans, log.child("orphans"), p.orphans)),
     loop(

@@ -52,6 +52,7 @@ const TRIGGERS: Record<EvalTrigger, true> = {
   "deployment-watcher": true,
   "max-disconnect-timeout": true,
   reconnect: true,
+  "periodic-job": true,
 };
 
 /** How long the leader waits for its state to reach a call's MinIndex. */

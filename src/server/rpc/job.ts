@@ -13,7 +13,10 @@ import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
 import { registerWarnings } from "../job_register_warnings.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
+import { nextLaunch, rfc3339In, zoneOf } from "../../structs/periodic.js";
+import { isLaunchParent, isPeriodicActive, parentStatus } from "../../structs/periodic_decide.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
+import type { StateWriter } from "../state/store.js";
 import type { ServerDeps } from "../deps.js";
 
 export interface JobRegisterResponse {
@@ -22,6 +25,11 @@ export interface JobRegisterResponse {
   JobModifyIndex: number;
   Warnings: string;
   Index: number;
+  /**
+   * berth's addition: an active periodic job's next launch, Go's time.Time JSON in the job's zone
+   * (as Nomad's plan answers it); absent otherwise. `job run` prints it as Nomad's CLI does.
+   */
+  NextPeriodicLaunch?: string;
 }
 
 export interface JobDeregisterResponse {
@@ -60,6 +68,21 @@ function checkEnforcedIndex(want: number, current: number | undefined): void {
   }
 }
 
+/**
+ * Nomad's FSM records a periodic job's insert time as its launch when it has none yet, so a tick
+ * that falls due before any launch, while no leader runs, is caught up by the next leader.
+ */
+function recordFirstLaunch(tx: StateWriter, job: Job): void {
+  if (!isPeriodicActive(job) || tx.getPeriodicLaunch(job.Namespace, job.ID)) return;
+  tx.putPeriodicLaunch({
+    ID: job.ID,
+    Namespace: job.Namespace,
+    Launch: job.SubmitTime,
+    CreateIndex: 0,
+    ModifyIndex: 0,
+  });
+}
+
 export class JobEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
@@ -76,20 +99,37 @@ export class JobEndpoint {
       const prev = tx.getJob(spec.Namespace, spec.ID);
       if (enforceIndex !== undefined) checkEnforcedIndex(enforceIndex, prev?.JobModifyIndex);
       if (prev && specOf(prev) === specOf({ ...spec, Status: prev.Status })) return prev;
-      return tx.putJob({
+      const stored = tx.putJob({
         ...spec,
-        Status: prev?.Status ?? "pending",
+        Status: isLaunchParent(spec) ? parentStatus(spec) : (prev?.Status ?? "pending"),
         Version: prev ? prev.Version + 1 : 0,
         SubmitTime: Date.now() * NS_PER_MS,
         JobModifyIndex: tx.writeIndex,
       });
+      recordFirstLaunch(tx, stored);
+      return stored;
     });
+    const warnings = registerWarnings(this.deps.store, spec);
+    // A periodic or parameterized job places nothing itself: no evaluation (Nomad's EvalID "").
+    if (isLaunchParent(job)) {
+      const next = job.Periodic && isPeriodicActive(job) ? nextLaunch(job.Periodic, Date.now()) : null;
+      return {
+        EvalID: "",
+        EvalCreateIndex: 0,
+        JobModifyIndex: job.JobModifyIndex,
+        Warnings: warnings,
+        Index: this.deps.store.index(),
+        ...(next !== null && job.Periodic
+          ? { NextPeriodicLaunch: rfc3339In(next, zoneOf(job.Periodic)) }
+          : {}),
+      };
+    }
     const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID, "job-register");
     return {
       EvalID: result.evalId,
       EvalCreateIndex: Math.max(result.index, job.JobModifyIndex),
       JobModifyIndex: job.JobModifyIndex,
-      Warnings: registerWarnings(this.deps.store, spec),
+      Warnings: warnings,
       Index: this.deps.store.index(),
     };
   }
@@ -114,6 +154,7 @@ export class JobEndpoint {
           }
         }
         tx.deleteJob(namespace, id);
+        tx.deletePeriodicLaunch(namespace, id);
       });
       // No job left to evaluate: this only cancels its blocked eval and forgets it as blocked.
       await this.deps.scheduler.evaluate(namespace, id, "job-deregister");

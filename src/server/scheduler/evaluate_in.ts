@@ -5,6 +5,7 @@
 import { performance } from "node:perf_hooks";
 import type { EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS } from "../../structs/job.js";
+import { isLaunchParent, parentStatus } from "../../structs/periodic_decide.js";
 import type { StateWriter } from "../state/store.js";
 import { IN_TXN_PLAN_MS, type Batching } from "./batches.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
@@ -94,6 +95,12 @@ export function evaluateIn(
     return none;
   }
   if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
+  // A periodic or parameterized parent places nothing: its children run (server/periodic/,
+  // rpc/job_launch.ts). It is running while registered and not stopped, as Nomad shows it.
+  if (isLaunchParent(job)) {
+    if (job.Status !== parentStatus(job)) tx.putJob({ ...job, Status: parentStatus(job) });
+    return none;
+  }
   // Planned here (the plan made ahead is stale): a batch bounded in time, not in count, so this
   // transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
   const started = performance.now();

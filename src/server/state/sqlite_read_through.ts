@@ -57,6 +57,9 @@ export abstract class SqliteReadThrough {
   evalsByJob(ns: string, jobId: string) {
     return this.r.evalsByJob(ns, jobId);
   }
+  getPeriodicLaunch(ns: string, id: string) {
+    return this.r.getPeriodicLaunch(ns, id);
+  }
   getDeployment(id: string) {
     return this.r.getDeployment(id);
   }

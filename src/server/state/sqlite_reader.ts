@@ -12,6 +12,8 @@ import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
 import { prepareDeploymentStatements, type DeploymentStatements } from "./sqlite_deployments.js";
 import { prepareNamespaceStatements, type NamespaceStatements } from "./sqlite_namespaces.js";
 import { prepareIntentStatements, type IntentStatements } from "./sqlite_intents.js";
+import { preparePeriodicStatements, type PeriodicStatements } from "./sqlite_periodic.js";
+import type { PeriodicLaunch } from "../../structs/periodic.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./sqlite_statements.js";
 import { AllocJobs, prepareAllocJobStatements } from "./sqlite_alloc_jobs.js";
 import type { RecordRange, StateReader, Table } from "./store.js";
@@ -40,6 +42,8 @@ export class SqliteReader implements StateReader {
   /** @internal used by SqliteWriter */
   readonly deploymentStatements: DeploymentStatements;
   /** @internal used by SqliteWriter */
+  readonly periodicStatements: PeriodicStatements;
+  /** @internal used by SqliteWriter */
   readonly namespaceStatements: NamespaceStatements;
   readonly aclStatements: AclStatements;
   /** @internal used by SqliteWriter */
@@ -66,6 +70,7 @@ export class SqliteReader implements StateReader {
     this.allocJobs = new AllocJobs(prepareAllocJobStatements(db));
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
+    this.periodicStatements = preparePeriodicStatements(db);
     this.namespaceStatements = prepareNamespaceStatements(db);
     this.aclStatements = prepareAclStatements(db);
     this.pluginStatements = preparePluginStatements(db);
@@ -208,6 +213,9 @@ export class SqliteReader implements StateReader {
     const intents = parseRows<VolumeCreateIntent>(this.intentStatements.list.all());
     const atRest = this.atRest;
     return atRest ? intents.map((i) => atRest.openIntent(i)) : intents;
+  }
+  getPeriodicLaunch(namespace: string, id: string): PeriodicLaunch | undefined {
+    return parseRow<PeriodicLaunch>(this.periodicStatements.get.get(namespace, id));
   }
   getDeployment(id: string): Deployment | undefined {
     return parseRow<Deployment>(this.deploymentStatements.get.get(id));

@@ -16,6 +16,7 @@ import {
 } from "../../structs/plugin_jobs.js";
 import { migrateNamespaces } from "./sqlite_namespaces.js";
 import { CHANGE_INDEXES_MIGRATION } from "./sqlite_changes.js";
+import { PERIODIC_LAUNCHES_MIGRATION } from "./sqlite_periodic.js";
 import { migratePluginSummaries } from "./sqlite_plugins.js";
 
 /**
@@ -218,6 +219,8 @@ const MIGRATIONS: Migration[] = [
   (db) => migratePluginSummaries(db),
   // Allocs stored without their job: one shared copy per distinct job (sqlite_alloc_jobs.ts).
   migrateAllocJobs,
+  // The last launch of each periodic job (sqlite_periodic.ts), Nomad's periodic_launch table.
+  PERIODIC_LAUNCHES_MIGRATION,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

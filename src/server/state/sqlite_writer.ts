@@ -16,6 +16,7 @@ import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.
 import { jobPluginUses } from "../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../structs/volume_intent.js";
+import type { PeriodicLaunch } from "../../structs/periodic.js";
 import { allocLiveJobs } from "./derive_plugins.js";
 import { contentOf, stamp } from "./records.js";
 import type { SqliteReader } from "./sqlite_reader.js";
@@ -304,6 +305,21 @@ export class SqliteWriter extends SqliteReadThrough implements StateWriter {
     if (this.r.intentStatements.del.run(namespace, id).changes === 0) return;
     this.touched.add("intents");
     if (prev) this.changes!.delete("intents", namespace, id, prev);
+  }
+
+  /** Kept beside its job (sqlite_periodic.ts): a write of the `jobs` table, not a record of the feed. */
+  putPeriodicLaunch(launch: PeriodicLaunch): PeriodicLaunch {
+    const prev = this.getPeriodicLaunch(launch.Namespace, launch.ID);
+    if (prev && contentOf(prev) === contentOf(launch)) return prev;
+    const rec = stamp(launch, prev, this.writeIndex);
+    this.r.periodicStatements.put.run(rec.Namespace, rec.ID, JSON.stringify(rec));
+    this.touched.add("jobs");
+    return rec;
+  }
+
+  deletePeriodicLaunch(namespace: string, id: string): void {
+    if (this.r.periodicStatements.del.run(namespace, id).changes === 0) return;
+    this.touched.add("jobs");
   }
 
   putDeployment(d: Deployment): Deployment {

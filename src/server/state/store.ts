@@ -39,6 +39,7 @@ import type { Deployment } from "../../structs/deployment.js";
 import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Namespace } from "../../structs/namespace.js";
+import type { PeriodicLaunch } from "../../structs/periodic.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
@@ -127,6 +128,9 @@ export interface StateReader extends AclStateReader {
   getVolumeIntent(namespace: string, id: string): VolumeCreateIntent | undefined;
   listVolumeIntents(): VolumeCreateIntent[];
 
+  /** A periodic job's last launch (Nomad's PeriodicLaunch), kept beside the job; see putPeriodicLaunch. */
+  getPeriodicLaunch(namespace: string, id: string): PeriodicLaunch | undefined;
+
   getDeployment(id: string): Deployment | undefined;
   /** Oldest first (by CreateIndex); all namespaces when `namespace` is undefined. */
   listDeployments(namespace?: string): Deployment[];
@@ -174,6 +178,12 @@ export interface StateWriter extends StateReader, AclStateWriter {
   deleteEval(id: string): void;
   putVolumeIntent(intent: VolumeCreateIntent): VolumeCreateIntent;
   deleteVolumeIntent(namespace: string, id: string): void;
+  /**
+   * Records a periodic job's last launch, in the txn that puts its child (or registers the job):
+   * kept beside the job as its versions are, so it counts as a write of `jobs`.
+   */
+  putPeriodicLaunch(launch: PeriodicLaunch): PeriodicLaunch;
+  deletePeriodicLaunch(namespace: string, id: string): void;
   putDeployment(d: Deployment): Deployment;
   deleteDeployment(id: string): void;
   putNamespace(ns: Namespace): Namespace;

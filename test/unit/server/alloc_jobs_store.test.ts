@@ -138,7 +138,8 @@ test("alloc jobs: an older state file's allocs are split on open and read the sa
     const before = s.listAllocs();
     s.close();
 
-    // The file as the previous schema left it: every alloc row with its job inside.
+    // The file as the schema before allocs' job copies left it (and so before periodic launches):
+    // every alloc row with its job inside.
     const db = new Database(path.join(dir, "state.db"));
     try {
       const version = db.pragma("user_version", { simple: true }) as number;
@@ -147,8 +148,9 @@ test("alloc jobs: an older state file's allocs are split on open and read the sa
         DROP INDEX allocs_by_job_key;
         ALTER TABLE allocs DROP COLUMN job_key;
         DROP TABLE alloc_jobs;
+        DROP TABLE periodic_launches;
       `);
-      db.pragma(`user_version = ${version - 1}`);
+      db.pragma(`user_version = ${version - 2}`);
     } finally {
       db.close();
     }

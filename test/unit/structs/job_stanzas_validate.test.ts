@@ -372,6 +372,7 @@ describe("Nomad's JSON jobs", () => {
       goJob({
         ConsulToken: "secret-consul",
         VaultToken: "secret-vault",
+        Type: "batch",
         Periodic: { Specs: ["@daily"], SpecType: "cron" },
         TaskGroups: [
           goGroup({
@@ -382,7 +383,15 @@ describe("Nomad's JSON jobs", () => {
         ],
       }),
     );
-    assert.deepEqual(job.Periodic, { Specs: ["@daily"], SpecType: "cron" });
+    // Periodic is honoured now (structs/periodic.ts): stored in Nomad's canonical form.
+    assert.deepEqual(job.Periodic, {
+      Enabled: true,
+      Spec: "",
+      Specs: ["@daily"],
+      SpecType: "cron",
+      ProhibitOverlap: false,
+      TimeZone: "UTC",
+    });
     assert.deepEqual(job.TaskGroups[0]!.Services, [service]);
     assert.deepEqual(job.TaskGroups[0]!.Networks, [{ Mode: "bridge", DynamicPorts: [{ Label: "http" }] }]);
     assert.deepEqual(job.TaskGroups[0]!.Tasks[0]!.Vault, { Role: "r" });

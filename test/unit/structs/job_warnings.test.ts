@@ -18,6 +18,8 @@ test("a job with no kept stanza has no warnings", () => {
 test("each kept stanza is named, with its group, task and name", () => {
   const job = validateJob({
     ID: "j",
+    // Launched by berth (issue 29): no warning.
+    Type: "batch",
     Periodic: { Specs: ["@daily"] },
     TaskGroups: [
       {
@@ -36,7 +38,6 @@ test("each kept stanza is named, with its group, task and name", () => {
     ],
   });
   assert.deepEqual(jobWarningList(job), [
-    'Job "j" periodic: berth does not launch periodic jobs; the stanza is kept and ignored',
     'Task group "web" service "api": berth does not register services; the stanza is kept and ignored',
     'Task group "web" service "admin": berth does not register services; the stanza is kept and ignored',
     'Task group "web" network: berth does not set up group networks or allocate ports; the stanza is kept and ignored',

@@ -1,5 +1,6 @@
 /**
- * Which hooks a task runs, in order: its task dir, its volume mounts, its templates (rendered
+ * Which hooks a task runs, in order: its task dir, its volume mounts, a dispatched job's payload
+ * file (dispatch_hook.ts), its templates (rendered
  * once the task dir exists, as Nomad's template hook follows its volumes hook), and for a task
  * with a csi_plugin block the plugin supervisor. The runner calls them phase by phase (hook_phases.ts).
  */
@@ -7,6 +8,7 @@ import type { Logger } from "../../../internal/log.js";
 import { BerthError } from "../../../structs/errors.js";
 import type { TaskGroup } from "../../../structs/job.js";
 import type { TaskHook, TaskLifecycle } from "./hooks.js";
+import { DispatchPayloadHook } from "./dispatch_hook.js";
 import { PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { TaskDirHook } from "./task_dir_hook.js";
 import { buildTaskEnv, interpolate } from "./task_env.js";
@@ -32,6 +34,10 @@ export function taskHooks(
     (text) => interpolate(text, buildTaskEnv(taskEnvInput(cfg), {}).scope),
   );
   const hooks: TaskHook[] = [new TaskDirHook(cfg.allocDir, cfg.task.Name, lifecycle), volumeHook];
+  // Before templates, as Nomad's dispatch hook runs before its template hook.
+  const payload = cfg.alloc.Job.Payload;
+  const file = cfg.task.DispatchPayload?.File;
+  if (payload && file) hooks.push(new DispatchPayloadHook(cfg.allocDir, cfg.task.Name, file, payload));
   if ((cfg.task.Templates ?? []).length > 0) hooks.push(new TemplateHook(cfg, cfg.task.Templates ?? []));
   const plugin = cfg.task.CSIPluginConfig;
   if (plugin) {
