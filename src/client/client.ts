@@ -28,6 +28,7 @@ import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
+import { ReportClock } from "./report_order.js";
 import { reservedResources } from "./fingerprint/resources.js";
 import { allocTaskGroup } from "../structs/alloc.js";
 import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
@@ -71,6 +72,8 @@ export class Client {
   nodeId = "";
   /** Proves this agent is node `nodeId` to the server (node_identity.ts); sent only in Node.Register. */
   private nodeSecret = "";
+  /** Orders this agent's Node.Register and Node.UpdateFingerprint reports (report_order.ts). */
+  private reports: ReportClock | undefined;
   /** The name registered with the server and seen by tasks as `node.unique.name`. */
   private get nodeName(): string {
     return this.opts.nodeName ?? os.hostname();
@@ -83,6 +86,7 @@ export class Client {
     await fs.mkdir(safeJoin(dataDir, "alloc"), { recursive: true });
     this.nodeId = await loadOrCreateNodeId(safeJoin(dataDir, "client"));
     this.nodeSecret = await loadOrCreateNodeSecret(safeJoin(dataDir, "client"));
+    this.reports = await ReportClock.open(safeJoin(dataDir, "client"));
     const seams = this.opts.seams ?? {};
     const stateDb = StateDB.open(seams.inMemoryState ? ":memory:" : dataDir);
     this.stateDb = stateDb;
@@ -311,6 +315,7 @@ export class Client {
             nodes: this.fingerprint.nodes,
           }),
         },
+        ...(this.reports ? { ReportOrder: this.reports.next() } : {}),
       },
       { signal, timeoutMs: 10_000 },
     );
@@ -337,6 +342,7 @@ export class Client {
               Drivers: this.driverInfo,
               CSIControllerPlugins: this.fingerprint.controllers,
               CSINodePlugins: this.fingerprint.nodes,
+              ...(this.reports ? { ReportOrder: this.reports.next() } : {}),
             },
             { signal: this.stopped.signal, timeoutMs: 10_000 },
           );

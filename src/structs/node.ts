@@ -64,6 +64,13 @@ export interface Node {
    * that presents a secret binds it.
    */
   SecretIDHash?: string;
+  /**
+   * The order `[epoch, seq]` of the last report of the node's agent (Node.Register or
+   * Node.UpdateFingerprint) applied to this record; an older one arriving late is refused
+   * (structs/node_report.ts). Only the server writes it; the API answers drop it. Absent until an
+   * agent that sends one reports.
+   */
+  ReportOrder?: [number, number];
   CreateIndex: number;
   ModifyIndex: number;
 }

@@ -13,6 +13,7 @@ import type {
 } from "./rpc_exec.js";
 import type { Allocation, ClientStatus, TaskState } from "./alloc.js";
 import type { RegisteringNode } from "./node.js";
+import type { OrderedReport } from "./node_report.js";
 import type { CSIInfo } from "./plugin.js";
 import type {
   AccessMode,
@@ -32,7 +33,7 @@ import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volu
 
 // ---- node → server ----
 
-export interface NodeRegisterRequest {
+export interface NodeRegisterRequest extends OrderedReport {
   Node: RegisteringNode;
 }
 export interface NodeRegisterResponse {
@@ -46,7 +47,7 @@ export interface NodeHeartbeatRequest {
 }
 export type NodeHeartbeatResponse = NodeRegisterResponse;
 
-export interface NodeFingerprintRequest {
+export interface NodeFingerprintRequest extends OrderedReport {
   NodeID: string;
   Drivers: Record<string, DriverInfo>;
   CSIControllerPlugins: Record<string, CSIInfo>;

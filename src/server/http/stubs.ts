@@ -124,10 +124,10 @@ function csiInfoMap(m: Record<string, CSIInfo>) {
 /**
  * The full node answer: the record with Nomad's Drain flag, a DrainStrategy that is never absent,
  * StatusUpdatedAt in Unix seconds (Nomad's unit; stored as ms) and CSIInfo times as RFC 3339. The
- * server's own bookkeeping (CSIPluginsDetachedAt) and the hash of the node's secret stay inside.
+ * server's own bookkeeping (CSIPluginsDetachedAt, ReportOrder) and the hash of the node's secret stay inside.
  */
 export function nodeFull(n: Node) {
-  const { CSIPluginsDetachedAt: _detached, SecretIDHash: _secret, ...rest } = n;
+  const { CSIPluginsDetachedAt: _detached, SecretIDHash: _secret, ReportOrder: _order, ...rest } = n;
   return {
     ...rest,
     Drivers: driversView(n.Drivers),

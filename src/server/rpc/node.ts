@@ -1,6 +1,7 @@
 /**
  * Node endpoints, called by node agents over their RPC connection. All idempotent: registering or
- * reporting the same thing twice writes nothing the second time (the store skips no-op puts).
+ * reporting the same thing twice writes nothing the second time (the store skips no-op puts; an
+ * ordered report seen again is refused as stale, structs/node_report.ts).
  */
 import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
@@ -16,6 +17,7 @@ import {
 } from "../../structs/node.js";
 import { validateAllocUpdates, validateGetAllocs } from "../../structs/node_alloc_validate.js";
 import { validateFingerprint, validateReportedNode, type DrainRequest } from "../../structs/node_validate.js";
+import { isStaleReportError, refuseStaleReport, validateReportOrder } from "../../structs/node_report.js";
 import type {
   NodeFingerprintRequest,
   NodeGetAllocsRequest,
@@ -65,26 +67,33 @@ export class NodeEndpoint {
     if (!isObject(req)) throw validationError("body", "must be an object");
     const reported = validateReportedNode(req.Node);
     const presented = presentedSecretHash(req.Node);
-    const node = await this.deps.store.txn((tx) => {
-      const prev = tx.getNode(reported.ID);
-      const secretHash = boundSecretHash(prev?.SecretIDHash, presented);
-      // The drain and the eligibility are the operator's, kept by the server: an agent's
-      // (re-)registration neither sets nor clears them. A registration brings the node's plugin
-      // instances back onto the plugin records (no CSIPluginsDetachedAt).
-      const next: Node = {
-        ...reported,
-        Status: "ready",
-        StatusDescription: "",
-        SchedulingEligibility: prev?.SchedulingEligibility ?? reported.SchedulingEligibility,
-        DrainStrategy: prev?.DrainStrategy ?? null,
-        LastDrain: prev?.LastDrain ?? null,
-        StatusUpdatedAt: Date.now(),
-        SecretIDHash: secretHash,
-        CreateIndex: prev?.CreateIndex ?? 0,
-        ModifyIndex: prev?.ModifyIndex ?? 0,
-      };
-      return tx.putNode(next);
-    });
+    const order = validateReportOrder("ReportOrder", req.ReportOrder);
+    const node = await this.deps.store
+      .txn((tx) => {
+        const prev = tx.getNode(reported.ID);
+        const secretHash = boundSecretHash(prev?.SecretIDHash, presented);
+        // A registration that waited in this server's socket (paused, hung) while the agent reported
+        // again elsewhere must not roll the node back (structs/node_report.ts).
+        refuseStaleReport(reported.ID, prev?.ReportOrder, order);
+        // The drain and the eligibility are the operator's, kept by the server: an agent's
+        // (re-)registration neither sets nor clears them. A registration brings the node's plugin
+        // instances back onto the plugin records (no CSIPluginsDetachedAt).
+        const next: Node = {
+          ...reported,
+          Status: "ready",
+          StatusDescription: "",
+          SchedulingEligibility: prev?.SchedulingEligibility ?? reported.SchedulingEligibility,
+          DrainStrategy: prev?.DrainStrategy ?? null,
+          LastDrain: prev?.LastDrain ?? null,
+          StatusUpdatedAt: Date.now(),
+          SecretIDHash: secretHash,
+          ...reportOrder(order ?? prev?.ReportOrder),
+          CreateIndex: prev?.CreateIndex ?? 0,
+          ModifyIndex: prev?.ModifyIndex ?? 0,
+        };
+        return tx.putNode(next);
+      })
+      .catch((err: unknown) => this.logStale(err));
     this.liveness.reset(node.ID);
     this.deps.log.info("node registered", { node: node.ID, name: node.Name });
     void this.deps.scheduler.retryBlocked();
@@ -114,17 +123,22 @@ export class NodeEndpoint {
 
   async updateFingerprint(input: NodeFingerprintRequest): Promise<{ Index: number }> {
     const req = validateFingerprint(input);
-    const changed = await this.deps.store.txn((tx) => {
-      const node = tx.getNode(req.NodeID);
-      if (!node) throw notFound("node", req.NodeID);
-      const next = tx.putNode({
-        ...node,
-        Drivers: req.Drivers ?? node.Drivers,
-        CSIControllerPlugins: req.CSIControllerPlugins,
-        CSINodePlugins: req.CSINodePlugins,
-      });
-      return next.ModifyIndex !== node.ModifyIndex;
-    });
+    const order = validateReportOrder("ReportOrder", input.ReportOrder);
+    const changed = await this.deps.store
+      .txn((tx) => {
+        const node = tx.getNode(req.NodeID);
+        if (!node) throw notFound("node", req.NodeID);
+        refuseStaleReport(req.NodeID, node.ReportOrder, order);
+        const next = tx.putNode({
+          ...node,
+          Drivers: req.Drivers ?? node.Drivers,
+          CSIControllerPlugins: req.CSIControllerPlugins,
+          CSINodePlugins: req.CSINodePlugins,
+          ...reportOrder(order ?? node.ReportOrder),
+        });
+        return next.ModifyIndex !== node.ModifyIndex;
+      })
+      .catch((err: unknown) => this.logStale(err));
     if (changed) void this.deps.scheduler.retryBlocked();
     return { Index: this.deps.store.index() };
   }
@@ -168,6 +182,13 @@ export class NodeEndpoint {
   private async afterEligibilityChange(before: Node, after: Node): Promise<void> {
     if (after.SchedulingEligibility !== "eligible" || before.SchedulingEligibility === "eligible") return;
     await this.deps.scheduler.retryBlocked();
+  }
+
+  /** Logs a refused stale report (refuseStaleReport) before passing any error on. */
+  private logStale(err: unknown): never {
+    if (isStaleReportError(err))
+      this.deps.log.warn("refused a node report older than the one applied", { error: err.message });
+    throw err;
   }
 
   private updateResponse(node: Node): NodeUpdateResponse {
@@ -279,4 +300,9 @@ export class NodeEndpoint {
     if (terminalJobs.length > 0) void this.deps.scheduler.retryBlocked();
     return { Index: this.deps.store.index() };
   }
+}
+
+/** The ReportOrder field to store: absent when there is none (no `undefined` key in the record). */
+function reportOrder(order: [number, number] | undefined): Pick<Node, "ReportOrder"> {
+  return order ? { ReportOrder: order } : {};
 }

@@ -13,6 +13,7 @@ import { isObject, optNumber, optString, optStringMap } from "../../structs/json
 import { validateJob } from "../../structs/job_validate.js";
 import { validateVolumeSpec } from "../../structs/volume_validate.js";
 import { validateReportedNode } from "../../structs/node_validate.js";
+import { validateReportOrder } from "../../structs/node_report.js";
 import { TABLES, type Table } from "./store.js";
 import { checkNamespaceRecord } from "./quarantine_namespace.js";
 import { checkAclPolicy, checkAclToken } from "./acl_quarantine.js";
@@ -221,6 +222,8 @@ function checkNode(v: unknown, row: StoredRow): void {
   checkPluginInfos("Node.CSIControllerPlugins", n.CSIControllerPlugins);
   checkPluginInfos("Node.CSINodePlugins", n.CSINodePlugins);
   if (n.DrainStrategy != null) obj("Node.DrainStrategy", n.DrainStrategy);
+  // Compared with every report's order (rpc/node.ts): a malformed one would refuse them all.
+  validateReportOrder("Node.ReportOrder", n.ReportOrder);
   int("Node.CreateIndex", n.CreateIndex);
 }
 

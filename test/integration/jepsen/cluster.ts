@@ -209,7 +209,9 @@ export class JepsenCluster {
   /** Copies every log of the run (agents' and the plugin's call log) to `dest`, for a look after. */
   keepLogs(dest: string): void {
     fs.mkdirSync(dest, { recursive: true });
-    for (const f of [...this.servers.map((s) => s.log), ...this.nodes.map((n) => n.log), this.callLog]) {
+    const dumps = fs.readdirSync(this.dir).filter((f) => /^state-.*\.json$/.test(f));
+    const files = [...this.servers.map((s) => s.log), ...this.nodes.map((n) => n.log), this.callLog];
+    for (const f of [...files, ...dumps.map((d) => path.join(this.dir, d))]) {
       if (fs.existsSync(f)) fs.copyFileSync(f, path.join(dest, path.basename(f)));
     }
   }

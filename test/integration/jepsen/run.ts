@@ -19,6 +19,7 @@ import {
   type AllocSample,
 } from "./checker.js";
 import type { JepsenCluster } from "./cluster.js";
+import { dumpState } from "./diagnose.js";
 import { FAULTS, type FaultContext, type FaultName } from "./faults.js";
 import { sampleAllocs, visibleNow } from "./monitor.js";
 import {
@@ -99,6 +100,7 @@ export async function runJepsen(o: RunOptions): Promise<Report> {
     }
   } catch (err) {
     add("run completes", [(err as Error).message]);
+    log(`state dumped to ${await dumpState(cluster, "stuck")}`);
   } finally {
     sampling.abort();
     await sampler;
@@ -106,11 +108,19 @@ export async function runJepsen(o: RunOptions): Promise<Report> {
 
   // The checker, over everything recorded.
   const { writes, bad } = readWrites(logFile);
-  log(`write log: ${writes.length} writes by ${writeIntervals(writes).length} allocs`);
-  for (const iv of writeIntervals(writes)) {
+  const intervals = writeIntervals(writes);
+  log(`write log: ${writes.length} writes by ${intervals.length} allocs`);
+  // Each handover's gap: from the last write of one alloc to the first write of the next.
+  let longestGapMs = 0;
+  for (const [i, iv] of intervals.entries()) {
     const at = (ns: bigint) => new Date(Number(ns / 1_000_000n)).toISOString().slice(11, 23);
-    log(`  ${iv.alloc}: ${iv.writes} writes, ${at(iv.first)} – ${at(iv.last)}`);
+    const prev = intervals[i - 1];
+    const gapMs = prev ? Number((iv.first - prev.last) / 1_000_000n) : undefined;
+    if (gapMs !== undefined) longestGapMs = Math.max(longestGapMs, gapMs);
+    const gap = gapMs === undefined ? "" : `, ${gapMs} ms after the previous writer's last write`;
+    log(`  ${iv.alloc}: ${iv.writes} writes, ${at(iv.first)} – ${at(iv.last)}${gap}`);
   }
+  log(`longest handover gap: ${longestGapMs} ms`);
   add(
     "write log well-formed",
     bad.map((l) => `malformed line ${JSON.stringify(l)}`),
