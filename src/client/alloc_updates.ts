@@ -1,9 +1,12 @@
 /**
  * Coalesces alloc status updates and sends them to the server in batches: the latest update per
  * alloc wins, a flush runs shortly after the first change, and a failed send is kept and retried
- * with the next flush, so a server blip never loses a terminal status.
+ * with the next flush, so a server blip never loses a terminal status. Each send carries the
+ * agent's next report order, so a send that waited in a hung server and is served after a newer
+ * one changes nothing (the server keeps the newer status).
  */
 import type { Logger } from "../internal/log.js";
+import type { ReportOrder } from "../structs/node_report.js";
 import type { AllocClientUpdate, ServerMethods } from "../structs/rpc.js";
 
 export interface AllocUpdateSender {
@@ -24,6 +27,8 @@ export class AllocUpdateBatcher {
     private readonly rpc: AllocUpdateSender,
     private readonly log: Logger,
     private readonly delayMs = 100,
+    /** The order each send carries (client/report_order.ts); absent: unordered. */
+    private readonly order: () => ReportOrder | undefined = () => undefined,
   ) {}
 
   push(update: AllocClientUpdate): void {
@@ -40,8 +45,13 @@ export class AllocUpdateBatcher {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
+    const ReportOrder = this.order();
     this.inflight = this.rpc
-      .call("Node.UpdateAllocs", { NodeID: this.nodeId, Allocs: [...batch.values()] }, { timeoutMs: 10_000 })
+      .call(
+        "Node.UpdateAllocs",
+        { NodeID: this.nodeId, Allocs: [...batch.values()], ...(ReportOrder ? { ReportOrder } : {}) },
+        { timeoutMs: 10_000 },
+      )
       .then(
         () => undefined,
         (err: unknown) => {

@@ -138,7 +138,10 @@ export class Client {
       ...(seams.localAddress ? { localAddress: seams.localAddress } : {}),
     });
     this.conn = conn;
-    this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"));
+    const reports = this.reports;
+    this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"), 100, () =>
+      reports?.next(),
+    );
 
     const node = {
       id: this.nodeId,

@@ -79,6 +79,11 @@ export interface Allocation extends RescheduleFields {
   /** The alloc's disconnect history (unknown, then back); absent on allocs never disconnected. */
   AllocStates?: AllocState[];
   /**
+   * Server-only: the order of the node report last applied to this alloc (structs/node_report.ts),
+   * so a status report that waited in a hung server's socket cannot roll the alloc back.
+   */
+  ReportOrder?: [epoch: number, seq: number];
+  /**
    * What the scheduler set aside for the alloc on its node (Nomad's AllocatedResources). Absent on
    * allocs placed before resources existed: they count as nothing.
    */

@@ -7,6 +7,7 @@
 import type { AllocClientUpdate, NodeGetAllocsRequest } from "./rpc.js";
 import type { ClientStatus, TaskEvent, TaskState } from "./alloc.js";
 import { validationError } from "./errors.js";
+import { validateReportOrder, type ReportOrder } from "./node_report.js";
 import { checkId } from "./ids.js";
 import {
   asObject,
@@ -37,11 +38,16 @@ export function validateGetAllocs(input: unknown): NodeGetAllocsRequest {
 /** One alloc's update; TaskStates absent: the node says nothing new about its tasks. */
 export type AllocUpdate = Omit<AllocClientUpdate, "TaskStates"> & { TaskStates?: Record<string, TaskState> };
 
-export function validateAllocUpdates(input: unknown): { NodeID: string; Allocs: AllocUpdate[] } {
+export function validateAllocUpdates(input: unknown): {
+  NodeID: string;
+  Allocs: AllocUpdate[];
+  ReportOrder: ReportOrder | undefined;
+} {
   const req = asObject("body", input);
   const NodeID = checkId("NodeID", req.NodeID);
   if (!Array.isArray(req.Allocs)) throw validationError("Allocs", "must be an array");
-  return { NodeID, Allocs: req.Allocs.map((u, i) => allocUpdate(`Allocs[${i}]`, u)) };
+  const ReportOrder = validateReportOrder("ReportOrder", req.ReportOrder);
+  return { NodeID, Allocs: req.Allocs.map((u, i) => allocUpdate(`Allocs[${i}]`, u)), ReportOrder };
 }
 
 function allocUpdate(field: string, input: unknown): AllocUpdate {

@@ -71,7 +71,7 @@ export interface AllocClientUpdate {
   ClientDescription: string;
   TaskStates: Record<string, TaskState>;
 }
-export interface NodeUpdateAllocsRequest {
+export interface NodeUpdateAllocsRequest extends OrderedReport {
   NodeID: string;
   Allocs: AllocClientUpdate[];
 }

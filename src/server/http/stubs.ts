@@ -45,7 +45,8 @@ export function taskStatesView(states: Allocation["TaskStates"]) {
 
 /** The full alloc answer: secrets redacted (redact.ts) and task states in Nomad's time shape. */
 export function allocFull(a: Allocation) {
-  const r = redactAlloc(a);
+  // ReportOrder is the server's bookkeeping of node reports, not part of Nomad's alloc.
+  const { ReportOrder: _order, ...r } = redactAlloc(a);
   return { ...r, TaskStates: taskStatesView(r.TaskStates) };
 }
 

@@ -17,7 +17,12 @@ import {
 } from "../../structs/node.js";
 import { validateAllocUpdates, validateGetAllocs } from "../../structs/node_alloc_validate.js";
 import { validateFingerprint, validateReportedNode, type DrainRequest } from "../../structs/node_validate.js";
-import { isStaleReportError, refuseStaleReport, validateReportOrder } from "../../structs/node_report.js";
+import {
+  isStaleReport,
+  isStaleReportError,
+  refuseStaleReport,
+  validateReportOrder,
+} from "../../structs/node_report.js";
 import type {
   NodeFingerprintRequest,
   NodeGetAllocsRequest,
@@ -231,8 +236,10 @@ export class NodeEndpoint {
   async updateAllocs(input: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
     const req = validateAllocUpdates(input);
     const reconnects = new Map<string, { namespace: string; id: string }>();
+    let stale = 0;
     const terminalJobs = await this.deps.store.txn((tx) => {
       reconnects.clear();
+      stale = 0;
       const jobs = new Map<string, { namespace: string; id: string; failed: boolean; everyNode: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
       const touched: Allocation[] = [];
@@ -244,6 +251,11 @@ export class NodeEndpoint {
             "ERR_PERMISSION_DENIED",
             `allocation ${u.ID} does not run on node ${req.NodeID}`,
           );
+        }
+        // A report that waited in a hung server while a newer one was applied: the newer stays.
+        if (isStaleReport(alloc.ReportOrder, req.ReportOrder)) {
+          stale++;
+          continue;
         }
         // Lost is final (node_loss.ts): a node that comes back reports what it still runs until it
         // has stopped it, and that must not bring an alloc the scheduler has replaced back to life.
@@ -261,6 +273,7 @@ export class NodeEndpoint {
             ...(reconnected
               ? { AllocStates: withClientStatusState(alloc, u.ClientStatus, nowNs / NS_PER_MS) }
               : {}),
+            ...(req.ReportOrder ? { ReportOrder: req.ReportOrder } : {}),
           },
           { fromClient: true },
         );
@@ -293,6 +306,11 @@ export class NodeEndpoint {
       if (j.failed && j.everyNode) continue;
       await this.deps.scheduler.evaluate(j.namespace, j.id, j.failed ? "alloc-failure" : "job-register");
     }
+    if (stale > 0)
+      this.deps.log.warn("refused alloc reports older than the ones applied", {
+        node: req.NodeID,
+        allocs: stale,
+      });
     for (const [k, j] of reconnects) {
       if (!terminalJobs.some((t) => `${t.namespace}/${t.id}` === k))
         await this.deps.scheduler.evaluate(j.namespace, j.id, "reconnect");
