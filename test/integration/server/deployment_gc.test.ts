@@ -50,7 +50,9 @@ test(
       const list = await http(base, "GET", `/v1/deployments?index=${index}&wait=5s`);
       const ids = (list.json as { ID: string }[]).map((d) => d.ID);
       if (!ids.includes(failedId)) {
-        assert.deepEqual(ids, [runningId], "the pass that took the failed one kept the running one");
+        // The running one stays. (Web's blocked placement may start a new deployment for its
+        // version once the failed one is gone, as Nomad's reconciler would: not this test's point.)
+        assert.ok(ids.includes(runningId), "the pass that took the failed one kept the running one");
         break;
       }
       index = list.index!;
