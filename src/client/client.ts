@@ -26,6 +26,7 @@ import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
+import { DockerDriver } from "./drivers/docker/docker_driver.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
 import { reservedResources } from "./fingerprint/resources.js";
@@ -93,7 +94,8 @@ export class Client {
 
     const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
     Object.assign(this.driverInfo, seams.driverInfo);
-    for (const d of seams.driverInfo ? [] : [new ExecDriver(), rawExec]) {
+    const docker = new DockerDriver({ ...this.opts.drivers?.docker, log: log.child("docker") });
+    for (const d of seams.driverInfo ? [] : [new ExecDriver(), rawExec, docker]) {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }

@@ -48,6 +48,17 @@ export interface TaskStartConfig {
    * the agent's user; exec: `nobody`, or the agent's user for a privileged task).
    */
   user?: string;
+  /**
+   * The task's whole `config` block with every `${...}` in its strings expanded (as command and
+   * args are): drivers whose capabilities say `readsConfig` take their settings from it (docker's
+   * image, mounts, …). Absent: callers that predate it.
+   */
+  config?: Record<string, unknown>;
+  /**
+   * Records a task event (e.g. docker's "Downloading image", or a privileged task run with the
+   * host's capabilities instead). Absent: the driver's events are only logged.
+   */
+  emitEvent?: (type: string, message: string, details?: Record<string, string>) => void;
 }
 
 /** Serialisable: persisted in the client state DB so a restarted agent can recover the task. */
@@ -85,6 +96,11 @@ export type BeforeRun = (handle: TaskHandle) => void | Promise<void>;
 export interface DriverCapabilities {
   /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
   supportsMounts: boolean;
+  /**
+   * The driver reads its settings from TaskStartConfig.config (docker), so `config.command` is
+   * optional (an image has its own). Absent: false (command required, as exec and raw_exec).
+   */
+  readsConfig?: boolean;
 }
 
 export interface TaskDriver {

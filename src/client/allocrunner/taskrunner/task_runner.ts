@@ -246,7 +246,7 @@ export class TaskRunner {
         if (res?.mounts) mounts.push(...res.mounts);
         if (res?.env) Object.assign(hookEnv, res.env);
       }
-      startConfig = buildStartConfig(this.cfg, mounts, hookEnv);
+      startConfig = buildStartConfig(this.cfg, mounts, hookEnv, this.lifecycle.emitEvent);
     } catch (err) {
       if (this.killAc.signal.aborted) return { kind: "killed" };
       const e = asBerthError(err);
