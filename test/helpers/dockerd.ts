@@ -132,7 +132,7 @@ export class Dockerd {
     await linkRootfs(root, {
       "/bin/sh": "/bin/dash",
       "/usr/bin/node": process.execPath,
-      ...tools(["cat", "sleep", "ls", "mkdir"]),
+      ...tools(["cat", "sleep", "ls", "mkdir", "mount", "umount"]),
       "/berth/package.json": path.join(REPO_ROOT, "package.json"),
       "/berth/bin": path.join(REPO_ROOT, "bin"),
       "/berth/proto": path.join(REPO_ROOT, "proto"),
