@@ -288,6 +288,7 @@ export class Client {
         };
       },
       this.opts.log.child("client_alloc"),
+      (name) => this.drivers.get(name),
     );
   }
 

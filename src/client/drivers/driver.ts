@@ -2,6 +2,7 @@
  * The task driver contract. A driver starts one task process, waits for it, stops it, and (for
  * drivers that can) recovers it after an agent restart from the serialisable handle it returned.
  */
+import type { Readable, Writable } from "node:stream";
 import type { DriverInfo } from "../../structs/node.js";
 import type { TaskResources } from "./shared/cgroups/limits.js";
 
@@ -93,6 +94,22 @@ export interface ExitResult {
  */
 export type BeforeRun = (handle: TaskHandle) => void | Promise<void>;
 
+/**
+ * A command running inside a task through its driver (`alloc exec` into a docker task: the
+ * Engine's exec API). Its output streams end when the command has ended.
+ */
+export interface TaskExecProcess {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** The command's exit code, once it has ended and its output was delivered. */
+  exited: Promise<number>;
+  /** The terminal's new size (a TTY exec); a no-op without one. */
+  resize(height: number, width: number): Promise<void>;
+  /** Ends the session's connection (the command gets a hangup on a TTY). */
+  kill(): void;
+}
+
 export interface DriverCapabilities {
   /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
   supportsMounts: boolean;
@@ -144,4 +161,13 @@ export interface TaskDriver {
    * pending never settle: a task's exit seen after this point is the next agent's to record.
    */
   detach(): void;
+  /**
+   * Runs `command` inside the running task (`alloc exec`), when the driver has its own way in
+   * (docker's exec API). Absent: the client runs it from the host (client/rpc/task_process.ts).
+   */
+  exec?(
+    handle: TaskHandle,
+    command: string[],
+    opts: { tty: boolean; height: number; width: number },
+  ): Promise<TaskExecProcess>;
 }

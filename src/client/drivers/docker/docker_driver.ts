@@ -31,11 +31,13 @@ import type {
   DriverCapabilities,
   ExitResult,
   TaskDriver,
+  TaskExecProcess,
   TaskHandle,
   TaskStartConfig,
 } from "../driver.js";
 import { containerSpec, LABEL_ALLOC_ID, LABEL_TASK_NAME, type PrivilegedFallback } from "./container_spec.js";
 import { dockerClient } from "./endpoint.js";
+import { execInContainer } from "./exec.js";
 import { ensureImage } from "./image.js";
 import { lastLogWriteNs, pumpLogs, sinceParam } from "./log_stream.js";
 import { isPrivilegeRefusal, privilegedFallback } from "./privileged.js";
@@ -213,6 +215,14 @@ export class DockerDriver implements TaskDriver {
 
   detach(): void {
     this.lifetime.abort();
+  }
+
+  exec(
+    handle: TaskHandle,
+    command: string[],
+    opts: { tty: boolean; height: number; width: number },
+  ): Promise<TaskExecProcess> {
+    return execInContainer(this.docker, containerId(handle), command, opts);
   }
 
   /** The exit of the handle's container, its logs followed from after `logsAfterNs` (null: none). */
