@@ -162,6 +162,12 @@ export interface TaskDriver {
    */
   detach(): void;
   /**
+   * Sends `signal` to the running task (`alloc signal`) when the driver has its own way (docker:
+   * the Engine's kill of the container's main process). Absent: the client signals the task's
+   * command from the host (the children of the handle's process).
+   */
+  signal?(handle: TaskHandle, signal: string): Promise<void>;
+  /**
    * Runs `command` inside the running task (`alloc exec`), when the driver has its own way in
    * (docker's exec API). Absent: the client runs it from the host (client/rpc/task_process.ts).
    */

@@ -71,6 +71,11 @@ export function registerClientAllocHandlers(
       const handle = t.runningHandle?.();
       if (!handle) throw new BerthError("ERR_CONFLICT", `task ${JSON.stringify(req.Task)} is not running`);
       t.emitEvent("Signaling", `Task being sent signal ${req.Signal}`, { signal: req.Signal });
+      const driver = driverOf?.(handle.driver);
+      if (driver?.signal) {
+        await driver.signal(handle, req.Signal);
+        continue;
+      }
       // The task's command only, as Nomad signals it: the handle's process is the driver's shell
       // parent, which would die of most signals and take the task's record with it.
       for (const pid of await childrenOf(handle.pid)) {

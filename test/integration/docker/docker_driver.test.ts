@@ -107,6 +107,28 @@ test("stop: the kill signal first, SIGKILL after the timeout", async () => {
   assert.deepEqual(await dockerd.containers(), []);
 });
 
+test("signal and exec: through the Engine, inside the container", async () => {
+  const d = driver();
+  const cfg = task({
+    image: SHELL_IMAGE,
+    command: "/bin/sh",
+    args: ["-c", "trap 'echo got usr1; exit 5' USR1; echo ready > /local/ready; while :; do sleep 0.2; done"],
+  });
+  const h = await d.start(cfg);
+  await eventually("the trap to be set", async () =>
+    fs.existsSync(path.join(cfg.taskDir, "local", "ready")) ? true : undefined,
+  );
+  const proc = await d.exec(h, ["/bin/cat", "/local/ready"], { tty: false, height: 0, width: 0 });
+  let out = "";
+  proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
+  proc.stdin.end();
+  assert.equal(await proc.exited, 0);
+  assert.equal(out, "ready\n");
+  await d.signal(h, "SIGUSR1");
+  assert.equal((await d.wait(h)).exitCode, 5);
+  assert.match(fs.readFileSync(cfg.stdoutPath, "utf8"), /got usr1/);
+});
+
 test("recover: a second driver re-attaches to the same container and follows its logs", async () => {
   const first = driver();
   const cfg = task({

@@ -217,6 +217,10 @@ export class DockerDriver implements TaskDriver {
     this.lifetime.abort();
   }
 
+  signal(handle: TaskHandle, signal: string): Promise<void> {
+    return this.kill(containerId(handle), signal);
+  }
+
   exec(
     handle: TaskHandle,
     command: string[],
