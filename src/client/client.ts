@@ -27,6 +27,7 @@ import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
 import { DockerDriver } from "./drivers/docker/docker_driver.js";
+import { watchDriverHealth } from "./driver_health.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
 import { reservedResources } from "./fingerprint/resources.js";
@@ -67,6 +68,7 @@ export class Client {
   };
   private drivers = new Map<string, TaskDriver>();
   private driverInfo: Record<string, DriverInfo> = {};
+  private driverWatch: Promise<void> | null = null;
   private attributes: Record<string, string> = {};
   private resources: NodeResources | undefined;
   nodeId = "";
@@ -99,6 +101,9 @@ export class Client {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
+    const drivers = [...this.drivers.values()];
+    const onDriverChange = () => void this.sendFingerprint();
+    this.driverWatch = watchDriverHealth(drivers, this.driverInfo, this.stopped.signal, onDriverChange);
     const fp = (seams.fingerprint ?? fingerprintNode)(this.driverInfo, dataDir, this.opts.resourceOverrides);
     this.attributes = fp.attributes;
     this.resources = fp.resources;
@@ -256,7 +261,7 @@ export class Client {
     await this.volumeStats?.stop();
     await this.heartbeat;
     await this.lease?.flushed();
-    await this.fingerprintSending;
+    await Promise.all([this.fingerprintSending, this.driverWatch]);
     await this.conn?.stop();
     await this.csi?.stop();
     this.stateDb?.close();

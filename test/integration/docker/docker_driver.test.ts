@@ -129,6 +129,18 @@ test("signal and exec: through the Engine, inside the container", async () => {
   assert.match(fs.readFileSync(cfg.stdoutPath, "utf8"), /got usr1/);
 });
 
+test("resources: the memory limit holds; an OOM kill is reported as one", async () => {
+  const d = driver();
+  const cfg = task(
+    { image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", 'a=x; while :; do a="$a$a"; done'] },
+    { resources: { cpuShares: 100, memoryMB: 16, memoryMaxMB: 0, cores: 0, reservedCores: [] } },
+  );
+  const h = await d.start(cfg);
+  const res = await d.wait(h);
+  assert.equal(res.oomKilled, true, JSON.stringify(res));
+  assert.equal(res.exitCode, 137);
+});
+
 test("recover: a second driver re-attaches to the same container and follows its logs", async () => {
   const first = driver();
   const cfg = task({
