@@ -162,7 +162,9 @@ function dockerSettings(config: Body): DockerSettings {
   ]);
   const endpoint = config.string("endpoint") ?? DEFAULT_DOCKER_SETTINGS.endpoint;
   if (!/^(unix:\/\/\/|tcp:\/\/).+/.test(endpoint)) {
-    throw config.error(`endpoint must be unix:///path/to/docker.sock or tcp://host:port, got ${JSON.stringify(endpoint)}`);
+    throw config.error(
+      `endpoint must be unix:///path/to/docker.sock or tcp://host:port, got ${JSON.stringify(endpoint)}`,
+    );
   }
   const volumes = config.block("volumes");
   const volumesEnabled = volumes?.bool("enabled") ?? DEFAULT_DOCKER_SETTINGS.volumesEnabled;

@@ -27,14 +27,12 @@ export async function watchDriverHealth(
     }
     let changed = false;
     for (const d of drivers) {
-      const next = await d.fingerprint().catch(
-        (err: unknown): DriverInfo => ({
-          Detected: false,
-          Healthy: false,
-          HealthDescription: `fingerprint failed: ${err instanceof Error ? err.message : String(err)}`,
-          SupportsMounts: d.capabilities().supportsMounts,
-        }),
-      );
+      const next = await d.fingerprint().catch((err: unknown): DriverInfo => ({
+        Detected: false,
+        Healthy: false,
+        HealthDescription: `fingerprint failed: ${err instanceof Error ? err.message : String(err)}`,
+        SupportsMounts: d.capabilities().supportsMounts,
+      }));
       const prev = infos[d.name];
       if (
         !prev ||

@@ -14,7 +14,14 @@ import { isObject, type JsonObject } from "./json_check.js";
 /** Nomad's default image_pull_timeout ("5m"). */
 export const DEFAULT_IMAGE_PULL_TIMEOUT_MS = 5 * 60_000;
 
-export const DOCKER_MOUNT_PROPAGATIONS = ["rprivate", "private", "rshared", "shared", "rslave", "slave"] as const;
+export const DOCKER_MOUNT_PROPAGATIONS = [
+  "rprivate",
+  "private",
+  "rshared",
+  "shared",
+  "rslave",
+  "slave",
+] as const;
 export type DockerPropagation = (typeof DOCKER_MOUNT_PROPAGATIONS)[number];
 
 export interface DockerDevice {
@@ -129,7 +136,8 @@ const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1e3, m: 60e3, h: 36
 export function dockerTaskConfig(field: string, config: JsonObject): DockerTaskConfig {
   for (const key of Object.keys(config)) {
     if (SUPPORTED.has(key)) continue;
-    if (NOMAD_ONLY.has(key)) throw validationError(`${field}.${key}`, "is not supported by berth's docker driver");
+    if (NOMAD_ONLY.has(key))
+      throw validationError(`${field}.${key}`, "is not supported by berth's docker driver");
     throw validationError(`${field}.${key}`, "is not a docker driver option");
   }
   const f = (k: string) => `${field}.${k}`;
@@ -164,7 +172,8 @@ export function splitVolume(spec: string): { host: string; container: string; re
 function volumeSpec(field: string, v: string): string {
   const parts = v.split(":");
   const ok = parts.length >= 2 && parts.length <= 3 && parts[0] !== "" && parts[1]!.startsWith("/");
-  if (!ok) throw validationError(field, `must be "host_path:/container/path[:ro|rw]", got ${JSON.stringify(v)}`);
+  if (!ok)
+    throw validationError(field, `must be "host_path:/container/path[:ro|rw]", got ${JSON.stringify(v)}`);
   if (parts[2] !== undefined && parts[2] !== "ro" && parts[2] !== "rw") {
     throw validationError(field, `mode must be "ro" or "rw", got ${JSON.stringify(parts[2])}`);
   }
@@ -176,15 +185,23 @@ function device(field: string, d: JsonObject): DockerDevice {
   const hostPath = str(`${field}.host_path`, d.host_path);
   if (!hostPath.startsWith("/")) throw validationError(`${field}.host_path`, "must be an absolute path");
   const perms = str(`${field}.cgroup_permissions`, d.cgroup_permissions) || "rwm";
-  if (!/^[rwm]{1,3}$/.test(perms)) throw validationError(`${field}.cgroup_permissions`, 'must be letters of "rwm"');
-  return { hostPath, containerPath: str(`${field}.container_path`, d.container_path) || hostPath, cgroupPermissions: perms };
+  if (!/^[rwm]{1,3}$/.test(perms))
+    throw validationError(`${field}.cgroup_permissions`, 'must be letters of "rwm"');
+  return {
+    hostPath,
+    containerPath: str(`${field}.container_path`, d.container_path) || hostPath,
+    cgroupPermissions: perms,
+  };
 }
 
 function bindMount(field: string, m: JsonObject): DockerBindMount {
   checkKeys(field, m, ["type", "target", "source", "readonly", "bind_options"]);
   const type = str(`${field}.type`, m.type) || "volume";
   if (type !== "bind") {
-    throw validationError(`${field}.type`, `only "bind" mounts are supported by berth's docker driver, got ${JSON.stringify(type)}`);
+    throw validationError(
+      `${field}.type`,
+      `only "bind" mounts are supported by berth's docker driver, got ${JSON.stringify(type)}`,
+    );
   }
   const target = str(`${field}.target`, m.target);
   if (!target.startsWith("/")) throw validationError(`${field}.target`, "must be an absolute path");
@@ -200,14 +217,20 @@ function bindMount(field: string, m: JsonObject): DockerBindMount {
       `must be one of ${DOCKER_MOUNT_PROPAGATIONS.join(", ")}, got ${JSON.stringify(raw)}`,
     );
   }
-  return { source, target, readonly: bool(`${field}.readonly`, m.readonly), propagation: raw as DockerPropagation };
+  return {
+    source,
+    target,
+    readonly: bool(`${field}.readonly`, m.readonly),
+    propagation: raw as DockerPropagation,
+  };
 }
 
 function ulimits(field: string, v: unknown): Record<string, { soft: number; hard: number }> {
   const out: Record<string, { soft: number; hard: number }> = {};
   for (const [name, raw] of Object.entries(stringMap(field, v))) {
     const m = ULIMIT.exec(raw.trim());
-    if (!m) throw validationError(`${field}.${name}`, `must be "soft" or "soft:hard", got ${JSON.stringify(raw)}`);
+    if (!m)
+      throw validationError(`${field}.${name}`, `must be "soft" or "soft:hard", got ${JSON.stringify(raw)}`);
     const soft = Number(m[1]);
     const hard = m[2] === undefined ? soft : Number(m[2]);
     if (hard < soft) throw validationError(`${field}.${name}`, "the hard limit is below the soft one");

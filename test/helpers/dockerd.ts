@@ -70,7 +70,9 @@ export class Dockerd {
         return;
       } catch (err) {
         if (child.exitCode !== null || Date.now() > deadline) {
-          throw new Error(`dockerd did not come up: ${(err as Error).message}\n${this.log()}`);
+          throw new Error(`dockerd did not come up: ${(err as Error).message}\n${this.log()}`, {
+            cause: err,
+          });
         }
         await new Promise((r) => setTimeout(r, 200));
       }

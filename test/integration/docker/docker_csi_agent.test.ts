@@ -57,7 +57,9 @@ async function pluginHealthy(): Promise<void> {
   await eventually(
     "plugin hostpath to be healthy",
     async () => {
-      const p = await cli.get<{ NodesHealthy: number; ControllersHealthy: number }>("/v1/plugin/csi/hostpath");
+      const p = await cli.get<{ NodesHealthy: number; ControllersHealthy: number }>(
+        "/v1/plugin/csi/hostpath",
+      );
       return p && p.NodesHealthy >= 1 && p.ControllersHealthy >= 1 ? p : undefined;
     },
     90_000,
@@ -187,32 +189,36 @@ after(async () => {
   if (!steps.failed) assert.deepEqual(left.mounts, [], "nothing left mounted under the data dir");
 });
 
-step("the node fingerprints docker; the plugin and the consumer run as containers, the write in the volume", async () => {
-  const nodes = await cli.get<{ ID: string }[]>("/v1/nodes");
-  const node = await cli.get<{ Drivers: Record<string, { Healthy: boolean }>; Attributes: Record<string, string> }>(
-    `/v1/node/${nodes![0]!.ID}`,
-  );
-  assert.equal(node!.Drivers.docker?.Healthy, true);
-  assert.match(node!.Attributes["driver.docker.version"] ?? "", /^\d+\./);
-  await cli.run(["job", "run", specs.plugin]);
-  await pluginHealthy();
-  await cli.run(["volume", "create", specs.volume]);
-  await cli.run(["job", "run", specs.app]);
-  appAlloc = await allocOf(cli, "app", "running", 90_000);
-  const target = await publishedTarget(dataDir);
-  await eventually("the app's write in the volume", async () =>
-    fs.existsSync(path.join(target, "x")) ? true : undefined,
-  );
-  assert.equal(fs.readFileSync(path.join(target, "x"), "utf8"), "hi\n");
-  const logs = await eventually("the app's output in alloc logs", async () => {
-    const r = await runCli(["alloc", "logs", appAlloc.ID, "app"], cli.env);
-    return r.code === 0 && r.stdout.includes("app up") ? r.stdout : undefined;
-  });
-  assert.equal(logs, "app up\n");
-  const byTask = await containersByTask();
-  assert.equal(byTask.plugin?.length, 1, JSON.stringify(byTask));
-  assert.equal(byTask.app?.length, 1, JSON.stringify(byTask));
-});
+step(
+  "the node fingerprints docker; the plugin and the consumer run as containers, the write in the volume",
+  async () => {
+    const nodes = await cli.get<{ ID: string }[]>("/v1/nodes");
+    const node = await cli.get<{
+      Drivers: Record<string, { Healthy: boolean }>;
+      Attributes: Record<string, string>;
+    }>(`/v1/node/${nodes![0]!.ID}`);
+    assert.equal(node!.Drivers.docker?.Healthy, true);
+    assert.match(node!.Attributes["driver.docker.version"] ?? "", /^\d+\./);
+    await cli.run(["job", "run", specs.plugin]);
+    await pluginHealthy();
+    await cli.run(["volume", "create", specs.volume]);
+    await cli.run(["job", "run", specs.app]);
+    appAlloc = await allocOf(cli, "app", "running", 90_000);
+    const target = await publishedTarget(dataDir);
+    await eventually("the app's write in the volume", async () =>
+      fs.existsSync(path.join(target, "x")) ? true : undefined,
+    );
+    assert.equal(fs.readFileSync(path.join(target, "x"), "utf8"), "hi\n");
+    const logs = await eventually("the app's output in alloc logs", async () => {
+      const r = await runCli(["alloc", "logs", appAlloc.ID, "app"], cli.env);
+      return r.code === 0 && r.stdout.includes("app up") ? r.stdout : undefined;
+    });
+    assert.equal(logs, "app up\n");
+    const byTask = await containersByTask();
+    assert.equal(byTask.plugin?.length, 1, JSON.stringify(byTask));
+    assert.equal(byTask.app?.length, 1, JSON.stringify(byTask));
+  },
+);
 
 step("kill -9 and restart: the same containers re-attached, no second one, the CSI mounts kept", async () => {
   const target = await publishedTarget(dataDir);

@@ -42,7 +42,8 @@ function task(config: Record<string, unknown>, extra: Partial<TaskStartConfig> =
   const allocId = `0000000${n}-0000-4000-8000-000000000000`.slice(-36);
   const root = path.join(dir, `alloc${n++}`);
   const taskDir = path.join(root, "t");
-  for (const d of ["alloc", "t/local", "t/secrets", "t/logs"]) fs.mkdirSync(path.join(root, d), { recursive: true });
+  for (const d of ["alloc", "t/local", "t/secrets", "t/logs"])
+    fs.mkdirSync(path.join(root, d), { recursive: true });
   return {
     allocId,
     taskName: "t",
@@ -79,7 +80,10 @@ test("start/wait: exit code, stdout and stderr in the task's files, task dirs an
   const cfg = task({
     image: SHELL_IMAGE,
     command: "/bin/sh",
-    args: ["-c", 'echo "$GREETING out"; echo err >&2; echo shared > /alloc/x; echo $NOMAD_X > /local/y; exit 3'],
+    args: [
+      "-c",
+      'echo "$GREETING out"; echo err >&2; echo shared > /alloc/x; echo $NOMAD_X > /local/y; exit 3',
+    ],
   });
   let persisted: TaskHandle | null = null;
   const h = await d.start(cfg, (handle) => {
@@ -98,9 +102,15 @@ test("start/wait: exit code, stdout and stderr in the task's files, task dirs an
 test("stop: the kill signal first, SIGKILL after the timeout", async () => {
   const d = driver();
   // The shell ignores TERM: only the SIGKILL after 1 s ends it.
-  const cfg = task({ image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", "trap '' TERM; echo up; while :; do sleep 1; done"] });
+  const cfg = task({
+    image: SHELL_IMAGE,
+    command: "/bin/sh",
+    args: ["-c", "trap '' TERM; echo up; while :; do sleep 1; done"],
+  });
   const h = await d.start(cfg);
-  await eventually("the task to be up", async () => (fs.readFileSync(cfg.stdoutPath, "utf8") === "up\n" ? true : undefined));
+  await eventually("the task to be up", async () =>
+    fs.readFileSync(cfg.stdoutPath, "utf8") === "up\n" ? true : undefined,
+  );
   await d.stop(h, 1_000);
   const res = await d.wait(h);
   assert.equal(res.exitCode, 137);
@@ -149,7 +159,9 @@ test("recover: a second driver re-attaches to the same container and follows its
     args: ["-c", "echo one; while [ ! -e /local/go ]; do sleep 0.2; done; echo two; exit 7"],
   });
   const h = await first.start(cfg);
-  await eventually("the first line", async () => (fs.readFileSync(cfg.stdoutPath, "utf8") === "one\n" ? true : undefined));
+  await eventually("the first line", async () =>
+    fs.readFileSync(cfg.stdoutPath, "utf8") === "one\n" ? true : undefined,
+  );
   first.detach();
   const stored = structuredClone(h);
   const second = driver();
@@ -165,7 +177,9 @@ test("recover: a second driver re-attaches to the same container and follows its
 test("recover: a container created but never started is removed and reported notStarted", async () => {
   const cfg = task({ image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", "exit 0"] });
   // What an agent killed between create (handle persisted) and start leaves behind.
-  const id = (await dockerd.docker(["create", "--network", "none", SHELL_IMAGE, "/bin/sh", "-c", "exit 0"])).trim();
+  const id = (
+    await dockerd.docker(["create", "--network", "none", SHELL_IMAGE, "/bin/sh", "-c", "exit 0"])
+  ).trim();
   const handle: TaskHandle = {
     driver: "docker",
     pid: 0,
@@ -187,7 +201,12 @@ test("recover: a container created but never started is removed and reported not
 });
 
 test("privileged: refused unless allowed; where Docker cannot grant it, the fallback and its event", async () => {
-  const cfg = task({ image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", "cat /proc/self/status"], privileged: true });
+  const cfg = task({
+    image: SHELL_IMAGE,
+    command: "/bin/sh",
+    args: ["-c", "cat /proc/self/status"],
+    privileged: true,
+  });
   await assert.rejects(driver().start(cfg), /privileged mode is disabled/);
   const events: string[] = [];
   const d = driver({ allowPrivileged: true });
@@ -196,9 +215,14 @@ test("privileged: refused unless allowed; where Docker cannot grant it, the fall
   assert.equal(res.exitCode, 0, fs.readFileSync(cfg.stderrPath, "utf8"));
   const capEff = /CapEff:\s*([0-9a-f]+)/.exec(fs.readFileSync(cfg.stdoutPath, "utf8"))?.[1];
   const own = /CapBnd:\s*([0-9a-f]+)/.exec(fs.readFileSync("/proc/self/status", "utf8"))?.[1];
-  const full = BigInt(`0x${own}`) === (1n << BigInt(Number(fs.readFileSync("/proc/sys/kernel/cap_last_cap", "utf8")) + 1)) - 1n;
+  const full =
+    BigInt(`0x${own}`) ===
+    (1n << BigInt(Number(fs.readFileSync("/proc/sys/kernel/cap_last_cap", "utf8")) + 1)) - 1n;
   if (full) return; // a host that grants Privileged: nothing to fall back from
-  assert.ok(events.some((m) => /cannot grant privileged/.test(m)), `events: ${JSON.stringify(events)}`);
+  assert.ok(
+    events.some((m) => /cannot grant privileged/.test(m)),
+    `events: ${JSON.stringify(events)}`,
+  );
   assert.ok(capEff && (BigInt(`0x${capEff}`) & (1n << 21n)) !== 0n, "CAP_SYS_ADMIN granted");
 });
 

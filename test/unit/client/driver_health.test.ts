@@ -20,7 +20,12 @@ test("a driver's health change is written and reported; no change, no report", a
     name: "docker",
     capabilities: () => ({ supportsMounts: true }),
     fingerprint: async () => {
-      const a = answers.shift() ?? { Detected: true, Healthy: true, HealthDescription: "Healthy", SupportsMounts: true };
+      const a = answers.shift() ?? {
+        Detected: true,
+        Healthy: true,
+        HealthDescription: "Healthy",
+        SupportsMounts: true,
+      };
       if (a instanceof Error) throw a;
       return a;
     },
@@ -30,7 +35,13 @@ test("a driver's health change is written and reported; no change, no report", a
   };
   const seen: string[] = [];
   const ac = new AbortController();
-  const done = watchDriverHealth([fake], infos, ac.signal, () => seen.push(infos.docker!.HealthDescription), 5);
+  const done = watchDriverHealth(
+    [fake],
+    infos,
+    ac.signal,
+    () => seen.push(infos.docker!.HealthDescription),
+    5,
+  );
   while (answers.length > 0 || seen.length < 3) await new Promise((r) => setTimeout(r, 5));
   await new Promise((r) => setTimeout(r, 50));
   ac.abort();

@@ -26,7 +26,7 @@ ${config}
 }
 `,
   );
-  return JSON.parse(JSON.stringify(job)) as Parameters<typeof validateJob>[0] & {
+  return JSON.parse(JSON.stringify(job)) as {
     TaskGroups: { Tasks: { Config: Record<string, unknown> }[] }[];
   };
 }

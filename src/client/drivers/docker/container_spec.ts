@@ -68,7 +68,9 @@ export function containerSpec(
     bind(path.join(cfg.taskDir, "local"), "/local", false, "rprivate"),
     bind(path.join(cfg.taskDir, "secrets"), "/secrets", false, "rprivate"),
   ];
-  const hookMounts = cfg.mounts.map((m) => bind(m.hostPath, m.taskPath, m.readOnly, PROPAGATION[m.propagation]));
+  const hookMounts = cfg.mounts.map((m) =>
+    bind(m.hostPath, m.taskPath, m.readOnly, PROPAGATION[m.propagation]),
+  );
   const ownMounts = dc.mounts.map((m) =>
     bind(hostPath(cfg.taskDir, m.source, s.volumesEnabled), m.target, m.readonly, m.propagation),
   );
@@ -112,12 +114,7 @@ export function containerSpec(
   };
 }
 
-function bind(
-  source: string,
-  target: string,
-  readOnly: boolean,
-  propagation: string,
-): Docker.MountSettings {
+function bind(source: string, target: string, readOnly: boolean, propagation: string): Docker.MountSettings {
   return {
     Type: "bind",
     Source: source,
@@ -153,7 +150,8 @@ function privileges(dc: DockerTaskConfig, fallback: PrivilegedFallback | null): 
       ...(dc.devices.length > 0 ? { Devices: devices(dc) } : {}),
     };
   }
-  if (fallback === null) return { Privileged: true, ...(dc.devices.length > 0 ? { Devices: devices(dc) } : {}) };
+  if (fallback === null)
+    return { Privileged: true, ...(dc.devices.length > 0 ? { Devices: devices(dc) } : {}) };
   // What `Privileged` gives, short of the capabilities the host's bounding set lacks: the rest of
   // the capabilities, every host device (the cgroup allowing them all), no seccomp, AppArmor or
   // SELinux confinement, and /proc and /sys unmasked (docker's systempaths=unconfined).

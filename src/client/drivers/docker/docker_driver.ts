@@ -154,12 +154,18 @@ export class DockerDriver implements TaskDriver {
           fallback = this.fallback = await privilegedFallback();
           continue;
         }
-        throw err instanceof BerthError ? err : new BerthError("ERR_DRIVER", `starting container: ${message}`);
+        throw err instanceof BerthError
+          ? err
+          : new BerthError("ERR_DRIVER", `starting container: ${message}`);
       }
       if (fallback !== null) {
-        emit("Driver", "Docker cannot grant privileged here; running with the host's capabilities and devices", {
-          capabilities: fallback.capAdd.join(","),
-        });
+        emit(
+          "Driver",
+          "Docker cannot grant privileged here; running with the host's capabilities and devices",
+          {
+            capabilities: fallback.capAdd.join(","),
+          },
+        );
       }
       const info = await container.inspect({ abortSignal: signal });
       handle.pid = info.State.Pid;
@@ -233,7 +239,8 @@ export class DockerDriver implements TaskDriver {
   private watch(handle: TaskHandle, logsAfterNs: bigint | null): Watch {
     const id = containerId(handle);
     const signal = this.lifetime.signal;
-    const logs = logsAfterNs === null ? Promise.resolve() : this.followLogs(id, logFiles(handle), logsAfterNs);
+    const logs =
+      logsAfterNs === null ? Promise.resolve() : this.followLogs(id, logFiles(handle), logsAfterNs);
     const exit = (async (): Promise<ExitResult> => {
       const result = await this.exitOf(id, signal);
       await Promise.race([logs, sleep(LOG_DRAIN_MS, signal).catch(() => undefined)]);
@@ -283,7 +290,8 @@ export class DockerDriver implements TaskDriver {
         }
       } catch (err) {
         if (signal.aborted) return new Promise<never>(() => undefined);
-        if (statusOf(err) === 404) return { exitCode: -1, signal: null, error: `container ${id.slice(0, 12)} is gone` };
+        if (statusOf(err) === 404)
+          return { exitCode: -1, signal: null, error: `container ${id.slice(0, 12)} is gone` };
         this.opts.log?.warn("waiting for container failed; retrying", { err });
         await sleep(WAIT_RETRY_MS, signal).catch(() => undefined);
       }
@@ -331,7 +339,8 @@ export class DockerDriver implements TaskDriver {
 
 function containerId(handle: TaskHandle): string {
   const id = handle.state.containerId;
-  if (typeof id !== "string" || id === "") throw new BerthError("ERR_DRIVER", "docker handle without a container ID");
+  if (typeof id !== "string" || id === "")
+    throw new BerthError("ERR_DRIVER", "docker handle without a container ID");
   return id;
 }
 

@@ -28,7 +28,7 @@ export async function execInContainer(
     AttachStderr: true,
     Tty: opts.tty,
   });
-  const conn = (await exec.start({ hijack: true, stdin: true, Tty: opts.tty })) as Duplex;
+  const conn: Duplex = await exec.start({ hijack: true, stdin: true, Tty: opts.tty });
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const stdin = new PassThrough();

@@ -30,14 +30,16 @@ export async function ensureImage(
   const deadline = AbortSignal.timeout(need.pullTimeoutMs);
   const both = AbortSignal.any([signal, deadline]);
   try {
-    const stream = (await docker.pull(need.image, { abortSignal: both })) as NodeJS.ReadableStream;
+    const stream = await docker.pull(need.image, { abortSignal: both });
     await new Promise<void>((resolve, reject) => {
       docker.modem.followProgress(stream, (err: Error | null, events: { error?: string }[]) => {
         const failed = err?.message ?? events.find((e) => e.error)?.error;
         if (failed) reject(new Error(failed));
         else resolve();
       });
-      both.addEventListener("abort", () => reject(both.reason), { once: true });
+      both.addEventListener("abort", () => reject(new Error("aborted", { cause: both.reason })), {
+        once: true,
+      });
     });
   } catch (err) {
     const why = deadline.aborted

@@ -54,7 +54,12 @@ describe("docker container spec", () => {
     assert.deepEqual(s.Env, ["NOMAD_TASK_DIR=/local", "A=b"]);
     assert.equal(s.Labels![LABEL_ALLOC_ID], ALLOC);
     assert.equal(s.Labels![LABEL_TASK_NAME], "web");
-    const mounts = s.HostConfig!.Mounts!.map((m) => [m.Source, m.Target, m.ReadOnly, m.BindOptions?.Propagation]);
+    const mounts = s.HostConfig!.Mounts!.map((m) => [
+      m.Source,
+      m.Target,
+      m.ReadOnly,
+      m.BindOptions?.Propagation,
+    ]);
     assert.deepEqual(mounts, [
       ["/d/alloc/a/alloc", "/alloc", false, "rprivate"],
       ["/d/alloc/a/web/local", "/local", false, "rprivate"],
@@ -104,18 +109,23 @@ describe("docker container spec", () => {
     assert.equal(fb.Privileged, undefined);
     assert.deepEqual(fb.CapAdd, ["SYS_ADMIN", "MKNOD"]);
     assert.deepEqual(
-      fb.Devices!.map((d: { PathOnHost: string }) => d.PathOnHost),
+      (fb.Devices as { PathOnHost: string }[]).map((d) => d.PathOnHost),
       ["/dev/fuse", "/dev/loop0"],
     );
     assert.deepEqual(fb.DeviceCgroupRules, ["a *:* rwm"]);
-    assert.ok(fb.SecurityOpt!.includes("seccomp=unconfined"));
-    assert.ok(fb.SecurityOpt!.includes("apparmor=unconfined"));
+    const securityOpt = fb.SecurityOpt as string[];
+    assert.ok(securityOpt.includes("seccomp=unconfined"));
+    assert.ok(securityOpt.includes("apparmor=unconfined"));
     assert.deepEqual(fb.MaskedPaths, []);
   });
 
   it("names Docker accepts; ulimits", () => {
     assert.equal(containerName("a b/c", "id"), "a_b_c-id");
-    const s = containerSpec(cfg, dockerTaskConfig("c", { image: "a", ulimit: { nofile: "10:20" } }), settings);
+    const s = containerSpec(
+      cfg,
+      dockerTaskConfig("c", { image: "a", ulimit: { nofile: "10:20" } }),
+      settings,
+    );
     assert.deepEqual(s.HostConfig!.Ulimits, [{ Name: "nofile", Soft: 10, Hard: 20 }]);
   });
 });
@@ -138,7 +148,11 @@ describe("privileged fallback and endpoint", () => {
 
   it("unix:// and tcp:// endpoints; anything else refused", () => {
     assert.deepEqual(endpointOptions("unix:///var/run/docker.sock"), { socketPath: "/var/run/docker.sock" });
-    assert.deepEqual(endpointOptions("tcp://127.0.0.1:2375"), { protocol: "http", host: "127.0.0.1", port: 2375 });
+    assert.deepEqual(endpointOptions("tcp://127.0.0.1:2375"), {
+      protocol: "http",
+      host: "127.0.0.1",
+      port: 2375,
+    });
     assert.throws(() => endpointOptions("/var/run/docker.sock"), /want unix:\/\/\/path/);
   });
 });
