@@ -21,6 +21,7 @@ import { AgentProcess, crashAgent, eventually, freePort, runCli } from "../../he
 import { Dockerd, NODE_IMAGE, SHELL_IMAGE } from "../../helpers/dockerd.js";
 import {
   allocOf,
+  claimCount,
   Cli,
   cleanUp,
   keepLogIfFailed,
@@ -28,6 +29,7 @@ import {
   publishedTarget,
   Steps,
   type AllocView,
+  type VolumeView,
 } from "../restart/restart_fixtures.js";
 
 const SLEEP = 86_402;
@@ -252,13 +254,18 @@ step("alloc exec runs in the container through the Engine", async () => {
 step("stopping the jobs removes every container and unmounts the volume", async () => {
   await cli.run(["job", "stop", "app"]);
   await allocOf(cli, "app", "complete", 90_000);
-  await cli.run(["volume", "delete", "vol1"]).catch(() => undefined);
+  // The volume is released (NodeUnpublish, NodeUnstage) before its plugin goes.
+  await eventually("every claim to be released", async () => {
+    const v = await cli.get<VolumeView>("/v1/volume/csi/vol1?claims=true");
+    return v && claimCount(v) === 0 ? v : undefined;
+  });
+  await cli.run(["volume", "delete", "vol1"]);
   await cli.run(["job", "stop", "plugin"]);
   await allocOf(cli, "plugin", "complete", 90_000);
   await eventually("every container to be removed", async () =>
     (await dockerd.containers()).length === 0 ? true : undefined,
   );
   await eventually("nothing mounted below the alloc dirs", async () =>
-    (await mountsUnder(path.join(dataDir, "alloc"))).length === 0 ? true : undefined,
+    (await mountsUnder(dataDir)).length === 0 ? true : undefined,
   );
 });
