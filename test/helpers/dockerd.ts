@@ -122,7 +122,7 @@ export class Dockerd {
     const root = path.join(this.dir, "rootfs-sh");
     await linkRootfs(root, {
       "/bin/sh": "/bin/dash",
-      ...tools(["cat", "sleep", "ls", "mkdir", "echo", "date", "touch", "stat"]),
+      ...tools(["cat", "sleep", "ls", "mkdir", "echo", "date", "touch", "stat", "stty"]),
     });
     await this.importRootfs(root, SHELL_IMAGE);
     return SHELL_IMAGE;

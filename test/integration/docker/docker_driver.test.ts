@@ -117,7 +117,7 @@ test("stop: the kill signal first, SIGKILL after the timeout", async () => {
   assert.deepEqual(await dockerd.containers(), []);
 });
 
-test("signal and exec: through the Engine, inside the container", async () => {
+test("signal and exec (with and without a TTY): through the Engine, inside the container", async () => {
   const d = driver();
   const cfg = task({
     image: SHELL_IMAGE,
@@ -134,6 +134,19 @@ test("signal and exec: through the Engine, inside the container", async () => {
   proc.stdin.end();
   assert.equal(await proc.exited, 0);
   assert.equal(out, "ready\n");
+  // A TTY exec: the terminal the Engine allocates, of the size asked for.
+  // (Read after a moment: an Engine before API 1.42 sets the size by a resize after the start.)
+  const tty = await d.exec(h, ["/bin/sh", "-c", "sleep 0.5; stty size"], {
+    tty: true,
+    height: 30,
+    width: 100,
+  });
+  let screen = "";
+  tty.stdout.on("data", (c: Buffer) => (screen += c.toString()));
+  // The end of a terminal's input is ^D: the command's output is not lost.
+  tty.stdin.end();
+  assert.equal(await tty.exited, 0);
+  assert.equal(screen.trim(), "30 100");
   await d.signal(h, "SIGUSR1");
   assert.equal((await d.wait(h)).exitCode, 5);
   assert.match(fs.readFileSync(cfg.stdoutPath, "utf8"), /got usr1/);

@@ -243,7 +243,10 @@ export class DockerDriver implements TaskDriver {
       logsAfterNs === null ? Promise.resolve() : this.followLogs(id, logFiles(handle), logsAfterNs);
     const exit = (async (): Promise<ExitResult> => {
       const result = await this.exitOf(id, signal);
-      await Promise.race([logs, sleep(LOG_DRAIN_MS, signal).catch(() => undefined)]);
+      const drained = new AbortController();
+      const timeout = sleep(LOG_DRAIN_MS, AbortSignal.any([signal, drained.signal])).catch(() => undefined);
+      await Promise.race([logs, timeout]);
+      drained.abort();
       if (signal.aborted) return new Promise<never>(() => undefined);
       await this.remove(id);
       return result;
@@ -286,7 +289,8 @@ export class DockerDriver implements TaskDriver {
         await container.wait({ condition: "not-running", abortSignal: signal });
         const info = await container.inspect({ abortSignal: signal });
         if (!info.State.Running) {
-          return { exitCode: info.State.ExitCode, signal: null, oomKilled: info.State.OOMKilled };
+          const oomKilled = info.State.OOMKilled || (await this.lateOom(container, info, signal));
+          return { exitCode: info.State.ExitCode, signal: null, oomKilled };
         }
       } catch (err) {
         if (signal.aborted) return new Promise<never>(() => undefined);
@@ -296,6 +300,23 @@ export class DockerDriver implements TaskDriver {
         await sleep(WAIT_RETRY_MS, signal).catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * The Engine records an OOM kill from containerd's OOM event, which can come after the exit
+   * event: a SIGKILLed container with a memory limit is asked again for a moment.
+   */
+  private async lateOom(
+    container: Docker.Container,
+    info: Docker.ContainerInspectInfo,
+    signal: AbortSignal,
+  ): Promise<boolean> {
+    if (info.State.ExitCode !== 137 || !(info.HostConfig.Memory ?? 0)) return false;
+    for (let i = 0; i < 10; i++) {
+      await sleep(100, signal);
+      if ((await container.inspect({ abortSignal: signal })).State.OOMKilled) return true;
+    }
+    return false;
   }
 
   private async kill(id: string, signal: string): Promise<void> {

@@ -4,6 +4,7 @@
  * for stdin and output; without a TTY the output is Docker's multiplexed stream, split into stdout
  * and stderr. The exit code is the exec instance's, read once the output has ended.
  *
+ * A TTY's size is sent at start (ConsoleSize, Engine API 1.42+) and by a resize right after it.
  * The Engine has no call to kill an exec: kill() closes the connection, which hangs up a TTY
  * command and closes the standard input of any other.
  */
@@ -28,11 +29,26 @@ export async function execInContainer(
     AttachStderr: true,
     Tty: opts.tty,
   });
-  const conn: Duplex = await exec.start({ hijack: true, stdin: true, Tty: opts.tty });
+  const sized = opts.tty && opts.height > 0 && opts.width > 0;
+  const conn: Duplex = await exec.start({
+    hijack: true,
+    stdin: true,
+    Tty: opts.tty,
+    // Engine API 1.42+ (Docker 23+) starts the terminal at this size; older ones ignore it and
+    // get the resize below, which a command reading its size at once may miss.
+    ...(sized ? { ConsoleSize: [opts.height, opts.width] } : {}),
+  });
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   const stdin = new PassThrough();
-  stdin.pipe(conn);
+  if (opts.tty) {
+    // A terminal has no end of input: its end is the EOF character (^D), as util-linux script
+    // sends it. Half-closing the hijacked connection would make the Engine drop the output.
+    stdin.on("data", (d: Buffer) => conn.write(d));
+    stdin.once("end", () => conn.write("\x04"));
+  } else {
+    stdin.pipe(conn);
+  }
   conn.on("error", () => undefined);
   if (opts.tty) {
     conn.pipe(stdout);
@@ -51,7 +67,15 @@ export async function execInContainer(
   const resize = async (height: number, width: number): Promise<void> => {
     if (opts.tty && height > 0 && width > 0) await exec.resize({ h: height, w: width });
   };
-  await resize(opts.height, opts.width).catch(() => undefined);
+  // As Docker's CLI does: the exec may not be running yet, so the first resizes can be refused.
+  for (let i = 0; sized && i < 10; i++) {
+    const ok = await resize(opts.height, opts.width).then(
+      () => true,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
   return {
     stdin,
     stdout,

@@ -8,10 +8,13 @@
  * payload; with `timestamps` each log message is one frame beginning with its RFC 3339 time and a
  * space, which is stripped before the message is appended.
  *
- * Re-attached after an agent restart, the stream starts from the newest write to either file (its
- * mtime, nanoseconds) and drops messages timed at or before it, so lines are not written twice. A
- * message the container wrote in the last milliseconds before the old agent died, unwritten by it,
- * can be lost that way — never duplicated.
+ * Re-attached after an agent restart, the stream starts just after the newest write to either
+ * file and drops messages timed at or before that instant, so lines are not written twice. A file's
+ * mtime comes from the kernel's coarse clock (a tick, a few milliseconds, behind the fine clock
+ * Docker stamps messages with), so the instant is the mtime plus MTIME_SLACK_NS: a message the
+ * container wrote within that slack after the old agent's last write, and that agent never wrote,
+ * is lost — never duplicated. (Exactly-once would compare the files' tails with the messages of
+ * that window; not done.)
  */
 import fs from "node:fs/promises";
 import type { Readable } from "node:stream";
@@ -65,14 +68,20 @@ export function sinceParam(ns: bigint): string {
   return `${ns / 1_000_000_000n}.${String(ns % 1_000_000_000n).padStart(9, "0")}`;
 }
 
-/** The newest modification of the task's log files (nanoseconds), or 0n when neither exists. */
+/** More than a coarse-clock tick (CONFIG_HZ=100: 10 ms) between a message's stamp and the mtime. */
+export const MTIME_SLACK_NS = 25_000_000n;
+
+/**
+ * The instant after which nothing was written to the task's log files (nanoseconds): the newest
+ * mtime plus MTIME_SLACK_NS; 0n when neither file has anything.
+ */
 export async function lastLogWriteNs(stdoutPath: string, stderrPath: string): Promise<bigint> {
   let newest = 0n;
   for (const p of [stdoutPath, stderrPath]) {
     const st = await fs.stat(p, { bigint: true }).catch(() => null);
     if (st && st.size > 0n && st.mtimeNs > newest) newest = st.mtimeNs;
   }
-  return newest;
+  return newest === 0n ? 0n : newest + MTIME_SLACK_NS;
 }
 
 /**
