@@ -9,6 +9,15 @@
  *   plugin "exec" {
  *     config {}            # accepted; berth's exec driver has no settings of Nomad's to honour yet
  *   }
+ *   plugin "docker" {
+ *     config {
+ *       endpoint         = "unix:///var/run/docker.sock"   # the default; or tcp://host:port
+ *       allow_privileged = true      # tasks may say privileged = true (off by default, as Nomad)
+ *       volumes {
+ *         enabled = true             # absolute host paths in `volumes`/`mount` (off by default)
+ *       }
+ *     }
+ *   }
  *   client {
  *     options {
  *       "driver.raw_exec.enable" = "1"            # Nomad's legacy switch for the same thing
@@ -44,11 +53,28 @@ const HONOURED_OPTIONS = [...BOOLEAN_OPTIONS, ...LIST_OPTIONS];
 export interface PluginSettings {
   raw_exec?: { enabled: boolean };
   exec?: Record<string, never>;
+  docker?: DockerSettings;
 }
+
+/** The docker driver's settings (client/drivers/docker: DockerDriverOptions). */
+export interface DockerSettings {
+  endpoint: string;
+  allowPrivileged: boolean;
+  volumesEnabled: boolean;
+}
+
+/** Nomad's docker driver defaults. */
+export const DEFAULT_DOCKER_SETTINGS: DockerSettings = {
+  endpoint: "unix:///var/run/docker.sock",
+  allowPrivileged: false,
+  volumesEnabled: false,
+};
 
 /** What the agent's node runs with (ClientOptions.drivers). */
 export interface DriverSettings {
   rawExec: { enabled: boolean };
+  /** The docker driver's settings (Nomad's defaults unless a `plugin "docker"` block says). */
+  docker: DockerSettings;
   /** Which users tasks may run as (`user.denylist`, `user.checked_drivers`; Nomad's defaults). */
   taskUsers: TaskUserPolicy;
 }
@@ -83,11 +109,13 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
   if (blocks.length === 0) return undefined;
   const out: PluginSettings = {};
   for (const [name, b] of blocks) {
-    if (name !== "raw_exec" && name !== "exec") {
-      throw b.error(`berth has no task driver ${JSON.stringify(name)}; its drivers are exec and raw_exec`);
+    if (name !== "raw_exec" && name !== "exec" && name !== "docker") {
+      throw b.error(
+        `berth has no task driver ${JSON.stringify(name)}; its drivers are exec, raw_exec and docker`,
+      );
     }
     if (b.has("args")) {
-      throw b.error("args is for external plugin binaries; berth's exec and raw_exec drivers are built in");
+      throw b.error("args is for external plugin binaries; berth's task drivers are built in");
     }
     const config = b.block("config");
     b.finish();
@@ -95,6 +123,8 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
     if (name === "raw_exec") {
       refuseUnhonoured(config, ["denied_host_uids", "denied_host_gids", "denied_envvars"]);
       out.raw_exec = { enabled: config.bool("enabled") ?? false };
+    } else if (name === "docker") {
+      out.docker = dockerSettings(config);
     } else {
       refuseUnhonoured(config, [
         "no_pivot_root",
@@ -109,6 +139,42 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
     config.finish();
   }
   return out;
+}
+
+/** `plugin "docker" { config { … } }`: the settings berth honours; Nomad's others refused by name. */
+function dockerSettings(config: Body): DockerSettings {
+  refuseUnhonoured(config, [
+    "auth",
+    "gc",
+    "allow_caps",
+    "allow_runtimes",
+    "pull_activity_timeout",
+    "pids_limit",
+    "extra_labels",
+    "logging",
+    "infra_image",
+    "infra_image_pull_timeout",
+    "image_delay",
+    "disable_log_collection",
+    "tls",
+    "nvidia_runtime",
+    "container_exists_attempts",
+  ]);
+  const endpoint = config.string("endpoint") ?? DEFAULT_DOCKER_SETTINGS.endpoint;
+  if (!/^(unix:\/\/\/|tcp:\/\/).+/.test(endpoint)) {
+    throw config.error(
+      `endpoint must be unix:///path/to/docker.sock or tcp://host:port, got ${JSON.stringify(endpoint)}`,
+    );
+  }
+  const volumes = config.block("volumes");
+  const volumesEnabled = volumes?.bool("enabled") ?? DEFAULT_DOCKER_SETTINGS.volumesEnabled;
+  if (volumes?.has("selinuxlabel")) throw volumes.error("selinuxlabel is not supported by berth's driver");
+  volumes?.finish();
+  return {
+    endpoint,
+    allowPrivileged: config.bool("allow_privileged") ?? DEFAULT_DOCKER_SETTINGS.allowPrivileged,
+    volumesEnabled,
+  };
 }
 
 /** Nomad settings of a driver that berth's driver does not implement: refused with that reason. */
@@ -127,7 +193,9 @@ export function resolveDrivers(
   plugins: PluginSettings | undefined,
 ): DriverSettings {
   const taskUsers = taskUserPolicyFromOptions(options);
-  if (plugins?.raw_exec) return { rawExec: { enabled: plugins.raw_exec.enabled }, taskUsers };
+  const docker = plugins?.docker ?? DEFAULT_DOCKER_SETTINGS;
+  if (plugins?.raw_exec) return { rawExec: { enabled: plugins.raw_exec.enabled }, docker, taskUsers };
   const option = options?.[RAW_EXEC_ENABLE_OPTION];
-  return { rawExec: { enabled: (option === undefined ? undefined : goParseBool(option)) ?? dev }, taskUsers };
+  const enabled = (option === undefined ? undefined : goParseBool(option)) ?? dev;
+  return { rawExec: { enabled }, docker, taskUsers };
 }

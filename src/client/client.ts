@@ -26,6 +26,8 @@ import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
 import { RawExecDriver } from "./drivers/raw_exec/raw_exec_driver.js";
+import { DockerDriver } from "./drivers/docker/docker_driver.js";
+import { watchDriverHealth } from "./driver_health.js";
 import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
 import { ReportClock } from "./report_order.js";
@@ -67,6 +69,7 @@ export class Client {
   };
   private drivers = new Map<string, TaskDriver>();
   private driverInfo: Record<string, DriverInfo> = {};
+  private driverWatch: Promise<void> | null = null;
   private attributes: Record<string, string> = {};
   private resources: NodeResources | undefined;
   nodeId = "";
@@ -97,10 +100,14 @@ export class Client {
 
     const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
     Object.assign(this.driverInfo, seams.driverInfo);
-    for (const d of seams.driverInfo ? [] : [new ExecDriver(), rawExec]) {
+    const docker = new DockerDriver({ ...this.opts.drivers?.docker, log: log.child("docker") });
+    for (const d of seams.driverInfo ? [] : [new ExecDriver(), rawExec, docker]) {
       this.drivers.set(d.name, d);
       this.driverInfo[d.name] = await d.fingerprint();
     }
+    const drivers = [...this.drivers.values()];
+    const onDriverChange = () => void this.sendFingerprint();
+    this.driverWatch = watchDriverHealth(drivers, this.driverInfo, this.stopped.signal, onDriverChange);
     const fp = (seams.fingerprint ?? fingerprintNode)(this.driverInfo, dataDir, this.opts.resourceOverrides);
     this.attributes = fp.attributes;
     this.resources = fp.resources;
@@ -261,7 +268,7 @@ export class Client {
     await this.volumeStats?.stop();
     await this.heartbeat;
     await this.lease?.flushed();
-    await this.fingerprintSending;
+    await Promise.all([this.fingerprintSending, this.driverWatch]);
     await this.conn?.stop();
     await this.csi?.stop();
     this.stateDb?.close();
@@ -293,6 +300,7 @@ export class Client {
         };
       },
       this.opts.log.child("client_alloc"),
+      (name) => this.drivers.get(name),
     );
   }
 

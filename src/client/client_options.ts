@@ -21,7 +21,12 @@ export interface ClientOptions {
    * Task driver settings from the agent config. raw_exec runs tasks unisolated as the agent's user,
    * so it is disabled (fingerprinted as not detected) unless `rawExec.enabled`, as Nomad ships it.
    */
-  drivers?: { rawExec?: { enabled: boolean }; taskUsers?: TaskUserPolicy };
+  drivers?: {
+    rawExec?: { enabled: boolean };
+    /** The docker driver's endpoint and what it allows (absent: Nomad's defaults). */
+    docker?: { endpoint: string; allowPrivileged: boolean; volumesEnabled: boolean };
+    taskUsers?: TaskUserPolicy;
+  };
   /** The client config's host volumes, paths already checked (agent/config_file.ts). */
   hostVolumes?: Record<string, ClientHostVolumeConfig>;
   /** Node metadata (Node.Meta). */

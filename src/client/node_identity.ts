@@ -105,7 +105,8 @@ export function buildNode(args: {
 
 /**
  * The node's attributes under Nomad's names (host.ts, resources.ts) plus `driver.NAME` = "1" for
- * each detected, healthy driver as Nomad sets it, and its NodeResources.
+ * each detected, healthy driver as Nomad sets it (with the driver's own attributes, e.g.
+ * `driver.docker.version`), and its NodeResources.
  */
 export function fingerprintNode(
   drivers: Record<string, DriverInfo>,
@@ -114,7 +115,8 @@ export function fingerprintNode(
 ): { attributes: Record<string, string>; resources?: NodeResources } {
   const res = fingerprintResources(dataDir, overrides);
   const attributes = { ...hostAttributes(), ...res.attributes };
-  for (const [name, d] of Object.entries(drivers))
-    if (d.Detected && d.Healthy) attributes[`driver.${name}`] = "1";
+  for (const [name, d] of Object.entries(drivers)) {
+    if (d.Detected && d.Healthy) Object.assign(attributes, d.Attributes, { [`driver.${name}`]: "1" });
+  }
   return res.resources ? { attributes, resources: res.resources } : { attributes };
 }

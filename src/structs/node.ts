@@ -10,6 +10,11 @@ export interface DriverInfo {
   HealthDescription: string;
   /** The driver can bind volumes into a task; the scheduler and volume_hook check it. */
   SupportsMounts: boolean;
+  /**
+   * Node attributes the driver fingerprints, under their full names (docker's
+   * `driver.docker.version`, …), as Nomad's DriverInfo.Attributes; set only while it is healthy.
+   */
+  Attributes?: Record<string, string>;
 }
 
 export interface Node {

@@ -9,6 +9,7 @@
  */
 import { posix } from "node:path";
 import { constraints, type ConstraintLevel } from "./constraint_validate.js";
+import { checkDriverConfig } from "./driver_config_validate.js";
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
 import {
@@ -94,6 +95,7 @@ export function task(
   if (Driver === "") throw validationError(`${field}.Driver`, "is required");
   const config = t.Config ?? {};
   if (!isObject(config)) throw validationError(`${field}.Config`, "must be an object");
+  checkDriverConfig(`${field}.Config`, Driver, config);
   const out: Task = {
     Name: checkId(`${field}.Name`, t.Name),
     Driver,

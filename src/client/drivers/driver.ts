@@ -2,6 +2,7 @@
  * The task driver contract. A driver starts one task process, waits for it, stops it, and (for
  * drivers that can) recovers it after an agent restart from the serialisable handle it returned.
  */
+import type { Readable, Writable } from "node:stream";
 import type { DriverInfo } from "../../structs/node.js";
 import type { TaskResources } from "./shared/cgroups/limits.js";
 
@@ -48,6 +49,17 @@ export interface TaskStartConfig {
    * the agent's user; exec: `nobody`, or the agent's user for a privileged task).
    */
   user?: string;
+  /**
+   * The task's whole `config` block with every `${...}` in its strings expanded (as command and
+   * args are): drivers whose capabilities say `readsConfig` take their settings from it (docker's
+   * image, mounts, …). Absent: callers that predate it.
+   */
+  config?: Record<string, unknown>;
+  /**
+   * Records a task event (e.g. docker's "Downloading image", or a privileged task run with the
+   * host's capabilities instead). Absent: the driver's events are only logged.
+   */
+  emitEvent?: (type: string, message: string, details?: Record<string, string>) => void;
 }
 
 /** Serialisable: persisted in the client state DB so a restarted agent can recover the task. */
@@ -82,9 +94,30 @@ export interface ExitResult {
  */
 export type BeforeRun = (handle: TaskHandle) => void | Promise<void>;
 
+/**
+ * A command running inside a task through its driver (`alloc exec` into a docker task: the
+ * Engine's exec API). Its output streams end when the command has ended.
+ */
+export interface TaskExecProcess {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** The command's exit code, once it has ended and its output was delivered. */
+  exited: Promise<number>;
+  /** The terminal's new size (a TTY exec); a no-op without one. */
+  resize(height: number, width: number): Promise<void>;
+  /** Ends the session's connection (the command gets a hangup on a TTY). */
+  kill(): void;
+}
+
 export interface DriverCapabilities {
   /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
   supportsMounts: boolean;
+  /**
+   * The driver reads its settings from TaskStartConfig.config (docker), so `config.command` is
+   * optional (an image has its own). Absent: false (command required, as exec and raw_exec).
+   */
+  readsConfig?: boolean;
 }
 
 export interface TaskDriver {
@@ -128,4 +161,19 @@ export interface TaskDriver {
    * pending never settle: a task's exit seen after this point is the next agent's to record.
    */
   detach(): void;
+  /**
+   * Sends `signal` to the running task (`alloc signal`) when the driver has its own way (docker:
+   * the Engine's kill of the container's main process). Absent: the client signals the task's
+   * command from the host (the children of the handle's process).
+   */
+  signal?(handle: TaskHandle, signal: string): Promise<void>;
+  /**
+   * Runs `command` inside the running task (`alloc exec`), when the driver has its own way in
+   * (docker's exec API). Absent: the client runs it from the host (client/rpc/task_process.ts).
+   */
+  exec?(
+    handle: TaskHandle,
+    command: string[],
+    opts: { tty: boolean; height: number; width: number },
+  ): Promise<TaskExecProcess>;
 }

@@ -6,13 +6,14 @@
  * Logs are read from the task's log files without following links (a task can replace them:
  * no_follow.ts). Exec runs a command non-interactively inside the task: for exec-driver tasks in
  * the task's mount namespace and root (nsenter into a process of the task), for raw_exec in the
- * task dir; with the task's environment (read from its process); output is returned whole, capped.
+ * task dir; with the task's environment (read from its process); a driver with its own exec
+ * (docker: the Engine's exec API) runs it instead. Output is returned whole, capped.
  */
 import { spawn } from "node:child_process";
 import { BerthError, notFound } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
-import type { TaskHandle } from "../drivers/driver.js";
+import type { TaskDriver, TaskExecProcess, TaskHandle } from "../drivers/driver.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
 import { openReadNoFollow } from "../allocdir/no_follow.js";
 import { registerExecSessionHandlers } from "./client_exec_session.js";
@@ -38,10 +39,12 @@ export const MAX_LOG_READ = 1 << 20;
 /** What exec keeps of each of stdout and stderr. */
 export const MAX_EXEC_OUTPUT = 4 << 20;
 
+/** `driverOf`: the driver of a task's handle, for drivers with their own exec (TaskDriver.exec). */
 export function registerClientAllocHandlers(
   peer: ClientAllocPeer,
   allocs: (id: string) => AllocAccess | undefined,
   log: Logger,
+  driverOf?: (name: string) => TaskDriver | undefined,
 ): void {
   const alloc = (id: string): AllocAccess => {
     const a = allocs(id);
@@ -68,6 +71,11 @@ export function registerClientAllocHandlers(
       const handle = t.runningHandle?.();
       if (!handle) throw new BerthError("ERR_CONFLICT", `task ${JSON.stringify(req.Task)} is not running`);
       t.emitEvent("Signaling", `Task being sent signal ${req.Signal}`, { signal: req.Signal });
+      const driver = driverOf?.(handle.driver);
+      if (driver?.signal) {
+        await driver.signal(handle, req.Signal);
+        continue;
+      }
       // The task's command only, as Nomad signals it: the handle's process is the driver's shell
       // parent, which would die of most signals and take the task's record with it.
       for (const pid of await childrenOf(handle.pid)) {
@@ -131,6 +139,11 @@ export function registerClientAllocHandlers(
     if (!handle) throw new BerthError("ERR_CONFLICT", `task ${JSON.stringify(req.Task)} is not running`);
     if (req.Command.length === 0) throw new BerthError("ERR_VALIDATION", "Command: a command is required");
     log.info("exec in task", { alloc: req.AllocID, task: req.Task, command: req.Command[0] });
+    const driver = driverOf?.(handle.driver);
+    if (driver?.exec) {
+      const proc = await driver.exec(handle, req.Command, { tty: false, height: 0, width: 0 });
+      return execThroughDriver(proc, req, signal);
+    }
     return execIn(handle, `${a.root}/${req.Task}`, req, signal);
   });
 
@@ -141,7 +154,39 @@ export function registerClientAllocHandlers(
       return { runner: task(a, allocId, name), taskDir: `${a.root}/${name}` };
     },
     log,
+    driverOf,
   );
+}
+
+/** The command run through the task's driver: its stdin sent whole, its output kept up to the cap. */
+async function execThroughDriver(
+  proc: TaskExecProcess,
+  req: ClientMethods["ClientAlloc.Exec"][0],
+  signal: AbortSignal,
+): Promise<ClientMethods["ClientAlloc.Exec"][1]> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const keep = (into: Buffer[]) => (chunk: Buffer) => {
+    if (into.reduce((n, b) => n + b.length, 0) < MAX_EXEC_OUTPUT) into.push(chunk);
+  };
+  proc.stdout.on("data", keep(out));
+  proc.stderr.on("data", keep(err));
+  const timer = setTimeout(() => proc.kill(), req.TimeoutMs);
+  const onAbort = () => proc.kill();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    proc.stdin.on("error", () => undefined);
+    proc.stdin.end(Buffer.from(req.Stdin, "base64"));
+    const code = await proc.exited;
+    return {
+      Stdout: Buffer.concat(out).subarray(0, MAX_EXEC_OUTPUT).toString("base64"),
+      Stderr: Buffer.concat(err).subarray(0, MAX_EXEC_OUTPUT).toString("base64"),
+      ExitCode: code,
+    };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+  }
 }
 
 /** Runs the command in the task (see the file comment); resolves with its output and exit code. */

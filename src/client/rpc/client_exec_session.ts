@@ -22,6 +22,7 @@ import { BerthError, notFound } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
+import type { TaskDriver, TaskHandle } from "../drivers/driver.js";
 import { findTool } from "../drivers/shared/proc.js";
 import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
 
@@ -42,6 +43,17 @@ export interface SessionPeer {
   ): void;
 }
 
+/** What a session drives: a process spawned on the node, or a command run through its driver. */
+interface SessionProcess {
+  stdin: Writable;
+  stdout: Readable;
+  stderr: Readable;
+  /** The command's exit code, once it ended and its output streams closed. */
+  exited: Promise<number>;
+  resize(height: number, width: number): Promise<void>;
+  kill(): void;
+}
+
 class Session {
   private readonly out: Buffer[] = [];
   private readonly err: Buffer[] = [];
@@ -53,7 +65,7 @@ class Session {
   constructor(
     readonly id: string,
     readonly tty: boolean,
-    private readonly child: Child,
+    private readonly proc: SessionProcess,
     private readonly onIdle: () => void,
   ) {
     this.idle = setTimeout(onIdle, EXEC_SESSION_IDLE_MS);
@@ -62,37 +74,28 @@ class Session {
       into.push(chunk);
       this.pending += chunk.length;
       if (this.pending > MAX_PENDING) {
-        child.stdout.pause();
-        child.stderr.pause();
+        proc.stdout.pause();
+        proc.stderr.pause();
       }
       this.notify();
     };
-    child.stdout.on("data", keep(this.out));
-    child.stderr.on("data", keep(this.err));
-    child.stdin.on("error", () => undefined);
-    child.on("close", (code, sig) => {
-      this.exitCode = code ?? 128 + (sig ? signalNumber(sig) : 0);
-      this.notify();
-    });
+    proc.stdout.on("data", keep(this.out));
+    proc.stderr.on("data", keep(this.err));
+    proc.stdin.on("error", () => undefined);
+    void proc.exited.then(
+      (code) => this.finished(code),
+      () => this.finished(-1),
+    );
   }
 
-  /** Fails with the spawn error (e.g. the command or `script` missing), else resolves once running. */
-  started(command: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.child.once("spawn", resolve);
-      this.child.once("error", (e) =>
-        reject(
-          (e as NodeJS.ErrnoException).code === "ENOENT"
-            ? new BerthError("ERR_VALIDATION", `Command: ${JSON.stringify(command)} not found`)
-            : e,
-        ),
-      );
-    });
+  private finished(code: number): void {
+    this.exitCode = code;
+    this.notify();
   }
 
   write(data: Buffer, close: boolean): void {
-    if (data.length > 0 && this.child.stdin.writable) this.child.stdin.write(data);
-    if (close) this.child.stdin.end();
+    if (data.length > 0 && this.proc.stdin.writable) this.proc.stdin.write(data);
+    if (close) this.proc.stdin.end();
   }
 
   /** What was written since the last poll, waiting up to `waitMs` for something. */
@@ -118,24 +121,13 @@ class Session {
       ExitCode: this.exitCode ?? 0,
     };
     this.pending = 0;
-    this.child.stdout.resume();
-    this.child.stderr.resume();
+    this.proc.stdout.resume();
+    this.proc.stderr.resume();
     return res;
   }
 
-  /** Sets the terminal's size: `stty -F` on the process that has the terminal as its stdin. */
-  async resize(height: number, width: number): Promise<void> {
-    const stty = await findTool("stty");
-    if (!stty) throw new BerthError("ERR_DRIVER", "resizing the terminal needs stty");
-    const holder = await terminalHolder(this.child.pid!);
-    if (holder === null) return; // the command already ended
-    await new Promise<void>((resolve, reject) => {
-      const p = spawn(stty, ["-F", `/proc/${holder}/fd/0`, "rows", String(height), "cols", String(width)], {
-        stdio: "ignore",
-      });
-      p.on("error", reject);
-      p.on("close", () => resolve());
-    });
+  resize(height: number, width: number): Promise<void> {
+    return this.proc.resize(height, width);
   }
 
   get ended(): boolean {
@@ -144,12 +136,55 @@ class Session {
 
   kill(): void {
     clearTimeout(this.idle);
-    if (this.exitCode === null) this.child.kill("SIGKILL");
+    if (this.exitCode === null) this.proc.kill();
   }
 
   private notify(): void {
     this.wake?.();
   }
+}
+
+/** Fails with the spawn error (e.g. the command or `script` missing), else resolves once running. */
+function spawned(child: Child, command: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once("spawn", resolve);
+    child.once("error", (e) =>
+      reject(
+        (e as NodeJS.ErrnoException).code === "ENOENT"
+          ? new BerthError("ERR_VALIDATION", `Command: ${JSON.stringify(command)} not found`)
+          : e,
+      ),
+    );
+  });
+}
+
+/** A process spawned on the node as a session's process; a later size is set with `stty -F`. */
+function childProcess(child: Child): SessionProcess {
+  return {
+    stdin: child.stdin,
+    stdout: child.stdout,
+    stderr: child.stderr,
+    exited: new Promise((resolve) =>
+      child.on("close", (code, sig) => resolve(code ?? 128 + (sig ? signalNumber(sig) : 0))),
+    ),
+    resize: (height, width) => resizeTerminal(child.pid!, height, width),
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
+/** Sets the terminal's size: `stty -F` on the process that has the terminal as its stdin. */
+async function resizeTerminal(pid: number, height: number, width: number): Promise<void> {
+  const stty = await findTool("stty");
+  if (!stty) throw new BerthError("ERR_DRIVER", "resizing the terminal needs stty");
+  const holder = await terminalHolder(pid);
+  if (holder === null) return; // the command already ended
+  await new Promise<void>((resolve, reject) => {
+    const p = spawn(stty, ["-F", `/proc/${holder}/fd/0`, "rows", String(height), "cols", String(width)], {
+      stdio: "ignore",
+    });
+    p.on("error", reject);
+    p.on("close", () => resolve());
+  });
 }
 
 /** The first process below `pid` whose standard input is a terminal (`script`'s child), or null. */
@@ -177,10 +212,38 @@ export function ttyShellLine(command: string[], height: number, width: number): 
   return `${size}exec ${command.map(shQuote).join(" ")}`;
 }
 
+/** The command spawned on the node, in the task (task_process.ts), on a `script` terminal for a TTY. */
+async function spawnInTask(
+  handle: TaskHandle,
+  taskDir: string,
+  req: ClientMethods["ClientAlloc.ExecOpen"][0],
+): Promise<SessionProcess> {
+  let command = req.Command;
+  if (req.Tty) {
+    const script = await findTool("script");
+    if (!script) throw new BerthError("ERR_DRIVER", "a TTY session needs util-linux script on the node");
+    command = [script, "-q", "-e", "-c", ttyShellLine(req.Command, req.Height, req.Width), "/dev/null"];
+  }
+  const { file, args, cwd, env } = await taskCommand(handle, taskDir, command);
+  // script runs the line with $SHELL: the task's own could be anything.
+  if (req.Tty) env.SHELL = "/bin/sh";
+  const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
+  const proc = childProcess(child);
+  try {
+    await spawned(child, req.Command[0]!);
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  }
+  return proc;
+}
+
+/** `driverOf`: the driver of a task's handle, for drivers with their own exec (TaskDriver.exec). */
 export function registerExecSessionHandlers(
   peer: SessionPeer,
   taskOf: (allocId: string, task: string) => { runner: TaskRunnerLike; taskDir: string },
   log: Logger,
+  driverOf?: (name: string) => TaskDriver | undefined,
 ): void {
   const sessions = new Map<string, Session>();
   const session = (id: string): Session => {
@@ -198,27 +261,19 @@ export function registerExecSessionHandlers(
     const handle = runner.runningHandle?.() ?? null;
     if (!handle) throw new BerthError("ERR_CONFLICT", `task ${JSON.stringify(req.Task)} is not running`);
     if (req.Command.length === 0) throw new BerthError("ERR_VALIDATION", "Command: a command is required");
-    let command = req.Command;
-    if (req.Tty) {
-      const script = await findTool("script");
-      if (!script) throw new BerthError("ERR_DRIVER", "a TTY session needs util-linux script on the node");
-      command = [script, "-q", "-e", "-c", ttyShellLine(req.Command, req.Height, req.Width), "/dev/null"];
+    const driver = driverOf?.(handle.driver);
+    let proc: SessionProcess;
+    if (driver?.exec) {
+      // The driver's own way in (docker's exec API): it allocates the terminal itself.
+      proc = await driver.exec(handle, req.Command, { tty: req.Tty, height: req.Height, width: req.Width });
+    } else {
+      proc = await spawnInTask(handle, taskDir, req);
     }
-    const { file, args, cwd, env } = await taskCommand(handle, taskDir, command);
-    // script runs the line with $SHELL: the task's own could be anything.
-    if (req.Tty) env.SHELL = "/bin/sh";
-    const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
     const id = randomUUID();
-    const s = new Session(id, req.Tty, child, () => {
+    const s = new Session(id, req.Tty, proc, () => {
       log.warn("exec session not polled; killing it", { alloc: req.AllocID, task: req.Task });
       end(s);
     });
-    try {
-      await s.started(req.Command[0]!);
-    } catch (err) {
-      s.kill();
-      throw err;
-    }
     sessions.set(id, s);
     log.info("exec session in task", {
       alloc: req.AllocID,

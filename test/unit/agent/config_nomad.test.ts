@@ -20,6 +20,7 @@ import {
   resolveAgentOptions,
   type AgentOptions,
 } from "../../../src/agent/options.js";
+import { DEFAULT_DOCKER_SETTINGS } from "../../../src/agent/config_plugins.js";
 import { DEFAULT_TASK_USER_POLICY } from "../../../src/structs/task_user.js";
 import { REPO_ROOT } from "../../helpers/agent_process.js";
 
@@ -209,7 +210,11 @@ describe("agent config in Nomad's language and shape", () => {
     assert.equal(o.logLevel, "debug");
     assert.deepEqual(o.meta, { rack: "r1", "storage.tier": "ssd" });
     assert.deepEqual(o.hostVolumes, [{ name: "data", path: "/srv/data", readOnly: true }]);
-    assert.deepEqual(o.drivers, { rawExec: { enabled: true }, taskUsers: DEFAULT_TASK_USER_POLICY });
+    assert.deepEqual(o.drivers, {
+      rawExec: { enabled: true },
+      docker: DEFAULT_DOCKER_SETTINGS,
+      taskUsers: DEFAULT_TASK_USER_POLICY,
+    });
     assert.deepEqual(o.fileConfig.reserved, { cpu: 500, memory: 256, disk: 1024 });
   });
 
@@ -328,6 +333,36 @@ describe("agent config in Nomad's language and shape", () => {
   });
 });
 
+describe('plugin "docker" { config { … } } as Nomad\'s', () => {
+  const docker = async (text: string) =>
+    resolved(await parseAgentConfig("a.hcl", text), ["-server", "-client", "-data-dir=/d"]).drivers.docker;
+
+  it("Nomad's defaults: the default socket, privileged and host volumes off", async () => {
+    assert.deepEqual(await docker(""), {
+      endpoint: "unix:///var/run/docker.sock",
+      allowPrivileged: false,
+      volumesEnabled: false,
+    });
+  });
+
+  it("endpoint, allow_privileged and volumes { enabled } are read", async () => {
+    const text = `plugin "docker" {
+  config {
+    endpoint         = "unix:///run/d.sock"
+    allow_privileged = true
+    volumes {
+      enabled = true
+    }
+  }
+}`;
+    assert.deepEqual(await docker(text), {
+      endpoint: "unix:///run/d.sock",
+      allowPrivileged: true,
+      volumesEnabled: true,
+    });
+  });
+});
+
 describe("raw_exec is disabled unless configured (Nomad's default)", () => {
   const drivers = async (text: string, argv: string[] = ["-server", "-client", "-data-dir=/d"]) =>
     resolved(await parseAgentConfig("a.hcl", text), argv).drivers.rawExec.enabled;
@@ -403,7 +438,12 @@ describe("settings berth does not honour are refused by name", () => {
       /options: "driver\.allowlist" is not supported by berth/,
     ],
     ['client { host_volume { path = "/x" } }', /host_volume blocks need a label/],
-    ['plugin "docker" { config {} }', /plugin "docker": berth has no task driver "docker"/],
+    ['plugin "podman" { config {} }', /plugin "podman": berth has no task driver "podman"/],
+    ['plugin "docker" { config { gc { image = false } } }', /gc is not supported by berth's driver/],
+    ['plugin "docker" { config { allow_caps = ["all"] } }', /allow_caps is not supported by berth's driver/],
+    ['plugin "docker" { config { endpoint = "/var/run/docker.sock" } }', /endpoint must be unix:\/\/\//],
+    ['plugin "docker" { config { volumes { selinuxlabel = "z" } } }', /selinuxlabel is not supported/],
+    ['plugin "docker" { config { bogus = 1 } }', /plugin "docker" config: unsupported key "bogus"/],
     ['plugin "raw_exec" { args = ["-x"] }', /plugin "raw_exec": args is for external plugin binaries/],
     [
       'plugin "raw_exec" { config { denied_host_uids = "0" } }',

@@ -405,7 +405,7 @@ describe("Nomad's JSON jobs", () => {
   });
 
   it("a driver no berth node runs is registrable (placement reports missing drivers)", () => {
-    const job = validateJob(goJob({ TaskGroups: [goGroup({ Tasks: [goTask({ Driver: "docker" })] })] }));
-    assert.equal(job.TaskGroups[0]!.Tasks[0]!.Driver, "docker");
+    const job = validateJob(goJob({ TaskGroups: [goGroup({ Tasks: [goTask({ Driver: "podman" })] })] }));
+    assert.equal(job.TaskGroups[0]!.Tasks[0]!.Driver, "podman");
   });
 });

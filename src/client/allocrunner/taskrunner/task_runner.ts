@@ -246,7 +246,7 @@ export class TaskRunner {
         if (res?.mounts) mounts.push(...res.mounts);
         if (res?.env) Object.assign(hookEnv, res.env);
       }
-      startConfig = buildStartConfig(this.cfg, mounts, hookEnv);
+      startConfig = buildStartConfig(this.cfg, mounts, hookEnv, (t, m, d) => this.emit(t, m, d));
     } catch (err) {
       if (this.killAc.signal.aborted) return { kind: "killed" };
       const e = asBerthError(err);

@@ -13,8 +13,11 @@ import { NonRecoverableError } from "./hooks.js";
 import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
 
-/** Drivers that chroot into the task dir, so paths are given in the task's view. */
-const CHROOTING_DRIVERS = new Set(["exec"]);
+/**
+ * Drivers whose tasks see their dirs at /local, /alloc, /secrets (exec chroots into the task dir,
+ * docker binds them into the container), so paths are given in the task's view.
+ */
+const CHROOTING_DRIVERS = new Set(["exec", "docker"]);
 
 /** The inputs of the task's env (task_env.ts), paths in the task's view for chrooting drivers. */
 export function taskEnvInput(cfg: TaskRunnerConfig): TaskEnvInput {
@@ -32,11 +35,12 @@ export function buildStartConfig(
   cfg: TaskRunnerConfig,
   mounts: TaskMount[],
   hookEnv: Record<string, string>,
+  emitEvent?: TaskStartConfig["emitEvent"],
 ): TaskStartConfig {
   const { task, allocDir } = cfg;
   checkTaskUser(cfg);
   const { env, scope } = buildTaskEnv(taskEnvInput(cfg), hookEnv);
-  const { command, args } = parseConfig(task);
+  const { command, args } = parseConfig(task, cfg.driver.capabilities().readsConfig === true);
   const logs = allocDir.taskLogsDir(task.Name);
   return {
     allocId: cfg.alloc.ID,
@@ -55,7 +59,19 @@ export function buildStartConfig(
     resources: taskResources(task.Resources, cfg.alloc.AllocatedResources?.Tasks[task.Name]),
     killSignal: task.KillSignal ?? "",
     user: task.User ?? "",
+    config: interpolateDeep(task.Config, (text) => interpolate(text, scope)) as Record<string, unknown>,
+    ...(emitEvent ? { emitEvent } : {}),
   };
+}
+
+/** `value` with `expand` applied to every string in it (the keys of objects are kept as written). */
+function interpolateDeep(value: unknown, expand: (text: string) => string): unknown {
+  if (typeof value === "string") return expand(value);
+  if (Array.isArray(value)) return value.map((v) => interpolateDeep(v, expand));
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolateDeep(v, expand)]));
+  }
+  return value;
 }
 
 /**
@@ -82,10 +98,14 @@ function checkTaskUser(cfg: TaskRunnerConfig): void {
   }
 }
 
-/** `command` (required string) and `args` (optional string array) from the task's Config. */
-function parseConfig(task: Task): { command: string; args: string[] } {
+/**
+ * `command` (a string, required unless the driver reads its own config: an image has a command)
+ * and `args` (optional string array) from the task's Config.
+ */
+function parseConfig(task: Task, commandOptional: boolean): { command: string; args: string[] } {
   const { command, args } = task.Config;
-  if (typeof command !== "string" || command === "") {
+  const absent = command === undefined || command === null;
+  if (!(commandOptional && absent) && (typeof command !== "string" || (command === "" && !commandOptional))) {
     throw new NonRecoverableError(
       "ERR_VALIDATION",
       `task ${JSON.stringify(task.Name)}: config.command is required`,
@@ -97,7 +117,7 @@ function parseConfig(task: Task): { command: string; args: string[] } {
       `task ${JSON.stringify(task.Name)}: config.args must be a list of strings`,
     );
   }
-  return { command, args: args ?? [] };
+  return { command: typeof command === "string" ? command : "", args: args ?? [] };
 }
 
 /**
