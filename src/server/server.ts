@@ -14,7 +14,7 @@ import type { DrainerOptions } from "./drainer/drainer.js";
 import type { GcOptions } from "./gc/collector.js";
 import { HeartbeatMonitor } from "./heartbeat.js";
 import { createApiHandler, type ApiHandler } from "./http/api.js";
-import { ConnLimiter, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
+import { ConnLimiter, connectionCap, DEFAULT_CONN_LIMITS, type ConnLimits } from "./http/conn_limits.js";
 import { ReadQueue } from "./http/read_queue.js";
 import { AGENT_RPC_PATH, AgentRpcServer } from "./rpc/agent.js";
 import { NO_HTTP_API_SETTINGS, OriginGuard, type HttpApiSettings } from "./http/origin.js";
@@ -283,7 +283,7 @@ export class Server {
     );
     this.api = handler;
     const limiter = new ConnLimiter(
-      { ...DEFAULT_CONN_LIMITS, ...this.opts.limits },
+      { ...DEFAULT_CONN_LIMITS, maxOpenConns: connectionCap(this.log.child("limits")), ...this.opts.limits },
       this.log.child("limits"),
     );
     this.limiter = limiter;

@@ -14,6 +14,10 @@
  *   nothing, or trickles bytes, is dropped. These bound only the *arrival* of a request: a blocking
  *   query (`?index=&wait=`, up to 10 min) has arrived in full before it waits, and its answer is
  *   not bounded. Idle keep-alive connections are closed after `keepAliveTimeoutMs`.
+ * - Open connections in all: at most `maxOpenConns` (0 = no cap), derived at start from the
+ *   process's open-file limit (internal/fd_limit.ts) so connections never take the descriptors the
+ *   store needs; one more is answered `503` (ERR_TOO_MANY_CONNECTIONS) and closed, so a node agent
+ *   moves on to another server instead of being reset.
  * - RPC handshake: an upgraded agent connection must send its first frame (Node.Register) within
  *   `rpcHandshakeTimeoutMs` (Nomad's `rpc_handshake_timeout`, default 5 s, 0 = no limit), else it
  *   is closed; real agents register the moment they connect.
@@ -23,6 +27,12 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../internal/log.js";
 import { MAX_HEADER_BYTES } from "./body_limit.js";
+import {
+  connectionAllowance,
+  descriptorReserve,
+  openFileLimit,
+  type OpenFileLimit,
+} from "../../internal/fd_limit.js";
 
 export interface ConnLimits {
   /** Open HTTP connections per client IP; 0 disables the limit. */
@@ -37,6 +47,8 @@ export interface ConnLimits {
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection is kept open. */
   keepAliveTimeoutMs: number;
+  /** Open connections in all (HTTP and agent RPC); 0 disables the cap. */
+  maxOpenConns: number;
 }
 
 export const DEFAULT_CONN_LIMITS: Readonly<ConnLimits> = {
@@ -47,7 +59,17 @@ export const DEFAULT_CONN_LIMITS: Readonly<ConnLimits> = {
   // Bodies are capped in size (respond.ts readJson); half a minute is ample for any of them.
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+  maxOpenConns: 0,
 };
+
+const FULL_BODY =
+  "the server is at its open-file limit and takes no more connections; retry or use another server\n";
+
+/** At the open-file cap: the whole answer, as TOO_MANY. */
+const FULL =
+  "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n" +
+  `X-Berth-Error-Code: ERR_TOO_MANY_CONNECTIONS\r\nContent-Length: ${Buffer.byteLength(FULL_BODY)}\r\n\r\n` +
+  FULL_BODY;
 
 const TOO_MANY_BODY = "too many open connections from your address; close some and retry\n";
 
@@ -56,6 +78,28 @@ const TOO_MANY =
   "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n" +
   `X-Berth-Error-Code: ERR_TOO_MANY_CONNECTIONS\r\nContent-Length: ${Buffer.byteLength(TOO_MANY_BODY)}\r\n\r\n` +
   TOO_MANY_BODY;
+
+/**
+ * The connection cap the process's open-file limit allows (0 where it cannot be read), said once at
+ * start: at warn when it is low enough to cap a fleet (fewer than 10,000 connections), so an
+ * operator learns it from the log, not from node 998's "unable to open database file".
+ */
+export function connectionCap(log: Logger, limit: OpenFileLimit | undefined = openFileLimit()): number {
+  const cap = connectionAllowance(limit);
+  if (!limit) return 0;
+  const fields = {
+    open_file_limit: limit.soft,
+    max_connections: cap,
+    kept_for_files: descriptorReserve(limit.soft),
+  };
+  if (cap < 10_000)
+    log.warn(
+      `open-file limit ${limit.soft}: this server takes at most ${cap} connections (node agents and API clients together); raise LimitNOFILE to serve more nodes`,
+      fields,
+    );
+  else log.info("open-file limit read; connections capped below it", fields);
+  return cap;
+}
 
 /** Open connections by client address, for one kind of connection. */
 class AddressCounts {
@@ -82,6 +126,10 @@ export class ConnLimiter {
   private readonly http: AddressCounts;
   private readonly rpc: AddressCounts;
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Open connections in all (for maxOpenConns). */
+  private open = 0;
+  /** When the cap was last logged (at most once a minute). */
+  private loggedFullAt = Number.NEGATIVE_INFINITY;
   /** Open sockets' entries by the peer's address and port, for a TLS wrapper to find its TCP socket's. */
   private readonly byPeer = new Map<string, { kind: "http" | "rpc" }>();
 
@@ -141,6 +189,10 @@ export class ConnLimiter {
       socket.destroy();
       return;
     }
+    if (this.limits.maxOpenConns > 0 && this.open >= this.limits.maxOpenConns) {
+      this.refuseFull(socket, addr);
+      return;
+    }
     if (!this.http.tryAdd(addr)) {
       this.refuse(socket, addr, "http");
       return;
@@ -150,7 +202,9 @@ export class ConnLimiter {
     connKind.set(socket, conn);
     const key = peerKey(socket);
     this.byPeer.set(key, conn);
+    this.open++;
     socket.once("close", () => {
+      this.open--;
       (conn.kind === "http" ? this.http : this.rpc).remove(addr);
       if (this.byPeer.get(key) === conn) this.byPeer.delete(key);
     });
@@ -187,6 +241,19 @@ export class ConnLimiter {
       clearTimeout(timer);
       this.timers.delete(timer);
     });
+  }
+
+  private refuseFull(socket: Socket, addr: string): void {
+    const now = Date.now();
+    if (now - this.loggedFullAt > 60_000) {
+      this.loggedFullAt = now;
+      this.log.warn("at the open-file limit's connection cap; refusing connections (raise LimitNOFILE)", {
+        client: addr,
+        max_open_conns: this.limits.maxOpenConns,
+      });
+    }
+    socket.end(FULL);
+    socket.destroy();
   }
 
   private refuse(socket: Socket, addr: string, kind: "http" | "rpc"): void {

@@ -303,8 +303,13 @@ const JOB_SHAPES: unknown[] = [
         Tasks: [
           {
             Name: "t",
-            Driver: "raw_exec",
-            Config: { command: "/bin/sh", args: ["-c", "sleep 1"], nested: { a: [1, 2] } },
+            Driver: "docker",
+            Config: {
+              image: "busybox",
+              args: ["-c", "sleep 1"],
+              labels: { a: "1" },
+              mount: [{ type: "bind", source: "s", target: "/t" }],
+            },
             Env: { A: "1" },
             KillTimeout: 10e9,
             RestartPolicy: { Attempts: 0, Mode: "fail" },

@@ -107,10 +107,26 @@ describe("docker task config", () => {
     });
   }
 
-  it("other drivers' config is not checked against docker's schema", async () => {
+  it("other drivers' config is checked against their own schema, not docker's", async () => {
     const job = await jobWith('image = "a"\nfoo = 1');
-    const t = job.TaskGroups[0]!.Tasks[0]! as { Driver?: string };
+    const t = job.TaskGroups[0]!.Tasks[0]! as { Driver?: string; Config?: Record<string, unknown> };
+    t.Driver = "podman";
+    assert.doesNotThrow(() => validateJob(job), "a driver berth lacks: the scheduler's to refuse");
     t.Driver = "raw_exec";
+    assert.throws(() => validateJob(job), /Config\.(image|foo): is not a raw_exec driver option/);
+    t.Config = { command: "/bin/true", args: ["-x"], oom_score_adj: 5 };
+    assert.throws(
+      () => validateJob(job),
+      /Config\.oom_score_adj: is not supported by berth's raw_exec driver/,
+    );
+    t.Driver = "exec";
+    t.Config = { command: "/bin/true", pid_mode: "host" };
+    assert.throws(() => validateJob(job), /Config\.pid_mode: is not supported by berth's exec driver/);
+    t.Config = { command: 5 };
+    assert.throws(() => validateJob(job), /Config\.command: must be a string/);
+    t.Config = { command: "/bin/true", args: ["-x", 1] };
+    assert.throws(() => validateJob(job), /Config\.args\[1\]: must be a string/);
+    t.Config = { command: "/bin/true", args: ["-x"] };
     assert.doesNotThrow(() => validateJob(job));
   });
 });
