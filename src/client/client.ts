@@ -32,7 +32,7 @@ import { PluginRegistry } from "./dynamicplugins/registry.js";
 import { buildNode, fingerprintNode, loadOrCreateNodeId, loadOrCreateNodeSecret } from "./node_identity.js";
 import { ReportClock } from "./report_order.js";
 import { reservedResources } from "./fingerprint/resources.js";
-import { allocTaskGroup } from "../structs/alloc.js";
+import { allocAccess } from "./alloc_access.js";
 import { registerClientAllocHandlers } from "./rpc/client_alloc.js";
 import { registerClientCsiHandlers } from "./rpc/client_csi.js";
 import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.js";
@@ -288,17 +288,7 @@ export class Client {
     });
     registerClientAllocHandlers(
       peer,
-      (id) => {
-        const entry = this.sync?.runner(id);
-        const r = entry?.runner;
-        if (!entry || !r?.allocDir || !r.taskRunner) return undefined;
-        const { allocDir, taskRunner } = r;
-        return {
-          root: allocDir.root,
-          taskNames: () => (allocTaskGroup(entry.alloc)?.Tasks ?? []).map((t) => t.Name),
-          task: (name) => taskRunner.call(r, name),
-        };
-      },
+      (id) => allocAccess(this.sync, id),
       this.opts.log.child("client_alloc"),
       (name) => this.drivers.get(name),
     );

@@ -6,16 +6,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
-import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
-import { ControllerClient } from "../../../src/server/clientconn/controller.js";
-import { NodeConnections } from "../../../src/server/clientconn/connections.js";
-import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
-import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";
+import { nodeEndpointOf } from "../../builders/node_endpoint.js";
 
 test("alloc reports: an older report than the one applied is skipped; unordered ones apply", async () => {
   const store = new SqliteStateStore(null);
@@ -27,16 +23,7 @@ test("alloc reports: an older report than the one applied is skipped; unordered 
     tx.putJob(job);
     tx.putAlloc(alloc);
   });
-  const deps = {
-    store,
-    scheduler,
-    conns: new NodeConnections(),
-    controllers: new ControllerClient(store, new NodeConnections(), nullLogger),
-    volumeLocks: new KeyedMutex(),
-    log: nullLogger,
-  };
-  const hb = new HeartbeatMonitor(store, scheduler, 60_000, nullLogger);
-  const ep = new NodeEndpoint(deps, hb);
+  const { ep, hb } = nodeEndpointOf(store, scheduler);
   const report = (ClientStatus: "running" | "complete", ReportOrder?: [number, number]) =>
     ep.updateAllocs({
       NodeID: "n1",

@@ -6,12 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
-import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
-import { ControllerClient } from "../../../src/server/clientconn/controller.js";
-import { NodeConnections } from "../../../src/server/clientconn/connections.js";
-import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { markNodeDown } from "../../../src/server/node_loss.js";
-import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import {
   pickReconnected,
   RECONNECTED_DESCRIPTION,
@@ -24,6 +19,7 @@ import { validateJob } from "../../../src/structs/job_validate.js";
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";
+import { nodeEndpointOf } from "../../builders/node_endpoint.js";
 
 const S = 1_000_000_000;
 
@@ -50,16 +46,7 @@ async function disconnected(disconnect: Record<string, unknown>) {
   });
   await store.txn((tx) => markNodeDown(tx, "n1", Date.now(), "node missed its heartbeat"));
   await scheduler.evaluate("default", "web", "node-update");
-  const deps = {
-    store,
-    scheduler,
-    conns: new NodeConnections(),
-    controllers: new ControllerClient(store, new NodeConnections(), nullLogger),
-    volumeLocks: new KeyedMutex(),
-    log: nullLogger,
-  };
-  const hb = new HeartbeatMonitor(store, scheduler, 60_000, nullLogger);
-  return { store, original, ep: new NodeEndpoint(deps, hb), hb };
+  return { store, original, ...nodeEndpointOf(store, scheduler) };
 }
 
 const live = (store: SqliteStateStore) =>
