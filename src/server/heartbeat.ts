@@ -266,7 +266,7 @@ export class HeartbeatMonitor {
       const loss = await this.store.txn((tx) => expireUnknownAllocs(tx, nodeId, now));
       if (!loss) return;
       if (loss.nextExpiryMs !== undefined) this.armUnknownExpiry(nodeId, loss.nextExpiryMs);
-      else if (loss.jobs.length > 0) this.armDetach(nodeId, now);
+      else this.armDetach(nodeId, now);
       if (loss.jobs.length === 0) return;
       this.log.warn("disconnected node's allocs outlived their lost_after and are lost", {
         node: nodeId,

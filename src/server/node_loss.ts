@@ -103,9 +103,14 @@ export function expireUnknownAllocs(tx: StateWriter, nodeId: string, nowMs: numb
     tx.putAlloc(lost(a, nowMs));
     jobs.set(`${a.Namespace}/${a.JobID}`, { namespace: a.Namespace, id: a.JobID });
   }
-  if (jobs.size > 0) {
-    const Status = nextExpiryMs === undefined ? "down" : "disconnected";
-    tx.putNode({ ...node, Status, StatusUpdatedAt: nowMs });
+  // Down once nothing is left unknown, also when the node's own reports ended the last ones.
+  const nowDown = nextExpiryMs === undefined && node.Status === "disconnected";
+  if (jobs.size > 0 || nowDown) {
+    tx.putNode({
+      ...node,
+      Status: nextExpiryMs === undefined ? "down" : "disconnected",
+      StatusUpdatedAt: nowMs,
+    });
   }
   return { jobs: [...jobs.values()], nextExpiryMs };
 }

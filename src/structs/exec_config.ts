@@ -22,7 +22,10 @@ export function execTaskConfig(field: string, driver: "exec" | "raw_exec", confi
     if (SUPPORTED.has(key)) continue;
     if (NOMAD_ONLY[driver].has(key))
       throw validationError(`${field}.${key}`, `is not supported by berth's ${driver} driver`);
-    throw validationError(`${field}.${key}`, `is not a ${driver} driver option (it takes command and args)`);
+    throw validationError(
+      `${field}.${key}`,
+      `is not an option of the ${driver} driver (it takes command and args)`,
+    );
   }
   if (config.command !== undefined && typeof config.command !== "string")
     throw validationError(`${field}.command`, "must be a string");

@@ -93,3 +93,14 @@ test("disconnect: max_client_disconnect is lost_after's older spelling; a stoppe
   assert.equal(store.getNode("n1")!.Status, "down");
   store.close();
 });
+
+test("disconnect: a disconnected node whose unknown allocs its own reports ended is down at the window's end", async () => {
+  const { store, ids } = await nodeWith([withDisconnect("keep", { LostAfter: 5 * S })]);
+  await store.txn((tx) => markNodeDown(tx, "n1", 0, "node missed its heartbeat"));
+  // The node's report arrives (its heartbeat does not): the alloc is no longer unknown.
+  await store.txn((tx) => tx.putAlloc({ ...tx.getAlloc(ids[0]!)!, ClientStatus: "complete" }));
+  const loss = await store.txn((tx) => expireUnknownAllocs(tx, "n1", 5_000));
+  assert.deepEqual(loss, { jobs: [], nextExpiryMs: undefined });
+  assert.deepEqual([store.getNode("n1")!.Status, store.getNode("n1")!.StatusUpdatedAt], ["down", 5_000]);
+  store.close();
+});

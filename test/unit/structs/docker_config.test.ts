@@ -113,7 +113,7 @@ describe("docker task config", () => {
     t.Driver = "podman";
     assert.doesNotThrow(() => validateJob(job), "a driver berth lacks: the scheduler's to refuse");
     t.Driver = "raw_exec";
-    assert.throws(() => validateJob(job), /Config\.(image|foo): is not a raw_exec driver option/);
+    assert.throws(() => validateJob(job), /Config\.(image|foo): is not an option of the raw_exec driver/);
     t.Config = { command: "/bin/true", args: ["-x"], oom_score_adj: 5 };
     assert.throws(
       () => validateJob(job),
