@@ -47,6 +47,27 @@ export interface PlanContext {
   jobAllocs?: readonly Allocation[];
 }
 
+/**
+ * The context of a pass's placements: `planned` grows as it places; `stops` are the allocs it
+ * stops (the pending ones hold no claim); `usage` is taken only when it is at `state`'s index.
+ */
+export function planContextOf(
+  state: StateReader,
+  planned: Allocation[],
+  stops: readonly { alloc: Allocation }[],
+  jobAllocs: readonly Allocation[],
+  usage: NodeUsageView | undefined,
+): PlanContext & { stopped: ReadonlySet<string> } {
+  return {
+    state,
+    planned,
+    stopping: new Set(stops.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
+    stopped: new Set(stops.map((s) => s.alloc.ID)),
+    ...(usage && usage.index === state.index() ? { usage } : {}),
+    jobAllocs,
+  };
+}
+
 const caches = new WeakMap<PlanContext, ConstraintCache>();
 
 /** The plan's parsed regexps and version constraints: each right-hand side parsed once per plan. */

@@ -12,7 +12,7 @@ import { newUuid } from "../../structs/ids.js";
 import { runsOnEveryNode, type Job, type JobStatus } from "../../structs/job.js";
 import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
-import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { planContextOf, readyNodesInDCs } from "./feasibility.js";
 import { NodeSample } from "./node_sample.js";
 import { placeAlloc } from "./place.js";
 import {
@@ -129,14 +129,7 @@ export function* planSteps(
   );
   // The job's allocs were read above; a big job's take a while: let the caller yield before the nodes.
   yield;
-  const ctx: PlanContext = {
-    state,
-    planned: plan.place,
-    stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
-    stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
-    ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
-    jobAllocs: all,
-  };
+  const ctx = planContextOf(state, plan.place, plan.stop, all, opts.usage);
   const { ready, available } = readyNodesInDCs(opts.listNodes?.() ?? state.listNodes(), job);
   const nodes = new NodeSample(ready, `${job.Namespace}\u0000${job.ID}\u0000${state.index()}`);
   // The reads above are a pass's biggest single stretch: let the caller yield before placing.

@@ -13,7 +13,7 @@ import type { Allocation } from "../../structs/alloc.js";
 import { newAllocMetric, type AllocMetric } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { StateReader } from "../state/store.js";
-import { readyNodesInDCs, type PlanContext } from "./feasibility.js";
+import { planContextOf, readyNodesInDCs } from "./feasibility.js";
 import { NodeSample } from "./node_sample.js";
 import { placeAlloc } from "./place.js";
 import type { PlacementFailure, Plan, PlanOptions } from "./plan_types.js";
@@ -54,16 +54,9 @@ export function* systemPlanSteps(
   if (job.Stop) return plan;
   // The job's allocs and the nodes were read: let the caller yield before placing.
   yield;
-  const ctx: PlanContext = {
-    state,
-    planned: plan.place,
-    stopping: new Set(plan.stop.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
-    stopped: new Set(plan.stop.map((s) => s.alloc.ID)),
-    ...(opts.usage && opts.usage.index === state.index() ? { usage: opts.usage } : {}),
-    jobAllocs: existing,
-  };
+  const ctx = planContextOf(state, plan.place, plan.stop, existing, opts.usage);
   const { available } = readyNodesInDCs(nodes, job);
-  const stopped = new Set(plan.stop.map((x) => x.alloc.ID));
+  const { stopped } = ctx;
   // Only a plan that places and nothing else may stop early (plan.ts says why): no stop, and no
   // ended alloc to link to its successor.
   const batchable = plan.stop.length === 0 && diff.place.every((x) => x.previous === null);
