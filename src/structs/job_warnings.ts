@@ -111,7 +111,3 @@ export function formatWarnings(list: readonly string[]): string {
   const head = list.length === 1 ? "1 warning:\n" : `${list.length} warnings:\n`;
   return head + list.map((w) => `\n* ${w.trim()}`).join("");
 }
-
-export function jobWarnings(job: Job): string {
-  return formatWarnings(jobWarningList(job));
-}

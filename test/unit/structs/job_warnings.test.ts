@@ -5,14 +5,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { validateJob } from "../../../src/structs/job_validate.js";
-import { formatWarnings, jobWarningList, jobWarnings } from "../../../src/structs/job_warnings.js";
+import { formatWarnings, jobWarningList } from "../../../src/structs/job_warnings.js";
 
 const task = (over: Record<string, unknown> = {}) => ({ Name: "t", Driver: "exec", ...over });
 
 test("a job with no kept stanza has no warnings", () => {
   const job = validateJob({ ID: "j", TaskGroups: [{ Name: "g", Tasks: [task()] }] });
   assert.deepEqual(jobWarningList(job), []);
-  assert.equal(jobWarnings(job), "");
+  assert.equal(formatWarnings(jobWarningList(job)), "");
 });
 
 test("each kept stanza is named, with its group, task and name", () => {
