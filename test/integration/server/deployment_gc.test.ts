@@ -48,11 +48,18 @@ test(
     let index = "0";
     for (;;) {
       const list = await http(base, "GET", `/v1/deployments?index=${index}&wait=5s`);
-      const ids = (list.json as { ID: string }[]).map((d) => d.ID);
+      const all = list.json as { ID: string; JobID: string }[];
+      const ids = all.map((d) => d.ID);
       if (!ids.includes(failedId)) {
-        // The running one stays. (Web's blocked placement may start a new deployment for its
-        // version once the failed one is gone, as Nomad's reconciler would: not this test's point.)
         assert.ok(ids.includes(runningId), "the pass that took the failed one kept the running one");
+        // Anything else is web's next deployment: its blocked placement may start one for its
+        // version once the failed one is gone, as Nomad's reconciler would.
+        const others = all.filter((d) => d.ID !== runningId);
+        assert.ok(
+          others.every((d) => d.JobID === "web"),
+          JSON.stringify(others),
+        );
+        assert.ok(others.length <= 1, JSON.stringify(others));
         break;
       }
       index = list.index!;
