@@ -1,6 +1,7 @@
 # berth's hostpath CSI plugin, controller half, as a docker task (as Nomad's CSI demos deploy a
 # controller: a service job). Its volumes are directories in /var/lib/berth-hostpath on the host,
-# shared with the node plugin (plugin-nodes.hcl).
+# shared with the node plugin (plugin-nodes.hcl). It is given no --node-id: a hostpath controller
+# with one would create volumes reachable only from its own node (topology berth.io/hostname).
 job "plugin-hostpath-controller" {
   type = "service"
 
@@ -16,7 +17,6 @@ job "plugin-hostpath-controller" {
           "csi-hostpath",
           "--mode=controller",
           "--endpoint=${CSI_ENDPOINT}",
-          "--node-id=${node.unique.id}",
           "--state-dir=/srv/hostpath",
         ]
         volumes = ["/var/lib/berth-hostpath:/srv/hostpath"]

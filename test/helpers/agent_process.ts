@@ -276,6 +276,7 @@ export async function startCluster(
   nodeNames: string[],
   timeoutMs = 30_000,
   serverArgs: string[] = [],
+  clientArgs: string[] = [],
 ): Promise<{ addr: string; server: AgentProcess; clients: Map<string, AgentProcess> }> {
   const port = await freePort();
   const addr = `http://127.0.0.1:${port}`;
@@ -289,7 +290,14 @@ export async function startCluster(
     clients.set(
       name,
       new AgentProcess(
-        ["-client", "-data-dir", path.join(dir, lower), `-servers=127.0.0.1:${port}`, `-node-name=${name}`],
+        [
+          "-client",
+          "-data-dir",
+          path.join(dir, lower),
+          `-servers=127.0.0.1:${port}`,
+          `-node-name=${name}`,
+          ...clientArgs,
+        ],
         path.join(dir, `${lower}.log`),
       ),
     );

@@ -80,7 +80,8 @@ export function* planSteps(
   const existing = all.filter((a) => isAllocOfJob(a, job));
   const plan = emptyPlan();
   stopPurgedIncarnations(plan, all, job);
-  if (runsOnEveryNode(job.Type)) return yield* systemPlanSteps(state, job, existing, plan, nowNs, opts);
+  if (runsOnEveryNode(job.Type))
+    return yield* systemPlanSteps(state, job, existing, plan, nowNs, runningEvalId, opts);
   const upd = planUpdates(state, job, existing, nowNs, newUuid);
   plan.heldSlots = upd.hold.size;
   plan.cancelDeployments = upd.cancel;

@@ -60,9 +60,26 @@ export function planReschedules(
       continue;
     }
     out.hold.add(name);
-    if (d.kind === "later" && !waitsForPendingEval(state, a)) later.push({ alloc: a, time: d.time });
+    if (d.kind === "later") later.push({ alloc: a, time: d.time });
   }
-  for (const batch of batchFollowups(later)) {
+  const f = followupsFor(state, later);
+  out.followups = f.followups;
+  out.update = f.update;
+  return out;
+}
+
+/**
+ * The delayed evals that place failed allocs' slots again at their times, batched as Nomad batches
+ * them; `update` is each alloc naming its eval. An alloc already waiting for a pending eval gets
+ * none (a cancelled or pruned one is replaced).
+ */
+export function followupsFor(
+  state: StateReader,
+  later: readonly { alloc: Allocation; time: number }[],
+): { followups: FollowupPlan[]; update: Allocation[] } {
+  const out: { followups: FollowupPlan[]; update: Allocation[] } = { followups: [], update: [] };
+  const due = later.filter((l) => !waitsForPendingEval(state, l.alloc));
+  for (const batch of batchFollowups(due)) {
     const evalId = newUuid();
     out.followups.push({ evalId, waitUntil: batch.waitUntil, allocIds: batch.items.map((i) => i.alloc.ID) });
     for (const { alloc } of batch.items) out.update.push({ ...alloc, FollowupEvalID: evalId });
@@ -70,7 +87,7 @@ export function planReschedules(
   return out;
 }
 
-/** The alloc already has a follow-up eval that has not run (a cancelled or pruned one is replaced). */
+/** The alloc already has a follow-up eval that has not run. */
 function waitsForPendingEval(state: StateReader, a: Allocation): boolean {
   if (!a.FollowupEvalID) return false;
   return state.getEval(a.FollowupEvalID)?.Status === "pending";

@@ -16,6 +16,7 @@ import type { StateReader } from "../state/store.js";
 import { planContextOf, readyNodesInDCs } from "./feasibility.js";
 import { NodeSample } from "./node_sample.js";
 import { placeAlloc } from "./place.js";
+import { followupsFor } from "./reschedule_plan.js";
 import type { PlacementFailure, Plan, PlanOptions } from "./plan_types.js";
 import { systemDiff } from "./system_slots.js";
 
@@ -38,7 +39,8 @@ function mergeFiltered(acc: AllocMetric | undefined, cur: AllocMetric): AllocMet
 
 /**
  * `existing`: the job's allocs of its current incarnation; `plan`: the plan so far (the stops of an
- * earlier incarnation), which this fills in and returns.
+ * earlier incarnation), which this fills in and returns; `runningEvalId`: the delayed eval this pass
+ * runs ("" for any other), whose failed slots are placed now.
  */
 export function* systemPlanSteps(
   state: StateReader,
@@ -46,12 +48,16 @@ export function* systemPlanSteps(
   existing: readonly Allocation[],
   plan: Plan,
   nowNs: number,
+  runningEvalId: string,
   opts: PlanOptions = {},
 ): Generator<void, Plan, void> {
   const nodes = opts.listNodes?.() ?? state.listNodes();
-  const diff = systemDiff(job, existing, nodes);
+  const diff = systemDiff(job, existing, nodes, { nowNs, runningEvalId });
   plan.stop.push(...diff.stop);
   if (job.Stop) return plan;
+  const retries = followupsFor(state, diff.later);
+  plan.followups.push(...retries.followups);
+  plan.update.push(...retries.update);
   // The job's allocs and the nodes were read: let the caller yield before placing.
   yield;
   const ctx = planContextOf(state, plan.place, plan.stop, existing, opts.usage);
@@ -59,7 +65,8 @@ export function* systemPlanSteps(
   const { stopped } = ctx;
   // Only a plan that places and nothing else may stop early (plan.ts says why): no stop, and no
   // ended alloc to link to its successor.
-  const batchable = plan.stop.length === 0 && diff.place.every((x) => x.previous === null);
+  const batchable =
+    plan.stop.length === 0 && plan.followups.length === 0 && diff.place.every((x) => x.previous === null);
   const limit = opts.maxPlace;
   const full = (): boolean =>
     batchable &&

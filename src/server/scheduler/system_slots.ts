@@ -23,10 +23,14 @@
  * alloc is placed — for a sysbatch job only if no alloc of the job's version ended there already
  * (it ran; it is not run again, whatever its outcome). A system slot whose alloc failed or
  * completed is placed again on the same node, linked to it (PreviousAllocation): a system alloc is
- * restarted in place by its node's restart policy and never rescheduled elsewhere.
+ * restarted in place by its node's restart policy and never rescheduled elsewhere. A slot that
+ * failed again and again waits between tries (structs/system_retry.ts): until its time it is
+ * `later`, and a delayed eval places it.
  */
 import { isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
 import { inAnyDatacenter } from "../../structs/datacenter.js";
+import { RESCHEDULE_WINDOW_NS } from "../../structs/reschedule.js";
+import { systemRetryTime } from "../../structs/system_retry.js";
 import type { Job, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import { nodeReady } from "./feasibility.js";
@@ -52,6 +56,14 @@ export interface SystemDiff {
   stop: { alloc: Allocation; description: string }[];
   /** Live allocs that stay as they are. */
   keep: Allocation[];
+  /** Failed slots that wait: the newest failed alloc of each, and when its slot may be placed. */
+  later: { alloc: Allocation; time: number }[];
+}
+
+/** The pass's clock, and the delayed eval it runs ("" for any other): its slots are due now. */
+export interface SystemClock {
+  nowNs: number;
+  runningEvalId: string;
 }
 
 function isLive(a: Allocation): boolean {
@@ -66,9 +78,14 @@ function slotKey(nodeId: string, name: string): string {
  * `existing`: the allocs of the job's current incarnation, any status; `nodes`: every node the
  * state has.
  */
-export function systemDiff(job: Job, existing: readonly Allocation[], nodes: readonly Node[]): SystemDiff {
-  const out: SystemDiff = { place: [], stop: [], keep: [] };
-  const byId = new Map(nodes.map((n) => [n.ID, n] as const));
+export function systemDiff(
+  job: Job,
+  existing: readonly Allocation[],
+  nodes: readonly Node[],
+  clock: SystemClock,
+): SystemDiff {
+  const out: SystemDiff = { place: [], stop: [], keep: [], later: [] };
+  const nodeById = new Map(nodes.map((n) => [n.ID, n] as const));
   const wanted = new Map<string, { group: TaskGroup; index: number }>();
   if (!job.Stop) {
     for (const group of job.TaskGroups) {
@@ -94,7 +111,7 @@ export function systemDiff(job: Job, existing: readonly Allocation[], nodes: rea
     else if (!slot) stop(NOT_NEEDED_DESCRIPTION);
     else if (shouldMigrate(a)) stop(MIGRATE_DESCRIPTION);
     else {
-      const node = byId.get(a.NodeID);
+      const node = nodeById.get(a.NodeID);
       const updated = a.Job.Version !== job.Version;
       const keep = () => {
         out.keep.push(a);
@@ -114,6 +131,9 @@ export function systemDiff(job: Job, existing: readonly Allocation[], nodes: rea
     }
   }
   if (job.Stop) return out;
+  let allocById: Map<string, Allocation> | undefined;
+  const retryTimeOf = (a: Allocation) =>
+    systemRetryTime(a, (allocById ??= new Map(existing.map((x) => [x.ID, x] as const))));
   const updates = out.place.splice(0);
   const updateOf = new Map(updates.map((s) => [slotKey(s.node.ID, s.name), s] as const));
   for (const node of nodes) {
@@ -128,6 +148,16 @@ export function systemDiff(job: Job, existing: readonly Allocation[], nodes: rea
       if (taken.has(k)) continue;
       const last = ended.get(k) ?? null;
       if (job.Type === "sysbatch" && last && last.Job.Version === job.Version) continue;
+      if (last?.ClientStatus === "failed" && last.Job.Version === job.Version) {
+        const time = retryTimeOf(last);
+        const due =
+          (clock.runningEvalId !== "" && last.FollowupEvalID === clock.runningEvalId) ||
+          time - clock.nowNs <= RESCHEDULE_WINDOW_NS;
+        if (!due) {
+          out.later.push({ alloc: last, time });
+          continue;
+        }
+      }
       out.place.push({ node, ...slot, name, previous: last });
     }
   }

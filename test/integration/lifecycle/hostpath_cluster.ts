@@ -112,13 +112,18 @@ export class HostpathCluster {
     return path.join(this.dir, "calls.jsonl");
   }
 
-  async start(names: string[], timeoutMs?: number, serverArgs?: string[]): Promise<void> {
+  async start(
+    names: string[],
+    timeoutMs?: number,
+    serverArgs?: string[],
+    clientArgs?: string[],
+  ): Promise<void> {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), this.prefix));
     ({
       addr: this.addr,
       server: this.server,
       clients: this.clients,
-    } = await startCluster(this.dir, names, timeoutMs, serverArgs));
+    } = await startCluster(this.dir, names, timeoutMs, serverArgs, clientArgs));
   }
 
   /**

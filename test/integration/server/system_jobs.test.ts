@@ -37,6 +37,7 @@ interface NodeView {
   Status: string;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const terminal = (a: AllocView) => ["complete", "failed", "lost"].includes(a.ClientStatus);
 
 /**
@@ -226,6 +227,31 @@ test(
         "the drained node's system alloc is not moved to another node",
       );
 
+      // A system task that fails at once, every time: each node retries it, but waits longer
+      // each time (at once, then 5 s, then 10 s) instead of making a new alloc per evaluation.
+      const flakyFile = path.join(dir, "flaky.hcl");
+      fs.writeFileSync(
+        flakyFile,
+        jobSpec("flaky", "system", idle).replace(/command = .*\n.*args .*\n/, 'command = "/bin/false"\n'),
+      );
+      await cli(["job", "run", flakyFile]);
+      await sleep(12_000);
+      const perNode = new Map<string, number>();
+      for (const a of await allocs("flaky")) perNode.set(a.NodeName, (perNode.get(a.NodeName) ?? 0) + 1);
+      t.diagnostic(`failing system allocs per node after 12 s: ${JSON.stringify([...perNode])}`);
+      const eligible = (await liveOn("sys")).sort();
+      assert.deepEqual([...perNode.keys()].sort(), eligible, "tried on every eligible node");
+      for (const [node, n] of perNode) assert.ok(n >= 2 && n <= 4, `${n} allocs on ${node} in 12 s`);
+      const evals = await getJson<{ Status: string; WaitUntil?: string | null }[]>(
+        base,
+        "/v1/job/flaky/evaluations",
+      );
+      assert.ok(
+        evals.some((e) => e.Status === "pending" && e.WaitUntil && !e.WaitUntil.startsWith("0001")),
+        `a delayed eval waits for the next try: ${JSON.stringify(evals)}`,
+      );
+
+      await cli(["job", "stop", "-purge", "flaky"]);
       await cli(["job", "stop", "-purge", "web"]);
       await cli(["job", "stop", "-purge", "sys"]);
       for (const [name, agent] of agents) assert.equal(await agent.stop(60_000), 0, `agent ${name} stops`);

@@ -16,7 +16,10 @@ import {
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";
+import type { Node } from "../../../src/structs/node.js";
 
+const CLOCK = { nowNs: 0, runningEvalId: "" };
+const diffNow = (job: Job, existing: Allocation[], nodes: Node[]) => systemDiff(job, existing, nodes, CLOCK);
 const sys = (over: Partial<Job> = {}, type = "system"): Job => ({ ...plainJob("s", type), ...over });
 const places = (d: ReturnType<typeof systemDiff>) =>
   d.place.map((p) => [p.node.ID, p.name, p.previous?.ID ?? ""]);
@@ -30,21 +33,21 @@ test("one alloc per ready, eligible node in the job's datacenters, named <job>.<
     makeNode("d", { Status: "down" }),
     makeNode("e", { Datacenter: "west" }),
   ];
-  assert.deepEqual(places(systemDiff(sys(), [], nodes)), [
+  assert.deepEqual(places(diffNow(sys(), [], nodes)), [
     ["a", "s.g[0]", ""],
     ["b", "s.g[0]", ""],
     ["e", "s.g[0]", ""],
   ]);
-  assert.deepEqual(places(systemDiff(sys({ Datacenters: ["dc*"] }), [], nodes)), [
+  assert.deepEqual(places(diffNow(sys({ Datacenters: ["dc*"] }), [], nodes)), [
     ["a", "s.g[0]", ""],
     ["b", "s.g[0]", ""],
   ]);
   const none = sys();
   none.TaskGroups = [{ ...none.TaskGroups[0]!, Count: 0 }];
-  assert.deepEqual(places(systemDiff(none, [], nodes)), [], "count 0: no alloc anywhere");
+  assert.deepEqual(places(diffNow(none, [], nodes)), [], "count 0: no alloc anywhere");
   const two = sys({}, "sysbatch");
   two.TaskGroups = [{ ...two.TaskGroups[0]!, Count: 2 }];
-  assert.deepEqual(places(systemDiff(two, [], [makeNode("a")])), [
+  assert.deepEqual(places(diffNow(two, [], [makeNode("a")])), [
     ["a", "s.g[0]", ""],
     ["a", "s.g[1]", ""],
   ]);
@@ -53,7 +56,7 @@ test("one alloc per ready, eligible node in the job's datacenters, named <job>.<
 test("a running alloc keeps its node's slot; a new node gets its own", () => {
   const job = sys();
   const onA = allocOf(job, "a", { Name: "s.g[0]" });
-  const d = systemDiff(job, [onA], [makeNode("a"), makeNode("b")]);
+  const d = diffNow(job, [onA], [makeNode("a"), makeNode("b")]);
   assert.deepEqual(places(d), [["b", "s.g[0]", ""]]);
   assert.deepEqual(stops(d), []);
   assert.deepEqual(
@@ -66,10 +69,10 @@ test("ineligible node: kept as it runs (Nomad), stopped once the job has a new v
   const v0 = sys();
   const onC = allocOf(v0, "c", { Name: "s.g[0]" });
   const nodes = [makeNode("c", { SchedulingEligibility: "ineligible" })];
-  const same = systemDiff(v0, [onC], nodes);
+  const same = diffNow(v0, [onC], nodes);
   assert.deepEqual([places(same), stops(same), same.keep.length], [[], [], 1]);
   const v1 = { ...v0, Version: 1 };
-  const updated = systemDiff(v1, [onC], nodes);
+  const updated = diffNow(v1, [onC], nodes);
   assert.deepEqual([places(updated), stops(updated)], [[], [[onC.ID, NOT_NEEDED_DESCRIPTION]]]);
 });
 
@@ -78,7 +81,7 @@ test("a new version replaces each node's alloc on that node; a node out of the d
   const onA = allocOf(v0, "a", { Name: "s.g[0]" });
   const onB = allocOf(v0, "b", { Name: "s.g[0]" });
   const nodes = [makeNode("a"), makeNode("b", { Datacenter: "dc2" })];
-  const d = systemDiff({ ...v0, Version: 1, Datacenters: ["dc1"] }, [onA, onB], nodes);
+  const d = diffNow({ ...v0, Version: 1, Datacenters: ["dc1"] }, [onA, onB], nodes);
   assert.deepEqual(places(d), [["a", "s.g[0]", onA.ID]]);
   assert.deepEqual(stops(d), [
     [onA.ID, UPDATE_DESCRIPTION],
@@ -97,7 +100,7 @@ test("drain-marked, stopped job, removed group; unknown and down-node allocs are
     makeNode("b", { Status: "disconnected" }),
     makeNode("d", { Status: "down" }),
   ];
-  const d = systemDiff(job, [marked, unknown, onDown, gone], nodes);
+  const d = diffNow(job, [marked, unknown, onDown, gone], nodes);
   assert.deepEqual(stops(d), [
     [marked.ID, MIGRATE_DESCRIPTION],
     [gone.ID, NOT_NEEDED_DESCRIPTION],
@@ -107,7 +110,7 @@ test("drain-marked, stopped job, removed group; unknown and down-node allocs are
     [unknown.ID, onDown.ID],
   );
   assert.deepEqual(places(d), []);
-  const stopped = systemDiff({ ...job, Stop: true }, [marked, unknown], nodes);
+  const stopped = diffNow({ ...job, Stop: true }, [marked, unknown], nodes);
   assert.deepEqual(stops(stopped), [
     [marked.ID, JOB_STOPPED_DESCRIPTION],
     [unknown.ID, JOB_STOPPED_DESCRIPTION],
@@ -117,19 +120,19 @@ test("drain-marked, stopped job, removed group; unknown and down-node allocs are
 test("an ended system alloc is placed again on its own node, linked; sysbatch runs once per version", () => {
   const job = sys();
   const failed: Allocation = allocOf(job, "a", { Name: "s.g[0]", ClientStatus: "failed" });
-  assert.deepEqual(places(systemDiff(job, [failed], [makeNode("a")])), [["a", "s.g[0]", failed.ID]]);
+  assert.deepEqual(places(diffNow(job, [failed], [makeNode("a")])), [["a", "s.g[0]", failed.ID]]);
 
   const batch = sys({}, "sysbatch");
   const done = allocOf(batch, "a", { Name: "s.g[0]", ClientStatus: "complete" });
   const bad = allocOf(batch, "b", { Name: "s.g[0]", ClientStatus: "failed" });
   const nodes = [makeNode("a"), makeNode("b"), makeNode("c")];
   assert.deepEqual(
-    places(systemDiff(batch, [done, bad], nodes)),
+    places(diffNow(batch, [done, bad], nodes)),
     [["c", "s.g[0]", ""]],
     "ran on a and b (whatever the outcome): only the new node c",
   );
   assert.deepEqual(
-    places(systemDiff({ ...batch, Version: 1 }, [done, bad], nodes)),
+    places(diffNow({ ...batch, Version: 1 }, [done, bad], nodes)),
     [
       ["a", "s.g[0]", done.ID],
       ["b", "s.g[0]", bad.ID],
@@ -137,4 +140,58 @@ test("an ended system alloc is placed again on its own node, linked; sysbatch ru
     ],
     "a new version runs again everywhere",
   );
+});
+
+test("a slot failing again and again waits, doubling, for its delayed eval; the eval places it", () => {
+  const job = sys();
+  const S = 1e9;
+  // Three failures in a row on node a, each a second after it was placed; the last ended at 100 s.
+  const f1 = allocOf(job, "a", {
+    ID: "f1",
+    CreateIndex: 1,
+    Name: "s.g[0]",
+    ClientStatus: "failed",
+    CreateTime: 98 * S,
+    ModifyTime: 99 * S,
+  });
+  const f2 = allocOf(job, "a", {
+    ID: "f2",
+    CreateIndex: 2,
+    Name: "s.g[0]",
+    ClientStatus: "failed",
+    PreviousAllocation: "f1",
+    CreateTime: 99 * S,
+    ModifyTime: 99.5 * S,
+  });
+  const f3 = allocOf(job, "a", {
+    ID: "f3",
+    Name: "s.g[0]",
+    ClientStatus: "failed",
+    PreviousAllocation: "f2",
+    CreateTime: 99.5 * S,
+    ModifyTime: 100 * S,
+    CreateIndex: 3,
+  });
+  const nodes = [makeNode("a")];
+  const at = (nowS: number, runningEvalId = "") =>
+    systemDiff(job, [f1, f2, f3], nodes, { nowNs: nowS * S, runningEvalId });
+  // The third failure in a row waits 10 s (the first is replaced at once, the second waits 5 s).
+  const early = at(100);
+  assert.deepEqual(places(early), []);
+  assert.deepEqual(
+    early.later.map((l) => [l.alloc.ID, l.time / S]),
+    [["f3", 110]],
+  );
+  assert.deepEqual(places(at(109.5)), [["a", "s.g[0]", "f3"]], "due within the 1 s window");
+  assert.deepEqual(places(at(101, "ev")), [], "another eval does not place it early");
+  const waiting = { ...f3, FollowupEvalID: "ev" };
+  assert.deepEqual(
+    places(systemDiff(job, [f1, f2, waiting], nodes, { nowNs: 101 * S, runningEvalId: "ev" })),
+    [["a", "s.g[0]", "f3"]],
+    "its own delayed eval places it whatever the clock",
+  );
+  // A single failure is replaced at once, as Nomad does.
+  assert.deepEqual(places(systemDiff(job, [f1], nodes, { nowNs: 99 * S, runningEvalId: "" })), [
+    ["a", "s.g[0]", "f1"],
+  ]);
 });
