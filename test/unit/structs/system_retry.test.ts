@@ -1,7 +1,6 @@
 /** The back-off of a system slot whose allocs keep failing (structs/system_retry.ts), pure. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { Allocation } from "../../../src/structs/alloc.js";
 import {
   failureStreak,
   SYSTEM_RETRY_RESET_NS,
