@@ -79,13 +79,12 @@ export class ApiClient extends StatusApiClient {
   /** Nomad's `job dispatch`: a child of the parameterized job with `meta` and `payload` (bytes). */
   dispatchJob(
     id: string,
-    opts: { meta?: Record<string, string>; payload?: Uint8Array } = {},
+    opts: { meta?: Record<string, string>; payload?: Uint8Array; idempotencyToken?: string } = {},
   ): Promise<JobDispatchResponse> {
-    const payload =
-      opts.payload && opts.payload.length > 0 ? Buffer.from(opts.payload).toString("base64") : undefined;
-    return this.request("PUT", `/v1/job/${enc(id)}/dispatch`, {
-      body: { JobID: id, Meta: opts.meta ?? {}, ...(payload ? { Payload: payload } : {}) },
-    });
+    const body: Record<string, unknown> = { JobID: id, Meta: opts.meta ?? {} };
+    if (opts.payload && opts.payload.length > 0) body.Payload = Buffer.from(opts.payload).toString("base64");
+    if (opts.idempotencyToken) body.IdempotencyToken = opts.idempotencyToken;
+    return this.request("PUT", `/v1/job/${enc(id)}/dispatch`, { body });
   }
   /** Nomad's `job periodic force`: launches the periodic job's child now. */
   periodicForce(id: string): Promise<PeriodicForceResponse> {

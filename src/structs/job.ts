@@ -195,6 +195,8 @@ export interface Job {
   ParentID?: string;
   /** Set on a dispatched child (Nomad's Dispatched). */
   Dispatched?: boolean;
+  /** The token a dispatched child was made with: a dispatch repeating it gets this child. */
+  DispatchIdempotencyToken?: string;
   /** A dispatched child's payload, base64 (as Nomad's API carries it); absent when none. */
   Payload?: string;
   /** Kept, not honoured (see KeptStanza). */

@@ -1,5 +1,5 @@
 /**
- * `berth job dispatch [-meta k=v ...] [-detach] [-verbose] <parameterized job> [input source]`
+ * `berth job dispatch [-meta k=v ...] [-idempotency-token T] [-detach] [-verbose] <job> [input]`
  * (Nomad's `job dispatch`): runs a child of the parameterized job with the meta given and, as its
  * payload, the bytes of the input source (a file; `-` reads standard input), then monitors the
  * child's evaluation as `job run` does unless -detach.
@@ -14,6 +14,7 @@ export interface JobDispatchArgs extends Parsed {
   input: string | undefined;
   detach: boolean;
   verbose: boolean;
+  idempotencyToken: string;
 }
 
 /** `-meta key=value` flags as a map; a flag without `=` is a usage error (Nomad's message). */
@@ -33,13 +34,15 @@ export const jobDispatch: Command<JobDispatchArgs> = {
     "Dispatches a child of a parameterized job. -meta key=value (repeatable) sets the child's meta " +
     "(the job's meta_required keys must be given, only meta_required and meta_optional keys are " +
     "allowed); [input source] is a file whose bytes become the payload (- reads standard input, at " +
-    "most 16 KiB), written to the task's dispatch_payload file. -detach returns after dispatching, " +
+    "most 16 KiB), written to the task's dispatch_payload file. -idempotency-token makes a retry " +
+    "return the child the first dispatch with that token made. -detach returns after dispatching, " +
     "-verbose shows full IDs.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       meta: { type: "string", multiple: true },
       detach: { type: "boolean" },
       verbose: { type: "boolean" },
+      "idempotency-token": { type: "string" },
     });
     expectArgs(positionals, 1, 2, "<parameterized job> [input source]");
     return {
@@ -49,6 +52,7 @@ export const jobDispatch: Command<JobDispatchArgs> = {
       meta: metaFlags(values.meta ?? []),
       detach: values.detach ?? false,
       verbose: values.verbose ?? false,
+      idempotencyToken: values["idempotency-token"] ?? "",
     };
   },
   async run(p, io) {
@@ -60,7 +64,11 @@ export const jobDispatch: Command<JobDispatchArgs> = {
           : io.readFileBytes
             ? await io.readFileBytes(p.input)
             : Buffer.from(await io.readFile(p.input), "utf8");
-      const res = await io.api.dispatchJob(p.id, { meta: p.meta, ...(payload ? { payload } : {}) });
+      const res = await io.api.dispatchJob(p.id, {
+        meta: p.meta,
+        ...(payload ? { payload } : {}),
+        ...(p.idempotencyToken ? { idempotencyToken: p.idempotencyToken } : {}),
+      });
       evalId = res.EvalID;
       io.stdout(`Dispatched Job ID = ${res.DispatchedJobID}`);
       if (evalId) io.stdout(`Evaluation ID     = ${p.verbose ? evalId : evalId.slice(0, 8)}`);

@@ -8,8 +8,8 @@
  */
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { newUuid } from "../../structs/ids.js";
-import { NS_PER_MS } from "../../structs/job.js";
-import { isObject, optStringMap } from "../../structs/json_check.js";
+import { NS_PER_MS, type Job } from "../../structs/job.js";
+import { isObject, optString, optStringMap } from "../../structs/json_check.js";
 import {
   checkDispatch,
   dispatchChildId,
@@ -37,6 +37,8 @@ export interface PeriodicForceResponse {
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** An idempotency token is an identifier a client makes (a UUID, a request ID), not a document. */
+const MAX_TOKEN_LENGTH = 256;
 
 /** A request's `Payload`: base64 (Nomad's []byte in JSON); absent or null is empty. */
 export function decodePayload(v: unknown): Buffer {
@@ -49,12 +51,25 @@ export function decodePayload(v: unknown): Buffer {
 export class JobLaunchEndpoint {
   constructor(private readonly deps: ServerDeps) {}
 
-  /** `body` is Nomad's JobDispatchRequest: `{Payload?: base64, Meta?: {k: v}}`. */
+  /**
+   * `body` is Nomad's JobDispatchRequest: `{Payload?: base64, Meta?: {k: v}, IdempotencyToken?}`.
+   * With a token, a child of the parent that carries it and is not yet collected is the answer (its
+   * ID, no new eval): a retried dispatch runs once. Finding it reads the namespace's jobs, as
+   * Nomad's prefix scan does; only token-bearing dispatches pay it.
+   */
   async dispatch(namespace: string, id: string, body: unknown): Promise<JobDispatchResponse> {
     const req = isObject(body) ? body : {};
     const payload = decodePayload(req.Payload);
     const meta = optStringMap("Meta", req.Meta);
+    const token = optString("IdempotencyToken", req.IdempotencyToken, "");
+    if (token.length > MAX_TOKEN_LENGTH)
+      throw validationError("IdempotencyToken", `must be at most ${MAX_TOKEN_LENGTH} characters`);
+    let existing: Job | undefined;
     const child = await this.deps.store.txn((tx) => {
+      existing = token
+        ? tx.listJobs(namespace).find((j) => j.ParentID === id && j.DispatchIdempotencyToken === token)
+        : undefined;
+      if (existing) return existing;
       const parent = tx.getJob(namespace, id);
       if (!parent) throw notFound("parameterized job", id);
       if (!isParameterized(parent) || !parent.ParameterizedJob)
@@ -64,6 +79,7 @@ export class JobLaunchEndpoint {
       const nowMs = Date.now();
       const childId = dispatchChildId(id, nowMs, newUuid());
       const job = dispatchedJob(parent, childId, payload, meta, nowMs * NS_PER_MS);
+      if (token) job.DispatchIdempotencyToken = token;
       const stored = tx.putJob({ ...job, JobModifyIndex: tx.writeIndex });
       // A periodic parameterized job's child is itself periodic (Nomad): launched by ticks.
       if (isPeriodicActive(stored)) {
@@ -77,7 +93,7 @@ export class JobLaunchEndpoint {
       }
       return stored;
     });
-    if (isPeriodicActive(child)) {
+    if (existing || isPeriodicActive(child)) {
       const index = this.deps.store.index();
       return {
         DispatchedJobID: child.ID,

@@ -57,6 +57,7 @@ const RENDER = `job "render" {
   parameterized {
     payload       = "required"
     meta_required = ["who"]
+    meta_optional = ["tone"]
   }
   group "g" {
     task "work" {
@@ -66,7 +67,7 @@ const RENDER = `job "render" {
       }
       config {
         command = "/bin/sh"
-        args    = ["-c", "echo payload: $(cat $NOMAD_TASK_DIR/in/input.txt)"]
+        args    = ["-c", "echo payload: $(cat $NOMAD_TASK_DIR/in/input.txt); echo meta: $NOMAD_META_who $NOMAD_META_WHO [$NOMAD_META_tone] parent: $NOMAD_JOB_PARENT_ID"]
       }
     }
   }
@@ -223,12 +224,38 @@ test("job dispatch runs a child with its meta whose task reads the payload file"
     async () => {
       const files = findFiles(path.join(dir, "data"), "work.stdout.0");
       const text = files.map((f) => fs.readFileSync(f, "utf8")).join("");
-      return text.includes("payload:") ? text : undefined;
+      return text.includes("parent:") ? text : undefined;
     },
     30_000,
     200,
   );
   assert.match(out, /payload: hello from the payload/);
+  // NOMAD_META_<key> as written and upper-cased; an optional key not given is set, empty.
+  assert.match(out, /meta: alice alice \[\] parent: render\n/);
+  // A dispatch retried with its idempotency token gets the first one's child, not a second run.
+  const tokened = async () => {
+    const r = await runCli(
+      ["job", "dispatch", "-detach", "-idempotency-token", "req-7", "-meta", "who=bob", "render", input],
+      env,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    return /Dispatched Job ID = (\S+)/.exec(r.stdout)?.[1];
+  };
+  const firstTry = await tokened();
+  const retry = await tokened();
+  assert.equal(retry, firstTry);
+  const kids = await getJson<{ ID: string; ParentID?: string }[]>(addr, "/v1/jobs?prefix=render%2F");
+  assert.equal(
+    kids.filter((k) => k.ParentID === "render").length,
+    2,
+    "the first dispatch and one tokened child",
+  );
+  const long = await fetch(`${addr}/v1/job/render/dispatch`, {
+    method: "PUT",
+    body: JSON.stringify({ Meta: { who: "x" }, Payload: "eA==", IdempotencyToken: "t".repeat(300) }),
+  });
+  assert.equal(long.status, 400);
+  assert.match(await long.text(), /IdempotencyToken/);
   const status = await runCli(["job", "status", "render"], env);
   assert.match(status.stdout, /Dispatched Jobs/);
   assert.ok(status.stdout.includes(id!));

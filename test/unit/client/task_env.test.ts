@@ -61,4 +61,32 @@ describe("task_env interpolation", () => {
     assert.equal(env.NOMAD_DC, "dc2");
     assert.equal(env.NOMAD_SHORT_ALLOC_ID, "alloc-1");
   });
+
+  it("NOMAD_META_*: job, group and task meta merged (task wins), as written and upper-cased, cleaned", () => {
+    const i = input({ GREETING: "hi ${NOMAD_META_who}" });
+    i.task = { ...i.task, Meta: { who: "task", "log.level": "debug" } };
+    const group = { ...i.alloc.Job.TaskGroups[0]!, Meta: { who: "group", zone: "${node.unique.name}" } };
+    i.alloc = {
+      ...i.alloc,
+      TaskGroup: group.Name,
+      Job: {
+        ...i.alloc.Job,
+        Meta: { who: "job", team: "storage" },
+        TaskGroups: [group],
+        ParentID: "render",
+        Dispatched: true,
+        ParameterizedJob: { Payload: "optional", MetaRequired: [], MetaOptional: ["tone", "team"] },
+      },
+    };
+    const { env } = buildTaskEnv(i, {});
+    assert.equal(env.NOMAD_META_who, "task");
+    assert.equal(env.NOMAD_META_WHO, "task");
+    assert.equal(env.NOMAD_META_team, "storage", "the job's meta wins over an empty optional key");
+    assert.equal(env.NOMAD_META_tone, "", "an optional key not given is set, empty");
+    assert.equal(env.NOMAD_META_zone, "n1", "meta values are interpolated");
+    assert.equal(env.NOMAD_META_log_level, "debug");
+    assert.equal(env.NOMAD_META_LOG_LEVEL, "debug");
+    assert.equal(env.NOMAD_JOB_PARENT_ID, "render");
+    assert.equal(env.GREETING, "hi task", "the task's env sees them");
+  });
 });

@@ -64,7 +64,45 @@ export function nomadEnv(i: TaskEnvInput): Record<string, string> {
     NOMAD_GROUP_NAME: i.alloc.TaskGroup,
     NOMAD_DC: i.node.datacenter ?? "dc1",
     NOMAD_REGION: "global",
+    ...(i.alloc.Job.ParentID ? { NOMAD_JOB_PARENT_ID: i.alloc.Job.ParentID } : {}),
+    ...resourceEnv(i),
+    ...metaEnv(i),
   };
+}
+
+/** Nomad's NOMAD_CPU_LIMIT, NOMAD_MEMORY_LIMIT and NOMAD_MEMORY_MAX_LIMIT, from what was set aside. */
+function resourceEnv(i: TaskEnvInput): Record<string, string> {
+  const r = i.alloc.AllocatedResources?.Tasks[i.task.Name];
+  if (!r) return {};
+  const out: Record<string, string> = {
+    NOMAD_CPU_LIMIT: String(r.Cpu.CpuShares),
+    NOMAD_MEMORY_LIMIT: String(r.Memory.MemoryMB),
+  };
+  if (r.Memory.MemoryMaxMB > 0) out.NOMAD_MEMORY_MAX_LIMIT = String(r.Memory.MemoryMaxMB);
+  return out;
+}
+
+/**
+ * NOMAD_META_<key> for the job's, group's and task's meta merged (the task's winning), each key
+ * as written and upper-cased, characters other than letters, digits and `_` made `_` (Nomad's
+ * taskenv). A dispatched job's optional meta keys it was not given are set, empty.
+ */
+function metaEnv(i: TaskEnvInput): Record<string, string> {
+  const job = i.alloc.Job;
+  const group = job.TaskGroups.find((g) => g.Name === i.alloc.TaskGroup);
+  const merged: Record<string, string> = {};
+  if (job.Dispatched) for (const k of job.ParameterizedJob?.MetaOptional ?? []) merged[k] = "";
+  Object.assign(merged, job.Meta, group?.Meta, i.task.Meta);
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(merged)) {
+    out[cleanEnvName(`NOMAD_META_${k.toUpperCase()}`)] = v;
+    out[cleanEnvName(`NOMAD_META_${k}`)] = v;
+  }
+  return out;
+}
+
+function cleanEnvName(name: string): string {
+  return name.replace(/[^A-Za-z0-9_]/g, "_");
 }
 
 /** The node's names: node.*, attr.*, meta.*. */
@@ -105,6 +143,9 @@ export function buildTaskEnv(
   const vars = nodeVars(i.node);
   const base = { ...nomadEnv(i), ...hookEnv };
   const ownScope: InterpolationScope = { vars, env: base };
+  // Meta values may name the node and NOMAD_* values, as in Nomad.
+  for (const [k, v] of Object.entries(base))
+    if (k.startsWith("NOMAD_META_") && v.includes("${")) base[k] = interpolate(v, ownScope);
   const own = Object.fromEntries(Object.entries(i.task.Env).map(([k, v]) => [k, interpolate(v, ownScope)]));
   const env = { ...own, ...base };
   return { env, scope: { vars, env } };
