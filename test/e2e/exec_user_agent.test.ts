@@ -42,11 +42,19 @@ const nobody = {
   gid: Number(execFileSync("id", ["-g", "nobody"]).toString()),
 };
 
+/**
+ * The repo as nobody can reach it: a read-only bind of REPO_ROOT under the test's dir. A clone
+ * inside a directory only root can enter (root's home is 0700 on Debian) is out of nobody's reach at
+ * its own path, though its files are world-readable.
+ */
+let repoView: string;
+
 /** `berth job run -detach FILE` as the user nobody; the answer's exit code and output. */
 function runAsNobody(file: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BERTH_BIN, "job", "run", "-detach", file], {
-      cwd: REPO_ROOT,
+    const bin = path.join(repoView, path.relative(REPO_ROOT, BERTH_BIN));
+    const child = spawn(process.execPath, [bin, "job", "run", "-detach", file], {
+      cwd: repoView,
       uid: nobody.uid,
       gid: nobody.gid,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, NOMAD_ADDR: addr },
@@ -103,6 +111,10 @@ async function allocOf(job: string, until: (a: AllocStub) => boolean): Promise<A
 before(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "berth-exec-user-"));
   fs.chmodSync(dir, 0o755);
+  repoView = path.join(dir, "repo");
+  fs.mkdirSync(repoView);
+  execFileSync("mount", ["--bind", REPO_ROOT, repoView]);
+  execFileSync("mount", ["-o", "remount,bind,ro", repoView]);
   logFile = path.join(dir, "agent.log");
   const port = await freePort();
   addr = `http://127.0.0.1:${port}`;
@@ -123,6 +135,7 @@ after(async () => {
   try {
     await agent?.stop(60_000);
   } finally {
+    if (repoView) execFileSync("umount", ["-l", repoView], { stdio: "ignore" });
     const left = await mountsUnder(dir);
     const strays = killProcessesUnder(dir);
     for (const m of left) execFileSync("umount", ["-l", m]);
