@@ -27,6 +27,8 @@ export interface MountEntry {
   fsType: string;
   /** Mount source, decoded. */
   source: string;
+  /** Per-superblock options (the last field), e.g. a v1 cgroup mount's controllers. */
+  superOptions: string[];
 }
 
 export const SELF_MOUNTINFO = "/proc/self/mountinfo";
@@ -52,6 +54,7 @@ export function parseMountinfo(text: string): MountEntry[] {
       optional: f.slice(6, sep),
       fsType: f[sep + 1]!,
       source: decodeMountPath(f[sep + 2]!),
+      superOptions: (f[sep + 3] ?? "").split(",").filter(Boolean),
     });
   }
   return out;

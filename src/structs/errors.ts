@@ -14,6 +14,8 @@ export const ERROR_CODES = [
   "ERR_CONFLICT",
   "ERR_PERMISSION_DENIED",
   "ERR_METHOD_NOT_ALLOWED",
+  // An ACL endpoint was called on an agent whose ACL system is off (Nomad's "ACL support disabled").
+  "ERR_ACL_DISABLED",
   // The client holds too many connections open to the server (its per-address limit), or its
   // address failed node authentication too often.
   "ERR_TOO_MANY_CONNECTIONS",

@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import type { NodeReservedResources, NodeResources } from "../../structs/node.js";
+import { parseMountinfo, SELF_MOUNTINFO } from "../../internal/mountinfo.js";
 
 /** Client config overrides (Nomad's client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`). */
 export interface ResourceOverrides {
@@ -58,16 +59,12 @@ function storage(dir: string): { volume: string; totalBytes: number } | null {
   }
   let volume = "";
   let best = -1;
-  for (const line of (readText("/proc/self/mountinfo") ?? "").split("\n")) {
-    const f = line.split(" ");
-    const sep = f.indexOf("-");
-    const mountPoint = f[4]?.replace(/\\040/g, " ");
-    if (!mountPoint || sep < 0) continue;
+  for (const { mountPoint, source } of parseMountinfo(readText(SELF_MOUNTINFO) ?? "")) {
     const inside =
       dir === mountPoint || dir.startsWith(mountPoint.endsWith("/") ? mountPoint : mountPoint + "/");
     if (inside && mountPoint.length > best) {
       best = mountPoint.length;
-      volume = f[sep + 2] ?? "";
+      volume = source;
     }
   }
   return { volume, totalBytes: st.blocks * st.bsize };

@@ -76,7 +76,7 @@ export class AclEndpoint {
 
   /** Refuses with Nomad's "ACL support disabled" (400) when ACLs are off. */
   requireEnabled(): void {
-    if (!this.enabled) throw new BerthError("ERR_VALIDATION", "ACL support disabled");
+    if (!this.enabled) throw new BerthError("ERR_ACL_DISABLED", "ACL support disabled");
   }
 
   /** The identity of a request's secret ("" or undefined: anonymous). */

@@ -20,6 +20,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_CONFLICT: 409,
   ERR_PERMISSION_DENIED: 403,
   ERR_METHOD_NOT_ALLOWED: 405,
+  // Nomad answers 400 "ACL support disabled".
+  ERR_ACL_DISABLED: 400,
   // Nomad's answer when a client passes http_max_conns_per_client.
   ERR_TOO_MANY_CONNECTIONS: 429,
   ERR_REQUEST_TOO_LARGE: 413,

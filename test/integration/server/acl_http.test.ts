@@ -235,4 +235,5 @@ test("ACLs off: the routes answer as before and the ACL endpoints say ACL suppor
   const boot = await http(base, "PUT", "/v1/acl/bootstrap");
   assert.equal(boot.status, 400);
   assert.equal(boot.text, "ACL support disabled\n");
+  assert.equal(boot.code, "ERR_ACL_DISABLED", "a code clients and the UI can tell it by");
 });

@@ -116,7 +116,13 @@ export async function http(
   } catch {
     json = undefined;
   }
-  return { status: res.status, text, json, index: res.headers.get("x-nomad-index") };
+  return {
+    status: res.status,
+    text,
+    json,
+    index: res.headers.get("x-nomad-index"),
+    code: res.headers.get("x-berth-error-code"),
+  };
 }
 
 export async function getJson<T>(base: string, route: string): Promise<T> {

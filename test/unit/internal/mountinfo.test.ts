@@ -66,8 +66,10 @@ test("mountinfo: fields, optional fields and the separator", () => {
     optional: ["master:1", "shared:4"],
     fsType: "ext3",
     source: "/dev/root",
+    superOptions: ["rw", "errors=continue"],
   });
   assert.deepEqual(b!.optional, []);
+  assert.deepEqual(b!.superOptions, ["ro"]);
   assert.deepEqual(b!.options, ["ro", "nosuid"]);
   assert.equal(b!.fsType, "xfs");
   assert.deepEqual(rest, [], "malformed lines are skipped");

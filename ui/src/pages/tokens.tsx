@@ -27,7 +27,7 @@ export function TokensPage() {
       const { data } = await getJson<ACLToken>("/v1/acl/token/self");
       setCheck({ s: "ok", token: data });
     } catch (err) {
-      const off = err instanceof ApiError && err.status === 400 && /ACL support disabled/i.test(err.message);
+      const off = err instanceof ApiError && err.code === "ERR_ACL_DISABLED";
       setCheck({
         s: "failed",
         text: off ? "ACLs are disabled on this cluster: no token is needed." : errorText(err),

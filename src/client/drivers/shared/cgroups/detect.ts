@@ -15,6 +15,7 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
+import { parseMountinfo } from "../../../../internal/mountinfo.js";
 
 export type V1Controller = "memory" | "cpu" | "cpuset";
 
@@ -82,21 +83,9 @@ interface CgroupMount {
 
 /** The v1 `cgroup` mounts in a mountinfo text, with their controllers (from the super options). */
 export function parseCgroupMounts(text: string): CgroupMount[] {
-  const out: CgroupMount[] = [];
-  for (const line of text.split("\n")) {
-    const [pre, post] = line.split(" - ");
-    if (pre === undefined || post === undefined) continue;
-    const fields = pre.split(" ");
-    const [fstype, , superOpts] = post.split(" ");
-    if (fstype !== "cgroup" || fields.length < 5) continue;
-    const controllers = (superOpts ?? "").split(",");
-    out.push({ root: unescapeMount(fields[3]!), mountPoint: unescapeMount(fields[4]!), controllers });
-  }
-  return out;
-}
-
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  return parseMountinfo(text)
+    .filter((m) => m.fsType === "cgroup")
+    .map((m) => ({ root: m.root, mountPoint: m.mountPoint, controllers: m.superOptions }));
 }
 
 function joinUnder(base: string, rel: string): string {
