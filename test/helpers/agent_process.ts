@@ -81,6 +81,8 @@ export interface AgentProcessOptions {
    * false: the agent's own default (a test of that default).
    */
   rawExec?: boolean;
+  /** The agent's open-file limit (soft and hard), set by util-linux `prlimit` before it starts. */
+  nofile?: number;
 }
 
 export class AgentProcess {
@@ -98,7 +100,9 @@ export class AgentProcess {
       args = [...rawExecConfigArgs(logFile.replace(/(\.log)?$/, ".raw_exec.hcl")), ...args];
     }
     const log = fs.openSync(logFile, "a");
-    this.child = spawn(process.execPath, [BERTH_BIN, "agent", ...args], {
+    const command = [process.execPath, BERTH_BIN, "agent", ...args];
+    if (opts.nofile !== undefined) command.unshift("prlimit", `--nofile=${opts.nofile}:${opts.nofile}`, "--");
+    this.child = spawn(command[0]!, command.slice(1), {
       cwd: REPO_ROOT,
       stdio: ["ignore", log, log],
       env: { ...process.env, BERTH_LOG_LEVEL: "debug", ...env },

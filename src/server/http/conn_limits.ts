@@ -17,7 +17,9 @@
  * - Open connections in all: at most `maxOpenConns` (0 = no cap), derived at start from the
  *   process's open-file limit (internal/fd_limit.ts) so connections never take the descriptors the
  *   store needs; one more is answered `503` (ERR_TOO_MANY_CONNECTIONS) and closed, so a node agent
- *   moves on to another server instead of being reset.
+ *   moves on to another server instead of being reset. Agent RPC connections may fill the cap only
+ *   up to `apiHeadroom` below it (an upgrade past that is refused the same way): a fleet bigger
+ *   than the limit allows must not lock the operator's own API calls out.
  * - RPC handshake: an upgraded agent connection must send its first frame (Node.Register) within
  *   `rpcHandshakeTimeoutMs` (Nomad's `rpc_handshake_timeout`, default 5 s, 0 = no limit), else it
  *   is closed; real agents register the moment they connect.
@@ -94,7 +96,7 @@ export function connectionCap(log: Logger, limit: OpenFileLimit | undefined = op
   };
   if (cap < 10_000)
     log.warn(
-      `open-file limit ${limit.soft}: this server takes at most ${cap} connections (node agents and API clients together); raise LimitNOFILE to serve more nodes`,
+      `open-file limit ${limit.soft}: this server takes at most ${cap} connections, of which at most ${cap - apiHeadroom(cap)} node agents (${apiHeadroom(cap)} kept for API clients); raise LimitNOFILE to serve more nodes`,
       fields,
     );
   else log.info("open-file limit read; connections capped below it", fields);
@@ -126,8 +128,9 @@ export class ConnLimiter {
   private readonly http: AddressCounts;
   private readonly rpc: AddressCounts;
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** Open connections in all (for maxOpenConns). */
+  /** Open connections in all (for maxOpenConns), and those upgraded to agent RPC. */
   private open = 0;
+  private rpcOpen = 0;
   /** When the cap was last logged (at most once a minute). */
   private loggedFullAt = Number.NEGATIVE_INFINITY;
   /** Open sockets' entries by the peer's address and port, for a TLS wrapper to find its TCP socket's. */
@@ -205,6 +208,7 @@ export class ConnLimiter {
     this.open++;
     socket.once("close", () => {
       this.open--;
+      if (conn.kind === "rpc") this.rpcOpen--;
       (conn.kind === "http" ? this.http : this.rpc).remove(addr);
       if (this.byPeer.get(key) === conn) this.byPeer.delete(key);
     });
@@ -214,6 +218,11 @@ export class ConnLimiter {
     const addr = socket.remoteAddress;
     const conn = connKind.get(socket);
     if (addr === undefined || conn === undefined || conn.kind !== "http") return;
+    const cap = this.limits.maxOpenConns;
+    if (cap > 0 && this.rpcOpen >= cap - apiHeadroom(cap)) {
+      this.refuseFull(socket, addr);
+      return;
+    }
     if (!this.rpc.tryAdd(addr)) {
       // The later listener (the RPC server) finds the socket closed and does not accept it.
       this.refuse(socket, addr, "rpc");
@@ -221,6 +230,7 @@ export class ConnLimiter {
     }
     this.http.remove(addr);
     conn.kind = "rpc";
+    this.rpcOpen++;
     if (this.limits.rpcHandshakeTimeoutMs > 0 && head.length === 0) this.awaitFirstFrame(socket, addr);
   }
 
@@ -268,6 +278,11 @@ export class ConnLimiter {
     socket.end(TOO_MANY);
     socket.destroy();
   }
+}
+
+/** Connections of the open-file cap kept for API clients: agents never take them. */
+export function apiHeadroom(cap: number): number {
+  return Math.min(Math.floor(cap / 2), Math.max(16, Math.floor(cap / 16)));
 }
 
 /** Which count an accepted socket is in; it moves from HTTP to RPC when the socket upgrades. */
