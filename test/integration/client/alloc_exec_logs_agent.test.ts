@@ -36,13 +36,15 @@ let port: number;
 
 // Each task records its own cgroups on stdout, then waits.
 const RECORD = "cat /proc/self/cgroup; echo ===; while :; do sleep 1; done";
+// The exec task puts a loader variable into its own process's environment, where exec reads it.
+const PLANT = `LD_PRELOAD=/berth-no-such-preload.so exec /bin/sh -c '${RECORD}'`;
 const SERVICE = `job "boxed" {
   group "g" {
     task "box" {
       driver = "exec"
       config {
         command = "/bin/sh"
-        args    = ["-c", ${JSON.stringify(RECORD)}]
+        args    = ["-c", ${JSON.stringify(PLANT)}]
       }
       resources {
         memory = 64
@@ -157,6 +159,11 @@ test("alloc exec runs in the task's cgroup (exec and raw_exec), also after an ag
   assert.equal((await cli("job", "run", path.join(dir, "once.hcl"))).code, 0);
   const boxed = await allocOf("boxed", "running");
   for (const t of ["box", "raw"]) await assertExecInCgroup(boxed, t);
+  // The loader variable the task planted reaches the command, but none of the root helpers on the
+  // way (the gate's shell, nsenter): only the command's own loader complains of the missing library.
+  const env = await cli("alloc", "exec", "-task", "box", boxed, "/bin/sh", "-c", 'echo "$LD_PRELOAD"');
+  assert.equal(env.stdout, "/berth-no-such-preload.so\n");
+  assert.equal(env.stderr.match(/cannot be preloaded/g)?.length, 1, env.stderr);
   const done = await allocOf("once", "complete");
   assert.equal((await cli("alloc", "logs", done)).stdout, "said-on-stdout\n");
 
