@@ -291,6 +291,7 @@ export class Client {
       (id) => allocAccess(this.sync, id),
       this.opts.log.child("client_alloc"),
       (name) => this.drivers.get(name),
+      safeJoin(this.opts.dataDir, "alloc"),
     );
   }
 

@@ -3,19 +3,21 @@
  * this node (Nomad's client FS and alloc endpoints, reached through the server over the agent's own
  * connection: nodes accept no inbound connections).
  *
- * Logs are read from the task's log files without following links (a task can replace them:
- * no_follow.ts). Exec runs a command non-interactively inside the task: for exec-driver tasks in
- * the task's mount namespace and root (nsenter into a process of the task), for raw_exec in the
- * task dir; with the task's environment (read from its process); a driver with its own exec
- * (docker: the Engine's exec API) runs it instead. Output is returned whole, capped.
+ * Logs: client_alloc_logs.ts (also of allocs whose files outlived their runner). Exec runs a
+ * command non-interactively inside the task: for exec-driver tasks in the task's mount namespace
+ * and root (nsenter into a process of the task), for raw_exec in the task dir; with the task's
+ * environment (read from its process); inside the task's cgroup(s) when it has them (the task's
+ * memory and CPU limits hold for it: spawn_joined.ts); a driver with its own exec (docker: the
+ * Engine's exec API, inside the container) runs it instead. Output is returned whole, capped.
  */
-import { spawn } from "node:child_process";
 import { BerthError, notFound } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { TaskDriver, TaskExecProcess, TaskHandle } from "../drivers/driver.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
-import { openReadNoFollow } from "../allocdir/no_follow.js";
+import { cgroupFromState } from "../drivers/shared/cgroups/manager.js";
+import { spawnJoined } from "../drivers/shared/cgroups/spawn_joined.js";
+import { logSource, readLog } from "./client_alloc_logs.js";
 import { registerExecSessionHandlers } from "./client_exec_session.js";
 import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
 
@@ -34,17 +36,20 @@ export interface ClientAllocPeer {
   ): void;
 }
 
-/** A single read's cap: the server asks again from the new offset. */
-export const MAX_LOG_READ = 1 << 20;
 /** What exec keeps of each of stdout and stderr. */
 export const MAX_EXEC_OUTPUT = 4 << 20;
 
-/** `driverOf`: the driver of a task's handle, for drivers with their own exec (TaskDriver.exec). */
+/**
+ * `driverOf`: the driver of a task's handle, for drivers with their own exec (TaskDriver.exec).
+ * `allocsDir`: `<data dir>/alloc`, where logs of allocs with no task runner here are read from
+ * (client_alloc_logs.ts); absent, reading those answers 404.
+ */
 export function registerClientAllocHandlers(
   peer: ClientAllocPeer,
   allocs: (id: string) => AllocAccess | undefined,
   log: Logger,
   driverOf?: (name: string) => TaskDriver | undefined,
+  allocsDir?: string,
 ): void {
   const alloc = (id: string): AllocAccess => {
     const a = allocs(id);
@@ -103,33 +108,9 @@ export function registerClientAllocHandlers(
   });
 
   peer.handle("ClientAlloc.ReadLog", async (req) => {
-    const a = alloc(req.AllocID);
-    const tr = task(a, req.AllocID, req.Task);
-    const dead = tr.state().State === "dead";
-    let fh;
-    try {
-      fh = await openReadNoFollow(a.root, [req.Task, "logs"], `${req.Task}.${req.Type}.0`);
-    } catch (err) {
-      // Not written yet (the task has not started): an empty read, not an error.
-      if ((err as NodeJS.ErrnoException).code === "ENOENT")
-        return { Data: "", Offset: 0, Size: 0, TaskDead: dead };
-      throw err;
-    }
-    try {
-      const size = (await fh.stat()).size;
-      const from = req.Origin === "end" ? Math.max(0, size - req.Offset) : Math.min(req.Offset, size);
-      const want = Math.max(0, Math.min(req.Limit, MAX_LOG_READ, size - from));
-      const buf = Buffer.alloc(want);
-      const { bytesRead } = await fh.read(buf, 0, want, from);
-      return {
-        Data: buf.subarray(0, bytesRead).toString("base64"),
-        Offset: from,
-        Size: size,
-        TaskDead: dead,
-      };
-    } finally {
-      await fh.close();
-    }
+    const a = allocs(req.AllocID);
+    const runner = a ? { root: a.root, task: a.task(req.Task) } : undefined;
+    return readLog(req, await logSource(req, runner, allocsDir));
   });
 
   peer.handle("ClientAlloc.Exec", async (req, signal) => {
@@ -197,8 +178,8 @@ async function execIn(
   signal: AbortSignal,
 ): Promise<ClientMethods["ClientAlloc.Exec"][1]> {
   const { file, args, cwd, env } = await taskCommand(handle, taskDir, req.Command);
+  const child = await spawnJoined(cgroupFromState(handle.state.cgroup), file, args, { env, cwd, signal });
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"], signal });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const keep = (into: Buffer[]) => (chunk: Buffer) => {
@@ -209,11 +190,7 @@ async function execIn(
     const timer = setTimeout(() => child.kill("SIGKILL"), req.TimeoutMs);
     child.on("error", (e) => {
       clearTimeout(timer);
-      reject(
-        (e as NodeJS.ErrnoException).code === "ENOENT"
-          ? new BerthError("ERR_VALIDATION", `Command: ${JSON.stringify(req.Command[0])} not found`)
-          : e,
-      );
+      reject(e);
     });
     child.on("close", (code, sig) => {
       clearTimeout(timer);

@@ -11,10 +11,13 @@
  * instruction); a later size is set from the host with `stty -F /proc/<pid>/fd/0` on the process
  * holding the terminal, which makes the kernel send SIGWINCH to the command's foreground group.
  *
+ * A session spawned on the node runs inside the task's cgroup(s) (spawn_joined.ts), so the task's
+ * memory and CPU limits hold for it too, as Nomad's executor runs them.
+ *
  * Sessions end: when the command has ended and its output was fetched; on ExecClose (the user went
  * away: the command is killed); when nobody polled for IDLE_MS (a server that lost track).
  */
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
@@ -23,6 +26,8 @@ import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
 import type { TaskDriver, TaskHandle } from "../drivers/driver.js";
+import { cgroupFromState } from "../drivers/shared/cgroups/manager.js";
+import { type PipedChild, spawnJoined } from "../drivers/shared/cgroups/spawn_joined.js";
 import { findTool } from "../drivers/shared/proc.js";
 import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
 
@@ -32,8 +37,6 @@ export const EXEC_SESSION_IDLE_MS = 60_000;
 const MAX_PENDING = 4 << 20;
 /** Longest output poll the server may ask for. */
 const MAX_WAIT_MS = 30_000;
-
-type Child = ChildProcessByStdio<Writable, Readable, Readable>;
 
 /** Where the handlers are registered (the agent's connection to the server). */
 export interface SessionPeer {
@@ -144,22 +147,8 @@ class Session {
   }
 }
 
-/** Fails with the spawn error (e.g. the command or `script` missing), else resolves once running. */
-function spawned(child: Child, command: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.once("spawn", resolve);
-    child.once("error", (e) =>
-      reject(
-        (e as NodeJS.ErrnoException).code === "ENOENT"
-          ? new BerthError("ERR_VALIDATION", `Command: ${JSON.stringify(command)} not found`)
-          : e,
-      ),
-    );
-  });
-}
-
 /** A process spawned on the node as a session's process; a later size is set with `stty -F`. */
-function childProcess(child: Child): SessionProcess {
+function childProcess(child: PipedChild): SessionProcess {
   return {
     stdin: child.stdin,
     stdout: child.stdout,
@@ -212,7 +201,10 @@ export function ttyShellLine(command: string[], height: number, width: number): 
   return `${size}exec ${command.map(shQuote).join(" ")}`;
 }
 
-/** The command spawned on the node, in the task (task_process.ts), on a `script` terminal for a TTY. */
+/**
+ * The command spawned on the node, in the task (task_process.ts) and its cgroup, on a `script`
+ * terminal for a TTY.
+ */
 async function spawnInTask(
   handle: TaskHandle,
   taskDir: string,
@@ -227,15 +219,8 @@ async function spawnInTask(
   const { file, args, cwd, env } = await taskCommand(handle, taskDir, command);
   // script runs the line with $SHELL: the task's own could be anything.
   if (req.Tty) env.SHELL = "/bin/sh";
-  const child = spawn(file, args, { env, cwd, stdio: ["pipe", "pipe", "pipe"] });
-  const proc = childProcess(child);
-  try {
-    await spawned(child, req.Command[0]!);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  }
-  return proc;
+  // Inside the task's cgroup(s) from its first instruction, when it has them (spawn_joined.ts).
+  return childProcess(await spawnJoined(cgroupFromState(handle.state.cgroup), file, args, { env, cwd }));
 }
 
 /** `driverOf`: the driver of a task's handle, for drivers with their own exec (TaskDriver.exec). */

@@ -11,7 +11,9 @@ import { findTool } from "../drivers/shared/proc.js";
 /**
  * How to run `command` inside the task: for an exec-driver task in its mount namespace, root and
  * working directory (nsenter into a process of the task), for raw_exec in the task dir; with the
- * task's environment as its process has it.
+ * task's environment as its process has it, except what no root process may run with
+ * (rootSafeEnv: carried past the privilege drop for an exec-driver task, dropped for a raw_exec
+ * task that runs as another user than the agent's).
  */
 export async function taskCommand(
   handle: TaskHandle,
@@ -20,19 +22,53 @@ export async function taskCommand(
 ): Promise<{ file: string; args: string[]; cwd: string | undefined; env: Record<string, string> }> {
   const inside = await processInTaskRoot(handle.pid);
   const env = await environOf(inside ?? handle.pid);
-  if (inside === null) return { file: command[0]!, args: command.slice(1), cwd: taskDir, env };
+  if (inside === null) {
+    // raw_exec: the command runs as the agent's user on the host. A task that runs as another user
+    // must not get the agent's root to load code through its environment (see rootSafeEnv).
+    const owner = await credentialsOf(handle.pid);
+    const safe = owner === null || owner.uid === 0 ? env : rootSafeEnv(env).safe;
+    return { file: command[0]!, args: command.slice(1), cwd: taskDir, env: safe };
+  }
   const nsenter = await findTool("nsenter");
   if (!nsenter) throw new BerthError("ERR_DRIVER", "exec into an exec-driver task needs nsenter");
   // As the task's own user, as Nomad's exec does: an exec task runs as nobody unless its job says
   // otherwise, and exec-ing into it must not hand out the agent's root inside the task's root.
   const owner = await credentialsOf(inside);
   const asUser = owner === null || owner.uid === 0 ? [] : ["-S", String(owner.uid), "-G", String(owner.gid)];
+  // The helpers (the cgroup gate's shell, nsenter) run as root on the host: they get none of the
+  // variables that load code; those reach the command through `env`, run in the task's root as its
+  // user.
+  const { safe, carried } = rootSafeEnv(env);
+  const withCarried = carried.length === 0 ? command : ["env", "--", ...carried, ...command];
   return {
     file: nsenter,
-    args: ["-t", String(inside), "-m", "-r", "-w", ...asUser, "--", ...command],
+    args: ["-t", String(inside), "-m", "-r", "-w", ...asUser, "--", ...withCarried],
     cwd: undefined,
-    env,
+    env: safe,
   };
+}
+
+/**
+ * Variables that make a program run as root load or read code or data the task chose: glibc's
+ * list of those it ignores for setuid programs (UNSECURE_ENVVARS: the loader's LD_*, GCONV_PATH,
+ * LOCPATH, …) and those a shell imports functions or startup files from. The task's environment
+ * is read from its process, which the task can rewrite at will, so root must never run with these.
+ */
+const UNSAFE_FOR_ROOT =
+  /^(LD_[A-Z_]*|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_[A-Z_]*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|BASH_FUNC_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS)$/;
+
+/** `env` without UNSAFE_FOR_ROOT (safe), and those as `NAME=value` words (carried). */
+export function rootSafeEnv(env: Record<string, string>): {
+  safe: Record<string, string>;
+  carried: string[];
+} {
+  const safe: Record<string, string> = {};
+  const carried: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    if (UNSAFE_FOR_ROOT.test(k)) carried.push(`${k}=${v}`);
+    else safe[k] = v;
+  }
+  return { safe, carried };
 }
 
 /**

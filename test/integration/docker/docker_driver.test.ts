@@ -164,6 +164,36 @@ test("resources: the memory limit holds; an OOM kill is reported as one", async 
   assert.equal(res.exitCode, 137);
 });
 
+test("exec runs in the container's cgroups: the same as its main process's, held to its memory limit", async () => {
+  const d = driver();
+  const cfg = task(
+    { image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", "while :; do sleep 0.2; done"] },
+    { resources: { cpuShares: 100, memoryMB: 32, memoryMaxMB: 0, cores: 0, reservedCores: [] } },
+  );
+  const h = await d.start(cfg);
+  const run = async (command: string[]) => {
+    const proc = await d.exec(h, command, { tty: false, height: 0, width: 0 });
+    let out = "";
+    proc.stdout.on("data", (c: Buffer) => (out += c.toString()));
+    proc.stdin.end();
+    return { code: await proc.exited, out };
+  };
+  const main = await run(["/bin/cat", "/proc/1/cgroup"]);
+  const own = await run(["/bin/cat", "/proc/self/cgroup"]);
+  assert.equal(main.code, 0);
+  assert.ok(main.out.length > 0);
+  assert.equal(own.out, main.out, "the exec's cgroups are the container's");
+  // Doubles a string to 128 MiB (bounded: a regression cannot eat the machine), past 32 MiB.
+  const hog = await run([
+    "/bin/sh",
+    "-c",
+    'a=x; i=0; while [ $i -lt 27 ]; do a="$a$a"; i=$((i+1)); done; echo survived',
+  ]);
+  assert.deepEqual(hog, { code: 137, out: "" }, "the exec was OOM-killed");
+  await d.stop(h, 0);
+  await d.wait(h);
+});
+
 test("recover: a second driver re-attaches to the same container and follows its logs", async () => {
   const first = driver();
   const cfg = task({
