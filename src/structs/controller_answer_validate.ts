@@ -39,6 +39,7 @@ function id(field: string, v: unknown): string {
   if (typeof v !== "string") throw bad(field, "must be a string");
   if (v === "") throw bad(field, "is empty");
   if (Buffer.byteLength(v, "utf8") > MAX_ID_BYTES) throw bad(field, `is longer than ${MAX_ID_BYTES} bytes`);
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(v)) throw bad(field, "contains control characters");
   return v;
 }
@@ -195,6 +196,6 @@ export function checkControllerAnswer<M extends keyof ClientMethods>(
   method: M,
   answer: unknown,
 ): ClientMethods[M][1] {
-  const check = CHECKERS[method] as ((a: unknown) => ClientMethods[M][1]) | undefined;
+  const check = CHECKERS[method];
   return check ? check(answer) : (answer as ClientMethods[M][1]);
 }
