@@ -87,7 +87,8 @@ export class Agent {
           ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
           datacenter: this.opts.datacenter,
         },
-        ...(fileConfig.clientIntroduction ? { intro: fileConfig.clientIntroduction } : {}),
+        // -dev listens on loopback only: its own node is not warned about unless configured.
+        intro: fileConfig.clientIntroduction ?? (this.opts.dev ? { enforcement: "none" } : {}),
       });
       await this.server.start();
       const exposed = nodeRpcWarning({
