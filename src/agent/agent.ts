@@ -11,6 +11,8 @@ import type { Logger } from "../internal/log.js";
 import { Client } from "../client/client.js";
 import { removeTreeNoMounts } from "../client/allocdir/alloc_dir.js";
 import { Server } from "../server/server.js";
+import { DEFAULT_INTRO_SETTINGS } from "../server/rpc/node_intro.js";
+import { nodeRpcWarning } from "./node_rpc_warning.js";
 import { ensureDirMode, PRIVATE_DIR_MODE, TRAVERSE_ONLY_DIR_MODE } from "../internal/private_files.js";
 import { resolveHostVolumes } from "./config_file.js";
 import { clientTls, dialAddress, serverTls } from "./config_tls.js";
@@ -85,8 +87,17 @@ export class Agent {
           ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
           datacenter: this.opts.datacenter,
         },
+        // -dev listens on loopback only: its own node is not warned about unless configured.
+        intro: fileConfig.clientIntroduction ?? (this.opts.dev ? { enforcement: "none" } : {}),
       });
       await this.server.start();
+      const exposed = nodeRpcWarning({
+        dev: this.opts.dev,
+        https: listenerTls !== undefined,
+        mtls: listenerTls?.rpc === true,
+        enforcement: fileConfig.clientIntroduction?.enforcement ?? DEFAULT_INTRO_SETTINGS.enforcement,
+      });
+      if (exposed) this.log.child("server").warn(exposed.message, exposed.fields);
     }
     if (this.opts.client) {
       const servers = (this.opts.servers.length > 0 ? this.opts.servers : [this.server!.httpAddress]).map(
@@ -97,6 +108,7 @@ export class Agent {
         dataDir: this.dataDir,
         servers,
         nodeName: this.opts.nodeName,
+        ...(this.opts.clientIntroToken === null ? {} : { introToken: this.opts.clientIntroToken }),
         datacenter: this.opts.datacenter,
         nodeClass: this.opts.nodeClass,
         drivers: this.opts.drivers,

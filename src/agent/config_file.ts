@@ -38,6 +38,8 @@ import { parseLimits, type LimitsSetting } from "./config_limits.js";
 import { parseEtcdBlock, type EtcdFileSetting } from "./config_etcd.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
 import { parseAcl, type AclSetting } from "./config_acl.js";
+import { parseClientIntroduction } from "./config_intro.js";
+import type { IntroSettings } from "../server/rpc/node_intro.js";
 import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
 import { parsePlugins, type PluginSettings } from "./config_plugins.js";
 import { agentConfigValue } from "./config_shape.js";
@@ -81,6 +83,8 @@ export interface AgentFileConfig {
   etcd?: EtcdFileSetting;
   /** `server { failover_heartbeat_ttl }` in ms. */
   failoverHeartbeatTtlMs?: number;
+  /** `server { client_introduction { … } }` (config_intro.ts); later files win per setting. */
+  clientIntroduction?: Partial<IntroSettings>;
   /** client `reserved { cpu, memory, disk }` (Nomad's names); later files win per field. */
   reserved?: ReservedSetting;
   /** client `cpu_total_compute`, `memory_total_mb`, `disk_total_mb`. */
@@ -136,6 +140,8 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
   if (cfg.resourceOverrides) out.resourceOverrides = { ...out.resourceOverrides, ...cfg.resourceOverrides };
   if (cfg.tls) out.tls = { ...out.tls, ...cfg.tls };
   if (cfg.acl) out.acl = { ...out.acl, ...cfg.acl };
+  if (cfg.clientIntroduction)
+    out.clientIntroduction = { ...out.clientIntroduction, ...cfg.clientIntroduction };
   if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
   if (cfg.telemetry) out.telemetry = { ...out.telemetry, ...cfg.telemetry };
 }
@@ -220,6 +226,8 @@ function fromBody(top: Body): AgentFileConfig {
       if (failoverNs < 1e6) throw server.error("failover_heartbeat_ttl must be at least 1ms");
       out.failoverHeartbeatTtlMs = Math.round(failoverNs / 1e6);
     }
+    const intro = server.block("client_introduction");
+    if (intro) out.clientIntroduction = parseClientIntroduction(intro);
     server.finish();
   }
   const client = top.block("client");

@@ -28,6 +28,8 @@ export interface AgentOptions {
   /** Server addresses a -client agent dials (http://HOST:PORT). */
   servers: string[];
   nodeName: string | null;
+  /** Client: `-client-intro-token` (client/intro_token.ts); null: the environment or the token file. */
+  clientIntroToken: string | null;
   /** Node.Datacenter (Nomad's default "dc1"). */
   datacenter: string;
   /** Node.NodeClass ("" when unset). */
@@ -73,6 +75,7 @@ export interface AgentFlags {
   dataDir?: string;
   httpAddr?: string;
   nodeName?: string;
+  clientIntroToken?: string;
   datacenter?: string;
   nodeClass?: string;
   logLevel?: string;
@@ -98,6 +101,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -data-dir=DIR        where state lives (required without -dev)
   -http-addr=HOST:PORT the server's HTTP listen address (default 127.0.0.1:4646)
   -node-name=NAME      the node's name (default: the hostname)
+  -client-intro-token=TOKEN
+                       client: the node introduction token a new node registers with (berth node
+                       intro create; or NOMAD_CLIENT_INTRO_TOKEN, or DATA_DIR/client/intro_token.jwt)
   -dc=NAME             the node's datacenter (default dc1)
   -node-class=CLASS    the node's class (default none)
   -log-level=LEVEL     trace, debug, info, warn or error (default info)
@@ -144,6 +150,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "data-dir": { type: "string" },
         "http-addr": { type: "string" },
         "node-name": { type: "string" },
+        "client-intro-token": { type: "string" },
         dc: { type: "string" },
         "node-class": { type: "string" },
         "log-level": { type: "string" },
@@ -180,6 +187,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["data-dir", "dataDir"],
     ["http-addr", "httpAddr"],
     ["node-name", "nodeName"],
+    ["client-intro-token", "clientIntroToken"],
     ["dc", "datacenter"],
     ["node-class", "nodeClass"],
     ["log-level", "logLevel"],
@@ -273,6 +281,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     httpAddr,
     servers,
     nodeName: flags.nodeName ?? file.nodeName ?? null,
+    clientIntroToken: flags.clientIntroToken ?? null,
     datacenter,
     nodeClass: flags.nodeClass ?? file.nodeClass ?? "",
     logLevel,

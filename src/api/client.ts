@@ -177,6 +177,11 @@ export class ApiClient extends StatusApiClient {
     });
   }
 
+  /** A node introduction token (Nomad's ACLIdentity().CreateClientIntroductionToken); TTL in ns, 0: the server's default. */
+  createNodeIntroToken(req: { NodeName: string; NodePool: string; TTL: number }): Promise<{ JWT: string }> {
+    return this.request("PUT", "/v1/acl/identity/client-introduction-token", { body: req });
+  }
+
   // Namespaces (the name is a path segment; the client's own `?namespace=` plays no part)
 
   /** By name; `prefix` keeps those whose name starts with it. */

@@ -45,6 +45,7 @@ import { leaseFile, NodeLease } from "./fence/node_lease.js";
 import { SelfFence } from "./fence/self_fence.js";
 
 import type { ClientOptions } from "./client_options.js";
+import { introTokenField } from "./intro_token.js";
 export type { ClientOptions };
 
 export class Client {
@@ -300,6 +301,7 @@ export class Client {
     const resp = await peer.call(
       "Node.Register",
       {
+        ...(await introTokenField(safeJoin(this.opts.dataDir, "client"), this.opts.introToken)),
         Node: {
           SecretID: this.nodeSecret,
           ...buildNode({

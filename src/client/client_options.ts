@@ -13,6 +13,8 @@ export interface ClientOptions {
   /** Server HTTP addresses: the agent holds one connection, moving to the next when it fails. */
   servers: string[];
   nodeName: string | null;
+  /** `-client-intro-token` (client/intro_token.ts); absent: the environment, then the token file. */
+  introToken?: string;
   /** Node.Datacenter (default "dc1"). */
   datacenter?: string;
   /** Node.NodeClass (default ""). */

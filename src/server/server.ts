@@ -28,6 +28,8 @@ import { JobLaunchEndpoint } from "./rpc/job_launch.js";
 import { JobEndpoint } from "./rpc/job.js";
 import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
+import { nodeIntroOf } from "./rpc/node_intro_key.js";
+import type { IntroSettings } from "./rpc/node_intro.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
@@ -70,10 +72,7 @@ export interface ServerOptions {
   heartbeatTtlMs?: number;
   /** The grace of every up node when this server starts leading (heartbeat.ts; default 5 min). */
   failoverHeartbeatTtlMs?: number;
-  /**
-   * How long a down node keeps its plugin instances on the plugin records (default
-   * DEFAULT_DOWN_PLUGIN_BOUND_MS, 5 minutes; tests set it short).
-   */
+  /** How long a down node keeps its plugin instances on the plugin records (default 5 min). */
   downNodePluginBoundMs?: number;
   /** Overrides of the volumewatcher's rate limits, backoff and node grace (tests set them short). */
   volumeWatcher?: Partial<VolumeWatcherOptions>;
@@ -87,10 +86,7 @@ export interface ServerOptions {
   deploymentWatcher?: Partial<DeploymentWatcherOptions>;
   /** Overrides of the orphan reconciler's interval. */
   orphans?: Partial<OrphanReconcilerOptions>;
-  /**
-   * Connection limits and request timeouts of the listener (agent config `limits`; conn_limits.ts),
-   * and the limit on failed node authentications per address (node_auth_limit.ts).
-   */
+  /** Listener limits and timeouts (`limits`; conn_limits.ts), failed node auths (node_auth_limit.ts). */
   limits?: Partial<ConnLimits & NodeAuthLimits>;
   /** HTTPS and mutual TLS on the listener (agent config `tls`; tls_listener.ts); absent: plain HTTP. */
   tls?: ServerTls;
@@ -111,6 +107,8 @@ export interface ServerOptions {
   etcd?: EtcdSettings;
   /** Several servers: this server's name, lease TTL and datacenter (leader/cluster.ts). */
   member?: MemberOptions;
+  /** `client_introduction`: node introduction tokens (rpc/node_intro.ts); Nomad's defaults. */
+  intro?: Partial<IntroSettings>;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;
@@ -219,9 +217,9 @@ export class Server {
       this.opts.etcd ? () => store.listNodes() : null,
     );
     const leaseTtlSec = this.opts.member?.leaseTtlSec ?? DEFAULT_LEASE_TTL_SEC;
-    const node = new NodeEndpoint(deps, liveness, () =>
-      contactRefusal(!!this.opts.etcd, this.cluster, leaseTtlSec),
-    );
+    const secret = () => (this.cluster instanceof EtcdCluster ? this.cluster.sharedSecret : undefined);
+    const vouch = () => contactRefusal(!!this.opts.etcd, this.cluster, leaseTtlSec);
+    const node = new NodeEndpoint(deps, liveness, vouch, nodeIntroOf(this.opts, secret));
     const claim = new ClaimEndpoint(deps);
     const volumes = new VolumeEndpoint(deps);
     const loopParts = {

@@ -46,6 +46,9 @@ export const ERROR_CODES = [
   "ERR_CSI_NOT_SUPPORTED",
   // A plugin answered NodeStage/NodePublish with success but nothing is mounted at the host path.
   "ERR_CSI_NOT_MOUNTED",
+  // A node answered a controller call with something malformed (an empty external ID, a bad
+  // capacity...): nothing of it was used or stored (structs/controller_answer_validate.ts).
+  "ERR_CSI_BAD_ANSWER",
   // Transport and lifecycle.
   "ERR_RPC_UNAVAILABLE",
   "ERR_RPC_TIMEOUT",

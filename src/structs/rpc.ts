@@ -35,6 +35,7 @@ import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volu
 
 export interface NodeRegisterRequest extends OrderedReport {
   Node: RegisteringNode;
+  IntroToken?: string; // node introduction (server/rpc/node_intro.ts): read for a never-seen node ID only
 }
 export interface NodeRegisterResponse {
   /** Milliseconds within which the node must heartbeat again before it is marked down. */

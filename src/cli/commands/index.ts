@@ -22,6 +22,7 @@ import { namespaceList, namespaceStatus } from "./namespace_status.js";
 import { nodeDrain } from "./node_drain.js";
 import { nodeEligibility } from "./node_eligibility.js";
 import { nodeStatus } from "./node_status.js";
+import { nodeIntroCreate } from "./node_intro_create.js";
 import { operatorQuarantine } from "./operator_quarantine.js";
 import { operatorRaft } from "./operator_raft.js";
 import { serverMembers } from "./server_members.js";
@@ -82,7 +83,13 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     signal: entry(allocSignal),
   },
   eval: { status: entry(evalStatus), list: entry(evalList) },
-  node: { status: entry(nodeStatus), drain: entry(nodeDrain), eligibility: entry(nodeEligibility) },
+  node: {
+    status: entry(nodeStatus),
+    drain: entry(nodeDrain),
+    eligibility: entry(nodeEligibility),
+    // `berth node intro create`: the verb's own parse takes "create".
+    intro: entry(nodeIntroCreate),
+  },
   volume: {
     create: entry(volumeCreate),
     delete: entry(volumeDelete),

@@ -17,6 +17,7 @@
 import { BerthError, asBerthError, isRetryable } from "../../structs/errors.js";
 import { retryWithBackoff } from "../../internal/backoff.js";
 import { checkFences } from "../../internal/fence.js";
+import { checkControllerAnswer } from "../../structs/controller_answer_validate.js";
 import type { CSIControllerInfo } from "../../structs/plugin.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
@@ -108,8 +109,9 @@ export class ControllerClient {
     let last: BerthError | undefined;
     for (const nodeId of this.candidates(pluginId, opts.requires, seen)) {
       tried++;
+      let answer: unknown;
       try {
-        return await this.conns.call(nodeId, method, params, {
+        answer = await this.conns.call(nodeId, method, params, {
           timeoutMs: opts.timeoutMs ?? this.defaultTimeoutMs,
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
@@ -129,7 +131,9 @@ export class ControllerClient {
           code: e.code,
         });
         last = e;
+        continue;
       }
+      return this.checked(pluginId, method, nodeId, answer);
     }
     if (tried === 0) {
       // Asked only now: a plugin with a candidate exists, and this read is a fifth of a call.
@@ -151,6 +155,35 @@ export class ControllerClient {
       last?.code ?? "ERR_CSI_PLUGIN_UNAVAILABLE",
       `no healthy controller for plugin ${JSON.stringify(pluginId)} could take ${method}${last ? `: ${last.message}` : ""}`,
     );
+  }
+
+  /**
+   * The node's answer, checked before anyone uses or stores it (controller_answer_validate.ts). A
+   * malformed one fails the call with ERR_CSI_BAD_ANSWER (final: another candidate is not asked,
+   * so the operator sees the node that answered it) and a warning naming the node and the field.
+   */
+  private checked<M extends ControllerMethod>(
+    pluginId: string,
+    method: M,
+    nodeId: string,
+    answer: unknown,
+  ): ClientMethods[M][1] {
+    try {
+      return checkControllerAnswer(method, answer);
+    } catch (err) {
+      const e = asBerthError(err);
+      this.log.warn("refused a malformed controller answer from a node; nothing of it was stored", {
+        plugin: pluginId,
+        method,
+        node: nodeId,
+        field: e.field,
+        error: e.message,
+      });
+      throw new BerthError(e.code, `${method} on node ${nodeId}: ${e.message}`, {
+        ...(e.field === undefined ? {} : { field: e.field }),
+        cause: err,
+      });
+    }
   }
 
   /**

@@ -86,6 +86,8 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode, g.node("write")],
   [["PUT", "POST"], "/v1/node/:id/eligibility", nodes.nodeEligibility, g.node("write")],
   ["GET", "/v1/node/:id/allocations", nodes.nodeAllocations, g.node("read")],
+  // Nomad's route and capability for `node intro create` (rpc/node_intro.ts).
+  [["PUT", "POST"], "/v1/acl/identity/client-introduction-token", nodes.createIntroToken, g.node("write")],
   // Methods as Nomad's handlers take them (command/agent/csi_endpoint.go): /v1/volumes registers on
   // PUT and POST, /v1/volume/csi/:id and .../create on PUT only; anything else answers 405.
   ["GET", "/v1/volumes", csi.listVolumes, g.VOLUME_LIST],

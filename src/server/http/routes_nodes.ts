@@ -1,4 +1,7 @@
-/** /v1/node/:id/drain, /v1/node/:id/eligibility, /v1/node/:id/allocations (Nomad's node routes). */
+/**
+ * /v1/node/:id/drain, /v1/node/:id/eligibility, /v1/node/:id/allocations (Nomad's node routes) and
+ * /v1/acl/identity/client-introduction-token (node introduction, rpc/node_intro.ts).
+ */
 import { notFound } from "../../structs/errors.js";
 import { validateDrainRequest, validateEligibilityRequest } from "../../structs/node_validate.js";
 import { allocFull } from "./stubs.js";
@@ -6,6 +9,7 @@ import { param, type Route } from "./context.js";
 import { blockingIndex, readJson, sendJson } from "./respond.js";
 import { allowNs } from "../acl/guards.js";
 import { watchKeys } from "../state/watch_keys.js";
+import { parseIntroTokenRequest } from "../rpc/node_intro.js";
 
 export const drainNode: Route = async (ctx, api) => {
   const id = param(ctx, "id");
@@ -31,4 +35,15 @@ export const nodeAllocations: Route = async (ctx, api) => {
   // Only the allocs of namespaces the caller may read-job in (Nomad's Node.GetAllocs).
   const allocs = api.store.allocsByNode(id).filter((a) => allowNs(ctx, a.Namespace, "read-job"));
   sendJson(ctx.res, allocs.map(allocFull), index);
+};
+
+/**
+ * A new node introduction token, `{"JWT": …}` as Nomad answers (ACLCreateClientIntroductionTokenRequest:
+ * NodeName, NodePool, TTL in ns). The token appears in this answer only; it is never stored or logged.
+ */
+export const createIntroToken: Route = async (ctx, api) => {
+  const req = parseIntroTokenRequest(await readJson(ctx.req));
+  const res = api.nodes.createIntroToken(req);
+  ctx.res.setHeader("Cache-Control", "no-store");
+  sendJson(ctx.res, res);
 };

@@ -45,6 +45,8 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_CSI_UNKNOWN: 500,
   ERR_CSI_NOT_SUPPORTED: 400,
   ERR_CSI_NOT_MOUNTED: 500,
+  // The node that ran the call answered with something malformed: a bad upstream answer.
+  ERR_CSI_BAD_ANSWER: 502,
   ERR_RPC_UNAVAILABLE: 503,
   ERR_RPC_TIMEOUT: 504,
   ERR_NODE_NOT_CONNECTED: 503,

@@ -129,6 +129,11 @@ export class EtcdCluster implements ClusterView {
     );
   }
 
+  /** The cluster secret once joined ("" before); node introduction derives its key from it. */
+  get sharedSecret(): string {
+    return this.secret;
+  }
+
   /** Reads (or creates) the cluster secret and the mirrors, then joins the election. */
   async start(): Promise<void> {
     try {

@@ -39,6 +39,7 @@ import { watchKeys } from "../state/watch_keys.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import { refreshJobStatus } from "../scheduler/scheduler.js";
 import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
+import type { IntroTokenRequest, NodeIntroTokens } from "./node_intro.js";
 
 /** Nomad's NodeDrainUpdateResponse and NodeEligibilityUpdateResponse. */
 export interface NodeUpdateResponse {
@@ -58,7 +59,21 @@ export class NodeEndpoint {
     private readonly liveness: Pick<HeartbeatMonitor, "reset" | "ttlMs">,
     /** Why this server cannot vouch for a node's liveness now (leader/contact.ts); undefined: it can. */
     private readonly cannotVouch: () => string | undefined = () => undefined,
+    /** Node introduction (node_intro.ts); absent: any new node ID registers (enforcement "none"). */
+    private readonly intro?: NodeIntroTokens,
   ) {}
+
+  /** A new node introduction token (PUT /v1/acl/identity/client-introduction-token); never logged. */
+  createIntroToken(req: IntroTokenRequest): { JWT: string } {
+    if (!this.intro) throw new BerthError("ERR_NOT_FOUND", "node introduction is not enabled on this server");
+    const t = this.intro.create(req);
+    this.deps.log.info("node introduction token created", {
+      token_id: t.ID,
+      node_name: req.NodeName || undefined,
+      expires_at: new Date(t.ExpiresAt).toISOString(),
+    });
+    return { JWT: t.JWT };
+  }
 
   /**
    * Registers (or re-registers) the node from what its agent reports, validated first
@@ -66,16 +81,21 @@ export class NodeEndpoint {
    * nothing is stored, so no odd record can reach the scheduler. The node must then prove who it
    * is with its secret (node_auth.ts), checked against the stored record in the same transaction
    * that writes it: of two first registrations racing for one new ID, only one binds its secret,
-   * and a refused registration changes nothing.
+   * and a refused registration changes nothing. A node ID never seen before must also be
+   * introduced (node_intro.ts): under "strict" enforcement one without a valid introduction token
+   * is refused (ERR_PERMISSION_DENIED) in that transaction, so nothing is stored; an ID on record
+   * never needs a token again.
    */
   async register(req: NodeRegisterRequest): Promise<NodeRegisterResponse> {
     if (!isObject(req)) throw validationError("body", "must be an object");
     const reported = validateReportedNode(req.Node);
     const presented = presentedSecretHash(req.Node);
     const order = validateReportOrder("ReportOrder", req.ReportOrder);
+    let unintroduced: string | undefined;
     const node = await this.deps.store
       .txn((tx) => {
         const prev = tx.getNode(reported.ID);
+        unintroduced = prev ? undefined : this.intro?.admitNewNode(req.IntroToken, reported.Name);
         const secretHash = boundSecretHash(prev?.SecretIDHash, presented);
         // A registration that waited in this server's socket (paused, hung) while the agent reported
         // again elsewhere must not roll the node back (structs/node_report.ts).
@@ -101,6 +121,12 @@ export class NodeEndpoint {
       .catch((err: unknown) => this.logStale(err));
     this.liveness.reset(node.ID);
     this.deps.log.info("node registered", { node: node.ID, name: node.Name });
+    if (unintroduced !== undefined) {
+      this.deps.log.warn(
+        'a new node registered without a valid introduction token (client_introduction enforcement is "warn"; "strict" would refuse it)',
+        { node: node.ID, name: node.Name, reason: unintroduced },
+      );
+    }
     void this.deps.scheduler.retryBlocked();
     return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
   }
