@@ -26,3 +26,23 @@ export interface Deployment {
   CreateIndex: number;
   ModifyIndex: number;
 }
+
+/** Nomad's TaskGroupScaleStatus (`GET /v1/job/:id/scale`). */
+export interface TaskGroupScaleStatus {
+  Desired: number;
+  Placed: number;
+  Running: number;
+  Healthy: number;
+  Unhealthy: number;
+  Events: unknown[] | null;
+}
+
+/** Nomad's JobScaleStatusResponse. */
+export interface JobScaleStatus {
+  JobID: string;
+  Namespace: string;
+  JobCreateIndex: number;
+  JobModifyIndex: number;
+  JobStopped: boolean;
+  TaskGroups: Record<string, TaskGroupScaleStatus>;
+}

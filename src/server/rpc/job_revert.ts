@@ -9,7 +9,15 @@ import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import type { ServerDeps } from "../deps.js";
 import { revertJob } from "../deploymentwatcher/watcher.js";
-import type { JobRegisterResponse } from "./job.js";
+
+/** Nomad's JobRegisterResponse, as revert and scale answer it (job.ts's without NextPeriodicLaunch). */
+export interface JobWriteResponse {
+  EvalID: string;
+  EvalCreateIndex: number;
+  JobModifyIndex: number;
+  Warnings: string;
+  Index: number;
+}
 
 /** Nomad's JobRevertRequest, as read from the body. */
 export interface RevertRequest {
@@ -39,7 +47,7 @@ export async function revertJobVersion(
   namespace: string,
   jobId: string,
   req: RevertRequest,
-): Promise<JobRegisterResponse> {
+): Promise<JobWriteResponse> {
   const job = await deps.store.txn((tx) => {
     const cur = tx.getJob(namespace, jobId);
     if (!cur) throw notFound("job", jobId);

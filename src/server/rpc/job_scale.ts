@@ -14,7 +14,7 @@ import { MAX_GROUP_COUNT } from "../../structs/job_validate.js";
 import type { ServerDeps } from "../deps.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { StateReader } from "../state/store.js";
-import type { JobRegisterResponse } from "./job.js";
+import type { JobWriteResponse } from "./job_revert.js";
 
 /** Nomad's ScalingRequest, as read from the body. */
 export interface ScaleRequest {
@@ -102,7 +102,7 @@ export async function scaleJob(
   namespace: string,
   jobId: string,
   req: ScaleRequest,
-): Promise<JobRegisterResponse> {
+): Promise<JobWriteResponse> {
   const job = await deps.store.txn((tx) => {
     const cur = tx.getJob(namespace, jobId);
     if (!cur) throw notFound("job", jobId);
