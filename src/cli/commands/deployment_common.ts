@@ -50,5 +50,6 @@ export async function followEval(
     sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
     formatTime: rfc3339Local,
     getDeployment: (id) => io.api.getDeployment(id),
+    jobEvaluations: (jobId) => io.api.jobEvaluations(jobId),
   });
 }
