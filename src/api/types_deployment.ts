@@ -25,6 +25,8 @@ export interface Deployment {
   TaskGroups: Record<string, DeploymentState> | null;
   CreateIndex: number;
   ModifyIndex: number;
+  /** Unix nanoseconds of the last change. */
+  ModifyTime?: number;
 }
 
 /** Nomad's TaskGroupScaleStatus (`GET /v1/job/:id/scale`). */
