@@ -6,7 +6,7 @@
 import { enc, listQuery, newestFirst, paging, secretsHeader, type ListOptions } from "./client_base.js";
 
 export type { ApiClientOptions, ListOptions } from "./client_base.js";
-import { StatusApiClient } from "./client_status.js";
+import { DeploymentApiClient } from "./client_deployments.js";
 import type {
   Allocation,
   AllocationListStub,
@@ -42,7 +42,7 @@ import type {
   NamespaceSpec,
 } from "./types.js";
 
-export class ApiClient extends StatusApiClient {
+export class ApiClient extends DeploymentApiClient {
   // Jobs
 
   listJobs(opts: ListOptions = {}): Promise<JobListStub[]> {

@@ -36,7 +36,7 @@ export interface Evaluation {
   Priority: number;
   /** The job's type. */
   Type: string;
-  /** "job-register" | "job-deregister" | "node-update" | "node-drain" | "alloc-stop" | "alloc-failure" | "queued-allocs" (a delayed reschedule: "alloc-failure", pending, with WaitUntil) */
+  /** "job-register" | "job-deregister" | "job-scaling" | "node-update" | "node-drain" | "alloc-stop" | "alloc-failure" | "queued-allocs" | "deployment-watcher" | "periodic-job" | "reconnect" (a delayed reschedule: "alloc-failure", pending, with WaitUntil) */
   TriggeredBy: string;
   JobID: string;
   JobModifyIndex: number;

@@ -25,4 +25,26 @@ export interface Deployment {
   TaskGroups: Record<string, DeploymentState> | null;
   CreateIndex: number;
   ModifyIndex: number;
+  /** Unix nanoseconds of the last change. */
+  ModifyTime?: number;
+}
+
+/** Nomad's TaskGroupScaleStatus (`GET /v1/job/:id/scale`). */
+export interface TaskGroupScaleStatus {
+  Desired: number;
+  Placed: number;
+  Running: number;
+  Healthy: number;
+  Unhealthy: number;
+  Events: unknown[] | null;
+}
+
+/** Nomad's JobScaleStatusResponse. */
+export interface JobScaleStatus {
+  JobID: string;
+  Namespace: string;
+  JobCreateIndex: number;
+  JobModifyIndex: number;
+  JobStopped: boolean;
+  TaskGroups: Record<string, TaskGroupScaleStatus>;
 }

@@ -8,6 +8,7 @@
  */
 import type { AllocationListStub, Evaluation } from "../api/index.js";
 import { formatAllocMetrics } from "./evals.js";
+import { deploymentWaitReasons } from "./deployment_wait.js";
 import { describeError, kv, shortId, table } from "./format.js";
 import type { CommandIO } from "./io.js";
 
@@ -28,6 +29,7 @@ export interface MonitoredDeployment {
     string,
     {
       AutoRevert?: boolean;
+      AutoPromote?: boolean;
       Promoted?: boolean;
       DesiredCanaries?: number;
       DesiredTotal?: number;
@@ -47,6 +49,8 @@ export interface MonitorDeps {
   formatTime(ms: number): string;
   /** Reads a deployment; absent when the server has no deployments API. */
   getDeployment?(id: string): Promise<MonitoredDeployment>;
+  /** The job's evaluations (its blocked one says why allocs wait); absent: not asked. */
+  jobEvaluations?(jobId: string): Promise<Evaluation[]>;
 }
 
 interface EvalState {
@@ -164,13 +168,17 @@ function reportChanges(
 
 const TERMINAL_DEPLOYMENT = new Set(["successful", "failed", "cancelled", "blocked"]);
 
-/** Nomad's non-terminal deployment monitor: waits for the end, then prints the deployment. */
+/**
+ * Nomad's non-terminal deployment monitor: prints the deployment at once and again whenever it
+ * changes, each time with why it is not done yet (deployment_wait.ts), then the final state.
+ */
 async function monitorDeployment(deploymentId: string, d: MonitorDeps): Promise<boolean> {
   const id = (s: string) => shortId(s, d.verbose);
   const time = () => d.formatTime(d.io.now());
   d.io.stdout("");
   d.io.stdout(`==> ${time()}: Monitoring deployment ${q(id(deploymentId))}`);
   let dep: MonitoredDeployment;
+  let shown = "";
   for (;;) {
     try {
       dep = await d.getDeployment!(deploymentId);
@@ -179,6 +187,17 @@ async function monitorDeployment(deploymentId: string, d: MonitorDeps): Promise<
       return false;
     }
     if (TERMINAL_DEPLOYMENT.has(dep.Status)) break;
+    const lines = [
+      ...deploymentLines(dep, d.verbose),
+      ...deploymentWaitReasons(dep, await blockedEval(dep, d), id(deploymentId)),
+    ];
+    const text = lines.join("\n");
+    if (text !== shown) {
+      shown = text;
+      d.io.stdout("");
+      d.io.stdout(`    ${time()}`);
+      for (const l of lines) d.io.stdout(l ? `    ${l}` : "");
+    }
     await d.sleep(MONITOR_POLL_MS);
   }
   const verdict = dep.Status === "successful" ? "successful" : dep.Status;
@@ -189,6 +208,19 @@ async function monitorDeployment(deploymentId: string, d: MonitorDeps): Promise<
   d.io.stdout(`    ${time()}`);
   for (const l of deploymentLines(dep, d.verbose)) d.io.stdout(l ? `    ${l}` : "");
   return dep.Status === "successful";
+}
+
+/** The job's blocked evaluation while some group has allocs left to place (else none is asked for). */
+async function blockedEval(dep: MonitoredDeployment, d: MonitorDeps): Promise<Evaluation | undefined> {
+  const short = Object.values(dep.TaskGroups ?? {}).some(
+    (s) => (s.PlacedAllocs ?? 0) < (s.DesiredTotal ?? 0),
+  );
+  if (!short || !d.jobEvaluations) return undefined;
+  try {
+    return (await d.jobEvaluations(dep.JobID)).find((e) => e.Status === "blocked");
+  } catch {
+    return undefined; // only the explanation is lost; the deployment is still followed
+  }
 }
 
 /** Nomad's formatDeployment: the high-level key/values, then the "Deployed" table. */

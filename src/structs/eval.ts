@@ -31,7 +31,8 @@ export type EvalTrigger =
   | "deployment-watcher"
   | "max-disconnect-timeout"
   | "reconnect"
-  | "periodic-job";
+  | "periodic-job"
+  | "job-scaling";
 
 /** Nomad's AllocMetric for one task group's placement attempt. */
 export interface AllocMetric {

@@ -10,6 +10,7 @@ import { getToken } from "./api.js";
 import { Link, match, navigate, paths, usePath } from "./router.js";
 import { AllocPage } from "./pages/alloc.js";
 import { ClientPage, ClientsPage } from "./pages/clients.js";
+import { DeploymentsPage } from "./pages/deployments.js";
 import { EvaluationsPage } from "./pages/evaluations.js";
 import { JobPage, JobsPage } from "./pages/jobs.js";
 import { PluginPage, PluginsPage } from "./pages/plugins.js";
@@ -57,6 +58,8 @@ function Current(props: { route: ReturnType<typeof match> }) {
       return <JobsPage />;
     case "job":
       return <JobPage id={r.id} ns={r.ns} />;
+    case "deployments":
+      return <DeploymentsPage id={r.id} ns={r.ns} />;
     case "alloc":
       return <AllocPage id={r.id} task={r.task} />;
     case "clients":

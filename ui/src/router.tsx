@@ -69,6 +69,7 @@ export function idNs(id: string, ns: string): string {
 export const paths = {
   jobs: () => "/jobs",
   job: (id: string, ns: string) => `/jobs/${idNs(id, ns)}`,
+  deployments: (id: string, ns: string) => `/jobs/${idNs(id, ns)}/deployments`,
   alloc: (id: string) => `/allocations/${encodeURIComponent(id)}`,
   clients: () => "/clients",
   client: (id: string) => `/clients/${encodeURIComponent(id)}`,
@@ -83,6 +84,7 @@ export const paths = {
 export type Route =
   | { page: "jobs" }
   | { page: "job"; id: string; ns: string }
+  | { page: "deployments"; id: string; ns: string }
   | { page: "alloc"; id: string; task?: string }
   | { page: "clients" }
   | { page: "client"; id: string }
@@ -110,6 +112,7 @@ export function match(path: string): Route {
   const n = parts.length;
   if (n === 0) return { page: "redirect", to: paths.jobs() };
   if (a === "jobs" && n === 1) return { page: "jobs" };
+  if (a === "jobs" && n === 3 && b && c === "deployments") return { page: "deployments", ...splitIdNs(b) };
   if (a === "jobs" && n >= 2 && b) return { page: "job", ...splitIdNs(b) };
   if (a === "allocations" && n >= 2 && b)
     return c ? { page: "alloc", id: b, task: c } : { page: "alloc", id: b };

@@ -8,6 +8,10 @@ import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
 import { jobDispatch } from "./job_dispatch.js";
 import { jobHistory } from "./job_history.js";
+import { jobRevert } from "./job_revert.js";
+import { jobScale } from "./job_scale.js";
+import { deploymentList, deploymentStatus } from "./deployment_status.js";
+import { deploymentFail, deploymentPause, deploymentPromote, deploymentResume } from "./deployment_ops.js";
 import { jobPeriodic } from "./job_periodic.js";
 import { jobInit } from "./job_init.js";
 import { jobInspect } from "./job_inspect.js";
@@ -70,6 +74,8 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     init: entry(jobInit),
     plan: entry(jobPlan),
     history: entry(jobHistory),
+    revert: entry(jobRevert),
+    scale: entry(jobScale),
     dispatch: entry(jobDispatch),
     // `berth job periodic force`: the verb's own parse takes "force".
     periodic: entry(jobPeriodic),
@@ -83,6 +89,14 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     signal: entry(allocSignal),
   },
   eval: { status: entry(evalStatus), list: entry(evalList) },
+  deployment: {
+    list: entry(deploymentList),
+    status: entry(deploymentStatus),
+    promote: entry(deploymentPromote),
+    fail: entry(deploymentFail),
+    pause: entry(deploymentPause),
+    resume: entry(deploymentResume),
+  },
   node: {
     status: entry(nodeStatus),
     drain: entry(nodeDrain),

@@ -1,23 +1,28 @@
 /**
  * `berth job history [options] <job>`: the job's kept versions, newest first, as Nomad's: Version,
  * Stable and Submit Date each (`-full` adds the job's JSON; `-version N` shows one; `-json` prints
- * the API's JSON). A unique prefix of the ID works.
+ * the API's JSON; `-p` adds each version's diff against the version before it, as Nomad's `Diff =`
+ * block). A unique prefix of the ID works.
  */
 import { fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { formatTimeNs, json, kv } from "../format.js";
 import { getByIdOrPrefix } from "../prefix.js";
+import { jobDiffLines } from "../plan_format.js";
+import type { JobDiff, JobVersionsResponse } from "../../api/index.js";
 
 export interface JobHistoryArgs extends Parsed {
   id: string;
   version: number | undefined;
   full: boolean;
   json: boolean;
+  /** `-p`: each version's diff against the one before it. */
+  diffs: boolean;
 }
 
 export const jobHistory: Command<JobHistoryArgs> = {
   usage: "Usage: berth job history [options] <job>",
-  help: "Shows the job's kept versions (the last six), newest first: version, whether it deployed successfully (Stable) and when it was submitted. -version N shows one; -full adds each version's JSON; -json prints the API's JSON.",
+  help: "Shows the job's kept versions (the last six), newest first: version, whether it deployed successfully (Stable) and when it was submitted. -version N shows one; -full adds each version's JSON; -p each version's diff against the version before it; -json prints the API's JSON.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       version: { type: "string" },
@@ -34,10 +39,12 @@ export const jobHistory: Command<JobHistoryArgs> = {
       version: v === undefined ? undefined : Number(v),
       full: values.full ?? false,
       json: values.json ?? false,
+      diffs: values.p ?? false,
     };
   },
   async run(p, io) {
-    let versions;
+    let versions: JobVersionsResponse["Versions"];
+    let diffs: (JobDiff | undefined)[] = [];
     try {
       const job = await getByIdOrPrefix(
         p.id,
@@ -45,11 +52,15 @@ export const jobHistory: Command<JobHistoryArgs> = {
         (id) => io.api.getJob(id),
         () => io.api.listJobs(),
       );
-      versions = (await io.api.jobVersions(job.ID)).Versions;
+      const res = await io.api.jobVersions(job.ID, { diffs: p.diffs });
+      versions = res.Versions;
+      // Diffs[i] is Versions[i]'s change from Versions[i + 1] (the oldest has none).
+      diffs = versions.map((_, i) => res.Diffs?.[i]);
     } catch (err) {
       return fail(io, "retrieving job versions", err);
     }
     if (p.version !== undefined) {
+      diffs = diffs.filter((_, i) => versions[i]!.Version === p.version);
       versions = versions.filter((v) => v.Version === p.version);
       if (versions.length === 0) {
         io.stderr(
@@ -69,6 +80,11 @@ export const jobHistory: Command<JobHistoryArgs> = {
         ["Stable", String(v.Stable ?? false)],
         ["Submit Date", formatTimeNs(v.SubmitTime)],
       ]).forEach((l) => io.stdout(l));
+      const diff = diffs[i];
+      if (p.diffs && diff) {
+        io.stdout("Diff        =");
+        jobDiffLines(diff, false).forEach((l) => io.stdout(l));
+      }
       if (p.full) {
         io.stdout("Full     = JSON Job:");
         json(v)

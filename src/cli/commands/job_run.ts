@@ -129,6 +129,7 @@ export const jobRun: Command<JobRunArgs> = {
       sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
       formatTime: rfc3339Local,
       getDeployment: (id) => io.api.getDeployment(id),
+      jobEvaluations: (jobId) => io.api.jobEvaluations(jobId),
     });
   },
 };

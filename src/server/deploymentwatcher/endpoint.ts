@@ -11,6 +11,7 @@ import {
   isCanary,
   isDeploymentActive,
   rollbackDescription,
+  ZERO_TIME,
   type Deployment,
 } from "../../structs/deployment.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
@@ -116,6 +117,57 @@ export class DeploymentEndpoint {
       return { d, reverted };
     });
     return this.evaluated(d, reverted);
+  }
+
+  /**
+   * Nomad's Deployment.Pause: `pause` sets the deployment paused (the reconciler then places no
+   * more of it and the watcher neither promotes, fails nor completes it); false resumes it and
+   * evaluates the job. A resumed group's progress deadline starts again from now, so the time it
+   * spent paused does not fail it. Pausing evaluates nothing (EvalID "").
+   */
+  async pause(id: string, pause: boolean): Promise<DeploymentUpdateResponse> {
+    const nowMs = Date.now();
+    const d = await this.store.txn((tx) => {
+      const cur = active(tx, id);
+      if (pause)
+        return tx.putDeployment({
+          ...cur,
+          Status: "paused",
+          StatusDescription: DEPLOYMENT_DESC.paused,
+          ModifyTime: nowMs * 1e6,
+        });
+      const TaskGroups = { ...cur.TaskGroups };
+      for (const [g, s] of Object.entries(TaskGroups)) {
+        if (cur.Status === "paused" && s.RequireProgressBy !== ZERO_TIME && s.ProgressDeadline > 0)
+          TaskGroups[g] = {
+            ...s,
+            RequireProgressBy: new Date(nowMs + s.ProgressDeadline / 1e6).toISOString(),
+          };
+      }
+      const waiting = Object.values(TaskGroups).filter(awaitsPromotion);
+      const description =
+        waiting.length === 0
+          ? DEPLOYMENT_DESC.running
+          : waiting.every((s) => s.AutoPromote)
+            ? DEPLOYMENT_DESC.autoPromotion
+            : DEPLOYMENT_DESC.needsPromotion;
+      return tx.putDeployment({
+        ...cur,
+        TaskGroups,
+        Status: "running",
+        StatusDescription: description,
+        ModifyTime: nowMs * 1e6,
+      });
+    });
+    if (!pause) return this.evaluated(d, null);
+    const index = this.store.index();
+    return {
+      EvalID: "",
+      EvalCreateIndex: 0,
+      DeploymentModifyIndex: d.ModifyIndex,
+      RevertedJobVersion: null,
+      Index: index,
+    };
   }
 
   /** Sets the health of allocs of the deployment by hand (what `health_check = "manual"` waits for). */

@@ -24,6 +24,7 @@ import * as nodes from "./routes_nodes.js";
 import * as operator from "./routes_operator.js";
 import * as orphans from "./routes_orphans.js";
 import * as deployments from "./routes_deployments.js";
+import * as jobScale from "./routes_job_scale.js";
 import * as jobPlan from "./routes_job_plan.js";
 import * as namespaces from "./routes_namespaces.js";
 import * as acl from "./routes_acl.js";
@@ -141,6 +142,16 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/job/:id/deployments", deployments.jobDeployments, g.ns("read-job")],
   ["GET", "/v1/job/:id/deployment", deployments.jobLatestDeployment, g.ns("read-job")],
   ["GET", "/v1/job/:id/versions", deployments.jobVersions, g.ns("read-job")],
+  [
+    ["PUT", "POST"],
+    "/v1/deployment/pause/:id",
+    deployments.pauseDeployment,
+    g.objectNs("deployment", "submit-job", "pause-deployment"),
+  ],
+  [["PUT", "POST"], "/v1/job/:id/revert", jobScale.revertJob, g.ns("submit-job", "revert-job")],
+  // Nomad's Job.Scale: scale-job or submit-job; Job.ScaleStatus: read-job-scaling or read-job.
+  [["PUT", "POST"], "/v1/job/:id/scale", jobScale.scaleJob, g.ns("scale-job", "submit-job")],
+  ["GET", "/v1/job/:id/scale", jobScale.jobScaleStatus, g.ns("read-job-scaling", "read-job")],
   [["PUT", "POST"], "/v1/job/:id/plan", jobPlan.planJobRoute, g.body(PLAN_BODY, "submit-job", "plan-job")],
   [["PUT", "POST"], "/v1/acl/bootstrap", acl.bootstrap, g.BOOTSTRAP],
   [

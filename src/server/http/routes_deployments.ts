@@ -10,6 +10,7 @@ import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
 import { allocStub } from "./stubs.js";
 import { jobParam, namespaceOf, param, type Route } from "./context.js";
 import { nsFilter } from "../acl/guards.js";
+import { versionDiffs } from "../scheduler/job_plan.js";
 
 export const listDeployments: Route = async (ctx, api) => {
   const index = await blockingIndex(api.store, ctx.query, ["deployments"], ctx.signal);
@@ -63,6 +64,14 @@ export const failDeployment: Route = async (ctx, api) => {
   sendJson(ctx.res, await api.deployments.fail(id));
 };
 
+/** Nomad's `PUT /v1/deployment/pause/:id` with `{"Pause": bool}`: pauses or resumes the deployment. */
+export const pauseDeployment: Route = async (ctx, api) => {
+  const id = param(ctx, "id");
+  const b = await body(ctx, id);
+  if (typeof b.Pause !== "boolean") throw validationError("Pause", "must be a boolean");
+  sendJson(ctx.res, await api.deployments.pause(id, b.Pause));
+};
+
 export const deploymentAllocHealth: Route = async (ctx, api) => {
   const id = param(ctx, "id");
   const b = await body(ctx, id);
@@ -99,6 +108,9 @@ export const jobVersions: Route = async (ctx, api) => {
   const id = jobParam(ctx);
   const index = await blockingIndex(api.store, ctx.query, ["versions"], ctx.signal);
   api.jobs.get(ns, id);
-  const versions = api.store.jobVersions(ns, id).map(redactJob);
-  sendJson(ctx.res, { Versions: versions, Diffs: null, Index: index }, index);
+  const kept = api.store.jobVersions(ns, id);
+  const versions = kept.map(redactJob);
+  // `?diffs=true` (job history -p): each version's diff against the one before it, newest first.
+  const diffs = boolParam(ctx.query, "diffs") ? versionDiffs(kept.map(redactJob)) : null;
+  sendJson(ctx.res, { Versions: versions, Diffs: diffs, Index: index }, index);
 };

@@ -53,6 +53,7 @@ const TRIGGERS: Record<EvalTrigger, true> = {
   "max-disconnect-timeout": true,
   reconnect: true,
   "periodic-job": true,
+  "job-scaling": true,
 };
 
 /** How long the leader waits for its state to reach a call's MinIndex. */

@@ -18,6 +18,8 @@ import { isLaunchParent, isPeriodicActive, parentStatus } from "../../structs/pe
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { StateWriter } from "../state/store.js";
 import type { ServerDeps } from "../deps.js";
+import { revertJobVersion, type RevertRequest } from "./job_revert.js";
+import { scaleJob, scaleStatus, type JobScaleStatusResponse, type ScaleRequest } from "./job_scale.js";
 
 export interface JobRegisterResponse {
   EvalID: string;
@@ -186,5 +188,19 @@ export class JobEndpoint {
     const job = this.get(namespace, id);
     const allocs = this.deps.store.allocsByJob(namespace, id);
     return all ? allocs : allocs.filter((a) => isAllocOfJob(a, job));
+  }
+
+  /** Nomad's Job.Revert (job_revert.ts). */
+  revert(namespace: string, id: string, req: RevertRequest): Promise<JobRegisterResponse> {
+    return revertJobVersion(this.deps, namespace, id, req);
+  }
+
+  /** Nomad's Job.Scale and Job.ScaleStatus (job_scale.ts). */
+  scale(namespace: string, id: string, req: ScaleRequest): Promise<JobRegisterResponse> {
+    return scaleJob(this.deps, namespace, id, req);
+  }
+
+  scaleStatus(namespace: string, id: string): JobScaleStatusResponse {
+    return scaleStatus(this.deps.store, namespace, id);
   }
 }

@@ -324,13 +324,18 @@ export class NodeEndpoint {
       return [...jobs.values()];
     });
     // A terminal alloc frees capacity and may need a replacement (batch allocs that completed are not replaced).
-    // Nomad's TriggeredBy for a pass that a failed alloc starts is "alloc-failure".
+    // Nomad's Node.UpdateAlloc creates an eval ("alloc-failure") only for a failed alloc; a
+    // finished one creates none. Here a finished alloc's job gets a quiet pass: it records an eval
+    // only when it places, stops or fails to place something (a slot the alloc's exit left empty),
+    // labelled "queued-allocs" as Nomad's unblocked work is; a pass with nothing to do leaves no
+    // record, so finished allocs no longer crowd the job's evaluations.
     // A failed system or sysbatch alloc starts no pass (Nomad creates no eval for an alloc without a
     // reschedule policy): its node's restart policy was its retry, and it is placed again on its
     // node only by the job's next pass (a node change, a new version), never in a tight loop.
     for (const j of terminalJobs) {
       if (j.failed && j.everyNode) continue;
-      await this.deps.scheduler.evaluate(j.namespace, j.id, j.failed ? "alloc-failure" : "job-register");
+      if (j.failed) await this.deps.scheduler.evaluate(j.namespace, j.id, "alloc-failure");
+      else await this.deps.scheduler.evaluate(j.namespace, j.id, "queued-allocs", { quiet: true });
     }
     if (stale > 0)
       this.deps.log.warn("refused alloc reports older than the ones applied", {

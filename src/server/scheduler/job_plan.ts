@@ -269,3 +269,14 @@ function jobDiff(
     TaskGroups,
   };
 }
+
+/**
+ * Nomad's JobVersionsResponse.Diffs (`?diffs=true`, `job history -p`): for versions newest first,
+ * entry i is version i+1's change into version i (one fewer entry than versions).
+ */
+export function versionDiffs(versions: Job[]): JobDiff[] {
+  const spec = (j: Job) => JSON.stringify({ ...j, ...Object.fromEntries(JOB_SKIP.map((k) => [k, null])) });
+  return versions
+    .slice(0, -1)
+    .map((v, i) => jobDiff(versions[i + 1], v, spec(versions[i + 1]!) === spec(v), {}));
+}

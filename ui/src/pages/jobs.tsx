@@ -72,6 +72,7 @@ export function JobPage(props: { id: string; ns: string }) {
                   ["Version", j.Version],
                   ["Datacenters", j.Datacenters.join(", ")],
                   ["Submitted", ago(j.SubmitTime)],
+                  ["Deployments", <Link to={paths.deployments(j.ID, j.Namespace)}>Deployments</Link>],
                 ]}
               />
             </Section>

@@ -1,0 +1,80 @@
+/**
+ * `berth deployment list` and `berth deployment status <id>`, as Nomad's: the list is a table of
+ * ID, Job ID, Job Version, Status and Description (newest first); status prints the deployment's
+ * key/values and its per-group "Deployed" table (Desired, Placed, Healthy, Unhealthy; Promoted
+ * and Canaries with canaries, Auto Revert when set). `-json` prints the API's JSON, `-verbose`
+ * full IDs. A unique ID prefix names a deployment.
+ */
+import { fail, type Command, type Parsed } from "../command.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
+import { json } from "../format.js";
+import { deploymentLines } from "../monitor.js";
+import { deploymentTable, findDeployment } from "./deployment_common.js";
+
+export interface DeploymentListArgs extends Parsed {
+  json: boolean;
+  verbose: boolean;
+}
+
+export interface DeploymentStatusArgs extends DeploymentListArgs {
+  id: string;
+}
+
+const FLAGS = { json: { type: "boolean" }, verbose: { type: "boolean" } } as const;
+
+export const deploymentList: Command<DeploymentListArgs> = {
+  usage: "Usage: berth deployment list [options]",
+  help: "Lists the deployments, newest first: ID, job, job version, status and description. -json prints the API's JSON; -verbose full IDs.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, FLAGS);
+    expectArgs(positionals, 0, 0, "no arguments");
+    return { address: values.address, json: values.json ?? false, verbose: values.verbose ?? false };
+  },
+  async run(p, io) {
+    let list;
+    try {
+      list = await io.api.listDeployments();
+    } catch (err) {
+      return fail(io, "retrieving deployments", err);
+    }
+    if (p.json) {
+      io.stdout(json(list));
+      return 0;
+    }
+    if (list.length === 0) {
+      io.stdout("No deployments found");
+      return 0;
+    }
+    for (const l of deploymentTable(list, p.verbose)) io.stdout(l);
+    return 0;
+  },
+};
+
+export const deploymentStatus: Command<DeploymentStatusArgs> = {
+  usage: "Usage: berth deployment status [options] <deployment id>",
+  help: "Shows one deployment: its job, version, status and why, and per task group how many allocs are desired, placed, healthy and unhealthy (with canaries: promoted and canaries). -json prints the API's JSON; -verbose full IDs.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, FLAGS);
+    expectArgs(positionals, 1, 1, "<deployment id>");
+    return {
+      address: values.address,
+      id: positionals[0]!,
+      json: values.json ?? false,
+      verbose: values.verbose ?? false,
+    };
+  },
+  async run(p, io) {
+    let d;
+    try {
+      d = await io.api.getDeployment((await findDeployment(io, p.id)).ID);
+    } catch (err) {
+      return fail(io, "retrieving deployment", err);
+    }
+    if (p.json) {
+      io.stdout(json(d));
+      return 0;
+    }
+    for (const l of deploymentLines(d, p.verbose)) io.stdout(l);
+    return 0;
+  },
+};
