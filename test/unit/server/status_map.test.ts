@@ -9,7 +9,13 @@ import { ERROR_CODES, type ErrorCode } from "../../../src/structs/errors.js";
 import { HTTP_STATUS, statusOf } from "../../../src/server/http/status_map.js";
 
 const EXPECTED: Record<number, ErrorCode[]> = {
-  400: ["ERR_VALIDATION", "ERR_CSI_INVALID_ARGUMENT", "ERR_CSI_OUT_OF_RANGE", "ERR_CSI_NOT_SUPPORTED"],
+  400: [
+    "ERR_VALIDATION",
+    "ERR_ACL_DISABLED",
+    "ERR_CSI_INVALID_ARGUMENT",
+    "ERR_CSI_OUT_OF_RANGE",
+    "ERR_CSI_NOT_SUPPORTED",
+  ],
   403: ["ERR_PERMISSION_DENIED"],
   404: ["ERR_NOT_FOUND", "ERR_CSI_NOT_FOUND"],
   405: ["ERR_METHOD_NOT_ALLOWED"],
@@ -27,6 +33,8 @@ const EXPECTED: Record<number, ErrorCode[]> = {
   ],
   500: ["ERR_CSI_INTERNAL", "ERR_CSI_UNKNOWN", "ERR_CSI_NOT_MOUNTED", "ERR_DRIVER", "ERR_INTERNAL"],
   501: ["ERR_CSI_UNIMPLEMENTED"],
+  // A node answered a controller call with something malformed: a bad gateway, as a proxy says.
+  502: ["ERR_CSI_BAD_ANSWER"],
   503: [
     "ERR_CSI_PLUGIN_UNAVAILABLE",
     "ERR_CSI_UNAVAILABLE",
