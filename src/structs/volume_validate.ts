@@ -6,6 +6,13 @@
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
 import {
+  checkBytes,
+  checkMountFlags,
+  checkStringMap,
+  MAX_EXTERNAL_ID_BYTES,
+  MAX_VOLUME_NAME_BYTES,
+} from "./volume_limits.js";
+import {
   asObject,
   oneOf,
   optArray,
@@ -39,6 +46,9 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
   // Register does not require an external ID, as Nomad's server does not: the register endpoint
   // keeps the stored one, or uses the volume ID (Nomad's CSIVolume.RemoteID()).
   const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
+  checkBytes(f("ExternalID"), ExternalID, MAX_EXTERNAL_ID_BYTES);
+  const Name = optString(f("Name"), spec.Name, "") || ID;
+  checkBytes(f("Name"), Name, MAX_VOLUME_NAME_BYTES);
   const RequestedCapabilities = capabilities(spec, prefix);
   const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
     integer: true,
@@ -60,17 +70,22 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
     throw validationError(f("SnapshotID"), "a volume is created from a snapshot or a clone, not both");
   }
   const secrets = optStringMap(f("Secrets"), spec.Secrets);
+  const Parameters = optStringMap(f("Parameters"), spec.Parameters);
+  const Context = optStringMap(f("Context"), spec.Context);
+  checkStringMap(f("Secrets"), secrets);
+  checkStringMap(f("Parameters"), Parameters);
+  checkStringMap(f("Context"), Context);
   return newVolume({
     ID,
-    Name: optString(f("Name"), spec.Name, "") || ID,
+    Name,
     Namespace,
     PluginID,
     ExternalID,
     RequestedCapabilities,
     MountOptions: mountOptions(f("MountOptions"), spec.MountOptions),
     Secrets: Object.keys(secrets).length > 0 ? secrets : null,
-    Parameters: optStringMap(f("Parameters"), spec.Parameters),
-    Context: optStringMap(f("Context"), spec.Context),
+    Parameters,
+    Context,
     Capacity: optNumber(f("Capacity"), spec.Capacity, 0, { integer: true, min: 0 }),
     RequestedCapacityMin,
     RequestedCapacityMax,
@@ -110,8 +125,14 @@ export function mountOptions(field: string, input: unknown): MountOptions | null
     // Go's JSON decoder matches field names case-insensitively, so Nomad reads "FsType" too (older
     // berth clients wrote that).
     FSType: optString(`${field}.FSType`, m.FSType ?? m.FsType, ""),
-    MountFlags: optStringArray(`${field}.MountFlags`, m.MountFlags, []),
+    MountFlags: mountFlags(`${field}.MountFlags`, m.MountFlags),
   };
+}
+
+function mountFlags(field: string, input: unknown): string[] {
+  const flags = optStringArray(field, input, []);
+  checkMountFlags(field, flags);
+  return flags;
 }
 
 function topology(field: string, input: unknown): Topology {
