@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { validateVolumeSpec } from "../../../src/structs/volume_validate.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { BerthError } from "../../../src/structs/errors.js";
+import { recordProblem } from "../../../src/server/state/quarantine_checks.js";
 import {
   MAX_EXTERNAL_ID_BYTES,
   MAX_MAP_BYTES,
@@ -110,4 +111,17 @@ test("IDs past 128 characters are refused (volume, job)", () => {
     TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "exec" }] }],
   };
   refused(() => validateJob(job), "Job.ID", /at most 128 characters/);
+});
+
+test("a stored volume past the bounds still loads: bounds are for input, never a cause of quarantine", () => {
+  const big = { ctx: "c".repeat(100_000) };
+  const vol = validateVolumeSpec(spec({ ExternalID: "e".repeat(5000) }), "create", "Volume", {
+    bounded: false,
+  });
+  const json = JSON.stringify({ ...vol, Context: big, CreateIndex: 7 });
+  assert.equal(
+    recordProblem("volumes", { namespace: "default", id: "v1", plugin_id: "p1", json }),
+    undefined,
+  );
+  refused(() => validateVolumeSpec(JSON.parse(json), "create"), "Volume.ExternalID", /at most 1024 bytes/);
 });
