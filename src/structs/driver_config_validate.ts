@@ -7,8 +7,12 @@ import { dockerTaskConfig } from "./docker_config.js";
 import { execTaskConfig } from "./exec_config.js";
 import type { JsonObject } from "./json_check.js";
 
-/** Throws a validation error naming the field when `config` does not fit `driver`'s schema. */
-export function checkDriverConfig(field: string, driver: string, config: JsonObject): void {
+/**
+ * Throws a validation error naming the field when `config` does not fit `driver`'s schema; returns
+ * the config to store (exec's values converted as its spec converts them, exec_config.ts).
+ */
+export function checkDriverConfig(field: string, driver: string, config: JsonObject): JsonObject {
   if (driver === "docker") dockerTaskConfig(field, config);
-  else if (driver === "exec" || driver === "raw_exec") execTaskConfig(field, driver, config);
+  else if (driver === "exec" || driver === "raw_exec") return execTaskConfig(field, driver, config);
+  return config;
 }

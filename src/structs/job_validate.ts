@@ -63,12 +63,16 @@ export function validateJob(input: unknown): Job {
   const ID = checkId("Job.ID", j.ID);
   const Type = optOneOf("Job.Type", j.Type, JOB_TYPES, "job type", "service");
   const groupsIn = optArray("Job.TaskGroups", j.TaskGroups);
-  if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "at least one task group is required");
+  if (groupsIn.length === 0) throw validationError("Job.TaskGroups", "Missing job task groups");
   checkReschedule("Job.Reschedule", j.Reschedule);
   const Reschedule = jobReschedule(Type, j.Reschedule);
   const Update = jobUpdate("Job.Update", Type, j.Update);
   const TaskGroups = groupsIn.map((g, i) => taskGroup(`Job.TaskGroups[${i}]`, g, Type, j));
-  noDuplicates("Job.TaskGroups", TaskGroups);
+  noDuplicates(
+    "Job.TaskGroups",
+    TaskGroups,
+    (i, name, first) => `Job task group ${i} redefines '${name}' from group ${first}`,
+  );
   const Datacenters = datacenters(j.Datacenters);
   systemJobRules(Type, TaskGroups, j);
   // Secrets Nomad's older clients send with every job; berth uses neither and never stores them.
@@ -164,12 +168,20 @@ function launchConfigs(
   return out;
 }
 
-function noDuplicates(field: string, items: { Name: string }[]): void {
-  const seen = new Set<string>();
+/**
+ * Nomad's Job.Validate and TaskGroup.Validate: a second group or task of a name is refused, the
+ * text counting from 1 as Nomad's does ("Task 3 redefines 'x' from task 1").
+ */
+function noDuplicates(
+  field: string,
+  items: { Name: string }[],
+  text: (index: number, name: string, first: number) => string,
+): void {
+  const seen = new Map<string, number>();
   for (const [i, it] of items.entries()) {
-    if (seen.has(it.Name))
-      throw validationError(`${field}[${i}].Name`, `duplicate name ${JSON.stringify(it.Name)}`);
-    seen.add(it.Name);
+    const first = seen.get(it.Name);
+    if (first !== undefined) throw validationError(`${field}[${i}].Name`, text(i + 1, it.Name, first + 1));
+    seen.set(it.Name, i);
   }
 }
 
@@ -188,11 +200,15 @@ function taskGroup(field: string, input: unknown, type: JobType, job: Record<str
     Volumes[key] = volumeRequest(`${field}.Volumes.${key}`, key, v);
   }
   const tasksIn = optArray(`${field}.Tasks`, g.Tasks);
-  if (tasksIn.length === 0) throw validationError(`${field}.Tasks`, "at least one task is required");
+  if (tasksIn.length === 0) throw validationError(`${field}.Tasks`, "Missing tasks for task group");
   const RestartPolicy =
     restart(`${field}.RestartPolicy`, g.RestartPolicy, defaultRestart(type)) ?? defaultRestart(type);
   const Tasks = tasksIn.map((t, i) => task(`${field}.Tasks[${i}]`, t, Volumes, RestartPolicy));
-  noDuplicates(`${field}.Tasks`, Tasks);
+  noDuplicates(
+    `${field}.Tasks`,
+    Tasks,
+    (i, name, first) => `Task ${i} redefines '${name}' from task ${first}`,
+  );
   checkReschedule(`${field}.ReschedulePolicy`, g.ReschedulePolicy);
   const out: TaskGroup = {
     Name,

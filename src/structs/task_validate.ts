@@ -95,12 +95,12 @@ export function task(
   if (Driver === "") throw validationError(`${field}.Driver`, "is required");
   const config = t.Config ?? {};
   if (!isObject(config)) throw validationError(`${field}.Config`, "must be an object");
-  checkDriverConfig(`${field}.Config`, Driver, config);
+  const Config = checkDriverConfig(`${field}.Config`, Driver, config);
   const out: Task = {
     Name: checkId(`${field}.Name`, t.Name),
     Driver,
-    Config: config,
-    Env: optStringMap(`${field}.Env`, t.Env),
+    Config,
+    Env: processEnv(`${field}.Env`, t.Env),
     VolumeMounts: optArray(`${field}.VolumeMounts`, t.VolumeMounts).map((m, i) =>
       volumeMount(`${field}.VolumeMounts[${i}]`, m, volumes),
     ),
@@ -193,4 +193,14 @@ function csiPlugin(field: string, input: unknown): TaskCSIPluginConfig | null {
       optNumber(`${field}.HealthTimeout`, p.HealthTimeout, 30 * NS_PER_S, { integer: true, min: 0 }) ||
       30 * NS_PER_S,
   };
+}
+
+/** The task's env: strings, none with a NUL (execve ends each entry at one, so none could be set). */
+function processEnv(field: string, input: unknown): Record<string, string> {
+  const env = optStringMap(field, input);
+  for (const [k, v] of Object.entries(env)) {
+    if (k.includes("\0") || v.includes("\0"))
+      throw validationError(`${field}.${k.replaceAll("\0", "\\0")}`, "must not contain a NUL character");
+  }
+  return env;
 }

@@ -6,6 +6,13 @@
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
 import {
+  checkBytes,
+  checkMountFlags,
+  checkStringMap,
+  MAX_EXTERNAL_ID_BYTES,
+  MAX_VOLUME_NAME_BYTES,
+} from "./volume_limits.js";
+import {
   asObject,
   oneOf,
   optArray,
@@ -29,8 +36,23 @@ import {
 
 export type VolumeSpecPurpose = "register" | "create";
 
+export interface VolumeSpecOptions {
+  /**
+   * Whether the size bounds of volume_limits.ts apply (default true). False for a record already
+   * stored (the quarantine check at open): a bound added later, or a plugin's large Context, must
+   * not quarantine a volume that exists.
+   */
+  bounded?: boolean;
+}
+
 /** `prefix` names the spec in errors, e.g. `Volumes[0]`. */
-export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, prefix = "Volume"): CSIVolume {
+export function validateVolumeSpec(
+  input: unknown,
+  purpose: VolumeSpecPurpose,
+  prefix = "Volume",
+  opts: VolumeSpecOptions = {},
+): CSIVolume {
+  const bounded = opts.bounded ?? true;
   const spec = asObject(prefix, input);
   const f = (name: string) => `${prefix}.${name}`;
   const ID = checkId(f("ID"), spec.ID);
@@ -39,6 +61,7 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
   // Register does not require an external ID, as Nomad's server does not: the register endpoint
   // keeps the stored one, or uses the volume ID (Nomad's CSIVolume.RemoteID()).
   const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
+  const Name = optString(f("Name"), spec.Name, "") || ID;
   const RequestedCapabilities = capabilities(spec, prefix);
   const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
     integer: true,
@@ -60,17 +83,26 @@ export function validateVolumeSpec(input: unknown, purpose: VolumeSpecPurpose, p
     throw validationError(f("SnapshotID"), "a volume is created from a snapshot or a clone, not both");
   }
   const secrets = optStringMap(f("Secrets"), spec.Secrets);
+  const Parameters = optStringMap(f("Parameters"), spec.Parameters);
+  const Context = optStringMap(f("Context"), spec.Context);
+  if (bounded) {
+    checkBytes(f("ExternalID"), ExternalID, MAX_EXTERNAL_ID_BYTES);
+    checkBytes(f("Name"), Name, MAX_VOLUME_NAME_BYTES);
+    checkStringMap(f("Secrets"), secrets);
+    checkStringMap(f("Parameters"), Parameters);
+    checkStringMap(f("Context"), Context);
+  }
   return newVolume({
     ID,
-    Name: optString(f("Name"), spec.Name, "") || ID,
+    Name,
     Namespace,
     PluginID,
     ExternalID,
     RequestedCapabilities,
-    MountOptions: mountOptions(f("MountOptions"), spec.MountOptions),
+    MountOptions: mountOptions(f("MountOptions"), spec.MountOptions, bounded),
     Secrets: Object.keys(secrets).length > 0 ? secrets : null,
-    Parameters: optStringMap(f("Parameters"), spec.Parameters),
-    Context: optStringMap(f("Context"), spec.Context),
+    Parameters,
+    Context,
     Capacity: optNumber(f("Capacity"), spec.Capacity, 0, { integer: true, min: 0 }),
     RequestedCapacityMin,
     RequestedCapacityMax,
@@ -103,15 +135,22 @@ function capability(field: string, input: unknown): VolumeCapability {
   };
 }
 
-export function mountOptions(field: string, input: unknown): MountOptions | null {
+/** `bounded`: whether volume_limits.ts's bounds on MountFlags apply (see VolumeSpecOptions). */
+export function mountOptions(field: string, input: unknown, bounded = true): MountOptions | null {
   const m = optObject(field, input);
   if (!m) return null;
   return {
     // Go's JSON decoder matches field names case-insensitively, so Nomad reads "FsType" too (older
     // berth clients wrote that).
     FSType: optString(`${field}.FSType`, m.FSType ?? m.FsType, ""),
-    MountFlags: optStringArray(`${field}.MountFlags`, m.MountFlags, []),
+    MountFlags: mountFlags(`${field}.MountFlags`, m.MountFlags, bounded),
   };
+}
+
+function mountFlags(field: string, input: unknown, bounded: boolean): string[] {
+  const flags = optStringArray(field, input, []);
+  if (bounded) checkMountFlags(field, flags);
+  return flags;
 }
 
 function topology(field: string, input: unknown): Topology {

@@ -17,6 +17,7 @@ import { nextLaunch, rfc3339In, zoneOf } from "../../structs/periodic.js";
 import { isLaunchParent, isPeriodicActive, parentStatus } from "../../structs/periodic_decide.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { StateWriter } from "../state/store.js";
+import { quarantinedJob, stopQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
 import type { ServerDeps } from "../deps.js";
 import { revertJobVersion, type RevertRequest } from "./job_revert.js";
 import { scaleJob, scaleStatus, type JobScaleStatusResponse, type ScaleRequest } from "./job_scale.js";
@@ -136,8 +137,13 @@ export class JobEndpoint {
     };
   }
 
-  /** Stops the job (and with `purge`, deletes its record). Unknown jobs are not found. */
+  /**
+   * Stops the job (and with `purge`, deletes its record). Unknown jobs are not found; a job whose
+   * record is quarantined is stopped through its allocs (state/quarantine_jobs.ts).
+   */
   async deregister(namespace: string, id: string, purge: boolean): Promise<JobDeregisterResponse> {
+    if (!this.deps.store.getJob(namespace, id) && quarantinedJob(this.deps.store, namespace, id))
+      return this.deregisterQuarantined(namespace, id, purge);
     const job = this.get(namespace, id);
     let jobModifyIndex = job.JobModifyIndex;
     // A purge records no eval (there is no job left to evaluate), so its EvalID is "".
@@ -171,6 +177,23 @@ export class JobEndpoint {
     }
     const index = this.deps.store.index();
     return { EvalID: evalId, EvalCreateIndex: index, JobModifyIndex: jobModifyIndex, Index: index };
+  }
+
+  /**
+   * `job stop` of a quarantined job: its allocs told to stop; with purge, the quarantined record
+   * dropped too (the job is gone for good, as a purge leaves it). No eval: there is no job to
+   * evaluate, only its blocked eval to cancel.
+   */
+  private async deregisterQuarantined(
+    namespace: string,
+    id: string,
+    purge: boolean,
+  ): Promise<JobDeregisterResponse> {
+    await stopQuarantinedJobAllocs(this.deps.store, namespace, id);
+    if (purge) await this.deps.store.dropQuarantined("jobs", namespace, id);
+    await this.deps.scheduler.evaluate(namespace, id, "job-deregister");
+    const index = this.deps.store.index();
+    return { EvalID: "", EvalCreateIndex: index, JobModifyIndex: 0, Index: index };
   }
 
   list(namespace?: string): Job[] {

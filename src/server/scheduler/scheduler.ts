@@ -32,6 +32,7 @@ import type { EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
+import { stopAllQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
 import type { StateStore } from "../state/store.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
@@ -327,6 +328,11 @@ export class Scheduler {
     if (signal?.aborted) return;
     this.timers.armAll(this.store.listEvals(), (ev, err) =>
       this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
+    );
+    // A quarantined job's allocs would otherwise run on with no job to stop them (quarantine_jobs.ts).
+    await stopAllQuarantinedJobAllocs(this.store).then(
+      (n) => n > 0 && this.log.warn("stopped the allocs of quarantined jobs", { allocs: n }),
+      (err: unknown) => this.log.error("stopping the allocs of quarantined jobs failed", { error: err }),
     );
     for (const job of this.store.listJobs()) {
       await yieldToLoop();

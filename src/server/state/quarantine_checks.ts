@@ -174,7 +174,8 @@ function checkClaims(field: string, v: unknown): void {
 function checkVolume(v: unknown, row: StoredRow): void {
   const vol = obj("Volume", v);
   // "create": a created volume's ExternalID may be empty; every other spec field is checked.
-  validateVolumeSpec(vol, "create");
+  // Unbounded: size bounds are for what is submitted, not for records already stored.
+  validateVolumeSpec(vol, "create", "Volume", { bounded: false });
   sameKey("Volume.Namespace", vol.Namespace, row.namespace);
   sameKey("Volume.ID", vol.ID, row.id);
   sameKey("Volume.PluginID", vol.PluginID, row.plugin_id);
@@ -280,7 +281,7 @@ function checkIntent(v: unknown, row: StoredRow): void {
   sameKey("VolumeCreateIntent.ID", intent.ID, row.id);
   str("VolumeCreateIntent.PluginID", intent.PluginID);
   str("VolumeCreateIntent.Name", intent.Name);
-  validateVolumeSpec(obj("VolumeCreateIntent.Spec", intent.Spec), "create");
+  validateVolumeSpec(obj("VolumeCreateIntent.Spec", intent.Spec), "create", "Volume", { bounded: false });
   // Unix nanoseconds: past 2^53, so a finite number, not a safe integer.
   if (typeof intent.CreateTime !== "number" || !Number.isFinite(intent.CreateTime)) {
     throw validationError("VolumeCreateIntent.CreateTime", "must be a number");

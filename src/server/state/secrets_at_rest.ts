@@ -3,8 +3,13 @@
  * them on read (sqlite_writer.ts / sqlite_reader.ts), so the rest of the server only ever sees them
  * in the clear and the state file never holds them so: `CSIVolume.Secrets` of every volume and the
  * `Spec.Secrets` of every create intent (the spec adopt repeats). These are all the secrets the
- * server stores (structs/redact.ts: snapshot and detach secrets are used and dropped; MountFlags are
- * redacted from answers but are mount options, not credentials berth is given as such).
+ * server stores (structs/redact.ts: snapshot and detach secrets are used and dropped).
+ *
+ * A volume's `MountOptions.MountFlags` are sealed with its secrets (issue 30): they may carry
+ * credentials (Nomad redacts them from every answer, as redact.ts does), so they ride in the same
+ * sealed map under FLAGS_KEY and the stored record keeps one placeholder flag, SEALED_FLAGS. A
+ * volume with flags and no secrets still gets a sealed map; opening it gives Secrets null back.
+ * (A job's volume requests' mount flags are not sealed yet: they are stored with the job.)
  *
  * Sealed form: the secrets map becomes `{ "berth:sealed:v1": "<KeyID>.<nonce>.<ciphertext+tag>" }`
  * (base64url), AES-256-GCM under the keyring's key (keyring.ts) with a fresh 96-bit nonce and the
@@ -26,6 +31,10 @@ import type { Logger } from "../../internal/log.js";
 import { Keyring } from "./keyring.js";
 
 export const SEALED_KEY = "berth:sealed:v1";
+/** The key under which a volume's mount flags ride in its sealed map (JSON text of the list). */
+const FLAGS_KEY = "berth:mount_flags";
+/** The one flag a stored volume shows where its flags were sealed. */
+export const SEALED_FLAGS = "berth:sealed";
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -45,8 +54,15 @@ export class SecretsAtRest {
   constructor(private readonly keyring: Keyring) {}
 
   sealVolume(vol: CSIVolume): CSIVolume {
-    const sealed = this.seal(vol.Secrets, aad("volume", vol.Namespace, vol.ID));
-    return sealed === vol.Secrets ? vol : { ...vol, Secrets: sealed };
+    const flags = vol.MountOptions?.MountFlags ?? [];
+    const hidden =
+      flags.length > 0 ? { ...(vol.Secrets ?? {}), [FLAGS_KEY]: JSON.stringify(flags) } : vol.Secrets;
+    const sealed = this.seal(hidden, aad("volume", vol.Namespace, vol.ID));
+    if (sealed === vol.Secrets) return vol;
+    const out: CSIVolume = { ...vol, Secrets: sealed };
+    if (flags.length > 0 && vol.MountOptions)
+      out.MountOptions = { ...vol.MountOptions, MountFlags: [SEALED_FLAGS] };
+    return out;
   }
 
   openVolume(vol: CSIVolume): CSIVolume {
@@ -55,7 +71,13 @@ export class SecretsAtRest {
       aad("volume", vol.Namespace, vol.ID),
       `volume ${vol.Namespace}/${vol.ID}`,
     );
-    return open === vol.Secrets ? vol : { ...vol, Secrets: open };
+    if (open === vol.Secrets) return vol;
+    if (!open || !(FLAGS_KEY in open)) return { ...vol, Secrets: open };
+    const { [FLAGS_KEY]: flagsText, ...secrets } = open;
+    const out: CSIVolume = { ...vol, Secrets: Object.keys(secrets).length > 0 ? secrets : null };
+    if (vol.MountOptions)
+      out.MountOptions = { ...vol.MountOptions, MountFlags: JSON.parse(flagsText) as string[] };
+    return out;
   }
 
   sealIntent(intent: VolumeCreateIntent): VolumeCreateIntent {
@@ -152,7 +174,9 @@ export function openSecretsAtRest(db: Database.Database, keystoreDir: string, lo
     else atRest.openIntent(r.rec as VolumeCreateIntent);
   }
   const clear = rows.filter(
-    (r) => !isSealed(r.secrets) && isStringMap(r.secrets) && Object.keys(r.secrets).length > 0,
+    (r) =>
+      (!isSealed(r.secrets) && isStringMap(r.secrets) && Object.keys(r.secrets).length > 0) ||
+      (r.kind === "volume" && hasClearFlags(r.rec)),
   );
   if (clear.length > 0) {
     const putVolume = db.prepare("UPDATE volumes SET json = ? WHERE namespace = ? AND id = ?");
@@ -160,7 +184,9 @@ export function openSecretsAtRest(db: Database.Database, keystoreDir: string, lo
     db.transaction(() => {
       for (const r of clear) {
         if (r.kind === "volume") {
-          putVolume.run(JSON.stringify(atRest.sealVolume(r.rec as CSIVolume)), r.namespace, r.id);
+          // Opened first: sealed secrets beside clear flags are sealed again with them.
+          const vol = atRest.openVolume(r.rec as CSIVolume);
+          putVolume.run(JSON.stringify(atRest.sealVolume(vol)), r.namespace, r.id);
         } else {
           putIntent.run(JSON.stringify(atRest.sealIntent(r.rec as VolumeCreateIntent)), r.namespace, r.id);
         }
@@ -206,6 +232,13 @@ function storedSecrets(db: Database.Database): StoredRow[] {
     typeof r.Spec === "object" && r.Spec !== null ? (r.Spec as Record<string, unknown>).Secrets : undefined,
   );
   return out;
+}
+
+/** Whether a stored volume shows mount flags in the clear (not the sealed placeholder). */
+function hasClearFlags(rec: unknown): boolean {
+  const mo = (rec as { MountOptions?: { MountFlags?: unknown } }).MountOptions;
+  const flags = mo?.MountFlags;
+  return Array.isArray(flags) && flags.length > 0 && !(flags.length === 1 && flags[0] === SEALED_FLAGS);
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {

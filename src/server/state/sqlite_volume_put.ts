@@ -1,6 +1,6 @@
 /**
  * putVolume for the common case — the volume is stored, neither it nor the stored record holds
- * secrets — without parsing the stored record (every claim and release step puts a volume, and
+ * secrets or mount flags — without parsing the stored record (every claim and release step puts a volume, and
  * the parse and the two content encodings of the general path were a third of the claim path's
  * store CPU). The stored text is the JSON of a stamped record; the put is a no-op exactly when
  * the new record stamped with the stored record's own indexes encodes to that same text (asked
@@ -23,6 +23,8 @@ export function putVolumeByText(
   writeIndex: number,
 ): { rec: CSIVolume; json?: string; before?: string } | undefined {
   if (vol.Secrets && Object.keys(vol.Secrets).length > 0) return undefined;
+  // Mount flags are sealed with the secrets (secrets_at_rest.ts): the general path seals them.
+  if ((vol.MountOptions?.MountFlags?.length ?? 0) > 0) return undefined;
   const row = s.volumeForPut.get(vol.Namespace, vol.ID) as
     { json: string; c: unknown; m: unknown } | undefined;
   if (!row || typeof row.c !== "number" || typeof row.m !== "number") return undefined;

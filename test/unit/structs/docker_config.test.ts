@@ -122,9 +122,10 @@ describe("docker task config", () => {
     t.Driver = "exec";
     t.Config = { command: "/bin/true", pid_mode: "host" };
     assert.throws(() => validateJob(job), /Config\.pid_mode: is not supported by berth's exec driver/);
-    t.Config = { command: 5 };
+    // A number is its text, as Nomad's exec spec converts it (exec_config_values.test.ts).
+    t.Config = { command: ["/bin/true"] };
     assert.throws(() => validateJob(job), /Config\.command: must be a string/);
-    t.Config = { command: "/bin/true", args: ["-x", 1] };
+    t.Config = { command: "/bin/true", args: ["-x", [1]] };
     assert.throws(() => validateJob(job), /Config\.args\[1\]: must be a string/);
     t.Config = { command: "/bin/true", args: ["-x"] };
     assert.doesNotThrow(() => validateJob(job));

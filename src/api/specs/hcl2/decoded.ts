@@ -29,6 +29,7 @@ export function templateOf(src: Source, s: string, field: string): Node {
 export function evalString(src: Source, s: string, field: string, scope: Scope): Value {
   const node = templateOf(src, s, field);
   try {
+    refuseBareName(src, node, scope);
     return evaluate(node, scope);
   } catch (err) {
     throw located(src, s, field, err);
@@ -53,6 +54,26 @@ export function evalDecoded(src: Source, v: unknown, path: string[], scope: Scop
     return out;
   }
   return v;
+}
+
+/**
+ * A value that is one bare name no scope knows (`command = some_var`: quotes forgotten) is refused
+ * as HCL reports an unknown variable. Nomad's jobspec2 would pass it through as "${some_var}"
+ * (its EvalContext.UnknownVariable), which no client can interpolate unless a variable of that
+ * name happens to be in the task's environment: berth refuses it at parse instead, a deliberate
+ * narrowing. Still passed through: the same name written as a template (`"${some_var}"`, found in
+ * the source since hcl2json decodes both forms alike), bare `NOMAD_*` names, and references with
+ * attributes or indexes (`node.unique.name`, `attr.x`, `meta.x`, `env["X"]`), which evaluate.ts
+ * hands to the client as Nomad does.
+ */
+function refuseBareName(src: Source, node: Node, scope: Scope): void {
+  if (scope.functions === null || node.k !== "tmpl" || node.parts.length !== 1) return;
+  const part = node.parts[0]!;
+  if (part.k !== "interp" || part.x.k !== "var") return;
+  const name = part.x.name;
+  if (scope.roots.has(name) || scope.iter?.has(name) || scope.lazy?.has(name)) return;
+  if (name.startsWith("NOMAD_") || src.text.includes("${" + name + "}")) return;
+  throw new HclError("Unknown variable", `There is no variable named ${JSON.stringify(name)}.`, part.x.at);
 }
 
 type Decoded = Record<string, unknown>;
