@@ -2,7 +2,9 @@
  * Live data through Nomad's blocking queries: the first GET answers at once with `X-Nomad-Index`;
  * each next GET sends `?index=<that>&wait=…` and the server holds it until what the answer is read
  * from changes (or the wait runs out, answering the same index). So a page updates within moments
- * of a change without polling, and asks nothing while nothing changes.
+ * of a change without polling, and asks nothing while nothing changes. As Nomad's UI (its watch
+ * tasks wait for both the answer and 2 s), an ask starts at most every THROTTLE_MS: under a stream
+ * of writes a tab costs the server one read per 2 s, not one per write.
  *
  * A browser keeps about six connections per host, so a page holds at most three of these at once;
  * each stops when its component unmounts or its path changes (AbortController). A failure is shown
@@ -19,6 +21,8 @@ import { getJson, qs } from "./api.js";
 const WAIT = "30s";
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 15_000;
+/** The least time from one ask to the next (Nomad's UI: `RSVP.all([query, wait(2000)])`). */
+export const THROTTLE_MS = 2_000;
 
 export interface Live<T> {
   data: T | undefined;
@@ -54,6 +58,7 @@ async function follow<T>(
   while (!signal.aborted) {
     try {
       const url = index > 0 ? `${path}${sep}index=${index}&wait=${WAIT}` : path;
+      const asked = Date.now();
       const res = await getJson<T>(url, signal);
       retry = RETRY_MIN_MS;
       // The same index is a wait that ran out: nothing changed, nothing to draw.
@@ -63,6 +68,7 @@ async function follow<T>(
       index = res.index >= index ? res.index : 0;
       // A route without an index cannot block: read it again after a pause instead.
       if (res.index === 0) await sleep(RETRY_MAX_MS, signal);
+      else await sleep(asked + THROTTLE_MS - Date.now(), signal);
     } catch (err) {
       if (signal.aborted) return;
       update({ error: err });
