@@ -23,10 +23,8 @@
  *   node dist/bench/scale.js [large_nodes=300] [large_volumes=3000]
  *   BERTH_SCALE_NODES=5000 BERTH_SCALE_VOLUMES=50000 node dist/bench/scale.js   (by hand: minutes)
  */
-import { fork, type ChildProcess } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import os from "node:os";
-import { fileURLToPath } from "node:url";
 import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
 import { makeVolume } from "../test/builders/volume.js";
 import {
@@ -39,7 +37,7 @@ import {
   type ApiVolume,
   type ScaleServer,
 } from "../test/integration/scale/scale_fixtures.js";
-import type { SimRequest } from "./scale_sim.js";
+import { SimChild } from "./sim_child.js";
 
 const env = (k: string, d: number) => Number(process.env[k] ?? d);
 const SMALL = { nodes: 100, volumes: 1000 };
@@ -97,37 +95,6 @@ async function measure(fn: () => Promise<number>): Promise<Phase> {
  */
 function netOfIdle(phase: Phase, idle: number): Phase {
   return { ...phase, netPerOpMs: Math.max(0, phase.cpuMs - idle * phase.wallMs) / Math.max(phase.ops, 1) };
-}
-
-class SimChild {
-  private readonly child: ChildProcess;
-  private pending: ((m: Record<string, unknown>) => void) | null = null;
-
-  constructor() {
-    this.child = fork(fileURLToPath(new URL("./scale_sim.js", import.meta.url)), [], { stdio: "inherit" });
-    this.child.on("message", (m: Record<string, unknown>) => {
-      const p = this.pending;
-      this.pending = null;
-      p?.(m);
-    });
-  }
-
-  async ask(req: SimRequest): Promise<Record<string, unknown>> {
-    const answer = new Promise<Record<string, unknown>>((resolve) => (this.pending = resolve));
-    this.child.send(req);
-    const m = await answer;
-    if (m.op === "error") throw new Error(`simulator: ${String(m.message)}`);
-    return m;
-  }
-
-  async heartbeats(): Promise<number> {
-    const { counts } = (await this.ask({ op: "counts" })) as { counts: { heartbeats: number } };
-    return counts.heartbeats;
-  }
-
-  kill(): void {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
-  }
 }
 
 async function poll(what: string, fn: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {

@@ -2,7 +2,8 @@
  * The client side of bench/scale.ts, run as its child process (so none of its CPU is counted as the
  * server's): the node simulator, and the HTTP volume registrations. Driven over the IPC channel,
  * one request at a time, each answered when done:
- *   { op: "start", servers, count, plugin }  → { op: "started", ms, counts }
+ *   { op: "start", servers, count, plugin, prefix? }  → { op: "started", ms, counts }
+ *     (another start adds a simulator of its own; give it another `prefix`: "sim" by default)
  *   { op: "counts" }                          → { op: "counts", counts, self: { rssMiB, cpuMs } }
  *   { op: "volumes", base, ids, plugin }      → { op: "volumes", ms }
  *   { op: "stop" }                            → { op: "stopped" }, then the process exits
@@ -12,12 +13,14 @@ import { NodeSim } from "../src/nodesim/nodesim.js";
 import { registerVolume } from "../test/integration/scale/scale_fixtures.js";
 
 export type SimRequest =
-  | { op: "start"; servers: string[]; count: number; plugin: string }
+  | { op: "start"; servers: string[]; count: number; plugin: string; prefix?: string }
   | { op: "counts" }
   | { op: "volumes"; base: string; ids: string[]; plugin: string; concurrency: number }
   | { op: "stop" };
 
 let sim: NodeSim | null = null;
+/** Every simulator started (the last is `sim`), all stopped by `stop`. */
+const sims: NodeSim[] = [];
 
 async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -36,10 +39,11 @@ async function handle(req: SimRequest): Promise<object> {
         servers: req.servers,
         pluginId: req.plugin,
         csi: { nodeLatencyMs: 0, controllerLatencyMs: 0, errorRate: 0, maxVolumesPerNode: 0 },
-        namePrefix: "sim",
+        namePrefix: req.prefix ?? "sim",
         dataDir: null,
         log: nullLogger,
       });
+      sims.push(sim);
       const t0 = performance.now();
       await sim.start();
       return { op: "started", ms: performance.now() - t0, counts: sim.counts() };
@@ -55,7 +59,7 @@ async function handle(req: SimRequest): Promise<object> {
       return { op: "volumes", ms: performance.now() - t0 };
     }
     case "stop":
-      await sim?.stop();
+      for (const s of sims) await s.stop();
       return { op: "stopped" };
   }
 }

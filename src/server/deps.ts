@@ -5,6 +5,7 @@ import type { ControllerClient } from "./clientconn/controller.js";
 import type { NodeConnections } from "./clientconn/connections.js";
 import type { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { EvalOptions, EvalResult } from "./scheduler/scheduler.js";
+import type { Wake } from "./scheduler/blocked_wait.js";
 import type { StateStore } from "./state/store.js";
 
 /**
@@ -14,8 +15,12 @@ import type { StateStore } from "./state/store.js";
 export interface JobScheduler {
   /** Runs a pass over the job and answers what it did (the eval it recorded, placements, failures). */
   evaluate(namespace: string, id: string, trigger?: EvalTrigger, opts?: EvalOptions): Promise<EvalResult>;
-  /** Capacity may have appeared: re-evaluate the blocked jobs (never rejects; callers do not wait). */
-  retryBlocked(): Promise<void>;
+  /**
+   * Capacity may have appeared: re-evaluate the blocked jobs that `wakes` (what the write changed,
+   * scheduler/blocked_wait.ts) may unblock; absent, every blocked job (never rejects; callers do
+   * not wait).
+   */
+  retryBlocked(wakes?: readonly Wake[]): Promise<void>;
 }
 
 export interface ServerDeps {

@@ -59,12 +59,19 @@ async function failure(res: Response): Promise<ApiError> {
   return new ApiError(res.status, text || res.statusText, res.headers.get("X-Berth-Error-Code") ?? "");
 }
 
-/** A GET: the decoded answer and its X-Nomad-Index (0 when the route sends none). */
-export async function getJson<T>(path: string, signal?: AbortSignal): Promise<{ data: T; index: number }> {
+/**
+ * A GET: the decoded answer, its X-Nomad-Index (0 when the route sends none) and, for a paged list,
+ * its X-Nomad-NextToken ("" on the last page).
+ */
+export async function getJson<T>(
+  path: string,
+  signal?: AbortSignal,
+): Promise<{ data: T; index: number; nextToken: string }> {
   const res = await fetch(path, { headers: headers(false), signal, cache: "no-store" });
   if (!res.ok) throw await failure(res);
   const index = Number(res.headers.get("X-Nomad-Index") ?? "0");
-  return { data: (await res.json()) as T, index: Number.isFinite(index) ? index : 0 };
+  const nextToken = res.headers.get("X-Nomad-NextToken") ?? "";
+  return { data: (await res.json()) as T, index: Number.isFinite(index) ? index : 0, nextToken };
 }
 
 /** A write (PUT, POST, DELETE) with an optional JSON body; the decoded answer. */

@@ -21,23 +21,42 @@
  * thousand callers blocked on a 10,000-volume list, the server then sends a thousand copies of a
  * few hundred KiB instead of a thousand copies of several MiB: the build was already shared, the
  * bytes on the wire were the stall.
+ *
+ * Off the hot path (issue 30): a new entry is built after a turn of the event loop (so the write
+ * that woke the waiters answers first, and never waits inside its transaction for a reader), its
+ * JSON encoded in slices of ENCODE_SLICE items with a turn of the loop between them, and gzipped
+ * on libuv's thread pool (zlib.gzip), not on the loop. Every request for the same key at the same
+ * index, those that come while the entry is still being built included, awaits that one build:
+ * a write that wakes a thousand waiters builds and compresses their answer once.
  */
 import type { ServerResponse } from "node:http";
-import { gzipSync } from "node:zlib";
+import { setImmediate as yieldToLoop } from "node:timers/promises";
+import { promisify } from "node:util";
+import { gzip } from "node:zlib";
 import type { StateStore } from "../state/store.js";
 import { leaderHeaders } from "./leader_headers.js";
 
 /** Enough for every list route × a few namespaces; the oldest entry goes first. */
 const MAX_ENTRIES = 64;
 
-interface Entry {
-  index: number;
+interface Built {
   body: Buffer;
   /** Nomad's X-Nomad-NextToken of a paged list; "" when the answer is the last page. */
   nextToken: string;
-  /** `body` gzipped, made on the first request that accepts it. */
-  gzipped?: Buffer;
 }
+
+interface Entry {
+  index: number;
+  /** The answer, once built (shared by every request that comes meanwhile). */
+  built: Promise<Built>;
+  /** The body gzipped, made on the first request that accepts it. */
+  gzipped?: Promise<Buffer>;
+}
+
+/** Items encoded per turn of the event loop: a few milliseconds of JSON.stringify at most. */
+export const ENCODE_SLICE = 500;
+
+const gzipAsync = promisify(gzip);
 
 /** Smaller answers go as they are: compressing them saves less than it costs. */
 const MIN_GZIP_BYTES = 1024;
@@ -55,6 +74,28 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
 
 const caches = new WeakMap<StateStore, Map<string, Entry>>();
 
+/**
+ * JSON.stringify(items) for an array, encoded ENCODE_SLICE items at a time with a turn of the
+ * event loop between slices (the same bytes as one JSON.stringify).
+ */
+export async function encodeJsonSliced(items: unknown): Promise<Buffer> {
+  if (!Array.isArray(items) || items.length <= ENCODE_SLICE)
+    return Buffer.from(JSON.stringify(items) ?? "null");
+  const parts: string[] = [];
+  for (let i = 0; i < items.length; i += ENCODE_SLICE) {
+    if (i > 0) await yieldToLoop();
+    parts.push(JSON.stringify(items.slice(i, i + ENCODE_SLICE)).slice(1, -1));
+  }
+  return Buffer.from(`[${parts.join(",")}]`);
+}
+
+async function build(read: () => { items: unknown; nextToken: string }): Promise<Built> {
+  // After the write that woke this reader has gone on (its answer, its next steps).
+  await yieldToLoop();
+  const page = read();
+  return { body: await encodeJsonSliced(page.items), nextToken: page.nextToken };
+}
+
 /** Sends the JSON of `read()` with `X-Nomad-Index: index`, reusing the bytes built at the same index. */
 export function sendCachedJson(
   res: ServerResponse,
@@ -62,21 +103,22 @@ export function sendCachedJson(
   key: string,
   index: number,
   read: () => unknown,
-): void {
-  sendCachedPage(res, store, key, index, () => ({ items: read(), nextToken: "" }));
+): Promise<void> {
+  return sendCachedPage(res, store, key, index, () => ({ items: read(), nextToken: "" }));
 }
 
 /**
  * As sendCachedJson for a paged list: `read()` answers the page and its next token, sent in
  * `X-Nomad-NextToken` when there is a next page. `key` must then name every list option too.
+ * Rejects with what `read` throws (a bad filter: a 400), which is not kept.
  */
-export function sendCachedPage(
+export async function sendCachedPage(
   res: ServerResponse,
   store: StateStore,
   key: string,
   index: number,
   read: () => { items: unknown; nextToken: string },
-): void {
+): Promise<void> {
   let cache = caches.get(store);
   if (!cache) {
     cache = new Map();
@@ -86,28 +128,36 @@ export function sendCachedPage(
   // blockingIndex answers at least 1, also for a table never written (index 0): a body read then
   // would look as fresh as one read after the table's first write, at index 1. Never reuse index 1.
   if (!entry || entry.index !== index || index <= 1) {
-    const page = read();
-    entry = { index, body: Buffer.from(JSON.stringify(page.items)), nextToken: page.nextToken };
+    const fresh: Entry = { index, built: build(read) };
+    const own = cache;
+    // A failed build (a filter that cannot be evaluated) is answered to its callers, never kept.
+    fresh.built.catch(() => {
+      if (own.get(key) === fresh) own.delete(key);
+    });
+    entry = fresh;
     cache.delete(key);
     cache.set(key, entry);
     if (cache.size > MAX_ENTRIES) cache.delete(cache.keys().next().value!);
   }
+  const built = await entry.built;
   const headers: Record<string, string> = {
     "Content-Type": "application/json",
     "X-Nomad-Index": String(index),
     ...leaderHeaders(res),
   };
-  if (entry.nextToken !== "") headers["X-Nomad-NextToken"] = entry.nextToken;
-  let body = entry.body;
+  if (built.nextToken !== "") headers["X-Nomad-NextToken"] = built.nextToken;
+  let body = built.body;
   if (body.length >= MIN_GZIP_BYTES) {
     headers.Vary = "Accept-Encoding";
     if (acceptsGzip(res.req?.headers["accept-encoding"])) {
       // Level 1: a list compresses ~10× even so, and the loop is held for the least time.
-      entry.gzipped ??= gzipSync(body, { level: 1 });
-      body = entry.gzipped;
+      entry.gzipped ??= gzipAsync(body, { level: 1 });
+      body = await entry.gzipped;
       headers["Content-Encoding"] = "gzip";
     }
   }
+  // The caller may have gone while the answer was built.
+  if (res.destroyed || res.headersSent) return;
   res.writeHead(200, headers);
   res.end(body);
 }

@@ -71,7 +71,7 @@ export const listVolumes: Route = async (ctx, api) => {
   const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
   const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}${visible.key}`;
   const keep = (v: CSIVolume) => nodeId === undefined || claimedOnNode(v, nodeId);
-  sendCachedPage(ctx.res, api.store, key, index, () => {
+  await sendCachedPage(ctx.res, api.store, key, index, () => {
     const query = { ...filter, keepNamespace: (n: string) => visible.keep(n), keep };
     return (
       volumePageFromStore(api.store, opts, query, volumeStub) ??
@@ -150,7 +150,7 @@ export const listPlugins: Route = async (ctx, api) => {
   if (type === "other") return sendJson(ctx.res, null, api.store.tableIndex("plugins"));
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["plugins"], ctx.signal);
-  sendCachedPage(ctx.res, api.store, `plugins|${optionsKey(opts, ctx.query)}`, index, () =>
+  await sendCachedPage(ctx.res, api.store, `plugins|${optionsKey(opts, ctx.query)}`, index, () =>
     pageOf(api.plugins.list(), opts, "id", pluginStub),
   );
 };
@@ -167,7 +167,7 @@ export const getPlugin: Route = async (ctx, api) => {
 export const listNodes: Route = async (ctx, api) => {
   const opts = listOptions(ctx.query);
   const index = await blockingIndex(api.store, ctx.query, ["nodes"], ctx.signal);
-  sendCachedPage(
+  await sendCachedPage(
     ctx.res,
     api.store,
     `nodes|${optionsKey(opts, ctx.query)}`,

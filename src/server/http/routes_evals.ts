@@ -31,7 +31,7 @@ export const listEvals: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx, true);
   const visible = nsFilter(ctx, api, "read-job");
   const key = `evals|${ns ?? "*"}|${job}|${status}|${optionsKey(opts, ctx.query)}${visible.key}`;
-  sendCachedPage(ctx.res, api.store, key, index, () => {
+  await sendCachedPage(ctx.res, api.store, key, index, () => {
     const evals = api.store
       .listEvals(ns)
       .filter(

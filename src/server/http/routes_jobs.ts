@@ -23,7 +23,7 @@ export const listJobs: Route = async (ctx, api) => {
     ...(ns !== undefined ? { namespace: ns } : {}),
     keepNamespace: (n: string) => visible.keep(n),
   };
-  sendCachedPage(
+  await sendCachedPage(
     ctx.res,
     api.store,
     key,
@@ -100,7 +100,7 @@ export const listAllocs: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx, true);
   const visible = nsFilter(ctx, api, "read-job");
   const key = `allocs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
-  sendCachedPage(ctx.res, api.store, key, index, () =>
+  await sendCachedPage(ctx.res, api.store, key, index, () =>
     pageOf(
       api.allocs.list(ns).filter((a) => visible.keep(a.Namespace)),
       opts,

@@ -45,6 +45,7 @@ import type { Logger } from "../../internal/log.js";
 import type { CounterMetric, Telemetry } from "../../internal/metrics/telemetry.js";
 import type { JobScheduler } from "../deps.js";
 import type { EvalOptions, EvalResult } from "../scheduler/scheduler.js";
+import type { Wake } from "../scheduler/blocked_wait.js";
 import { awaitIndex, type IndexedStore } from "./await_index.js";
 import type { ServerMember } from "./keys.js";
 import { wireOptions, type SchedulerCall, type SchedulerPeer } from "./scheduler_forward.js";
@@ -134,8 +135,9 @@ export class SchedulerFront implements JobScheduler {
     return result;
   }
 
-  retryBlocked(): Promise<void> {
-    if (this.route()?.isLeader) return this.local.retryBlocked();
+  /** On a follower the wakes are not sent: the leader wakes every blocked job (a pass too many at most). */
+  retryBlocked(wakes?: readonly Wake[]): Promise<void> {
+    if (this.route()?.isLeader) return this.local.retryBlocked(wakes);
     if (this.forwarding) {
       this.forwardAgain = true;
       return this.forwarding;

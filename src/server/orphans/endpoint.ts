@@ -20,6 +20,7 @@ import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { CSIVolumeOrphan, VolumeCreateIntent } from "../../structs/volume_intent.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
+import { volumeWake } from "../scheduler/blocked_wait.js";
 import { volumeView } from "../state/views.js";
 import { createStorage } from "../rpc/volume_create.js";
 import { orphanIntents, orphanView, unrecordedStorage } from "./decide.js";
@@ -86,7 +87,7 @@ export class OrphanEndpoint {
           plugin: intent.PluginID,
           external_id: record.ExternalID,
         });
-        void this.deps.scheduler.retryBlocked();
+        void this.deps.scheduler.retryBlocked([volumeWake(namespace, id, record.PluginID)]);
         return { Volume: volumeView(this.deps.store, namespace, id)!, Index: this.deps.store.index() };
       },
       signal,

@@ -41,6 +41,7 @@ import {
   type VolumeClaim,
 } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
+import { volumeWake } from "../scheduler/blocked_wait.js";
 import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { checkAllocClaim, checkNodeAllocUsesVolume, checkNodeUsesVolume } from "./node_scope.js";
@@ -242,7 +243,10 @@ export class ClaimEndpoint {
       () => this.release(namespace, req, reported, signal),
       signal,
     );
-    if (freed) void this.deps.scheduler.retryBlocked();
+    if (freed) {
+      const pluginId = this.deps.store.getVolume(namespace, req.VolumeID)?.PluginID;
+      void this.deps.scheduler.retryBlocked([volumeWake(namespace, req.VolumeID, pluginId)]);
+    }
     return freed;
   }
 

@@ -38,6 +38,7 @@ import type { ServerDeps } from "../deps.js";
 import { watchKeys } from "../state/watch_keys.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
 import { refreshJobStatus } from "../scheduler/scheduler.js";
+import { allocVolumeWakes, nodeWake, type Wake } from "../scheduler/blocked_wait.js";
 import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
 import type { IntroTokenRequest, NodeIntroTokens } from "./node_intro.js";
 
@@ -127,7 +128,7 @@ export class NodeEndpoint {
         { node: node.ID, name: node.Name, reason: unintroduced },
       );
     }
-    void this.deps.scheduler.retryBlocked();
+    void this.deps.scheduler.retryBlocked([nodeWake(node)]);
     return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
   }
 
@@ -147,7 +148,7 @@ export class NodeEndpoint {
         const cur = tx.getNode(node.ID);
         if (cur && cur.Status !== "ready") tx.putNode(markNodeReady(cur, Date.now()));
       });
-      void this.deps.scheduler.retryBlocked();
+      void this.deps.scheduler.retryBlocked([nodeWake(node)]);
     }
     return { HeartbeatTTL: this.liveness.ttlMs, Index: this.deps.store.index() };
   }
@@ -167,10 +168,10 @@ export class NodeEndpoint {
           CSINodePlugins: req.CSINodePlugins,
           ...reportOrder(order ?? node.ReportOrder),
         });
-        return next.ModifyIndex !== node.ModifyIndex;
+        return next.ModifyIndex !== node.ModifyIndex ? next : undefined;
       })
       .catch((err: unknown) => this.logStale(err));
-    if (changed) void this.deps.scheduler.retryBlocked();
+    if (changed) void this.deps.scheduler.retryBlocked([nodeWake(changed)]);
     return { Index: this.deps.store.index() };
   }
 
@@ -212,7 +213,7 @@ export class NodeEndpoint {
    */
   private async afterEligibilityChange(before: Node, after: Node): Promise<void> {
     if (after.SchedulingEligibility !== "eligible" || before.SchedulingEligibility === "eligible") return;
-    await this.deps.scheduler.retryBlocked();
+    await this.deps.scheduler.retryBlocked([nodeWake(after)]);
   }
 
   /** Logs a refused stale report (refuseStaleReport) before passing any error on. */
@@ -262,9 +263,12 @@ export class NodeEndpoint {
   async updateAllocs(input: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
     const req = validateAllocUpdates(input);
     const reconnects = new Map<string, { namespace: string; id: string }>();
+    // The volumes of allocs that ended: their proposed (or held) claims are gone.
+    let freedVolumes: Wake[] = [];
     let stale = 0;
     const terminalJobs = await this.deps.store.txn((tx) => {
       reconnects.clear();
+      freedVolumes = [];
       stale = 0;
       const jobs = new Map<string, { namespace: string; id: string; failed: boolean; everyNode: boolean }>();
       const nowNs = Date.now() * NS_PER_MS;
@@ -311,6 +315,7 @@ export class NodeEndpoint {
           const failed = next.ClientStatus === "failed" || jobs.get(k)?.failed === true;
           const everyNode = runsOnEveryNode(next.Job.Type);
           jobs.set(k, { namespace: next.Namespace, id: next.JobID, failed, everyNode });
+          freedVolumes.push(...allocVolumeWakes(next));
         }
       }
       const seen = new Set<string>();
@@ -346,7 +351,10 @@ export class NodeEndpoint {
       if (!terminalJobs.some((t) => `${t.namespace}/${t.id}` === k))
         await this.deps.scheduler.evaluate(j.namespace, j.id, "reconnect");
     }
-    if (terminalJobs.length > 0) void this.deps.scheduler.retryBlocked();
+    if (terminalJobs.length > 0) {
+      const node = this.deps.store.getNode(req.NodeID);
+      void this.deps.scheduler.retryBlocked(node ? [nodeWake(node), ...freedVolumes] : undefined);
+    }
     return { Index: this.deps.store.index() };
   }
 }

@@ -30,6 +30,7 @@ import { checkDistinctVolumes } from "../../structs/volume_validate.js";
 import { intentOf } from "../../structs/volume_intent.js";
 import { requireVolumeNamespace } from "../../structs/namespace.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
+import { volumeWake } from "../scheduler/blocked_wait.js";
 import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { expandIfRequested } from "./volume_expand.js";
@@ -50,7 +51,7 @@ export async function createVolumes(
   vols.forEach((v, i) => checkCreate(deps.store, v, i));
   const keys = [...new Set(vols.map((v) => volumeKey(v.Namespace, v.ID)))].sort();
   const out = await withLocks(deps, keys, signal, () => createLocked(deps, vols, signal));
-  void deps.scheduler.retryBlocked();
+  void deps.scheduler.retryBlocked(vols.map((v) => volumeWake(v.Namespace, v.ID, v.PluginID)));
   return { Volumes: out, Index: deps.store.index() };
 }
 

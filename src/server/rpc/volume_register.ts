@@ -22,6 +22,7 @@ import type { CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import { checkDistinctVolumes } from "../../structs/volume_validate.js";
 import type { ServerDeps } from "../deps.js";
+import { volumeWake } from "../scheduler/blocked_wait.js";
 import type { StateReader } from "../state/store.js";
 
 export async function registerVolumes(
@@ -66,7 +67,7 @@ export async function registerVolumes(
       stored.push(next);
     }
   });
-  void deps.scheduler.retryBlocked();
+  void deps.scheduler.retryBlocked(stored.map((v) => volumeWake(v.Namespace, v.ID, v.PluginID)));
   return { Index: deps.store.index(), Volumes: stored };
 }
 

@@ -6,6 +6,7 @@
  * transaction.
  */
 import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
+import { mergeSignals, signalsOf } from "./blocked_wait.js";
 import { disconnectPlan } from "./disconnect_plan.js";
 import { newAllocMetric } from "../../structs/eval.js";
 import { newUuid } from "../../structs/ids.js";
@@ -154,6 +155,8 @@ export function* planSteps(
     (typeof limit === "number" ? plan.place.length >= limit : limit(plan.place.length));
   for (const g of job.TaskGroups) {
     let failure: PlacementFailure | undefined;
+    // Each alloc of a per_alloc group needs its own volume: its failure may wait for another thing.
+    const perAlloc = Object.values(g.Volumes ?? {}).some((v) => v.PerAlloc);
     for (let i = 0; i < g.Count; i++) {
       const name = allocName(job, g.Name, i);
       if (runningByName.has(name) || completed.has(name)) continue;
@@ -172,11 +175,14 @@ export function* planSteps(
         plan.update.push({ ...prev, NextAllocation: alloc.ID });
       }
       if (alloc) plan.place.push(alloc);
-      else if (!failure) failure = { group: g.Name, missing: 1, metrics, names: [name], canaries: 0 };
-      else {
+      else if (!failure) {
+        failure = { group: g.Name, missing: 1, metrics, names: [name], canaries: 0 };
+        if (perAlloc) failure.signals = signalsOf(metrics);
+      } else {
         failure.missing++;
         failure.metrics.CoalescedFailures++;
         failure.names.push(name);
+        if (failure.signals) mergeSignals(failure.signals, signalsOf(metrics));
       }
       yield;
     }
@@ -198,7 +204,12 @@ export function* planSteps(
         prior.missing++;
         prior.metrics.CoalescedFailures++;
         prior.canaries++;
-      } else plan.failures.push({ group: g.Name, missing: 1, metrics, names: [], canaries: 1 });
+        if (prior.signals) mergeSignals(prior.signals, signalsOf(metrics));
+      } else {
+        const f: PlacementFailure = { group: g.Name, missing: 1, metrics, names: [], canaries: 1 };
+        if (Object.values(g.Volumes ?? {}).some((v) => v.PerAlloc)) f.signals = signalsOf(metrics);
+        plan.failures.push(f);
+      }
       continue;
     }
     alloc.DeploymentID = deploymentId;

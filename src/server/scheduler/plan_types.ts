@@ -8,6 +8,7 @@ import type { Deployment } from "../../structs/deployment.js";
 import type { AllocMetric } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
+import type { WaitSignals } from "./blocked_wait.js";
 import type { NodeUsageView } from "./node_usage.js";
 import type { FollowupPlan } from "./reschedule_plan.js";
 
@@ -24,6 +25,12 @@ export interface PlacementFailure {
   canaries: number;
   /** Nomad's AllocMetric of the group's first alloc that found no node; the others coalesce. */
   metrics: AllocMetric;
+  /**
+   * What the failed allocs wait for (blocked_wait.ts), when the group's allocs differ in what they
+   * need (per_alloc volumes) and so the first one's metrics do not speak for the rest: merged over
+   * every failed alloc. Absent: the metrics' own signals hold for the whole group.
+   */
+  signals?: WaitSignals;
 }
 
 export interface Plan {

@@ -4,8 +4,9 @@
  * node). Blocked jobs are re-evaluated when capacity may have appeared: a node registered or
  * changed its fingerprint, a volume changed or a claim was freed — Nomad's blocked evals, whose
  * records are in the store and whose set is kept in memory, rebuilt at start by evaluating every
- * job. No trigger is lost to a pass in flight (the unblock index, as Nomad's blocked evals keep
- * one): see `track` and docs/design.md "Blocked jobs never miss a wake-up".
+ * job. A trigger names what it changed and wakes only the jobs whose wait it matches
+ * (blocked_wait.ts). No trigger is lost to a pass in flight (the unblock index, as Nomad's blocked
+ * evals keep one): see `track` and docs/design.md "Blocked jobs never miss a wake-up".
  *
  * Delayed follow-up evals (failed allocs waiting for their reschedule delay) are stored `pending`
  * with their WaitUntil; the scheduler keeps one timer per such eval (FollowupTimers) and runs the
@@ -42,6 +43,8 @@ import { JobPasses } from "./job_passes.js";
 import { NodeListCache } from "./node_list_cache.js";
 import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 import { stillValidSince } from "./rebase.js";
+import { BlockedSet } from "./blocked_set.js";
+import { signalsOf, waitOf, type Wake } from "./blocked_wait.js";
 
 export { refreshJobStatus } from "./job_status.js";
 export type { BatchResult, EvalOptions, EvalResult } from "./evaluate_in.js";
@@ -58,7 +61,8 @@ function key(namespace: string, id: string): string {
 }
 
 export class Scheduler {
-  private readonly blocked = new Map<string, { namespace: string; id: string }>();
+  /** The blocked jobs and what each waits for (blocked_set.ts, blocked_wait.ts). */
+  private readonly blocked = new BlockedSet();
   /** The system and sysbatch jobs that are not stopped, by key (this term's; see the file comment). */
   private readonly systemJobs = new Map<string, { namespace: string; id: string }>();
   /**
@@ -66,8 +70,6 @@ export class Scheduler {
    * here, `track` one); `system`: run as a system job's quiet node-update pass.
    */
   private readonly due = new Map<string, { namespace: string; id: string; system?: boolean }>();
-  /** A trigger came since the round last looked: every blocked job is due (copied once per look). */
-  private allDue = false;
   /**
    * The store's index when the last "capacity may have appeared" trigger (retryBlocked) came: at
    * or above the index of the change that prompted it. Only grows (across terms too: an index is
@@ -231,8 +233,15 @@ export class Scheduler {
       this.blocked.delete(k);
       return;
     }
-    this.blocked.set(k, { namespace, id });
-    if (this.unblockIndex > snapshotIndex) {
+    const job = this.store.getJob(namespace, id);
+    if (!job) {
+      this.blocked.delete(k);
+      return;
+    }
+    const signals = result.failures.map((f) => f.signals ?? signalsOf(f.metrics));
+    const wait = waitOf(job, signals, this.store);
+    this.blocked.set(k, { namespace, id }, wait);
+    if (this.unblockIndex > snapshotIndex && this.blocked.missed(snapshotIndex, wait)) {
       this.due.set(k, { namespace, id });
       void this.runDue();
     }
@@ -257,22 +266,23 @@ export class Scheduler {
     this.term++;
     this.blocked.clear();
     this.due.clear();
-    this.allDue = false;
     this.systemJobs.clear();
     this.timers.clear();
   }
 
   /**
-   * Capacity or a node may have appeared: re-evaluates every blocked job, and every system job
+   * Capacity or a node may have appeared: re-evaluates the blocked jobs that `wakes` (what the write
+   * changed; absent: anything) may unblock, and every system job when a node may have changed
    * (never rejects; quietly: a pass that finds nothing to do records no eval). Triggers that come
    * while a round runs join it: a job still waiting for its turn is not run twice, one whose turn
    * has come (its pass may have read the state before the trigger's change) is run again.
    * Resolves once no job is due.
    */
-  retryBlocked(): Promise<void> {
+  retryBlocked(wakes?: readonly Wake[]): Promise<void> {
     if (this.stopping) return Promise.resolve();
-    this.unblockIndex = Math.max(this.unblockIndex, this.store.index());
-    this.allDue = true;
+    const index = this.store.index();
+    this.unblockIndex = Math.max(this.unblockIndex, index);
+    this.blocked.wake(index, wakes ?? [{ Kind: "all" }]);
     return this.runDue();
   }
 
@@ -288,11 +298,12 @@ export class Scheduler {
       for (;;) {
         await yieldToLoop();
         // Looked at after the yield, so a trigger during the yield does not run a job twice.
-        if (this.allDue) {
-          this.allDue = false;
-          for (const [k, job] of this.blocked) this.due.set(k, job);
-          for (const [k, job] of this.systemJobs)
-            if (!this.blocked.has(k)) this.due.set(k, { ...job, system: true });
+        if (this.blocked.waking) {
+          const { due, nodeChanged } = this.blocked.takeDue();
+          for (const [k, job] of due) this.due.set(k, job);
+          if (nodeChanged)
+            for (const [k, job] of this.systemJobs)
+              if (!this.blocked.has(k)) this.due.set(k, { ...job, system: true });
         }
         const next = this.stopping ? undefined : this.due.entries().next().value;
         if (next === undefined) {

@@ -11,6 +11,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
+import { nodeWake } from "../../../src/server/scheduler/blocked_wait.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import type { StateWriter } from "../../../src/server/state/store.js";
@@ -88,6 +89,25 @@ test("a node made eligible after the pass read it, whose retry comes before the 
   assert.equal(await running(store, "web"), 1, "the job was run again and placed");
   assert.deepEqual(statuses(store, "web"), ["job-register:complete", "queued-allocs:complete"]);
   assert.equal(scheduler.isBlocked("default", "web"), false);
+});
+
+test("a keyed wake (the node made eligible) in the same window runs the job again", async (t) => {
+  const { store, scheduler, onNextTxn } = await setup(t);
+  await store.txn((tx) => {
+    tx.putNode(makeNode("n1", { SchedulingEligibility: "ineligible" }));
+    tx.putJob(plainJob("web"));
+  });
+  onNextTxn(async (submit) => {
+    const result = await submit();
+    const n1 = await store.txn((tx) =>
+      tx.putNode({ ...tx.getNode("n1")!, SchedulingEligibility: "eligible" }),
+    );
+    await scheduler.retryBlocked([nodeWake(n1)]);
+    return result;
+  });
+  const first = await scheduler.evaluate("default", "web");
+  assert.equal(first.failures.length, 1, "the pass read the node ineligible");
+  assert.equal(await running(store, "web"), 1, "the job was run again and placed");
 });
 
 test("memory freed in the batch of a pass that applies its plan made ahead runs the job again", async (t) => {

@@ -1,7 +1,11 @@
-/** CSI volumes (`GET /v1/volumes?type=csi&namespace=*`): who holds each, and its plugin's health. */
+/**
+ * CSI volumes (`GET /v1/volumes?type=csi&namespace=*`): who holds each, and its plugin's health.
+ * Paged and filtered by the server (usePagedList), in the list's own order (namespace, then ID).
+ */
 import { qs } from "../api.js";
-import { useBlocking } from "../blocking.js";
+import { usePagedList } from "../blocking.js";
 import { Badge, Loaded, Page, Table } from "../components.js";
+import { PagerControls } from "../pager.js";
 import { plural, ratio } from "../format.js";
 import { Link, paths } from "../router.js";
 import type { CSIVolumeListStub } from "../types.js";
@@ -15,15 +19,16 @@ export function claimsText(readers: number, writers: number): string {
 }
 
 export function VolumesPage() {
-  const vols = useBlocking<CSIVolumeListStub[]>(`/v1/volumes${qs({ type: "csi", namespace: "*" })}`);
+  const vols = usePagedList<CSIVolumeListStub>(`/v1/volumes${qs({ type: "csi", namespace: "*" })}`);
   return (
     <Page title="CSI volumes">
+      <PagerControls list={vols} label="CSI volumes" example={'PluginID == "hostpath" and Schedulable'} />
       <Loaded
-        live={vols}
+        live={vols.live}
         render={(list) => (
           <Table
             label="CSI volumes"
-            rows={[...list].sort((a, b) => a.ID.localeCompare(b.ID))}
+            rows={list}
             rowKey={(v) => `${v.Namespace}/${v.ID}`}
             empty="No CSI volumes. Create one with `berth volume create FILE`."
             cols={[
