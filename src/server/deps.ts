@@ -4,7 +4,7 @@ import type { Logger } from "../internal/log.js";
 import type { ControllerClient } from "./clientconn/controller.js";
 import type { NodeConnections } from "./clientconn/connections.js";
 import type { KeyedMutex } from "../internal/keyed_mutex.js";
-import type { EvalOptions, EvalResult } from "./scheduler/scheduler.js";
+import type { EvalOptions, EvalResult } from "./scheduler/evaluate_in.js";
 import type { Wake } from "./scheduler/blocked_wait.js";
 import type { StateStore } from "./state/store.js";
 

@@ -44,7 +44,7 @@ import { backoffDelay } from "../../internal/backoff.js";
 import type { Logger } from "../../internal/log.js";
 import type { CounterMetric, Telemetry } from "../../internal/metrics/telemetry.js";
 import type { JobScheduler } from "../deps.js";
-import type { EvalOptions, EvalResult } from "../scheduler/scheduler.js";
+import type { EvalOptions, EvalResult } from "../scheduler/evaluate_in.js";
 import type { Wake } from "../scheduler/blocked_wait.js";
 import { awaitIndex, type IndexedStore } from "./await_index.js";
 import type { ServerMember } from "./keys.js";

@@ -15,7 +15,8 @@ import type { EvalTrigger } from "../../structs/eval.js";
 import type { Logger } from "../../internal/log.js";
 import type { CounterMetric, Telemetry, TimerMetric } from "../../internal/metrics/telemetry.js";
 import type { StateStore } from "../state/store.js";
-import { Scheduler, type EvalOptions, type EvalResult } from "../scheduler/scheduler.js";
+import type { EvalOptions, EvalResult } from "../scheduler/evaluate_in.js";
+import { Scheduler } from "../scheduler/scheduler.js";
 
 export class MeasuredScheduler extends Scheduler {
   private readonly timing: TimerMetric<"trigger" | "outcome">;

@@ -37,7 +37,7 @@ import { isObject } from "../../structs/json_check.js";
 import type { ServerDeps } from "../deps.js";
 import { watchKeys } from "../state/watch_keys.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
-import { refreshJobStatus } from "../scheduler/scheduler.js";
+import { refreshJobStatus } from "../scheduler/job_status.js";
 import { allocVolumeWakes, nodeWake, type Wake } from "../scheduler/blocked_wait.js";
 import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
 import type { IntroTokenRequest, NodeIntroTokens } from "./node_intro.js";

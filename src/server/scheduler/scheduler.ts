@@ -33,7 +33,7 @@ import type { EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
-import { stopAllQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
+import { sweepQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
 import type { StateStore } from "../state/store.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";
@@ -45,9 +45,6 @@ import { planAhead, type PlannedAhead } from "./plan_ahead.js";
 import { stillValidSince } from "./rebase.js";
 import { BlockedSet } from "./blocked_set.js";
 import { signalsOf, waitOf, type Wake } from "./blocked_wait.js";
-
-export { refreshJobStatus } from "./job_status.js";
-export type { BatchResult, EvalOptions, EvalResult } from "./evaluate_in.js";
 
 /**
  * How often the node list catches up with node writes between passes (node_list_cache.ts). A catch-up
@@ -341,10 +338,7 @@ export class Scheduler {
       this.log.error("arming a delayed eval failed", { eval: ev.ID, job: ev.JobID, error: err }),
     );
     // A quarantined job's allocs would otherwise run on with no job to stop them (quarantine_jobs.ts).
-    await stopAllQuarantinedJobAllocs(this.store).then(
-      (n) => n > 0 && this.log.warn("stopped the allocs of quarantined jobs", { allocs: n }),
-      (err: unknown) => this.log.error("stopping the allocs of quarantined jobs failed", { error: err }),
-    );
+    await sweepQuarantinedJobAllocs(this.store, this.log);
     for (const job of this.store.listJobs()) {
       await yieldToLoop();
       if (this.stopping || term !== this.term || signal?.aborted) return;

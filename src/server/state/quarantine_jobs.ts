@@ -9,6 +9,7 @@
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
 import { NS_PER_MS } from "../../structs/job.js";
+import type { Logger } from "../../internal/log.js";
 import type { QuarantinedRecord, StateStore } from "./store.js";
 
 /** Why the allocs were stopped, shown as their DesiredDescription. */
@@ -55,4 +56,12 @@ export async function stopAllQuarantinedJobAllocs(store: StateStore): Promise<nu
     if (q.table === "jobs") stopped += await stopQuarantinedJobAllocs(store, q.namespace, q.key);
   }
   return stopped;
+}
+
+/** The sweep at a leader's start, logged; never throws (a failure is logged and left for the next). */
+export async function sweepQuarantinedJobAllocs(store: StateStore, log: Logger): Promise<void> {
+  await stopAllQuarantinedJobAllocs(store).then(
+    (n) => n > 0 && log.warn("stopped the allocs of quarantined jobs", { allocs: n }),
+    (err: unknown) => log.error("stopping the allocs of quarantined jobs failed", { error: err }),
+  );
 }

@@ -18,7 +18,7 @@ import {
   SchedulerForwardServer,
   type SchedulerCall,
 } from "../../../src/server/leader/scheduler_forward.js";
-import type { EvalResult } from "../../../src/server/scheduler/scheduler.js";
+import type { EvalResult } from "../../../src/server/scheduler/evaluate_in.js";
 import { isBerthError } from "../../../src/structs/errors.js";
 
 const SECRET = "s3cret";

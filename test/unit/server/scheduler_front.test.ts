@@ -13,7 +13,7 @@ import type { JobScheduler } from "../../../src/server/deps.js";
 import type { ServerMember } from "../../../src/server/leader/keys.js";
 import { SchedulerFront, type LeaderRoute } from "../../../src/server/leader/scheduler_front.js";
 import type { SchedulerCall, SchedulerPeer } from "../../../src/server/leader/scheduler_forward.js";
-import type { EvalResult } from "../../../src/server/scheduler/scheduler.js";
+import type { EvalResult } from "../../../src/server/scheduler/evaluate_in.js";
 import type { IndexedStore } from "../../../src/server/leader/await_index.js";
 
 const member = (id: string): ServerMember => ({

@@ -7,7 +7,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
-import { Scheduler, type EvalOptions, type EvalResult } from "../../../src/server/scheduler/scheduler.js";
+import type { EvalOptions, EvalResult } from "../../../src/server/scheduler/evaluate_in.js";
+import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import type { EvalTrigger } from "../../../src/structs/eval.js";
 import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
