@@ -7,6 +7,7 @@ import fs from "node:fs/promises";
 import { BerthError } from "../../structs/errors.js";
 import type { TaskHandle } from "../drivers/driver.js";
 import { findTool } from "../drivers/shared/proc.js";
+import { rootSafeEnv } from "../drivers/shared/root_env.js";
 
 /**
  * How to run `command` inside the task: for an exec-driver task in its mount namespace, root and
@@ -46,29 +47,6 @@ export async function taskCommand(
     cwd: undefined,
     env: safe,
   };
-}
-
-/**
- * Variables that make a program run as root load or read code or data the task chose: glibc's
- * list of those it ignores for setuid programs (UNSECURE_ENVVARS: the loader's LD_*, GCONV_PATH,
- * LOCPATH, …) and those a shell imports functions or startup files from. The task's environment
- * is read from its process, which the task can rewrite at will, so root must never run with these.
- */
-const UNSAFE_FOR_ROOT =
-  /^(LD_[A-Z_]*|GCONV_PATH|GETCONF_DIR|HOSTALIASES|LOCALDOMAIN|LOCPATH|MALLOC_[A-Z_]*|NIS_PATH|NLSPATH|RESOLV_HOST_CONF|RES_OPTIONS|TMPDIR|TZDIR|BASH_FUNC_.*|BASH_ENV|ENV|SHELLOPTS|BASHOPTS)$/;
-
-/** `env` without UNSAFE_FOR_ROOT (safe), and those as `NAME=value` words (carried). */
-export function rootSafeEnv(env: Record<string, string>): {
-  safe: Record<string, string>;
-  carried: string[];
-} {
-  const safe: Record<string, string> = {};
-  const carried: string[] = [];
-  for (const [k, v] of Object.entries(env)) {
-    if (UNSAFE_FOR_ROOT.test(k)) carried.push(`${k}=${v}`);
-    else safe[k] = v;
-  }
-  return { safe, carried };
 }
 
 /**

@@ -109,4 +109,23 @@ describe("exec driver: the task environment", () => {
     );
     assert.equal(proc, "proc\n");
   });
+
+  it("the job's LD_PRELOAD reaches the task only, never a root helper (unshare, sh, chroot)", async (t) => {
+    if (!existsSync("/usr/bin/gcc")) return t.skip("no C compiler to build the preload");
+    // A preload that records the uid of every process that loads it, at a host path the task's
+    // chroot cannot see: only a root helper on the host can load it.
+    const dir = await fs.mkdtemp(path.join(fx.base, "preload-"));
+    const marks = path.join(dir, "marks");
+    const src = path.join(dir, "mark.c");
+    await fs.writeFile(
+      src,
+      `#include <fcntl.h>\n#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void mark(void) { int fd = open("${marks}", O_WRONLY | O_APPEND | O_CREAT, 0666); if (fd >= 0) { dprintf(fd, "%d\\n", (int)getuid()); close(fd); } }\n`,
+    );
+    const so = path.join(dir, "mark.so");
+    execFileSync("gcc", ["-shared", "-fPIC", "-o", so, src]);
+    const out = await runScript('echo "p=$LD_PRELOAD t=$TZDIR"', { env: { LD_PRELOAD: so, TZDIR: "/tz" } });
+    assert.equal(out, `p=${so} t=/tz\n`, "the task still gets them");
+    const loaded = existsSync(marks) ? readFileSync(marks, "utf8").split("\n").filter(Boolean) : [];
+    assert.deepEqual(loaded, [], "no process outside the task's root loaded the job's preload");
+  });
 });

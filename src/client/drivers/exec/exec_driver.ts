@@ -22,6 +22,7 @@ import type {
 import type { CgroupManager } from "../shared/cgroups/manager.js";
 import { findTool, signalGroup } from "../shared/proc.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
+import { rootSafeEnv } from "../shared/root_env.js";
 import { ProcessTable } from "../shared/process_table.js";
 import { startedFileFor } from "../shared/start_gate.js";
 import { TaskIsolation } from "../shared/task_isolation.js";
@@ -103,6 +104,10 @@ export class ExecDriver implements TaskDriver {
     args.push(user ? `${user.uid}:${user.gid}` : "", user ? user.groups.join(",") : "");
     args.push(checkHostPath("the mount holding the task dir", await mountHolding(root)));
     for (const e of plan) args.push(e.kind, e.source, e.dest, e.readOnly ? "ro" : "rw");
+    // unshare and the setup shell run as root: the job's LD_* and the like reach only the command,
+    // through `env` in the task's root, after the drop to the task's user (root_env.ts).
+    const { safe, carried } = rootSafeEnv(withDefaultPath(cfg.env));
+    if (carried.length > 0) args.push("env", "--", ...carried);
     args.push(cfg.command, ...cfg.args);
 
     let logs: fs.FileHandle[] = [];
@@ -113,7 +118,7 @@ export class ExecDriver implements TaskDriver {
       logs = await openLogs(cfg.stdoutPath, cfg.stderrPath);
       child = spawn(unshare, args, {
         cwd: root,
-        env: withDefaultPath(cfg.env),
+        env: safe,
         detached: true,
         // stdin is the start gate (start_gate.ts), fd 3 the setup channel; the script closes both
         // before the task runs, so the task holds no pipe to the agent and survives its restart.
