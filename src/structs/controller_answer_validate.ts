@@ -20,9 +20,11 @@ import { BerthError } from "./errors.js";
 import { isObject } from "./json_check.js";
 import type { ClientMethods, ExternalVolumeInfo, SnapshotInfo } from "./rpc.js";
 import type { Topology } from "./volume.js";
+import { MAX_EXTERNAL_ID_BYTES } from "./volume_limits.js";
 
-export const MAX_ID_BYTES = 1024;
-export const MAX_MAP_BYTES = 16 * 1024;
+/** The bound a registered volume's external ID has (volume_limits.ts): one limit for both ways in. */
+const MAX_ID_BYTES = MAX_EXTERNAL_ID_BYTES;
+const MAX_MAP_BYTES = 16 * 1024;
 /** Topologies per answer, and entries per list page: far above what a plugin returns. */
 const MAX_TOPOLOGIES = 1024;
 const MAX_PAGE_ENTRIES = 10_000;

@@ -24,6 +24,7 @@ import {
   HostpathCluster,
   claimCount,
   line,
+  stoppedAtMs,
   volumeHcl,
   type ClaimsView,
 } from "../lifecycle/hostpath_cluster.js";
@@ -32,20 +33,7 @@ const cluster = new HostpathCluster("berth-dockerdrain-");
 const dockerd = new Dockerd(path.join(os.tmpdir(), `berth-dockerd-drain-${process.pid}`));
 let passed = false;
 
-interface TaskStateView {
-  FinishedAt: string | null;
-  Events: { Type: string; Time: number }[];
-}
-interface AllocView {
-  ID: string;
-  Name: string;
-  NodeName: string;
-  DesiredStatus: string;
-  ClientStatus: string;
-  TaskStates: Record<string, TaskStateView> | null;
-}
-
-const allocsOf = (job: string) => cluster.getJson<AllocView[]>(`/v1/job/${job}/allocations`);
+const allocsOf = (job: string) => cluster.allocsOf(job);
 
 /** The hostpath plugin as a docker task of `type`, its storage the cluster's, bound in. */
 function pluginTask(type: "controller" | "node"): string {
@@ -119,15 +107,6 @@ const consumerJob = `job "writer" {
   }
 }
 `;
-
-/** Unix ms when the task began to stop (its Killing event), else when it finished. */
-function stoppedAtMs(alloc: AllocView, task: string): number {
-  const state = alloc.TaskStates?.[task];
-  const killing = state?.Events.find((e) => e.Type === "Killing");
-  if (killing) return killing.Time / 1e6;
-  assert.ok(state?.FinishedAt, `task ${task} of ${alloc.Name} has stopped`);
-  return Date.parse(state.FinishedAt);
-}
 
 before(async () => {
   await dockerd.start();

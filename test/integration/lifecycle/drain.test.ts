@@ -18,6 +18,7 @@ import {
   HostpathCluster,
   claimCount,
   line,
+  stoppedAtMs,
   userJob,
   volumeHcl,
   type ClaimsView,
@@ -26,19 +27,6 @@ import {
 const cluster = new HostpathCluster("berth-drain-", { attachRequired: true, callLog: true });
 let passed = false;
 
-interface TaskStateView {
-  FinishedAt: string | null;
-  Events: { Type: string; Time: number }[];
-}
-interface AllocView {
-  ID: string;
-  Name: string;
-  NodeName: string;
-  DesiredStatus: string;
-  ClientStatus: string;
-  DesiredTransition?: { Migrate?: boolean | null };
-  TaskStates: Record<string, TaskStateView> | null;
-}
 interface NodeView {
   ID: string;
   Name: string;
@@ -51,16 +39,7 @@ interface NodeView {
 before(() => cluster.start(["A", "B"]));
 after(() => cluster.teardown(passed));
 
-const allocsOf = (job: string) => cluster.getJson<AllocView[]>(`/v1/job/${job}/allocations`);
-
-/** Unix ms when the task began to stop (its Killing event), else when it finished. */
-function stoppedAtMs(alloc: AllocView, task: string): number {
-  const state = alloc.TaskStates?.[task];
-  const killing = state?.Events.find((e) => e.Type === "Killing");
-  if (killing) return killing.Time / 1e6;
-  assert.ok(state?.FinishedAt, `task ${task} of ${alloc.Name} has stopped`);
-  return Date.parse(state.FinishedAt);
-}
+const allocsOf = (job: string) => cluster.allocsOf(job);
 
 test(
   "node drain: the writer on B moves to A; B's node plugin stops only after B unmounted the volume",

@@ -40,6 +40,31 @@ export const claimCount = (v: ClaimsView) =>
 
 export const line = (c: CallRecord) => `${c.method}:${c.node_id}:${c.code}`;
 
+export interface TaskStateView {
+  FinishedAt: string | null;
+  Events: { Type: string; Time: number }[];
+}
+
+/** An alloc as `/v1/job/:id/allocations` lists it, the fields the drain tests read. */
+export interface AllocView {
+  ID: string;
+  Name: string;
+  NodeName: string;
+  DesiredStatus: string;
+  ClientStatus: string;
+  DesiredTransition?: { Migrate?: boolean | null };
+  TaskStates: Record<string, TaskStateView> | null;
+}
+
+/** Unix ms when the task began to stop (its Killing event), else when it finished. */
+export function stoppedAtMs(alloc: AllocView, task: string): number {
+  const state = alloc.TaskStates?.[task];
+  const killing = state?.Events.find((e) => e.Type === "Killing");
+  if (killing) return killing.Time / 1e6;
+  assert.ok(state?.FinishedAt, `task ${task} of ${alloc.Name} has stopped`);
+  return Date.parse(state.FinishedAt);
+}
+
 /** The HCL of a single-node-writer file-system volume `id` of the hostpath plugin, then `extra`. */
 export const volumeHcl = (id: string, extra = "") =>
   `id = "${id}"\nname = "${id}"\ntype = "csi"\nplugin_id = "hostpath"\ncapability {\n  access_mode = "single-node-writer"\n  attachment_mode = "file-system"\n}\n${extra}`;
@@ -182,5 +207,9 @@ export class HostpathCluster {
 
   getJson<T>(route: string): Promise<T> {
     return getJson<T>(this.addr, route);
+  }
+
+  allocsOf(job: string): Promise<AllocView[]> {
+    return this.getJson<AllocView[]>(`/v1/job/${job}/allocations`);
   }
 }

@@ -16,7 +16,7 @@
  * destinations against all of it, the final env included.
  */
 import type { AllocDir } from "../../allocdir/alloc_dir.js";
-import { allocIndex, type Allocation } from "../../../structs/alloc.js";
+import { allocIndex, allocTaskGroup, type Allocation } from "../../../structs/alloc.js";
 import type { Task } from "../../../structs/job.js";
 import type { ClientHostVolumeConfig } from "../../../structs/node.js";
 
@@ -89,7 +89,7 @@ function resourceEnv(i: TaskEnvInput): Record<string, string> {
  */
 function metaEnv(i: TaskEnvInput): Record<string, string> {
   const job = i.alloc.Job;
-  const group = job.TaskGroups.find((g) => g.Name === i.alloc.TaskGroup);
+  const group = allocTaskGroup(i.alloc);
   const merged: Record<string, string> = {};
   if (job.Dispatched) for (const k of job.ParameterizedJob?.MetaOptional ?? []) merged[k] = "";
   Object.assign(merged, job.Meta, group?.Meta, i.task.Meta);
