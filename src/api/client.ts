@@ -9,6 +9,7 @@ export type { ApiClientOptions, ListOptions } from "./client_base.js";
 import { DeploymentApiClient } from "./client_deployments.js";
 import type {
   Allocation,
+  AllocResourceUsage,
   AllocationListStub,
   CSIPlugin,
   CSIPluginListStub,
@@ -135,6 +136,10 @@ export class ApiClient extends DeploymentApiClient {
   /** Stops the alloc and lets the scheduler replace it (Nomad's AllocStopResponse). */
   stopAllocation(id: string): Promise<{ EvalID: string; Index: number }> {
     return this.request("PUT", `/v1/allocation/${enc(id)}/stop`);
+  }
+  /** What the alloc's running tasks use now, measured on its node. */
+  allocationStats(id: string): Promise<AllocResourceUsage> {
+    return this.request("GET", `/v1/client/allocation/${enc(id)}/stats`);
   }
   /** `task` "" signals every running task. */
   async signalAllocation(id: string, task: string, signal: string): Promise<void> {

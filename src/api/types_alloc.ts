@@ -120,3 +120,35 @@ export interface Allocation extends AllocationListStub {
   /** On a replacement: the failed alloc it replaces (the full answer only, as Nomad's). */
   PreviousAllocation?: string;
 }
+
+/** `GET /v1/client/allocation/:id/stats` (Nomad's api.AllocResourceUsage). */
+export interface AllocResourceUsage {
+  ResourceUsage: ResourceUsage;
+  Tasks: Record<
+    string,
+    { ResourceUsage: ResourceUsage; Timestamp: number; Pids: Record<string, ResourceUsage> }
+  >;
+  Timestamp: number;
+}
+export interface ResourceUsage {
+  MemoryStats: {
+    RSS: number;
+    Cache: number;
+    Swap: number;
+    Usage: number;
+    MaxUsage: number;
+    KernelUsage: number;
+    KernelMaxUsage: number;
+    Measured: string[];
+  };
+  CpuStats: {
+    SystemMode: number;
+    UserMode: number;
+    TotalTicks: number;
+    ThrottledPeriods: number;
+    ThrottledTime: number;
+    Percent: number;
+    Measured: string[];
+  };
+  DeviceStats: unknown[];
+}

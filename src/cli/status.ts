@@ -46,10 +46,11 @@ export interface ListView<T> {
 }
 
 /** How one object is fetched and shown. */
-export interface OneView<T> {
+/** `A`: the command's arguments, for commands with flags of their own (`alloc status -stats`). */
+export interface OneView<T, A extends StatusArgs = StatusArgs> {
   doing: string;
   fetch(id: string, io: CommandIO): Promise<T>;
-  render(value: T, p: StatusArgs, io: CommandIO): string[] | Promise<string[]>;
+  render(value: T, p: A, io: CommandIO): string[] | Promise<string[]>;
   /** What -json prints; the fetched value unless given. */
   json?(value: T): unknown;
 }
@@ -90,7 +91,12 @@ export function showList<T>(view: ListView<T>, p: StatusArgs, io: CommandIO): Pr
   );
 }
 
-export function showOne<T>(view: OneView<T>, id: string, p: StatusArgs, io: CommandIO): Promise<number> {
+export function showOne<T, A extends StatusArgs>(
+  view: OneView<T, A>,
+  id: string,
+  p: A,
+  io: CommandIO,
+): Promise<number> {
   const asJson = (v: T) => (view.json ? view.json(v) : v);
   return show(
     io,

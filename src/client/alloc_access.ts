@@ -5,7 +5,7 @@
  */
 import { allocTaskGroup } from "../structs/alloc.js";
 import type { AllocSync } from "./alloc_sync.js";
-import type { AllocAccess } from "./rpc/client_alloc.js";
+import type { AllocAccess } from "./rpc/alloc_peer.js";
 
 export function allocAccess(sync: AllocSync | null, id: string): AllocAccess | undefined {
   const entry = sync?.runner(id);

@@ -28,6 +28,16 @@ import type {
 } from "./volume.js";
 import type { DriverInfo } from "./node.js";
 import type { VolumeUsageUpdateRequest, VolumeUsageUpdateResponse } from "./volume_usage.js";
+import type {
+  AllocExecRequest,
+  AllocExecResponse,
+  AllocReadLogRequest,
+  AllocReadLogResponse,
+  AllocRestartRequest,
+  AllocSignalRequest,
+  AllocStatsRequest,
+} from "./rpc_alloc.js";
+import type { AllocResourceUsage } from "./resource_usage.js";
 import type { ControllerGetVolumeRequest, ControllerGetVolumeResponse } from "./volume_condition.js";
 import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volume_state.js";
 
@@ -310,56 +320,6 @@ export interface NodeExpandVolumeResponse {
 /** NodeUnpublish (and NodeUnstage when no other alloc uses the staging) for one alloc. */
 export type NodeDetachVolumeRequest = NodeVolumeRef;
 
-// ---- server → node (ClientAlloc): what `alloc logs|exec|signal|restart` need of a running alloc ----
-
-/** `Task` "" means every running task of the alloc. */
-export interface AllocSignalRequest {
-  AllocID: string;
-  Task: string;
-  /** A signal name ("SIGHUP"); validated by the server. */
-  Signal: string;
-}
-export interface AllocRestartRequest {
-  AllocID: string;
-  /** "" with AllTasks false: the alloc's running tasks; with AllTasks: every task, also dead ones. */
-  Task: string;
-  AllTasks: boolean;
-}
-export interface AllocReadLogRequest {
-  AllocID: string;
-  Task: string;
-  Type: "stdout" | "stderr";
-  /** Bytes from `Origin`. */
-  Offset: number;
-  Origin: "start" | "end";
-  /** At most this many bytes are returned. */
-  Limit: number;
-}
-export interface AllocReadLogResponse {
-  /** Base64. */
-  Data: string;
-  /** Absolute offset of the first byte of Data in the file. */
-  Offset: number;
-  /** The file's size when read. */
-  Size: number;
-  /** The task is dead: the file will not grow (follow ends). */
-  TaskDead: boolean;
-}
-export interface AllocExecRequest {
-  AllocID: string;
-  Task: string;
-  Command: string[];
-  /** Base64 of the whole standard input (non-interactive exec). */
-  Stdin: string;
-  TimeoutMs: number;
-}
-export interface AllocExecResponse {
-  /** Base64. */
-  Stdout: string;
-  Stderr: string;
-  ExitCode: number;
-}
-
 /** Method name → [request, response]. Both peers type their handlers and calls from this map. */
 export interface ServerMethods {
   "Node.Register": [NodeRegisterRequest, NodeRegisterResponse];
@@ -393,6 +353,7 @@ export interface ClientMethods {
   "ClientAlloc.Restart": [AllocRestartRequest, Record<string, never>];
   "ClientAlloc.ReadLog": [AllocReadLogRequest, AllocReadLogResponse];
   "ClientAlloc.Exec": [AllocExecRequest, AllocExecResponse];
+  "ClientAlloc.Stats": [AllocStatsRequest, AllocResourceUsage];
   "ClientAlloc.ExecOpen": [ExecOpenRequest, ExecOpenResponse];
   "ClientAlloc.ExecInput": [ExecInputRequest, Record<string, never>];
   "ClientAlloc.ExecOutput": [ExecOutputRequest, ExecOutputResponse];

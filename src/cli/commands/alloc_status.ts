@@ -1,31 +1,47 @@
 /** `berth alloc status <alloc>`: one allocation, its CSI volumes, and each task's state and events. */
-import type { Allocation, CSIVolume, VolumeRequest } from "../../api/index.js";
+import type { Allocation, AllocResourceUsage, CSIVolume, VolumeRequest } from "../../api/index.js";
 import type { Command } from "../command.js";
 import { ago, formatTimeNs, kv, orNone, shortId, table } from "../format.js";
 import type { CommandIO } from "../io.js";
+import { expectArgs, parseCommandArgs } from "../flags.js";
 import { getByIdOrPrefix } from "../prefix.js";
-import { parseStatusArgs, showOne, type OneView, type StatusArgs } from "../status.js";
+import { showOne, type OneView, type StatusArgs } from "../status.js";
+import { taskResourceLines } from "./alloc_resources.js";
 import { formatMountOptions } from "./volume_format.js";
 import { allocRescheduleLines } from "../reschedule_info.js";
 
 export interface AllocStatusArgs extends StatusArgs {
   id: string;
+  stats: boolean;
 }
+
+const FLAGS = {
+  json: { type: "boolean" },
+  verbose: { type: "boolean" },
+  stats: { type: "boolean" },
+} as const;
 
 /** Events shown per task unless -verbose, newest first. */
 const RECENT_EVENTS = 10;
 
 export const allocStatus: Command<AllocStatusArgs> = {
   usage: "Usage: berth alloc status [options] <allocation>",
-  help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes and the recent events of each task. -json prints the API's JSON; -verbose shows full IDs and every event.",
+  help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes, and each task's resources (with what it uses now, when it runs) and recent events. -json prints the API's JSON; -verbose shows full IDs and every event; -stats shows the measured memory and CPU figures.",
   parse(argv) {
-    const p = parseStatusArgs(argv, 1, "<allocation>");
-    return { ...p, id: p.id! };
+    const { values, positionals } = parseCommandArgs(argv, FLAGS);
+    expectArgs(positionals, 1, 1, "<allocation>");
+    return {
+      address: values.address,
+      id: positionals[0]!,
+      json: values.json ?? false,
+      verbose: values.verbose ?? false,
+      stats: values.stats ?? false,
+    };
   },
   run: (p, io) => showOne(allocView, p.id, p, io),
 };
 
-const allocView: OneView<Allocation> = {
+const allocView: OneView<Allocation, AllocStatusArgs> = {
   doing: "querying allocation",
   fetch: (id, io) =>
     getByIdOrPrefix(
@@ -34,10 +50,11 @@ const allocView: OneView<Allocation> = {
       (aid) => io.api.getAllocation(aid),
       (prefix) => io.api.listAllocations({ prefix }),
     ),
-  render: (alloc, p, io) => allocLines(alloc, p.verbose, io),
+  render: (alloc, p, io) => allocLines(alloc, p, io),
 };
 
-async function allocLines(alloc: Allocation, verbose: boolean, io: CommandIO): Promise<string[]> {
+async function allocLines(alloc: Allocation, p: AllocStatusArgs, io: CommandIO): Promise<string[]> {
+  const { verbose } = p;
   const now = io.now();
   const lines = kv([
     ["ID", shortId(alloc.ID, verbose)],
@@ -55,9 +72,26 @@ async function allocLines(alloc: Allocation, verbose: boolean, io: CommandIO): P
     ...allocRescheduleLines(alloc, await followupOf(alloc, io), verbose, now),
   ]);
   lines.push(...(await volumesSection(alloc, io)));
-  for (const name of Object.keys(alloc.TaskStates ?? {}).sort())
-    lines.push("", ...taskSection(alloc, name, verbose));
+  const stats = await statsOf(alloc, io);
+  if (stats.warning) lines.push("", stats.warning);
+  for (const name of Object.keys(alloc.TaskStates ?? {}).sort()) {
+    const resources = taskResourceLines(alloc, name, stats.usage, p.stats);
+    lines.push("", ...taskSection(alloc, name, verbose, resources));
+  }
   return lines;
+}
+
+/** A running alloc's usage as its node measures it; a failure is a warning line, as in Nomad. */
+async function statsOf(
+  alloc: Allocation,
+  io: CommandIO,
+): Promise<{ usage?: AllocResourceUsage; warning?: string }> {
+  if (alloc.ClientStatus !== "running") return {};
+  try {
+    return { usage: await io.api.allocationStats(alloc.ID) };
+  } catch (err) {
+    return { warning: `Couldn't retrieve stats: ${(err as Error).message}` };
+  }
 }
 
 /** The alloc's delayed reschedule eval, when it has one that can be read. */
@@ -107,7 +141,7 @@ async function volumeFor(id: string, io: CommandIO): Promise<CSIVolume | undefin
   }
 }
 
-function taskSection(alloc: Allocation, name: string, verbose: boolean): string[] {
+function taskSection(alloc: Allocation, name: string, verbose: boolean, resources: string[]): string[] {
   const state = alloc.TaskStates[name]!;
   const lines = [`Task ${JSON.stringify(name)} is ${JSON.stringify(state.State)}`];
   const info: [string, string][] = [
@@ -117,6 +151,7 @@ function taskSection(alloc: Allocation, name: string, verbose: boolean): string[
     ["Finished At", orNone(state.FinishedAt)],
   ];
   lines.push(...kv(info), "");
+  if (resources.length > 0) lines.push(...resources, "");
   const events = [...(state.Events ?? [])].reverse();
   const shown = verbose ? events : events.slice(0, RECENT_EVENTS);
   lines.push("Recent Events:");

@@ -4,6 +4,7 @@
  */
 import type { Readable, Writable } from "node:stream";
 import type { DriverInfo } from "../../structs/node.js";
+import type { MemoryStats } from "../../structs/resource_usage.js";
 import type { TaskResources } from "./shared/cgroups/limits.js";
 
 export interface TaskMount {
@@ -110,6 +111,27 @@ export interface TaskExecProcess {
   kill(): void;
 }
 
+/**
+ * What a running task uses at one instant: memory as measured, CPU as cumulative counters (the
+ * client turns two samples into rates: client/rpc/client_alloc_stats.ts). Fields a source does not
+ * measure are 0 and left out of `measured` (Nomad's names: "System Mode", "User Mode", "Throttled
+ * Periods", "Throttled Time", "Percent").
+ */
+export interface TaskUsageSample {
+  /** When it was read, Unix nanoseconds (sub-millisecond: rates are taken over short spans). */
+  atNs: number;
+  memory: MemoryStats;
+  cpu: {
+    /** CPU time the task's processes used, nanoseconds since an origin fixed for the task. */
+    totalNs: number;
+    userNs: number;
+    systemNs: number;
+    throttledPeriods: number;
+    throttledTimeNs: number;
+    measured: string[];
+  };
+}
+
 export interface DriverCapabilities {
   /** The driver can bind volumes into a task. Drivers that cannot must refuse mounts clearly. */
   supportsMounts: boolean;
@@ -167,6 +189,11 @@ export interface TaskDriver {
    * command from the host (the children of the handle's process).
    */
   signal?(handle: TaskHandle, signal: string): Promise<void>;
+  /**
+   * What the running task uses now (`alloc status -stats`). Absent: the driver cannot tell (the
+   * client then reports none for the task).
+   */
+  stats?(handle: TaskHandle): Promise<TaskUsageSample>;
   /**
    * Runs `command` inside the running task (`alloc exec`), when the driver has its own way in
    * (docker's exec API). Absent: the client runs it from the host (client/rpc/task_process.ts).

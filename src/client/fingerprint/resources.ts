@@ -41,6 +41,11 @@ export function cpuMhz(cpus: Pick<os.CpuInfo, "speed">[], read: (file: string) =
   return m ? Math.floor(Number(m[1])) : 0;
 }
 
+/** One core's MHz on this host (cpuMhz), what usage's TotalTicks are counted in. */
+export function hostCoreMhz(): number {
+  return cpuMhz(os.cpus(), readText);
+}
+
 function readText(file: string): string | null {
   try {
     return fs.readFileSync(file, "utf8");

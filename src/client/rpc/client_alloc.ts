@@ -18,23 +18,10 @@ import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
 import { cgroupFromState } from "../drivers/shared/cgroups/manager.js";
 import { spawnJoined } from "../drivers/shared/cgroups/spawn_joined.js";
 import { logSource, readLog } from "./client_alloc_logs.js";
+import type { AllocAccess, ClientAllocPeer } from "./alloc_peer.js";
+import { registerAllocStatsHandler } from "./client_alloc_stats.js";
 import { registerExecSessionHandlers } from "./client_exec_session.js";
 import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
-
-/** What the handlers need of one alloc on this node. */
-export interface AllocAccess {
-  /** `<dataDir>/alloc/<id>`: the anchor log reads start from. */
-  root: string;
-  taskNames(): string[];
-  task(name: string): TaskRunnerLike | undefined;
-}
-
-export interface ClientAllocPeer {
-  handle<M extends keyof ClientMethods>(
-    method: M,
-    fn: (params: ClientMethods[M][0], signal: AbortSignal) => Promise<ClientMethods[M][1]>,
-  ): void;
-}
 
 /** What exec keeps of each of stdout and stderr. */
 export const MAX_EXEC_OUTPUT = 4 << 20;
@@ -128,6 +115,7 @@ export function registerClientAllocHandlers(
     return execIn(handle, `${a.root}/${req.Task}`, req, signal);
   });
 
+  registerAllocStatsHandler(peer, allocs, driverOf);
   registerExecSessionHandlers(
     peer,
     (allocId, name) => {

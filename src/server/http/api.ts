@@ -81,6 +81,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
     allocOps.restartAlloc,
     g.objectNs("alloc", "alloc-lifecycle"),
   ],
+  ["GET", "/v1/client/allocation/:id/stats", allocOps.allocStats, g.objectNs("alloc", "read-job")],
   ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs, g.objectNs("alloc", "read-logs", "read-fs")],
   ["GET", "/v1/nodes", csi.listNodes, g.node("read")],
   ["GET", "/v1/node/:id", csi.getNode, g.node("read")],

@@ -1,7 +1,8 @@
 /**
  * Nomad's routes for acting on one alloc: `PUT|POST /v1/allocation/:id/stop`,
  * `PUT|POST /v1/client/allocation/:id/signal` (`{"Task", "Signal"}`),
- * `PUT|POST /v1/client/allocation/:id/restart` (`{"TaskName", "AllTasks"}`) and
+ * `PUT|POST /v1/client/allocation/:id/restart` (`{"TaskName", "AllTasks"}`),
+ * `GET /v1/client/allocation/:id/stats` (Nomad's AllocResourceUsage: structs/resource_usage.ts) and
  * `GET /v1/client/fs/logs/:id?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=`.
  * Logs answer Nomad's stream frames (`{"Offset", "Data" (base64), "File"}` objects one after the
  * other) or, with `plain=true`, the bytes; `follow=true` keeps the answer open and sends what the
@@ -45,6 +46,10 @@ function optString(field: string, v: unknown): string {
   if (typeof v !== "string") throw validationError(field, "must be a string");
   return v;
 }
+
+export const allocStats: Route = async (ctx, api) => {
+  sendJson(ctx.res, await api.allocOps.stats(param(ctx, "id"), ctx.signal));
+};
 
 export const allocLogs: Route = async (ctx, api) => {
   const id = param(ctx, "id");

@@ -1,5 +1,6 @@
 /**
- * What an operator does to one running alloc (Nomad's `alloc stop|signal|restart|logs|exec`).
+ * What an operator does to one running alloc (Nomad's `alloc stop|signal|restart|logs|exec`, and
+ * `alloc status -stats`).
  * Stop is the server's: the alloc is marked to migrate and its job evaluated, so the scheduler
  * stops it and places a replacement (Nomad's AllocStop). The rest run on the alloc's node, over the
  * connection its agent keeps open (ClientAlloc.* RPCs); a node without one answers
@@ -8,6 +9,7 @@
 import { allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { NS_PER_MS } from "../../structs/job.js";
+import type { AllocResourceUsage } from "../../structs/resource_usage.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { ExecOpenRequest } from "../../structs/rpc_exec.js";
 import { SIGNAL_NAMES } from "../../structs/task_stanzas_validate.js";
@@ -61,6 +63,12 @@ export class AllocOps {
     const alloc = this.get(id);
     this.checkTask(alloc, req.Task);
     return this.call(alloc, "ClientAlloc.ReadLog", { AllocID: id, ...req }, signal);
+  }
+
+  /** What the alloc's running tasks use now, measured on its node (ClientAlloc.Stats). */
+  stats(id: string, signal?: AbortSignal): Promise<AllocResourceUsage> {
+    const alloc = this.running(id, "");
+    return this.call(alloc, "ClientAlloc.Stats", { AllocID: id, Task: "" }, signal);
   }
 
   async exec(

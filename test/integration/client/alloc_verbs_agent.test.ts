@@ -202,3 +202,80 @@ test("alloc logs, exec, signal, restart and stop on a running exec task", async 
   assert.notEqual(replacement, id);
   failed = false;
 });
+
+// A task that spins (a busy loop holds one core) beside one that sleeps, both held to resources.
+const BUSY_JOB = `job "busy" {
+  group "g" {
+    task "spin" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "while :; do :; done"]
+      }
+      resources {
+        cpu    = 500
+        memory = 64
+      }
+    }
+    task "idle" {
+      driver = "raw_exec"
+      config {
+        command = "/bin/sleep"
+        args    = ["600"]
+      }
+    }
+  }
+}
+`;
+
+interface Usage {
+  MemoryStats: { RSS: number; Usage: number; Measured: string[] };
+  CpuStats: { Percent: number; TotalTicks: number; UserMode: number; Measured: string[] };
+}
+
+test("alloc status -stats and /v1/client/allocation/:id/stats: what each task uses, measured on its node", async () => {
+  fs.writeFileSync(path.join(dir, "busy.hcl"), BUSY_JOB);
+  const run = await cli("job", "run", "-detach", path.join(dir, "busy.hcl"));
+  assert.equal(run.code, 0, run.stderr);
+  try {
+    const id = await eventually("a running busy alloc", async () => {
+      const allocs = await getJson<{ ID: string; ClientStatus: string }[]>(addr, "/v1/job/busy/allocations");
+      return allocs.find((a) => a.ClientStatus === "running")?.ID;
+    });
+    const stats = await getJson<{
+      ResourceUsage: Usage;
+      Tasks: Record<string, { ResourceUsage: Usage; Timestamp: number }>;
+      Timestamp: number;
+    }>(addr, `/v1/client/allocation/${id}/stats`);
+    const spin = stats.Tasks.spin!.ResourceUsage;
+    const idle = stats.Tasks.idle!.ResourceUsage;
+    // A busy loop: a good share of a core even on a loaded machine; a sleep: next to nothing.
+    assert.ok(spin.CpuStats.Percent > 20, `spin's CPU: ${JSON.stringify(spin.CpuStats)}`);
+    assert.ok(spin.CpuStats.TotalTicks > 0 && spin.CpuStats.UserMode > 0, JSON.stringify(spin.CpuStats));
+    assert.ok(idle.CpuStats.Percent < 10, `idle's CPU: ${JSON.stringify(idle.CpuStats)}`);
+    assert.ok(spin.CpuStats.Measured.includes("Percent"));
+    for (const u of [spin, idle]) {
+      assert.ok(u.MemoryStats.Measured.includes("Usage"), JSON.stringify(u.MemoryStats));
+      assert.ok(u.MemoryStats.Usage > 0, JSON.stringify(u.MemoryStats));
+    }
+    assert.ok(stats.ResourceUsage.CpuStats.Percent >= spin.CpuStats.Percent, "the alloc's is the tasks' sum");
+    assert.ok(stats.Timestamp > 0 && stats.Tasks.spin!.Timestamp > 0);
+
+    const plain = await cli("alloc", "status", id.slice(0, 8));
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(
+      plain.stdout,
+      /Task Resources:\nCPU\s+Memory\s+Disk\s+Addresses\n\d+\/500 MHz\s+\S+ \S+\/64 MiB\s+300 MiB/,
+    );
+    assert.doesNotMatch(plain.stdout, /CPU Stats/);
+    const detailed = await cli("alloc", "status", "-stats", id);
+    assert.equal(detailed.code, 0, detailed.stderr);
+    assert.match(detailed.stdout, /Memory Stats\n.*Usage.*\n.*B/);
+    assert.match(detailed.stdout, /CPU Stats\nPercent\s+System Mode\s+.*User Mode\n\d+\.\d\d%/);
+
+    const missing = await fetch(`${addr}/v1/client/allocation/00000000-0000-4000-8000-000000000000/stats`);
+    assert.equal(missing.status, 404);
+  } finally {
+    await cli("job", "stop", "-purge", "busy");
+  }
+});

@@ -5,7 +5,7 @@
  * driver (an agent restart: the same container, no second one), a container created but never
  * started is removed and reported `notStarted`, the privileged fallback on a host whose bounding
  * set lacks capabilities (said in a task event), an image that cannot be pulled is an error naming
- * it, and a driver without a daemon fingerprints as undetected. After all: no container, nothing
+ * it, a busy container's stats, and a driver without a daemon fingerprints as undetected. After all: no container, nothing
  * mounted, the daemon stopped and its dirs removed.
  */
 import assert from "node:assert/strict";
@@ -15,6 +15,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { DockerDriver } from "../../../src/client/drivers/docker/docker_driver.js";
 import type { TaskHandle, TaskStartConfig } from "../../../src/client/drivers/driver.js";
+import { taskUsageFrom } from "../../../src/client/rpc/usage_rates.js";
 import { Dockerd, SHELL_IMAGE } from "../../helpers/dockerd.js";
 import { eventually } from "../../helpers/agent_process.js";
 
@@ -162,6 +163,22 @@ test("resources: the memory limit holds; an OOM kill is reported as one", async 
   const res = await d.wait(h);
   assert.equal(res.oomKilled, true, JSON.stringify(res));
   assert.equal(res.exitCode, 137);
+});
+
+test("stats: the Engine's counters of a busy container grow; its memory is measured", async () => {
+  const d = driver();
+  const cfg = task({ image: SHELL_IMAGE, command: "/bin/sh", args: ["-c", "while :; do :; done"] });
+  const h = await d.start(cfg);
+  try {
+    const first = await d.stats(h);
+    await new Promise((r) => setTimeout(r, 500));
+    const usage = taskUsageFrom(first, await d.stats(h), 1000).ResourceUsage;
+    // A busy loop: a good share of a core even on a loaded machine.
+    assert.ok(usage.CpuStats.Percent > 20, JSON.stringify(usage.CpuStats));
+    assert.ok(usage.MemoryStats.Usage > 0 && usage.MemoryStats.Measured.includes("Usage"));
+  } finally {
+    await d.stop(h, 1_000);
+  }
 });
 
 test("exec runs in the container's cgroups: the same as its main process's, held to its memory limit", async () => {

@@ -11,7 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { TaskRunnerLike } from "../../../src/client/allocrunner/alloc_runner_config.js";
-import { type AllocAccess, registerClientAllocHandlers } from "../../../src/client/rpc/client_alloc.js";
+import type { AllocAccess } from "../../../src/client/rpc/alloc_peer.js";
+import { registerClientAllocHandlers } from "../../../src/client/rpc/client_alloc.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ClientMethods } from "../../../src/structs/rpc.js";
 

@@ -34,10 +34,12 @@ import type {
   TaskExecProcess,
   TaskHandle,
   TaskStartConfig,
+  TaskUsageSample,
 } from "../driver.js";
 import { containerSpec, LABEL_ALLOC_ID, LABEL_TASK_NAME, type PrivilegedFallback } from "./container_spec.js";
 import { dockerClient } from "./endpoint.js";
 import { execInContainer } from "./exec.js";
+import { containerUsage } from "./stats.js";
 import { ensureImage } from "./image.js";
 import { lastLogWriteNs, pumpLogs, sinceParam } from "./log_stream.js";
 import { isPrivilegeRefusal, privilegedFallback } from "./privileged.js";
@@ -225,6 +227,10 @@ export class DockerDriver implements TaskDriver {
 
   signal(handle: TaskHandle, signal: string): Promise<void> {
     return this.kill(containerId(handle), signal);
+  }
+
+  stats(handle: TaskHandle): Promise<TaskUsageSample> {
+    return containerUsage(this.docker, containerId(handle), this.lifetime.signal);
   }
 
   exec(

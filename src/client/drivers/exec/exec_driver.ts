@@ -18,6 +18,7 @@ import type {
   TaskHandle,
   TaskMount,
   TaskStartConfig,
+  TaskUsageSample,
 } from "../driver.js";
 import type { CgroupManager } from "../shared/cgroups/manager.js";
 import { findTool, signalGroup } from "../shared/proc.js";
@@ -26,6 +27,7 @@ import { rootSafeEnv } from "../shared/root_env.js";
 import { ProcessTable } from "../shared/process_table.js";
 import { startedFileFor } from "../shared/start_gate.js";
 import { TaskIsolation } from "../shared/task_isolation.js";
+import { hostTaskUsage } from "../shared/host_usage.js";
 import { EXEC_INIT_SH } from "./init_script.js";
 import { buildMountPlan, checkHostPath, premakeMountPoints, validateTaskPath } from "./mount_plan.js";
 import { refreshInTaskNamespace } from "./mount_refresh.js";
@@ -178,6 +180,10 @@ export class ExecDriver implements TaskDriver {
 
   recover(handle: TaskHandle): Promise<boolean> {
     return this.procs.recover(handle);
+  }
+
+  stats(handle: TaskHandle): Promise<TaskUsageSample> {
+    return hostTaskUsage(handle);
   }
 
   detach(): void {

@@ -20,6 +20,7 @@ import type {
   TaskDriver,
   TaskHandle,
   TaskStartConfig,
+  TaskUsageSample,
 } from "../driver.js";
 import type { CgroupManager } from "../shared/cgroups/manager.js";
 import { openLogs, statusFileFor, withDefaultPath } from "../shared/launch.js";
@@ -27,6 +28,7 @@ import { findTool } from "../shared/proc.js";
 import { PARENT_TRAPS_SH, ProcessTable, RECORD_STATUS_SH } from "../shared/process_table.js";
 import { AWAIT_GO_SH, startedFileFor } from "../shared/start_gate.js";
 import { type PreparedStart, TaskIsolation } from "../shared/task_isolation.js";
+import { hostTaskUsage } from "../shared/host_usage.js";
 
 /**
  * The shell parent: $1 is the status file, $2 the started file, the rest is the command. It waits
@@ -152,6 +154,10 @@ export class RawExecDriver implements TaskDriver {
 
   recover(handle: TaskHandle): Promise<boolean> {
     return this.procs.recover(handle);
+  }
+
+  stats(handle: TaskHandle): Promise<TaskUsageSample> {
+    return hostTaskUsage(handle);
   }
 
   detach(): void {

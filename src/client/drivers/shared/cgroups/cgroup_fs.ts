@@ -2,9 +2,22 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { sleep } from "../../../../internal/abort.js";
+import type { MemoryStats } from "../../../../structs/resource_usage.js";
+import type { TaskUsageSample } from "../../driver.js";
 
 /** How long destroy() waits for the processes it killed to leave a cgroup. */
 const EMPTY_TIMEOUT_MS = 10_000;
+
+/** What a task's cgroup says its processes use (usage.ts reads it). */
+export interface CgroupUsage {
+  memory: MemoryStats;
+  /** Cumulative CPU counters, or null where the cgroup does not count CPU time (v1 here). */
+  cpu: TaskUsageSample["cpu"] | null;
+  /** Throttling, which v1's cpu controller counts even without cpuacct. */
+  throttle: { periods: number; timeNs: number; measured: boolean };
+  /** The processes in the cgroup now. */
+  pids: number[];
+}
 
 /** One task's cgroup, whatever the hierarchy (v1.ts, v2.ts). */
 export interface TaskCgroup {
@@ -14,6 +27,8 @@ export interface TaskCgroup {
   addPid(pid: number): Promise<void>;
   /** True when the kernel's OOM killer killed a process of the cgroup. */
   oomKilled(): Promise<boolean>;
+  /** What its processes use now (usage.ts). */
+  usage(): Promise<CgroupUsage>;
   /** SIGKILLs whatever is left in the cgroup, waits for it to empty, and removes it. Idempotent. */
   destroy(): Promise<void>;
 }

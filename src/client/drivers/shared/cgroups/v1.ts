@@ -20,11 +20,13 @@ import {
   mkdirOwn,
   readControl,
   readKeyed,
+  type CgroupUsage,
   type TaskCgroup,
   writeControl,
   writeIfPresent,
 } from "./cgroup_fs.js";
 import type { CgroupLimits } from "./limits.js";
+import { v1Usage } from "./usage.js";
 
 export class V1Cgroup implements TaskCgroup {
   constructor(readonly dirs: Partial<Record<V1Controller, string>>) {}
@@ -99,6 +101,10 @@ export class V1Cgroup implements TaskCgroup {
   async oomKilled(): Promise<boolean> {
     const mem = this.dirs.memory;
     return mem !== undefined && (await readKeyed(mem, "memory.oom_control", "oom_kill")) > 0;
+  }
+
+  usage(): Promise<CgroupUsage> {
+    return v1Usage(this.dirs);
   }
 
   async destroy(): Promise<void> {

@@ -20,11 +20,13 @@ import {
   mkdirOwn,
   readControl,
   readKeyed,
+  type CgroupUsage,
   type TaskCgroup,
   writeControl,
   writeIfPresent,
 } from "./cgroup_fs.js";
 import type { CgroupLimits } from "./limits.js";
+import { v2Usage } from "./usage.js";
 
 export class V2Cgroup implements TaskCgroup {
   constructor(readonly dir: string) {}
@@ -73,6 +75,10 @@ export class V2Cgroup implements TaskCgroup {
 
   async oomKilled(): Promise<boolean> {
     return (await readKeyed(this.dir, "memory.events", "oom_kill")) > 0;
+  }
+
+  usage(): Promise<CgroupUsage> {
+    return v2Usage(this.dir);
   }
 
   async destroy(): Promise<void> {
