@@ -98,7 +98,9 @@ describe("read commands parse", () => {
       id: "abc",
       json: true,
       verbose: false,
+      stats: false,
     });
+    assert.equal(allocStatus.parse(["-stats", "abc"]).stats, true);
     usageError(() => allocStatus.parse([]), /exactly one argument: <allocation>/);
   });
 

@@ -11,6 +11,34 @@ import { captureIO } from "../../fakes/command_io.js";
 
 let api: FakeApi;
 
+const USAGE = {
+  MemoryStats: {
+    RSS: 3 * 1024 * 1024,
+    Cache: 0,
+    Swap: 0,
+    Usage: 5 * 1024 * 1024,
+    MaxUsage: 0,
+    KernelUsage: 0,
+    KernelMaxUsage: 0,
+    Measured: ["RSS", "Usage"],
+  },
+  CpuStats: {
+    SystemMode: 1,
+    UserMode: 2.5,
+    TotalTicks: 12.7,
+    ThrottledPeriods: 0,
+    ThrottledTime: 0,
+    Percent: 3.5,
+    Measured: ["Percent", "User Mode", "System Mode"],
+  },
+  DeviceStats: [],
+};
+const WRITER_STATS = {
+  ResourceUsage: USAGE,
+  Tasks: { writer: { ResourceUsage: USAGE, Timestamp: 1, Pids: {} } },
+  Timestamp: 1,
+};
+
 before(async () => {
   api = await startFakeApi({
     "GET /v1/jobs": { json: [fx.jobStub] },
@@ -18,6 +46,7 @@ before(async () => {
     "GET /v1/job/writer/allocations": { json: [fx.allocStub] },
     "GET /v1/job/writer/evaluations": { json: [] },
     [`GET /v1/allocation/${fx.ALLOC_ID}`]: { json: fx.alloc },
+    [`GET /v1/client/allocation/${fx.ALLOC_ID}/stats`]: { json: WRITER_STATS },
     "GET /v1/allocations": {
       json: [fx.allocStub, { ...fx.allocStub, ID: "a1ffffff-0000-4000-8000-000000000009" }],
     },
@@ -127,11 +156,46 @@ describe("alloc status", () => {
       "Started At  = 2026-01-01T11:56:00Z",
       "Finished At = <none>",
       "",
+      "Task Resources:",
+      "CPU         Memory           Disk     Addresses",
+      "12/100 MHz  3.0 MiB/300 MiB  300 MiB",
+      "",
       "Recent Events:",
       "Time                  Type      Description",
       "2026-01-01T11:56:00Z  Started   Task started by client",
       "2026-01-01T11:55:00Z  Received  Task received by client",
     ]);
+  });
+
+  it("-stats adds the measured fields; stats that cannot be read are a warning, not an error", async () => {
+    const o = io();
+    assert.equal(await allocStatus.run(allocStatus.parse(["-stats", fx.ALLOC_ID]), o), 0);
+    const at = o.out.indexOf("Task Resources:");
+    assert.deepEqual(o.out.slice(at + 3, at + 11), [
+      "",
+      "Memory Stats",
+      "RSS      Usage",
+      "3.0 MiB  5.0 MiB",
+      "",
+      "CPU Stats",
+      "Percent  System Mode  User Mode",
+      "3.50%    1.00%        2.50%",
+    ]);
+    const other = "a1ffffff-0000-4000-8000-000000000009";
+    const failing = await startFakeApi({
+      [`GET /v1/allocation/${other}`]: { json: { ...fx.alloc, ID: other } },
+    });
+    try {
+      const w = captureIO(failing.address);
+      assert.equal(await allocStatus.run(allocStatus.parse([other]), w), 0);
+      assert.ok(
+        w.out.some((l) => l.startsWith("Couldn't retrieve stats: ")),
+        w.out.join("\n"),
+      );
+      assert.ok(w.out.includes("100 MHz  300 MiB  300 MiB"));
+    } finally {
+      await failing.close();
+    }
   });
 
   it("accepts the short ID the tables print, and refuses an ambiguous one", async () => {
