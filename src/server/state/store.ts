@@ -228,6 +228,16 @@ export interface RecordRange {
   limit: number;
 }
 
+/**
+ * What a store's `groupCommitStats()` reports (both stores have one; benchmarks and tests read it):
+ * how many batches it committed, and the txns they carried.
+ */
+export interface GroupCommitStats {
+  batches: number;
+  ops: number;
+  largestBatch: number;
+}
+
 export interface StateStore extends StateReader, ChangeReader {
   /**
    * Volumes as listVolumes returns them, of one namespace, in ID order (descending with

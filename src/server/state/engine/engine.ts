@@ -1,4 +1,15 @@
-/** The SQLite store's reads (StateReader), shared by the store and its transactions' writers. */
+/**
+ * The SQLite engine under both stores: one SQLite database with the schema (schema.ts), its
+ * prepared statements (statements.ts and the per-table files), the row codecs (allocs' job copies,
+ * secrets at rest) and every read query. The local store holds one over its file, the etcd store
+ * one over its in-memory replica; each serves its reads from it (reads.ts) and runs a txn's fn
+ * with the one writer both stores share (writer.ts, `runWrite`).
+ *
+ * Indexes: the engine keeps the store's write index and per-table indexes in memory, as the
+ * committed state reads them. A store moves them (`advance`) as each txn of a batch takes its
+ * index, persists them inside its transaction (`persistIndexes`), and puts them back (`rewind`)
+ * when the batch is rolled back; `loadIndexes` reads them again after the rows were replaced.
+ */
 import type Database from "better-sqlite3";
 import type { Allocation } from "../../../structs/alloc.js";
 import type { Deployment } from "../../../structs/deployment.js";
@@ -16,7 +27,8 @@ import { preparePeriodicStatements, type PeriodicStatements } from "./periodic.j
 import type { PeriodicLaunch } from "../../../structs/periodic.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./statements.js";
 import { AllocJobs, prepareAllocJobStatements } from "./alloc_jobs.js";
-import type { RecordRange, StateReader, Table } from "../store.js";
+import type { RecordRange, Table } from "../store.js";
+import type { StoreReads } from "./reads.js";
 import { preparePageStatements, rangeNamespaces, rangeRows } from "./pages.js";
 import { prepareAclStatements, SqliteAclReader, type AclStatements } from "./acl.js";
 import type { SecretsAtRest } from "../secrets/secrets_at_rest.js";
@@ -32,39 +44,40 @@ import {
   type PluginStatements,
 } from "./plugins.js";
 
-export class SqliteReader implements StateReader {
-  protected currentIndex = 0;
-  protected readonly tableIndexes = new Map<Table, number>();
-  /** @internal used by SqliteWriter */
+/** The engine's indexes at one moment, for `rewind`. */
+export interface IndexMark {
+  index: number;
+  tables: Map<Table, number>;
+}
+
+export class SqliteEngine implements StoreReads {
+  private currentIndex = 0;
+  private readonly tableIndexes = new Map<Table, number>();
   readonly statements: Statements;
-  /** @internal used by SqliteWriter */
   readonly intentStatements: IntentStatements;
-  /** @internal used by SqliteWriter */
   readonly deploymentStatements: DeploymentStatements;
-  /** @internal used by SqliteWriter */
   readonly periodicStatements: PeriodicStatements;
-  /** @internal used by SqliteWriter */
   readonly namespaceStatements: NamespaceStatements;
   readonly aclStatements: AclStatements;
-  /** @internal used by SqliteWriter */
   readonly pluginStatements: PluginStatements;
   private readonly acl: SqliteAclReader;
-  /** Allocs' job copies (engine/alloc_jobs.ts). @internal used by SqliteWriter */
+  /** Allocs' job copies (alloc_jobs.ts). */
   readonly allocJobs: AllocJobs;
   private readonly pages: ReturnType<typeof preparePageStatements>;
-  /** Unix ms; the clock that stamps CSIPlugin.EmptySince (injectable for tests). */
-  readonly now: () => number;
-
-  /**
-   * Seals secrets on write and opens them on read (secrets/secrets_at_rest.ts); null for an in-memory
-   * store, which has nothing at rest. @internal used by SqliteWriter
-   */
+  /** Seals secrets on write and opens them on read (secrets_at_rest.ts); null when nothing is at rest. */
   readonly atRest: SecretsAtRest | null;
-  /** ChangeReader's lookups (engine/changes.ts). @internal used by SqliteWriter */
+  /** ChangeReader's lookups (changes.ts). */
   readonly changeStatements: ChangeStatements;
 
-  constructor(db: Database.Database, now: () => number, atRest: SecretsAtRest | null = null) {
-    this.now = now;
+  /**
+   * `db` migrated (schema.ts) and holding the `default` namespace; `now` (unix ms) stamps
+   * CSIPlugin.EmptySince and is injectable for tests; `atRest` null for an in-memory database.
+   */
+  constructor(
+    readonly db: Database.Database,
+    readonly now: () => number,
+    atRest: SecretsAtRest | null = null,
+  ) {
     this.atRest = atRest;
     this.statements = prepareStatements(db);
     this.allocJobs = new AllocJobs(prepareAllocJobStatements(db));
@@ -77,10 +90,39 @@ export class SqliteReader implements StateReader {
     this.acl = new SqliteAclReader(this.aclStatements);
     this.changeStatements = prepareChangeStatements(db);
     this.pages = preparePageStatements(db);
+    this.loadIndexes();
+  }
+
+  /** Reads the indexes from the database (at open, and after its rows were replaced). */
+  loadIndexes(): void {
     this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
+    this.tableIndexes.clear();
     for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
       this.tableIndexes.set(r.name, r.idx);
     }
+  }
+
+  /** The indexes now, to put back with `rewind` if what follows is rolled back. */
+  mark(): IndexMark {
+    return { index: this.currentIndex, tables: new Map(this.tableIndexes) };
+  }
+
+  rewind(mark: IndexMark): void {
+    this.currentIndex = mark.index;
+    this.tableIndexes.clear();
+    for (const [t, i] of mark.tables) this.tableIndexes.set(t, i);
+  }
+
+  /** A txn wrote at `index` (the next one): the store's index and its tables' move to it. */
+  advance(index: number, touched: Iterable<Table>): void {
+    this.currentIndex = index;
+    for (const t of touched) this.tableIndexes.set(t, index);
+  }
+
+  /** Writes the index and the tables' indexes as they are now, inside the caller's transaction. */
+  persistIndexes(tables: Iterable<Table>): void {
+    this.statements.setMeta.run(this.currentIndex);
+    for (const t of tables) this.statements.setTableIdx.run(t, this.tableIndexes.get(t) ?? 0);
   }
 
   index(): number {

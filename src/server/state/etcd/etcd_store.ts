@@ -1,7 +1,8 @@
 /**
  * The etcd StateStore: several servers share one state through etcd (etcd/log.ts has the layout).
  *
- * - Reads are synchronous, from a local replica (etcd/replica.ts) fed by an etcd watch on the log.
+ * - Reads are synchronous, from a local replica (replica.ts: a SqliteEngine over an in-memory
+ *   database) fed by an etcd watch on the log.
  *   Every server's replica applies every committed batch, its own and the others', in index order,
  *   and then wakes the same blocking queries (tables and watch keys) and commit listeners
  *   (commit_feed.ts) as the SQLite store.
@@ -24,8 +25,11 @@ import { EtcdLog, type LogEntry } from "./log.js";
 import { EtcdReplica, GapError, type Op, type Outcome } from "./replica.js";
 import { createEtcdClient, describeEtcdError } from "./client.js";
 import type { Dump } from "./rows.js";
-import type { StateStore, StateWriter } from "../store.js";
-import type { GroupCommitStats } from "../local/group_commit.js";
+import type { GroupCommitStats, QuarantinedRecord, StateWriter, Table } from "../store.js";
+import type { CommitListener } from "../commit_feed.js";
+import type { WatchKey } from "../watch_keys.js";
+import type { SqliteEngine } from "../engine/engine.js";
+import { STORE_READS, withEngineReads, type StoreOwn, type StoreReads } from "../engine/reads.js";
 
 export interface EtcdStoreOptions {
   /** Client URLs of the etcd members, e.g. ["http://127.0.0.1:2379"]. */
@@ -44,7 +48,11 @@ export interface EtcdStoreOptions {
   requestTimeoutMs?: number;
 }
 
-export class EtcdStateStore extends EtcdReplica implements StateStore {
+/** The store's own half; its reads are its replica's engine's (EtcdStateStore below). */
+class EtcdStore implements StoreOwn {
+  readonly engine: SqliteEngine;
+  private readonly replica: EtcdReplica;
+  private readonly log: Logger;
   private readonly etcdLog: EtcdLog;
   private readonly where: string;
   private readonly maxBatch: number;
@@ -60,10 +68,14 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
   private snapshotting = false;
   private readonly counters: GroupCommitStats = { batches: 0, ops: 0, largestBatch: 0 };
 
+  private get closed(): boolean {
+    return this.replica.closed;
+  }
+
   /** Opens the store: loads the snapshot and the log after it, then follows the log. */
   static async open(opts: EtcdStoreOptions): Promise<EtcdStateStore> {
     const client = createEtcdClient(opts.endpoints, opts.requestTimeoutMs ?? 5_000);
-    const store = new EtcdStateStore(client, opts);
+    const store: EtcdStateStore = new EtcdStateStore(client, opts);
     try {
       await store.load();
     } catch (err) {
@@ -73,11 +85,14 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     return store;
   }
 
-  private constructor(
+  /** Use `EtcdStateStore.open`, which loads the state before it answers. */
+  constructor(
     private readonly client: Etcd3,
     opts: EtcdStoreOptions,
   ) {
-    super(opts.now ?? Date.now, opts.log ?? nullLogger);
+    this.log = opts.log ?? nullLogger;
+    this.replica = new EtcdReplica(opts.now ?? Date.now, this.log);
+    this.engine = this.replica.engine;
     this.where = opts.endpoints.join(",");
     this.maxBatch = opts.maxBatch ?? 256;
     this.snapshotEvery = opts.snapshotEvery ?? 5_000;
@@ -92,6 +107,30 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     });
   }
 
+  /** Calls `listener` with every txn the replica applies, this server's and the others' (commit_feed.ts). */
+  onCommit(listener: CommitListener): () => void {
+    return this.replica.onCommit(listener);
+  }
+
+  waitFor(
+    tables: readonly Table[],
+    minIndex: number,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+    keys?: readonly WatchKey[],
+  ): Promise<number> {
+    return this.replica.waitFor(tables, minIndex, signal, timeoutMs, keys);
+  }
+
+  /** Records are checked by the server that writes them; a replica holds none it could not load. */
+  quarantined(): QuarantinedRecord[] {
+    return [];
+  }
+
+  dropQuarantined(): Promise<boolean> {
+    return Promise.resolve(false);
+  }
+
   /** Batches committed to etcd by this store and the txns they carried (benchmarks). */
   groupCommitStats(): GroupCommitStats {
     return { ...this.counters };
@@ -100,7 +139,7 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
   /** Stops following etcd; txns not yet committed are rejected (nothing of them is written). */
   close(): void {
     if (this.closed) return;
-    this.closed = true;
+    this.replica.close();
     if (this.scheduled) clearImmediate(this.scheduled);
     const pending = this.queue;
     this.queue = [];
@@ -108,8 +147,7 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     const w = this.watcher;
     this.watcher = undefined;
     void (w ? w.cancel().catch(() => undefined) : Promise.resolve()).finally(() => this.client.close());
-    this.watch.wakeAll();
-    if (!this.flushing) this.db.close();
+    if (!this.flushing) this.replica.closeDatabase();
   }
 
   /** ERR_STATE_UNAVAILABLE naming etcd and its endpoints, with the cause in one line, never a stack. */
@@ -145,7 +183,7 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
       }
     } finally {
       this.flushing = false;
-      if (this.closed && this.db.open) this.db.close();
+      if (this.closed) this.replica.closeDatabase();
     }
   }
 
@@ -153,10 +191,10 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     let lostAnswers = 0;
     for (;;) {
       if (this.closed) throw new Error("the state store is closed");
-      const base = this.currentIndex;
-      const { outcomes, txns } = this.runBatch(batch);
+      const base = this.engine.index();
+      const { outcomes, txns } = this.replica.runBatch(batch);
       if (txns.length === 0) return settle(outcomes);
-      const entry: LogEntry = { schema: this.rows.schema, id: crypto.randomUUID(), txns };
+      const entry: LogEntry = { schema: this.replica.rows.schema, id: crypto.randomUUID(), txns };
       let held: number | null;
       try {
         held = await this.etcdLog.commit(base, entry);
@@ -167,12 +205,12 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
         } catch {
           throw this.unavailable(err, "the write was not acknowledged");
         }
-        if (this.applied(entry.id)) return this.committed(outcomes, batch.length);
+        if (this.replica.applied(entry.id)) return this.committed(outcomes, batch.length);
         if (++lostAnswers > 2) throw this.unavailable(err, "the write was not acknowledged");
         continue;
       }
       if (held === null) {
-        await this.serial(() => this.applyEntry(entry));
+        await this.serial(() => this.replica.applyEntry(entry));
         return this.committed(outcomes, batch.length);
       }
       // Another server committed first (or an earlier try of ours did): catch up, then see.
@@ -181,7 +219,7 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
       } catch (err) {
         throw this.unavailable(err, "the write was not acknowledged");
       }
-      if (this.applied(entry.id)) return this.committed(outcomes, batch.length);
+      if (this.replica.applied(entry.id)) return this.committed(outcomes, batch.length);
     }
   }
 
@@ -215,14 +253,14 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     const { pointer, revision } = await this.etcdLog.readSnapPointer();
     let snapshot: (Dump & { index: number }) | undefined;
     if (pointer) {
-      this.rows.checkSchema(pointer.schema);
+      this.replica.rows.checkSchema(pointer.schema);
       snapshot = await this.etcdLog.readSnapshot(pointer, revision);
     }
-    const { entries } = await this.etcdLog.readAfter(snapshot?.index ?? this.currentIndex, revision);
+    const { entries } = await this.etcdLog.readAfter(snapshot?.index ?? this.engine.index(), revision);
     if (this.closed) return revision;
-    if (snapshot && snapshot.index > this.currentIndex) this.restore(snapshot);
+    if (snapshot && snapshot.index > this.engine.index()) this.replica.restore(snapshot);
     this.snapIndex = pointer?.index ?? 0;
-    for (const e of entries) this.applyEntry(e);
+    for (const e of entries) this.replica.applyEntry(e);
     return revision;
   }
 
@@ -231,10 +269,10 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
     const last = this.etcdLog.lastIndexOf(kv.key);
     void this.serial(async () => {
       // Already applied (this store's own commit, applied when etcd answered): nothing to decode.
-      if (this.closed || last <= this.currentIndex) return;
+      if (this.closed || last <= this.engine.index()) return;
       const entry = await this.etcdLog.decode(value);
       try {
-        this.applyEntry(entry);
+        this.replica.applyEntry(entry);
       } catch (err) {
         if (!(err instanceof GapError)) throw err;
         await this.catchUp();
@@ -272,28 +310,28 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
    */
   private async catchUp(): Promise<string> {
     if (this.closed) throw new Error("the state store is closed");
-    const { entries, revision } = await this.etcdLog.readAfter(this.currentIndex);
+    const { entries, revision } = await this.etcdLog.readAfter(this.engine.index());
     try {
-      for (const e of entries) this.applyEntry(e);
+      for (const e of entries) this.replica.applyEntry(e);
       return revision;
     } catch (err) {
       if (!(err instanceof GapError)) throw err;
       this.log.warn("this server fell behind the etcd log's snapshot; reloading the state", {
-        index: this.currentIndex,
+        index: this.engine.index(),
       });
       const at = await this.reload();
-      this.watch.wakeAll();
+      this.replica.wakeAll();
       return at;
     }
   }
 
   /** After an own commit: a snapshot once the log since the last one is long enough. */
   private maybeSnapshot(): void {
-    const since = this.currentIndex - this.snapIndex;
+    const since = this.engine.index() - this.snapIndex;
     if (this.snapshotting || this.closed || since < this.snapshotEvery) return;
     this.snapshotting = true;
-    const dump = this.rows.dump();
-    const index = this.currentIndex;
+    const dump = this.replica.rows.dump();
+    const index = this.engine.index();
     void (async () => {
       const now = await this.etcdLog.readSnapPointer();
       this.snapIndex = now.pointer?.index ?? 0;
@@ -309,6 +347,10 @@ export class EtcdStateStore extends EtcdReplica implements StateStore {
       .finally(() => (this.snapshotting = false));
   }
 }
+
+/** The etcd StateStore (see the header): EtcdStore's own half and its engine's reads (engine/reads.ts). */
+export type EtcdStateStore = EtcdStore & StoreReads;
+export const EtcdStateStore = withEngineReads(EtcdStore, STORE_READS);
 
 function settle(outcomes: Outcome[]): void {
   for (const o of outcomes) {

@@ -1,7 +1,7 @@
 /**
- * The etcd store's local view (etcd/etcd_store.ts): an in-memory SQLite database with the SQLite store's
- * schema, read by the SQLite store's reader (this class is a SqliteReader) and written only by
- * applying committed log entries (etcd/log.ts) as rows (etcd/rows.ts).
+ * The etcd store's local view (etcd_store.ts): a SqliteEngine over an in-memory database with the
+ * SQLite store's schema, which the store reads as the SQLite store reads its own, written only by
+ * applying committed log entries (log.ts) as rows (rows.ts).
  *
  * Contract:
  * - `runBatch` runs txn fns on the current view, each in a savepoint, with the SQLite writer (the
@@ -20,11 +20,11 @@ import type { LogEntry, LogTxn } from "./log.js";
 import { ReplicaRows, type Dump } from "./rows.js";
 import { migrate } from "../engine/schema.js";
 import { ensureDefaultNamespace } from "../engine/namespaces.js";
-import { SqliteReader } from "../engine/engine.js";
-import { SqliteWriter } from "../engine/writer.js";
+import { SqliteEngine } from "../engine/engine.js";
+import { runWrite } from "../engine/writer.js";
 import { IndexWatch } from "../watch.js";
 import type { WatchKey } from "../watch_keys.js";
-import type { QuarantinedRecord, StateWriter, Table } from "../store.js";
+import type { StateWriter, Table } from "../store.js";
 
 /** A txn waiting to run, and its caller's promise. */
 export interface Op {
@@ -37,29 +37,32 @@ export type Outcome = { op: Op; ok: true; value: unknown } | { op: Op; ok: false
 /** An entry past the replica's next index (the log before it was compacted away): reload. */
 export class GapError extends Error {}
 
-export abstract class EtcdReplica extends SqliteReader {
-  protected readonly db: Database.Database;
-  protected readonly rows: ReplicaRows;
-  protected readonly watch: IndexWatch;
+export class EtcdReplica {
+  readonly engine: SqliteEngine;
+  readonly rows: ReplicaRows;
+  private readonly db: Database.Database;
+  private readonly watch: IndexWatch;
   private readonly listeners = new Set<CommitListener>();
   /** Entry IDs applied lately → their last index: a commit whose answer was lost finds itself here. */
   private readonly recentIds = new Map<string, number>();
-  protected closed = false;
+  /** Set by `close`: nothing is applied any more. */
+  closed = false;
 
   constructor(
     now: () => number,
-    protected readonly log: Logger,
+    private readonly log: Logger,
   ) {
     const db = new Database(":memory:");
     migrate(db);
     // Every replica makes `default` at index 0 alike, as a new SQLite store does.
     ensureDefaultNamespace(db);
-    super(db, now, null);
     this.db = db;
+    this.engine = new SqliteEngine(db, now, null);
     this.rows = new ReplicaRows(db);
+    const engine = this.engine;
     this.watch = new IndexWatch(
-      (t) => this.tableIndex(t),
-      () => this.index(),
+      (t) => engine.tableIndex(t),
+      () => engine.index(),
     );
   }
 
@@ -79,48 +82,44 @@ export abstract class EtcdReplica extends SqliteReader {
     return this.watch.wait(tables, minIndex, signal, timeoutMs, keys);
   }
 
-  /** Records are checked by the server that writes them; a replica holds none it could not load. */
-  quarantined(): QuarantinedRecord[] {
-    return [];
+  /** Wakes every blocking query (after a reload, and at close: they answer with the index they have). */
+  wakeAll(): void {
+    this.watch.wakeAll();
   }
 
-  dropQuarantined(): Promise<boolean> {
-    return Promise.resolve(false);
+  /** Applies nothing more and wakes every blocking query; the database stays open until closeDatabase. */
+  close(): void {
+    this.closed = true;
+    this.watch.wakeAll();
+  }
+
+  closeDatabase(): void {
+    if (this.db.open) this.db.close();
   }
 
   /** Whether this replica applied the entry with that ID lately. */
-  protected applied(entryId: string): boolean {
+  applied(entryId: string): boolean {
     return this.recentIds.has(entryId);
   }
 
   /** See the contract above. */
-  protected runBatch(batch: readonly Op[]): { outcomes: Outcome[]; txns: LogTxn[] } {
+  runBatch(batch: readonly Op[]): { outcomes: Outcome[]; txns: LogTxn[] } {
     const outcomes: Outcome[] = [];
     const txns: LogTxn[] = [];
-    const baseIndex = this.currentIndex;
-    const baseTables = new Map(this.tableIndexes);
+    const before = this.engine.mark();
     this.db.exec("BEGIN");
     try {
       for (const op of batch) {
-        const touched = new Set<Table>();
-        const keys = new Set<WatchKey>();
-        const writeIndex = this.currentIndex + 1;
         this.db.exec("SAVEPOINT berth_txn");
         try {
-          const { result, ops } = this.rows.capture(() => {
-            const writer = new SqliteWriter(this, writeIndex, touched, keys);
-            const r = op.fn(writer);
-            writer.flushPlugins();
-            return r;
-          });
+          const { result: ran, ops } = this.rows.capture(() => runWrite(this.engine, op.fn));
           this.db.exec("RELEASE berth_txn");
           // Only a txn that wrote takes an index; the txns after it in the batch see its writes.
-          if (touched.size > 0) {
-            this.currentIndex = writeIndex;
-            for (const t of touched) this.tableIndexes.set(t, writeIndex);
-            txns.push({ i: writeIndex, ops, tt: [...touched], k: [...keys] });
+          if (ran.touched.size > 0) {
+            this.engine.advance(ran.writeIndex, ran.touched);
+            txns.push({ i: ran.writeIndex, ops, tt: [...ran.touched], k: [...ran.keys] });
           }
-          outcomes.push({ op, ok: true, value: result });
+          outcomes.push({ op, ok: true, value: ran.result });
         } catch (err) {
           this.db.exec("ROLLBACK TO berth_txn");
           this.db.exec("RELEASE berth_txn");
@@ -129,51 +128,66 @@ export abstract class EtcdReplica extends SqliteReader {
       }
     } finally {
       this.db.exec("ROLLBACK");
-      this.currentIndex = baseIndex;
-      this.tableIndexes.clear();
-      for (const [t, i] of baseTables) this.tableIndexes.set(t, i);
+      this.engine.rewind(before);
     }
     return { outcomes, txns };
   }
 
   /** See the contract above. */
-  protected applyEntry(entry: LogEntry): void {
+  applyEntry(entry: LogEntry): void {
     if (this.closed) return;
     this.rows.checkSchema(entry.schema);
-    const fresh = entry.txns.filter((t) => t.i > this.currentIndex);
+    const at = this.engine.index();
+    const fresh = entry.txns.filter((t) => t.i > at);
     if (fresh.length === 0) return;
-    if (fresh[0]!.i !== this.currentIndex + 1) {
-      throw new GapError(`log entry starts at ${fresh[0]!.i}, the replica is at ${this.currentIndex}`);
+    if (fresh[0]!.i !== at + 1) {
+      throw new GapError(`log entry starts at ${fresh[0]!.i}, the replica is at ${at}`);
     }
+    const fed = this.writeTxns(fresh);
+    this.recentIds.set(entry.id, this.engine.index());
+    if (this.recentIds.size > 1024) this.recentIds.delete(this.recentIds.keys().next().value!);
+    this.notify(fresh, fed);
+  }
+
+  /**
+   * The txns' rows and indexes, in one SQLite transaction (the indexes put back if it fails);
+   * returns them as the commit feed delivers them, only while someone listens.
+   */
+  private writeTxns(fresh: readonly LogTxn[]): CommittedTxn[] {
     const feed = this.listeners.size > 0;
     const fed: CommittedTxn[] = [];
-    this.db.transaction(() => {
-      for (const t of fresh) {
-        // The feed's `before`: each record as it was before this txn, read before it applies.
-        const before = new Map<number, string | undefined>();
-        if (feed) {
-          t.ops.forEach((op, pos) => {
-            if (isRecordOp(op)) before.set(pos, this.rows.jsonOf(op[0], op[1], op[2]));
-          });
+    const before = this.engine.mark();
+    try {
+      this.db.transaction(() => {
+        for (const t of fresh) {
+          // The feed's `before`: each record as it was before this txn, read before it applies.
+          const prior = new Map<number, string | undefined>();
+          if (feed) {
+            t.ops.forEach((op, pos) => {
+              if (isRecordOp(op)) prior.set(pos, this.rows.jsonOf(op[0], op[1], op[2]));
+            });
+          }
+          this.rows.apply(t.ops);
+          this.engine.advance(t.i, t.tt);
+          this.engine.persistIndexes(t.tt);
+          if (feed) fed.push({ index: t.i, changes: changesOf(t.ops, prior, this.rows) });
         }
-        this.rows.apply(t.ops);
-        this.statements.setMeta.run(t.i);
-        for (const tbl of t.tt) this.statements.setTableIdx.run(tbl, t.i);
-        if (feed) fed.push({ index: t.i, changes: changesOf(t.ops, before, this.rows) });
-      }
-    })();
+      })();
+    } catch (err) {
+      this.engine.rewind(before);
+      throw err;
+    }
+    return fed;
+  }
+
+  /** After applying: wakes the blocking queries on what the txns touched, then feeds the listeners. */
+  private notify(fresh: readonly LogTxn[], fed: readonly CommittedTxn[]): void {
     const touched = new Set<Table>();
     const keys = new Set<WatchKey>();
     for (const t of fresh) {
-      this.currentIndex = t.i;
-      for (const tbl of t.tt) {
-        this.tableIndexes.set(tbl, t.i);
-        touched.add(tbl);
-      }
+      for (const tbl of t.tt) touched.add(tbl);
       for (const k of t.k) keys.add(k);
     }
-    this.recentIds.set(entry.id, this.currentIndex);
-    if (this.recentIds.size > 1024) this.recentIds.delete(this.recentIds.keys().next().value!);
     this.watch.notify(touched, keys);
     for (const txn of fed) {
       for (const l of this.listeners) {
@@ -187,12 +201,8 @@ export abstract class EtcdReplica extends SqliteReader {
   }
 
   /** Replaces every row with a snapshot's, and the indexes with the snapshot's. */
-  protected restore(snapshot: Dump): void {
+  restore(snapshot: Dump): void {
     this.db.transaction(() => this.rows.restore(snapshot))();
-    this.currentIndex = (this.statements.getMeta.get() as { value: number } | undefined)?.value ?? 0;
-    this.tableIndexes.clear();
-    for (const r of this.statements.allTableIdx.all() as { name: Table; idx: number }[]) {
-      this.tableIndexes.set(r.name, r.idx);
-    }
+    this.engine.loadIndexes();
   }
 }

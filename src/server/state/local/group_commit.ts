@@ -19,6 +19,7 @@
  * by then. better-sqlite3 is synchronous, so a flush runs to its COMMIT without yielding; an op
  * submitted while one runs (from inside an op) joins the batch in progress, after the others.
  */
+import type { GroupCommitStats } from "../store.js";
 
 export interface GroupCommitLimits {
   /** Most ops one batch takes (≥ 1; 1 turns grouping off: one commit per op, still deferred). */
@@ -62,13 +63,6 @@ export class BatchLostError extends Error {
     });
     this.name = "BatchLostError";
   }
-}
-
-/** Counters for benchmarks and tests: how many batches committed, and the ops they carried. */
-export interface GroupCommitStats {
-  batches: number;
-  ops: number;
-  largestBatch: number;
 }
 
 interface Op<W> {

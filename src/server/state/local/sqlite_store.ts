@@ -15,22 +15,21 @@ import Database from "better-sqlite3";
 import { nullLogger, type Logger } from "../../../internal/log.js";
 import { migrate } from "../engine/schema.js";
 import { ensureDefaultNamespace } from "../engine/namespaces.js";
-import { quarantineBadRecords, quarantineStatements, type QuarantineReport } from "../quarantine/quarantine.js";
-import { SqliteReader } from "../engine/engine.js";
-import { SqliteWriter } from "../engine/writer.js";
+import {
+  quarantineBadRecords,
+  quarantineStatements,
+  type QuarantineReport,
+} from "../quarantine/quarantine.js";
+import { SqliteEngine, type IndexMark } from "../engine/engine.js";
+import { runWrite, type Written } from "../engine/writer.js";
+import { STORE_READS, withEngineReads, type StoreOwn, type StoreReads } from "../engine/reads.js";
 import { openSecretsAtRest, type SecretsAtRest } from "../secrets/secrets_at_rest.js";
 import { IndexWatch } from "../watch.js";
-import {
-  BatchLostError,
-  DEFAULT_GROUP_COMMIT,
-  GroupCommit,
-  type GroupCommitLimits,
-  type GroupCommitStats,
-} from "./group_commit.js";
+import { BatchLostError, DEFAULT_GROUP_COMMIT, GroupCommit, type GroupCommitLimits } from "./group_commit.js";
 import type { WatchKey } from "../watch_keys.js";
 import type { CommitListener, CommittedTxn } from "../commit_feed.js";
 import { CommitListeners, TxnChanges } from "../commit_recorder.js";
-import type { QuarantinedRecord, StateStore, StateWriter, Table } from "../store.js";
+import type { GroupCommitStats, QuarantinedRecord, StateWriter, Table } from "../store.js";
 
 export interface SqliteStoreOptions {
   now?: () => number;
@@ -61,7 +60,9 @@ function openDb(dataDir: string | null): Database.Database {
   return db;
 }
 
-export class SqliteStateStore extends SqliteReader implements StateStore {
+/** The store's own half; its reads are its engine's (SqliteStateStore below). */
+class LocalStore implements StoreOwn {
+  readonly engine: SqliteEngine;
   private readonly db: Database.Database;
   private readonly watch: IndexWatch;
   private readonly quarantine: ReturnType<typeof quarantineStatements>;
@@ -71,8 +72,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     | {
         touched: Set<Table>;
         keys: Set<WatchKey>;
-        index: number;
-        tableIndexes: Map<Table, number>;
+        before: IndexMark;
         /** The batch's txns as the commit feed delivers them, in index order (only while listened to). */
         committed: CommittedTxn[];
       }
@@ -108,14 +108,15 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
       log.error("checking the stored records failed; starting without the check", { error: err });
     }
     ensureDefaultNamespace(db);
-    super(db, now, atRest);
+    this.engine = new SqliteEngine(db, now, atRest);
     this.db = db;
     this.feed = new CommitListeners(log);
     this.quarantine = quarantineStatements(db);
     if (report) reportOpen(log, report, this.quarantine.list().length);
+    const engine = this.engine;
     this.watch = new IndexWatch(
-      (t) => this.tableIndex(t),
-      () => this.index(),
+      (t) => engine.tableIndex(t),
+      () => engine.index(),
     );
     this.inTransaction = db.transaction((body: () => void) => this.batchBody(body));
     // Nested inside the batch's transaction, better-sqlite3 makes this a SAVEPOINT.
@@ -172,13 +173,7 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
 
   /** One batch: one SQLite transaction around `body`, its COMMIT durable (synchronous = FULL). */
   private runBatch(body: () => void): void {
-    this.batch = {
-      touched: new Set(),
-      keys: new Set(),
-      index: this.currentIndex,
-      tableIndexes: new Map(this.tableIndexes),
-      committed: [],
-    };
+    this.batch = { touched: new Set(), keys: new Set(), before: this.engine.mark(), committed: [] };
     this.inTransaction(body);
   }
 
@@ -186,21 +181,13 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   private batchBody(body: () => void): void {
     body();
     const { touched } = this.batch!;
-    if (touched.size === 0) return;
-    this.statements.setMeta.run(this.currentIndex);
-    for (const t of touched) this.statements.setTableIdx.run(t, this.tableIndexes.get(t) ?? 0);
+    if (touched.size > 0) this.engine.persistIndexes(touched);
   }
 
   private isolated<T>(fn: (tx: StateWriter) => T): T {
-    let ran: {
-      result: unknown;
-      writeIndex: number;
-      touched: Set<Table>;
-      keys: Set<WatchKey>;
-      changes: TxnChanges | undefined;
-    };
+    let ran: Written<T>;
     try {
-      ran = this.inSavepoint(fn) as typeof ran;
+      ran = this.inSavepoint(fn) as Written<T>;
     } catch (err) {
       // SQLite rolls the whole transaction back by itself on some errors (I/O, full disk): the
       // batch's earlier txns are gone too, and what follows must not run outside a transaction.
@@ -209,30 +196,19 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
     }
     // Only a txn that wrote anything takes an index; the txns after it in the batch see it.
     if (ran.touched.size > 0) {
-      this.currentIndex = ran.writeIndex;
-      for (const t of ran.touched) {
-        this.tableIndexes.set(t, ran.writeIndex);
-        this.batch!.touched.add(t);
-      }
+      this.engine.advance(ran.writeIndex, ran.touched);
+      for (const t of ran.touched) this.batch!.touched.add(t);
       for (const k of ran.keys) this.batch!.keys.add(k);
       const txn = ran.changes?.committed(ran.writeIndex);
       if (txn) this.batch!.committed.push(txn);
     }
-    return ran.result as T;
+    return ran.result;
   }
 
   /** One txn, inside its savepoint, at the index after the batch's txns before it. */
-  private runOne(fn: (tx: StateWriter) => unknown) {
-    const touched = new Set<Table>();
-    // The objects the txn put or deleted: the watch wakes only the waiters on them (watch.ts).
-    const keys = new Set<WatchKey>();
-    const writeIndex = this.currentIndex + 1;
+  private runOne(fn: (tx: StateWriter) => unknown): Written<unknown> {
     // Recorded only while the commit feed has listeners: otherwise a write pays nothing for it.
-    const changes = this.feed.listening ? new TxnChanges() : undefined;
-    const writer = new SqliteWriter(this, writeIndex, touched, keys, changes);
-    const result = fn(writer);
-    writer.flushPlugins();
-    return { result, writeIndex, touched, keys, changes };
+    return runWrite(this.engine, fn, this.feed.listening ? new TxnChanges() : undefined);
   }
 
   private batchCommitted(): void {
@@ -246,11 +222,16 @@ export class SqliteStateStore extends SqliteReader implements StateStore {
   private batchRolledBack(): void {
     const before = this.batch!;
     this.batch = undefined;
-    this.currentIndex = before.index;
-    this.tableIndexes.clear();
-    for (const [t, i] of before.tableIndexes) this.tableIndexes.set(t, i);
+    this.engine.rewind(before.before);
   }
 }
+
+/**
+ * The embedded StateStore (see the header): LocalStore's txns, blocking queries, commit feed and
+ * quarantine, and its engine's reads (engine/reads.ts).
+ */
+export type SqliteStateStore = LocalStore & StoreReads;
+export const SqliteStateStore = withEngineReads(LocalStore, STORE_READS);
 
 /** One error per record quarantined now (never its JSON: it may hold secrets), then a summary. */
 function reportOpen(log: Logger, report: QuarantineReport, held: number): void {
