@@ -3,7 +3,21 @@ import type Database from "better-sqlite3";
 import { ALLOC_COLUMNS } from "./alloc_jobs.js";
 import { LIVE_ALLOCS_OF_JOB } from "./schema.js";
 
+/** Every statement of the tables below, one flat object (the engine's `statements`), grouped per table. */
 export function prepareStatements(db: Database.Database) {
+  return {
+    ...metaStatements(db),
+    ...nodeStatements(db),
+    ...jobStatements(db),
+    ...allocStatements(db),
+    ...volumeStatements(db),
+    ...pluginStatements(db),
+    ...evalStatements(db),
+  };
+}
+
+/** The store's write index and the per-table indexes (tables `meta`, `table_index`). */
+function metaStatements(db: Database.Database) {
   return {
     getMeta: db.prepare("SELECT value FROM meta WHERE key = 'index'"),
     setMeta: db.prepare(
@@ -13,11 +27,24 @@ export function prepareStatements(db: Database.Database) {
     setTableIdx: db.prepare(
       "INSERT INTO table_index (name, idx) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET idx = excluded.idx",
     ),
+  };
+}
+
+/** Nodes, by ID. */
+function nodeStatements(db: Database.Database) {
+  return {
     getNode: db.prepare("SELECT json FROM nodes WHERE id = ?"),
     listNodes: db.prepare("SELECT json FROM nodes ORDER BY id"),
     putNode: db.prepare(
       "INSERT INTO nodes (id, json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json",
     ),
+    delNode: db.prepare("DELETE FROM nodes WHERE id = ?"),
+  };
+}
+
+/** Jobs, by (namespace, ID). */
+function jobStatements(db: Database.Database) {
+  return {
     getJob: db.prepare("SELECT json FROM jobs WHERE namespace = ? AND id = ?"),
     listJobs: db.prepare("SELECT json FROM jobs ORDER BY namespace, id"),
     listJobsNs: db.prepare("SELECT json FROM jobs WHERE namespace = ? ORDER BY id"),
@@ -25,6 +52,12 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO jobs (namespace, id, json) VALUES (?, ?, ?) ON CONFLICT(namespace, id) DO UPDATE SET json = excluded.json",
     ),
     delJob: db.prepare("DELETE FROM jobs WHERE namespace = ? AND id = ?"),
+  };
+}
+
+/** Allocs (stored without their job, alloc_jobs.ts) and the volumes their groups request (`alloc_volumes`). */
+function allocStatements(db: Database.Database) {
+  return {
     // Alloc rows hold the alloc without its job (engine/alloc_jobs.ts): read with AllocJobs.
     getAlloc: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE id = ?`),
     listAllocs: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs ORDER BY id`),
@@ -46,10 +79,15 @@ export function prepareStatements(db: Database.Database) {
     ),
     delAllocVolumes: db.prepare("DELETE FROM alloc_volumes WHERE alloc_id = ?"),
     delAlloc: db.prepare("DELETE FROM allocs WHERE id = ?"),
-    delNode: db.prepare("DELETE FROM nodes WHERE id = ?"),
     putAllocVolume: db.prepare(
       "INSERT OR IGNORE INTO alloc_volumes (namespace, volume_id, alloc_id) VALUES (?, ?, ?)",
     ),
+  };
+}
+
+/** CSI volumes, by (namespace, ID), with their plugin indexed. */
+function volumeStatements(db: Database.Database) {
+  return {
     getVolume: db.prepare("SELECT json FROM volumes WHERE namespace = ? AND id = ?"),
     /** The stored text and its two indexes, read by SQLite (putVolume's no-op check by text). */
     volumeForPut: db.prepare(
@@ -62,6 +100,12 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO volumes (namespace, id, plugin_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(namespace, id) DO UPDATE SET plugin_id = excluded.plugin_id, json = excluded.json",
     ),
     delVolume: db.prepare("DELETE FROM volumes WHERE namespace = ? AND id = ?"),
+  };
+}
+
+/** Plugin summaries and the plugin uses their declaring jobs make (`plugin_jobs`); instances are in plugins.ts. */
+function pluginStatements(db: Database.Database) {
+  return {
     putPlugin: db.prepare(
       "INSERT INTO plugins (id, json) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET json = excluded.json",
     ),
@@ -71,6 +115,12 @@ export function prepareStatements(db: Database.Database) {
       "INSERT INTO plugin_jobs (plugin_id, namespace, job_id, json) VALUES (?, ?, ?, ?) ON CONFLICT(plugin_id, namespace, job_id) DO UPDATE SET json = excluded.json",
     ),
     delUse: db.prepare("DELETE FROM plugin_jobs WHERE plugin_id = ? AND namespace = ? AND job_id = ?"),
+  };
+}
+
+/** Evaluations, oldest first by CreateIndex. */
+function evalStatements(db: Database.Database) {
+  return {
     getEval: db.prepare("SELECT json FROM evals WHERE id = ?"),
     listEvals: db.prepare("SELECT json FROM evals ORDER BY create_index, rowid"),
     listEvalsNs: db.prepare("SELECT json FROM evals WHERE namespace = ? ORDER BY create_index, rowid"),

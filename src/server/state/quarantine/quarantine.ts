@@ -29,7 +29,7 @@ import { changedPlugin, nodeInstances } from "../engine/derive_plugins.js";
 import type { QuarantinedRecord } from "../store.js";
 import { LIVE_ALLOCS_OF_JOB, liveAllocsByGroup } from "../engine/schema.js";
 import { instanceColumns } from "../engine/plugins.js";
-import { DROP_JOB_IF_UNUSED } from "../engine/alloc_jobs.js";
+import { REMOVE, fedPluginsQuery } from "./removal.js";
 import {
   CHECKED_TABLES,
   NAMESPACED_TABLES,
@@ -187,77 +187,14 @@ class Mover {
     return { table: b.table, namespace, key, error: b.error, timeMs: this.nowMs };
   }
 
-  /** Deletes the record and what is derived from it, noting the plugins to rebuild. */
+  /** Deletes the record and what is derived from it (removal.ts), noting the plugins to rebuild. */
   private remove(table: CheckedTable, row: StoredRow): void {
-    const { id, namespace } = row;
-    switch (table) {
-      case "nodes":
-        this.affect(this.pluginIds("SELECT plugin_id FROM plugin_instances WHERE node_id = ?", id));
-        this.run("DELETE FROM plugin_instances WHERE node_id = ?", id);
-        this.run("DELETE FROM nodes WHERE id = ?", id);
-        return;
-      case "jobs":
-        this.affect(
-          this.pluginIds(
-            "SELECT plugin_id FROM plugin_jobs WHERE namespace = ? AND job_id = ?",
-            namespace,
-            id,
-          ),
-        );
-        this.run("DELETE FROM plugin_jobs WHERE namespace = ? AND job_id = ?", namespace, id);
-        this.run("DELETE FROM jobs WHERE namespace = ? AND id = ?", namespace, id);
-        return;
-      case "allocs":
-        // A live alloc counts toward its system job's expected plugin instances.
-        if (row.live === 1) {
-          this.affect(
-            this.pluginIds(
-              "SELECT plugin_id FROM plugin_jobs WHERE namespace = ? AND job_id = ?",
-              namespace,
-              row.job_id,
-            ),
-          );
-        }
-        this.run("DELETE FROM alloc_volumes WHERE alloc_id = ?", id);
-        this.run("DELETE FROM allocs WHERE id = ?", id);
-        if (typeof row.job_key === "string") {
-          this.run(DROP_JOB_IF_UNUSED, row.job_key, row.job_key);
-        }
-        return;
-      case "volumes":
-        this.run("DELETE FROM volumes WHERE namespace = ? AND id = ?", namespace, id);
-        return;
-      case "evals":
-        this.run("DELETE FROM evals WHERE id = ?", id);
-        return;
-      case "intents":
-        this.run("DELETE FROM volume_intents WHERE namespace = ? AND id = ?", namespace, id);
-        return;
-      case "deployments":
-        this.run("DELETE FROM deployments WHERE id = ?", id);
-        return;
-      case "versions":
-        this.run(
-          "DELETE FROM job_versions WHERE namespace = ? AND id = ? AND version = ?",
-          namespace,
-          row.job_id,
-          row.version,
-        );
-        return;
-      case "namespaces":
-        this.run("DELETE FROM namespaces WHERE name = ?", id);
-        return;
-      case "acl_policies":
-        this.run("DELETE FROM acl_policies WHERE name = ?", id);
-        return;
-      case "acl_tokens":
-        this.run("DELETE FROM acl_tokens WHERE accessor_id = ?", id);
-        return;
-      case "plugins":
-        this.run("DELETE FROM plugins WHERE id = ?", id);
-        this.gone.add(String(id));
-        this.affect([String(id)]);
-        return;
+    const fed = fedPluginsQuery(table, row);
+    if (fed) this.affect(this.pluginIds(...fed));
+    for (const [sql, ...args] of REMOVE[table](row)) this.run(sql, ...args);
+    if (table === "plugins") {
+      this.gone.add(String(row.id));
+      this.affect([String(row.id)]);
     }
   }
 
