@@ -1,4 +1,4 @@
-/** The SQLite statements and reads/writes of the ACL tables (engine/schema.ts has the tables). */
+/** The SQLite statements and reads/writes of the ACL tables (schema.ts has the tables). */
 import type Database from "better-sqlite3";
 import type { ACLPolicy, ACLToken } from "../../../structs/acl_records.js";
 import { contentOf, stamp } from "./records.js";
@@ -33,7 +33,7 @@ export function prepareAclStatements(db: Database.Database) {
 
 export type AclStatements = ReturnType<typeof prepareAclStatements>;
 
-/** The reads, over the statements (SqliteReader delegates to it). */
+/** The reads, over the statements (the engine delegates to it). */
 export class SqliteAclReader implements AclStateReader {
   constructor(private readonly s: AclStatements) {}
   getAclPolicy(name: string) {

@@ -25,7 +25,7 @@ import type Database from "better-sqlite3";
 import type { Allocation } from "../../../structs/alloc.js";
 import type { Job } from "../../../structs/job.js";
 
-/** The schema step that moves every stored alloc's job into `alloc_jobs` (engine/schema.ts). */
+/** The schema step that moves every stored alloc's job into `alloc_jobs` (schema.ts). */
 export function migrateAllocJobs(db: Database.Database): void {
   db.exec(`
     CREATE TABLE alloc_jobs (key TEXT PRIMARY KEY, create_index INTEGER NOT NULL, json TEXT NOT NULL);
@@ -71,7 +71,7 @@ export interface AllocRow {
   job_key: string | null;
 }
 
-/** The column list every alloc read selects (engine/statements.ts). */
+/** The column list every alloc read selects (statements.ts). */
 export const ALLOC_COLUMNS = "json, job_key";
 
 export interface JobCopy {

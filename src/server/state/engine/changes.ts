@@ -18,7 +18,7 @@ import type Database from "better-sqlite3";
 /** The indexed expression; queries must spell it exactly so, or SQLite will not use the index. */
 const MODIFY_INDEX = "iif(json_valid(json), json_extract(json, '$.ModifyIndex'), -1)";
 
-/** The schema step that adds the indexes (engine/schema.ts MIGRATIONS). */
+/** The schema step that adds the indexes (schema.ts MIGRATIONS). */
 export const CHANGE_INDEXES_MIGRATION = `
   CREATE INDEX volumes_by_modify_index ON volumes (${MODIFY_INDEX});
   CREATE INDEX allocs_by_modify_index ON allocs (${MODIFY_INDEX});

@@ -279,7 +279,7 @@ export class SqliteEngine implements StoreReads {
     return parseRows<Namespace>(this.namespaceStatements.list.all());
   }
 
-  // ChangeReader (store.ts), served by the ModifyIndex indexes of engine/changes.ts.
+  // ChangeReader (store.ts), served by the ModifyIndex indexes of changes.ts.
   volumesModifiedSince(index: number): CSIVolume[] {
     const vols = parseRows<CSIVolume>(this.changeStatements.volumes.all(index));
     const atRest = this.atRest;

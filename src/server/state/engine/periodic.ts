@@ -7,7 +7,7 @@
  */
 import type Database from "better-sqlite3";
 
-/** The migration that creates the table (engine/schema.ts). */
+/** The migration that creates the table (schema.ts). */
 export const PERIODIC_LAUNCHES_MIGRATION = `
   CREATE TABLE periodic_launches (
     namespace TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (namespace, id)

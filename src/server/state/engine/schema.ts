@@ -188,7 +188,7 @@ const MIGRATIONS: Migration[] = [
   UPDATE allocs SET json = replace(json, '"FsType":', '"FSType":');
   `,
   // Deployments (structs/deployment.ts), looked up by job; and the job versions each job keeps
-  // (engine/deployments.ts), filled with the current version of every job already stored.
+  // (deployments.ts), filled with the current version of every job already stored.
   `
   CREATE TABLE deployments (
     id TEXT PRIMARY KEY, namespace TEXT NOT NULL, job_id TEXT NOT NULL, create_index INTEGER NOT NULL,
@@ -203,9 +203,9 @@ const MIGRATIONS: Migration[] = [
     SELECT namespace, id, COALESCE(json_extract(json, '$.Version'), 0), json FROM jobs
     WHERE json_valid(json);
   `,
-  // Namespaces as objects (engine/namespaces.ts): `default`, and one for every namespace in use.
+  // Namespaces as objects (namespaces.ts): `default`, and one for every namespace in use.
   migrateNamespaces,
-  // ACL policies and tokens (structs/acl_records.ts, engine/acl.ts). A token is found by the
+  // ACL policies and tokens (structs/acl_records.ts, acl.ts). A token is found by the
   // SHA-256 of its secret (the secret itself is never stored); `acl_bootstrap` in meta records the
   // index of the one-time bootstrap.
   `
@@ -213,13 +213,13 @@ const MIGRATIONS: Migration[] = [
   CREATE TABLE acl_tokens (accessor_id TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, json TEXT NOT NULL);
   CREATE UNIQUE INDEX acl_tokens_by_secret ON acl_tokens (secret_hash);
   `,
-  // Volumes, allocs and nodes by ModifyIndex (engine/changes.ts): what changed since an index.
+  // Volumes, allocs and nodes by ModifyIndex (changes.ts): what changed since an index.
   CHANGE_INDEXES_MIGRATION,
   // Plugin rows become small summaries moved by delta; instances gain indexed health columns.
   (db) => migratePluginSummaries(db),
-  // Allocs stored without their job: one shared copy per distinct job (engine/alloc_jobs.ts).
+  // Allocs stored without their job: one shared copy per distinct job (alloc_jobs.ts).
   migrateAllocJobs,
-  // The last launch of each periodic job (engine/periodic.ts), Nomad's periodic_launch table.
+  // The last launch of each periodic job (periodic.ts), Nomad's periodic_launch table.
   PERIODIC_LAUNCHES_MIGRATION,
 ];
 

@@ -1,4 +1,4 @@
-/** The store's prepared statements, one per lookup or write (engine/schema.ts has the tables). */
+/** The store's prepared statements, one per lookup or write (schema.ts has the tables). */
 import type Database from "better-sqlite3";
 import { ALLOC_COLUMNS } from "./alloc_jobs.js";
 import { LIVE_ALLOCS_OF_JOB } from "./schema.js";
@@ -58,7 +58,7 @@ function jobStatements(db: Database.Database) {
 /** Allocs (stored without their job, alloc_jobs.ts) and the volumes their groups request (`alloc_volumes`). */
 function allocStatements(db: Database.Database) {
   return {
-    // Alloc rows hold the alloc without its job (engine/alloc_jobs.ts): read with AllocJobs.
+    // Alloc rows hold the alloc without its job (alloc_jobs.ts): read with AllocJobs.
     getAlloc: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE id = ?`),
     listAllocs: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs ORDER BY id`),
     listAllocsNs: db.prepare(`SELECT ${ALLOC_COLUMNS} FROM allocs WHERE namespace = ? ORDER BY id`),

@@ -1,7 +1,7 @@
 /**
  * One SQLite transaction's writes (StateWriter). Records are stamped as store.ts's index contract
  * says; plugin summaries and instances follow from node, job and alloc writes as deltas computed
- * by engine/derive_plugins.ts, written inside the same transaction (engine/plugin_writer.ts). While the
+ * by derive_plugins.ts, written inside the same transaction (plugin_writer.ts). While the
  * commit feed has listeners, every record put or deleted is recorded with what it was before
  * (commit_recorder.ts); job versions and plugin instance rows, kept beside their job and plugin
  * records, are not records of their own in the feed.
@@ -308,7 +308,7 @@ class TxnWriter implements Omit<StateWriter, Exclude<(typeof READER_READS)[numbe
     if (prev) this.changes!.delete("intents", namespace, id, prev);
   }
 
-  /** Kept beside its job (engine/periodic.ts): a write of the `jobs` table, not a record of the feed. */
+  /** Kept beside its job (periodic.ts): a write of the `jobs` table, not a record of the feed. */
   putPeriodicLaunch(launch: PeriodicLaunch): PeriodicLaunch {
     const prev = this.engine.getPeriodicLaunch(launch.Namespace, launch.ID);
     if (prev && contentOf(prev) === contentOf(launch)) return prev;

@@ -40,7 +40,7 @@ type FaultHandling = NonNullable<IOptions["faultHandling"]>;
 /**
  * The client's global policy: each call is tried once per endpoint (the client moves to the next
  * member when one fails recoverably), never more. The store's commit loop decides what an
- * unanswered commit means (etcd/etcd_store.ts recognises its own entry by ID), and a caller hears about
+ * unanswered commit means (etcd_store.ts recognises its own entry by ID), and a caller hears about
  * an unreachable etcd after one deadline per endpoint instead of the client's default three tries.
  * Only `execute` is called on it (etcd3's connection pool).
  */
@@ -69,7 +69,7 @@ export function createEtcdClient(endpoints: string[], requestTimeoutMs: number):
       global: oncePerEndpoint(endpoints.length),
       watchBackoff: new CappedBackoff(100, 2_000),
     },
-    // A catch-up reads up to 16 log entries of up to 1 MiB each at once (etcd/log.ts).
+    // A catch-up reads up to 16 log entries of up to 1 MiB each at once (log.ts).
     grpcOptions: { "grpc.max_receive_message_length": 64 * 1024 * 1024 },
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The etcd StateStore: several servers share one state through etcd (etcd/log.ts has the layout).
+ * The etcd StateStore: several servers share one state through etcd (log.ts has the layout).
  *
  * - Reads are synchronous, from a local replica (replica.ts: a SqliteEngine over an in-memory
  *   database) fed by an etcd watch on the log.
@@ -40,7 +40,7 @@ export interface EtcdStoreOptions {
   log?: Logger;
   /** Most txns one etcd commit carries (default 256). */
   maxBatch?: number;
-  /** Largest etcd value written; bigger entries go to chunks (default 1 MiB; see etcd/log.ts). */
+  /** Largest etcd value written; bigger entries go to chunks (default 1 MiB; see log.ts). */
   maxValueBytes?: number;
   /** A snapshot is written, and the log it covers deleted, every this many indexes (default 5,000). */
   snapshotEvery?: number;

@@ -2,7 +2,7 @@
  * The etcd store's layout in etcd, under its prefix P (default `/berth`):
  *
  *   P/index                  the last committed berth index (decimal); every commit compares it
- *   P/log/<last index>       one entry per committed batch: its txns' row ops (etcd/rows.ts), each
+ *   P/log/<last index>       one entry per committed batch: its txns' row ops (rows.ts), each
  *                            at its own berth index, keyed by the batch's last index (16 digits)
  *   P/blob/<last>-<id>/<n>   the chunks of an entry too large for one etcd value (written before
  *                            the commit that names them)

@@ -1,13 +1,13 @@
 /**
  * The embedded StateStore: one SQLite file (WAL, synchronous=FULL) in the server data dir, or
  * `:memory:` for tests and `-dev`. better-sqlite3 is synchronous, so a txn never interleaves with
- * another. Txns asked for in the same turn of the event loop are group-committed (local/group_commit.ts):
+ * another. Txns asked for in the same turn of the event loop are group-committed (group_commit.ts):
  * they run one after another in ONE SQLite transaction, each in its own savepoint (a txn that throws
  * undoes only itself), each still at its own new index, and ONE durable COMMIT acknowledges them
- * all; a txn's promise settles only after that COMMIT. Reads are in engine/engine.ts, a transaction's
- * writes (and the plugin derivation they run, engine/derive_plugins.ts) in engine/writer.ts. Opening the
- * file checks every stored record once and quarantines those that cannot be loaded (quarantine/quarantine.ts),
- * logging one error per record and a summary line.
+ * all; a txn's promise settles only after that COMMIT. The store holds a SqliteEngine over the file
+ * (engine/engine.ts: reads, statements, indexes) and runs each txn with its writer (engine/writer.ts).
+ * Opening the file checks every stored record once and quarantines those that cannot be loaded
+ * (quarantine/quarantine.ts), logging one error per record and a summary line.
  */
 import path from "node:path";
 import { ensureDirMode, preparePrivateDbFile, tightenDbFiles } from "../../../internal/private_files.js";
@@ -35,7 +35,7 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /** Where the open pass reports quarantined records (one error each) and its summary. */
   log?: Logger;
-  /** Bounds of one group-committed batch (local/group_commit.ts); `maxBatch: 1` commits every txn alone. */
+  /** Bounds of one group-committed batch (group_commit.ts); `maxBatch: 1` commits every txn alone. */
   groupCommit?: Partial<GroupCommitLimits>;
 }
 
@@ -214,7 +214,7 @@ class LocalStore implements StoreOwn {
   private batchCommitted(): void {
     const { touched, keys, committed } = this.batch!;
     this.batch = undefined;
-    // After the durable COMMIT and before any of the batch's promises settle (local/group_commit.ts).
+    // After the durable COMMIT and before any of the batch's promises settle (group_commit.ts).
     for (const txn of committed) this.feed.deliver(txn);
     if (touched.size > 0) this.watch.notify(touched, keys);
   }

@@ -1,5 +1,5 @@
 /**
- * The load checks of stored ACL records (quarantine/checks.ts runs them when the store opens): a
+ * The load checks of stored ACL records (checks.ts runs them when the store opens): a
  * policy whose rules no longer parse, or a token missing the fields token resolution reads, is
  * quarantined rather than failing every request that names it. Messages never carry a secret hash.
  */

@@ -1,5 +1,5 @@
 /**
- * The checks a stored record must pass to be loaded (quarantine/quarantine.ts runs them once when the store
+ * The checks a stored record must pass to be loaded (quarantine.ts runs them once when the store
  * opens). Pure. A record is checked with the same validator that guards the way in where there is
  * one (validateJob for jobs, validateVolumeSpec for volumes), and otherwise for the fields the
  * server's loops, its derivations and the node agents dereference (a node's plugin maps, an

@@ -1,5 +1,5 @@
 /**
- * A quarantined job's allocs (quarantine/quarantine.ts moves a job record that cannot be loaded out of the
+ * A quarantined job's allocs (quarantine.ts moves a job record that cannot be loaded out of the
  * jobs table, but its allocs keep their own copy of the job and stay placed). With no job record
  * nothing would ever stop them, and `job stop`/`job purge` would answer 404. So: at each leader's
  * start-up pass the allocs of every quarantined job are told to stop (scheduler.evaluateAll), and

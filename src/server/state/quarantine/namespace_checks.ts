@@ -1,5 +1,5 @@
 /**
- * The load check of a stored namespace record (quarantine/quarantine.ts runs it when the store opens). Pure.
+ * The load check of a stored namespace record (quarantine.ts runs it when the store opens). Pure.
  * Structure only, not Nomad's name rule: a namespace the upgrade migration recorded for names
  * already in use (berth's ID rule, which allows '_' and '.') must load.
  */

@@ -1,7 +1,7 @@
 /**
  * The quarantine of stored records that cannot be loaded — written by an older berth, by hand, or
  * by a bug. When the SQLite store opens, one pass reads every record of every table and checks it
- * (quarantine/checks.ts). A record that fails is moved, in one transaction, to the `quarantine`
+ * (checks.ts). A record that fails is moved, in one transaction, to the `quarantine`
  * table (its table, key, raw JSON, the error, when) and is gone from the live table and the
  * indexes derived from it: a node's plugin instances, a job's plugin uses, an alloc's volumes; the
  * plugin records those fed are rebuilt from what is left (engine/derive_plugins.ts's rules). The pass

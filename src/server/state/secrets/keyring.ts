@@ -1,6 +1,6 @@
 /**
  * The server's keyring (Nomad's keystore idea): the AES-256 root key that seals the secrets in the
- * state (secrets/secrets_at_rest.ts), kept apart from the state — in `<server data dir>/keystore/`, one
+ * state (secrets_at_rest.ts), kept apart from the state — in `<server data dir>/keystore/`, one
  * `<KeyID>.key.json` file per key, dir 0700 and files 0600, never in the database. A copy of the
  * state file alone therefore yields no secret; back the keystore up with the state (a state
  * restored without its key cannot start: the store refuses to open with a clear error).

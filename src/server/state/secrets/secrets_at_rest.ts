@@ -12,7 +12,7 @@
  * (A job's volume requests' mount flags are not sealed yet: they are stored with the job.)
  *
  * Sealed form: the secrets map becomes `{ "berth:sealed:v1": "<KeyID>.<nonce>.<ciphertext+tag>" }`
- * (base64url), AES-256-GCM under the keyring's key (secrets/keyring.ts) with a fresh 96-bit nonce and the
+ * (base64url), AES-256-GCM under the keyring's key (keyring.ts) with a fresh 96-bit nonce and the
  * record's table, namespace and ID as additional data, so a sealed value moved to another record
  * does not open. It is still a map of strings, so the record keeps its shape for the open-time
  * check (quarantine/quarantine.ts). An empty or absent map stays as it is (there is nothing to hide).
