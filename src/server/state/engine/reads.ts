@@ -72,6 +72,14 @@ export type StoreOwn = Omit<StateStore, StoreReadName>;
 type Unlisted = Exclude<keyof StateReader | keyof ChangeReader, StoreReadName>;
 const listedAll: [Unlisted] extends [never] ? true : Unlisted = true;
 void listedAll;
+// And every read takes at most four arguments, as the installed methods pass on (withEngineReads).
+type TooManyArgs = {
+  [K in StoreReadName]: Parameters<StateStore[K]> extends [unknown?, unknown?, unknown?, unknown?]
+    ? never
+    : K;
+}[StoreReadName];
+const fourAtMost: [TooManyArgs] extends [never] ? true : TooManyArgs = true;
+void fourAtMost;
 
 /** An object serving its reads from an engine (the engine implements StoreReads). */
 type Holder = { readonly engine: StoreReads };
@@ -95,8 +103,9 @@ export function withEngineReads<C extends new (...args: never[]) => Holder, N ex
   for (const name of names) {
     if (Object.hasOwn(proto, name)) continue;
     Object.defineProperty(proto, name, {
-      value: function (this: Holder, ...args: unknown[]): unknown {
-        return (this.engine[name] as (...a: unknown[]) => unknown).apply(this.engine, args);
+      // Four fixed parameters, the most any read takes: no rest array per call on hot reads.
+      value: function (this: Holder, a: unknown, b: unknown, c: unknown, d: unknown): unknown {
+        return (this.engine[name] as (...p: unknown[]) => unknown).call(this.engine, a, b, c, d);
       },
       writable: true,
       configurable: true,
