@@ -24,7 +24,7 @@ import path from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { nullLogger } from "../src/internal/log.js";
 import { Server } from "../src/server/server.js";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { makeNode } from "../test/builders/node.js";
 import { nodePluginInfo } from "../test/builders/plugin_info.js";
 import { makeVolume } from "../test/builders/volume.js";

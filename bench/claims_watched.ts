@@ -23,7 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { nullLogger } from "../src/internal/log.js";
 import { Server } from "../src/server/server.js";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { makeVolume } from "../test/builders/volume.js";
 
 const SEEDED = Number(process.argv[2] ?? 50_000);

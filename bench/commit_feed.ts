@@ -17,7 +17,7 @@
  */
 import { nullLogger } from "../src/internal/log.js";
 import { EventBroker } from "../src/server/events/broker.js";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import type { StateStore } from "../src/server/state/store.js";
 import { allocOf } from "../test/builders/alloc.js";
 import { csiJob } from "../test/builders/job.js";

@@ -25,7 +25,7 @@ import { nullLogger } from "../src/internal/log.js";
 import { RpcPeer } from "../src/internal/rpc/peer.js";
 import { Scheduler } from "../src/server/scheduler/scheduler.js";
 import { Server } from "../src/server/server.js";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../src/structs/job_validate.js";
 import type { ClientMethods, ServerMethods } from "../src/structs/rpc.js";
 import { makeNode } from "../test/builders/node.js";

@@ -17,7 +17,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { computePlan } from "../src/server/scheduler/plan.js";
 import { volumeView } from "../src/server/state/views.js";
 import type { Node } from "../src/structs/node.js";

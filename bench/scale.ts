@@ -25,7 +25,7 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import os from "node:os";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { makeVolume } from "../test/builders/volume.js";
 import {
   del,

@@ -1,5 +1,5 @@
 /**
- * What the check at open (src/server/state/quarantine.ts) costs: a state file with N jobs, one
+ * What the check at open (src/server/state/quarantine/quarantine.ts) costs: a state file with N jobs, one
  * running alloc each (its job copy checked too) and one eval each, written through the store, then
  * opened again. Prints the check's own time (the store's summary line) and the whole open, both
  * from a second open too (warm page cache), and the floor: reading and parsing the same records.
@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import type { Logger } from "../src/internal/log.js";
-import { SqliteStateStore } from "../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../src/structs/job_validate.js";
 import { allocOf } from "../test/builders/alloc.js";
 import { makeNode } from "../test/builders/node.js";

@@ -1,5 +1,5 @@
 /**
- * Where a server keeps its state when several servers share it: etcd (server/state/etcd_store.ts).
+ * Where a server keeps its state when several servers share it: etcd (server/state/etcd/etcd_store.ts).
  *
  *   server {
  *     etcd {

@@ -35,7 +35,7 @@ import { VolumeEndpoint } from "./rpc/volume.js";
 import type { Scheduler } from "./scheduler/scheduler.js";
 import { openStateStore, type EtcdSettings } from "./state/open_store.js";
 import type { StateStore } from "./state/store.js";
-import type { GroupCommitLimits } from "./state/group_commit.js";
+import type { GroupCommitLimits } from "./state/local/group_commit.js";
 import type { VolumeWatcher, VolumeWatcherOptions } from "./volumewatcher/watcher.js";
 import { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
 import type { DeploymentWatcherOptions } from "./deploymentwatcher/watcher.js";

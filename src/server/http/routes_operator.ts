@@ -1,13 +1,13 @@
 /**
  * /v1/operator/quarantine: the stored records the server could not load when it opened its state
- * (src/server/state/quarantine.ts). Nomad has no such endpoint; it sits under Nomad's /v1/operator
+ * (src/server/state/quarantine/quarantine.ts). Nomad has no such endpoint; it sits under Nomad's /v1/operator
  * tree of low-level operator tools, keeps Nomad's habits (a JSON list, `?namespace=` for the
  * namespaced tables, DELETE to remove, as `DELETE /v1/operator/raft/peer` does) and never answers a
  * record's content: it may hold secrets. To recover one, fix and submit it again through the
  * ordinary API; then drop the entry.
  */
 import { notFound, validationError } from "../../structs/errors.js";
-import { CHECKED_TABLES, NAMESPACED_TABLES, type CheckedTable } from "../state/quarantine_checks.js";
+import { CHECKED_TABLES, NAMESPACED_TABLES, type CheckedTable } from "../state/quarantine/checks.js";
 import { namespaceOf, type Route } from "./context.js";
 import { sendJson } from "./respond.js";
 

@@ -17,7 +17,7 @@ import { nextLaunch, rfc3339In, zoneOf } from "../../structs/periodic.js";
 import { isLaunchParent, isPeriodicActive, parentStatus } from "../../structs/periodic_decide.js";
 import { isAllocOfJob } from "../scheduler/plan.js";
 import type { StateWriter } from "../state/store.js";
-import { quarantinedJob, stopQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
+import { quarantinedJob, stopQuarantinedJobAllocs } from "../state/quarantine/jobs.js";
 import type { ServerDeps } from "../deps.js";
 import { revertJobVersion, type RevertRequest } from "./job_revert.js";
 import { scaleJob, scaleStatus, type JobScaleStatusResponse, type ScaleRequest } from "./job_scale.js";

@@ -33,7 +33,7 @@ import type { EvalTrigger } from "../../structs/eval.js";
 import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
 import type { Logger } from "../../internal/log.js";
 import { BerthError } from "../../structs/errors.js";
-import { sweepQuarantinedJobAllocs } from "../state/quarantine_jobs.js";
+import { sweepQuarantinedJobAllocs } from "../state/quarantine/jobs.js";
 import type { StateStore } from "../state/store.js";
 import { FollowupTimers } from "./followup_timers.js";
 import { NodeUsageIndex, USAGE_REFRESH_MS } from "./node_usage.js";

@@ -14,7 +14,7 @@
  *   record as it was before the txn (absent when new). Listeners may keep them; they must not
  *   throw (a throwing listener is logged and skipped) and must not write to the store.
  * - An alloc's `record` may come without its Job (the SQLite store keeps allocs apart from their
- *   job copies, sqlite_alloc_jobs.ts, and hands over the alloc's JSON as stored); an alloc's Job in
+ *   job copies, engine/alloc_jobs.ts, and hands over the alloc's JSON as stored); an alloc's Job in
  *   `before` is shared and read-only. Listeners must not rely on the one nor change the other.
  * - Derived records (plugins) are included as the store derived them. Secrets are in records as
  *   stored: a listener that shows records to users redacts them (structs/redact.ts).

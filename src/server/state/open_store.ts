@@ -3,9 +3,9 @@
  * share the state), else the embedded SQLite file (the default, and `-dev`'s in memory).
  */
 import type { Logger } from "../../internal/log.js";
-import type { GroupCommitLimits } from "./group_commit.js";
-import { EtcdStateStore } from "./etcd_store.js";
-import { SqliteStateStore } from "./sqlite_store.js";
+import type { GroupCommitLimits } from "./local/group_commit.js";
+import { EtcdStateStore } from "./etcd/etcd_store.js";
+import { SqliteStateStore } from "./local/sqlite_store.js";
 import type { StateStore } from "./store.js";
 
 /** `server { etcd { endpoints, prefix } }` / `-etcd-endpoints`: the etcd cluster holding the state. */

@@ -15,7 +15,7 @@
  * - The write index is monotonic. A txn that writes anything commits at exactly one new index,
  *   which becomes the ModifyIndex of every record it put (CreateIndex too for new ones) and the
  *   index of every table it touched. A txn that writes nothing changes no index.
- * - Plugins are derived, as deltas every implementation computes with derive_plugins.ts (pure):
+ * - Plugins are derived, as deltas every implementation computes with engine/derive_plugins.ts (pure):
  *   putting or deleting a node updates the plugins whose instances on it, as counted, change, and
  *   putting or deleting a job the plugins whose use by its `csi_plugin` blocks changes (buildPlugin,
  *   jobPluginUses). An instance on a down node counts as unhealthy (instanceOnNode), so a node's
@@ -228,6 +228,16 @@ export interface RecordRange {
   limit: number;
 }
 
+/**
+ * What a store's `groupCommitStats()` reports (both stores have one; benchmarks and tests read it):
+ * how many batches it committed, and the txns they carried.
+ */
+export interface GroupCommitStats {
+  batches: number;
+  ops: number;
+  largestBatch: number;
+}
+
 export interface StateStore extends StateReader, ChangeReader {
   /**
    * Volumes as listVolumes returns them, of one namespace, in ID order (descending with
@@ -262,7 +272,7 @@ export interface StateStore extends StateReader, ChangeReader {
   ): Promise<number>;
   /**
    * Stored records that could not be loaded when the store opened, moved out of the live tables
-   * (quarantine.ts): what and why, never the record itself.
+   * (quarantine/quarantine.ts): what and why, never the record itself.
    */
   quarantined(): QuarantinedRecord[];
   /** Drops one quarantined record for good; false when there is none under that key. */

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { launchBrowser, type Browser } from "../../helpers/browser.js";
 import { makeVolume } from "../../builders/volume.js";
 import { startScaleServer, type ScaleServer } from "../scale/scale_fixtures.js";

@@ -14,7 +14,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { EtcdStateStore } from "../../../src/server/state/etcd_store.js";
+import { EtcdStateStore } from "../../../src/server/state/etcd/etcd_store.js";
 import { DEFAULT_ETCD_PREFIX } from "../../../src/server/state/open_store.js";
 import { makeNode } from "../../builders/node.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";

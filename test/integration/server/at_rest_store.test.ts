@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { intentOf } from "../../../src/structs/volume_intent.js";
 import { makeVolume } from "../../builders/volume.js";
 import { tempDir } from "../../helpers/temp_dir.js";

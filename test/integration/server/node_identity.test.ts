@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { WebSocket } from "ws";
 import { Server } from "../../../src/server/server.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { createLogger, nullLogger } from "../../../src/internal/log.js";
 import { ServerConnection } from "../../../src/client/rpc/server_conn.js";
 import { isBerthError } from "../../../src/structs/errors.js";

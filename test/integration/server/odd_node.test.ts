@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Server } from "../../../src/server/server.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { isBerthError } from "../../../src/structs/errors.js";
 import type { Node } from "../../../src/structs/node.js";

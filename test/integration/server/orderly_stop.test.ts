@@ -11,7 +11,7 @@ import path from "node:path";
 import type { Logger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { Server } from "../../../src/server/server.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { makeNode } from "../../builders/node.js";

@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { setTimeout as tick } from "node:timers/promises";
 import { Server } from "../../../src/server/server.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";

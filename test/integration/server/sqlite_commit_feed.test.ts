@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { runCommitFeedConformance } from "../../conformance/commit_feed.js";
 
 runCommitFeedConformance("sqlite (file)", async ({ now }) => {

@@ -3,7 +3,7 @@
  * (test/helpers/etcd_server.ts), each store under its own key prefix, so every case starts empty.
  */
 import { after } from "node:test";
-import { EtcdStateStore } from "../../../src/server/state/etcd_store.js";
+import { EtcdStateStore } from "../../../src/server/state/etcd/etcd_store.js";
 import { runStateStoreConformance } from "../../conformance/state_store.js";
 import { runScaleConformance } from "../../conformance/state_store_scale.js";
 import { runCommitFeedConformance } from "../../conformance/commit_feed.js";

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Etcd3 } from "etcd3";
 import { BerthError } from "../../../src/structs/errors.js";
-import { EtcdStateStore, type EtcdStoreOptions } from "../../../src/server/state/etcd_store.js";
+import { EtcdStateStore, type EtcdStoreOptions } from "../../../src/server/state/etcd/etcd_store.js";
 import { TABLES, type StateStore } from "../../../src/server/state/store.js";
 import {
   alloc,

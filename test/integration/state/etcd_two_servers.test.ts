@@ -12,7 +12,7 @@ import type { ServerDeps } from "../../../src/server/deps.js";
 import { ClaimEndpoint } from "../../../src/server/rpc/claim.js";
 import { NodeListCache } from "../../../src/server/scheduler/node_list_cache.js";
 import type { CommittedTxn } from "../../../src/server/state/commit_feed.js";
-import { EtcdStateStore } from "../../../src/server/state/etcd_store.js";
+import { EtcdStateStore } from "../../../src/server/state/etcd/etcd_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
 import { watchKeys } from "../../../src/server/state/watch_keys.js";
 import { alloc, node, pluginInfo, volume, volumeJob } from "../../conformance/builders.js";

@@ -8,7 +8,7 @@
  *   node group_commit_child.js <dataDir> load        16 writers in a loop, until killed
  */
 import fs from "node:fs";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { makeVolume } from "../../builders/volume.js";
 
 const [dir, mode] = process.argv.slice(2);

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { AclEndpoint, type Identity } from "../../../src/server/acl/endpoint.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { hashSecret } from "../../../src/structs/acl_records.js";
 
 function setup() {

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";

@@ -18,7 +18,7 @@ import {
 } from "../../../src/server/scheduler/blocked_wait.js";
 import { BlockedSet } from "../../../src/server/scheduler/blocked_set.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { newAllocMetric, type AllocMetric } from "../../../src/structs/eval.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import type { Node } from "../../../src/structs/node.js";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { NodeConnections, type NodeConn } from "../../../src/server/clientconn/connections.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { makeNode } from "../../builders/node.js";

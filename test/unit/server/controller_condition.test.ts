@@ -10,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { NodeConnections, type NodeConn } from "../../../src/server/clientconn/connections.js";
 import { ControllerClient } from "../../../src/server/clientconn/controller.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { ControllerConditionPoller } from "../../../src/server/volumecondition/poller.js";
 import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { nullLogger } from "../../../src/internal/log.js";

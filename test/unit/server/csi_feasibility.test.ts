@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { computePlan } from "../../../src/server/scheduler/plan.js";
 import type { StateReader } from "../../../src/server/state/store.js";
 import { csiJob } from "../../builders/job.js";

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { collectDeploymentsIn, DEFAULT_GC_OPTIONS } from "../../../src/server/gc/collector.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { newDeployment, type Deployment } from "../../../src/structs/deployment.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import type { UpdateStrategy } from "../../../src/structs/job_stanzas.js";

@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { DeploymentWatcher, stepDeployment } from "../../../src/server/deploymentwatcher/watcher.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { makeVolume } from "../../builders/volume.js";

@@ -1,5 +1,5 @@
 /**
- * The plugin derivation as pure deltas (src/server/state/derive_plugins.ts): no store, no I/O.
+ * The plugin derivation as pure deltas (src/server/state/engine/derive_plugins.ts): no store, no I/O.
  * Each case feeds one node update, one job change or one alloc change and checks the plugin
  * record it yields from the previous one (the summary the delta moves, with the instances kept
  * apart as a store keeps them).
@@ -13,7 +13,7 @@ import {
   nodePluginDeltas,
   type JobExpectation,
   type NodeInstances,
-} from "../../../src/server/state/derive_plugins.js";
+} from "../../../src/server/state/engine/derive_plugins.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { Node } from "../../../src/structs/node.js";
 import {

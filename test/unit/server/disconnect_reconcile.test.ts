@@ -13,7 +13,7 @@ import {
   REPLACED_DESCRIPTION,
 } from "../../../src/server/scheduler/disconnect_plan.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { allocOf } from "../../builders/alloc.js";

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { detachDownNodePlugins, markNodeDown } from "../../../src/server/node_loss.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { markNodeReady } from "../../../src/structs/node.js";
 import { buildPlugin, instanceOnNode } from "../../../src/structs/plugin.js";
 import { makeNode } from "../../builders/node.js";

@@ -5,7 +5,7 @@ import { NodeDrainer } from "../../../src/server/drainer/drainer.js";
 import { computePlan } from "../../../src/server/scheduler/plan.js";
 import { MIGRATE_DESCRIPTION } from "../../../src/server/scheduler/plan_types.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { applyDrainRequest, applyEligibility, isDraining } from "../../../src/structs/node.js";

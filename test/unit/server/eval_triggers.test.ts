@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { scaleJob, scaleStatus } from "../../../src/server/rpc/job_scale.js";
 import { revertJobVersion } from "../../../src/server/rpc/job_revert.js";
 import { DeploymentEndpoint } from "../../../src/server/deploymentwatcher/endpoint.js";

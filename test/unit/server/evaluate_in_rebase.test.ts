@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { evaluateIn } from "../../../src/server/scheduler/evaluate_in.js";
 import { planAhead } from "../../../src/server/scheduler/plan_ahead.js";
 import { stillValidSince } from "../../../src/server/scheduler/rebase.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { makeNode } from "../../builders/node.js";
 

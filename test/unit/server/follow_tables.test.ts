@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createLogger } from "../../../src/internal/log.js";
 import { followTables } from "../../../src/server/follow_tables.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { node, volume } from "../../conformance/builders.js";
 
 function setup(pass: (n: number, store: SqliteStateStore) => Promise<number | null>) {

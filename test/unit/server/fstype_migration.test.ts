@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import Database from "better-sqlite3";
-import { migrate as migrateServer } from "../../../src/server/state/sqlite_schema.js";
+import { migrate as migrateServer } from "../../../src/server/state/engine/schema.js";
 import {
   MIGRATIONS as CLIENT_MIGRATIONS,
   migrate as migrateClient,

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { makeNode } from "../../builders/node.js";
 
 test("failover grace: nodes up at the start of a term get the grace, not one TTL", async (t) => {

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline";
 import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { hostVolumeFits, type Node } from "../../../src/structs/node.js";
 import { makeNode } from "../../builders/node.js";

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { expireUnknownAllocs, markNodeDown, nextUnknownExpiry } from "../../../src/server/node_loss.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { unknownSinceMs, wasDisconnected } from "../../../src/structs/disconnect.js";
 import { markNodeReady } from "../../../src/structs/node.js";
 import type { Job } from "../../../src/structs/job.js";

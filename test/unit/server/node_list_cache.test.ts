@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compareUtf8, NodeListCache } from "../../../src/server/scheduler/node_list_cache.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { makeNode } from "../../builders/node.js";
 

@@ -15,7 +15,7 @@ import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { markNodeDown } from "../../../src/server/node_loss.js";
 import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import { csiJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { NodeUsageIndex, allocVolumeKeys } from "../../../src/server/scheduler/node_usage.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateReader, StateWriter } from "../../../src/server/state/store.js";
 import { isAllocTerminal, type ClientStatus } from "../../../src/structs/alloc.js";
 import type { Job } from "../../../src/structs/job.js";

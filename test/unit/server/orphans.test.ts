@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { orphanIntents, orphanView, unrecordedStorage } from "../../../src/server/orphans/decide.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { intentOf } from "../../../src/structs/volume_intent.js";
 import { makeVolume } from "../../builders/volume.js";
 

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { stillValidSince } from "../../../src/server/scheduler/rebase.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { Job } from "../../../src/structs/job.js";
 import { alloc, node, volume, volumeJob } from "../../conformance/builders.js";
 import { claimOf } from "../../builders/claim.js";

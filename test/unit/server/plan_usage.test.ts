@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { NodeUsageIndex } from "../../../src/server/scheduler/node_usage.js";
 import { computePlan } from "../../../src/server/scheduler/plan.js";
 import type { Plan } from "../../../src/server/scheduler/plan_types.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { ClientStatus } from "../../../src/structs/alloc.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import type { CSIInfo } from "../../../src/structs/plugin.js";

@@ -15,7 +15,7 @@ import { NodeConnections } from "../../../src/server/clientconn/connections.js";
 import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { VolumeEndpoint } from "../../../src/server/rpc/volume.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateReader } from "../../../src/server/state/store.js";
 import { volumeView } from "../../../src/server/state/views.js";
 import type { Allocation, ClientStatus, DesiredStatus } from "../../../src/structs/alloc.js";

@@ -11,7 +11,7 @@ import path from "node:path";
 import { nullLogger } from "../../../src/internal/log.js";
 import { GarbageCollector } from "../../../src/server/gc/collector.js";
 import { pluginCollectable } from "../../../src/server/gc/decide.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { Job } from "../../../src/structs/job.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";

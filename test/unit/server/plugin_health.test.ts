@@ -13,7 +13,7 @@ import { HeartbeatMonitor } from "../../../src/server/heartbeat.js";
 import { markNodeDown } from "../../../src/server/node_loss.js";
 import { NodeEndpoint } from "../../../src/server/rpc/node.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { volumeView } from "../../../src/server/state/views.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { NODE_DOWN_HEALTH } from "../../../src/structs/plugin.js";

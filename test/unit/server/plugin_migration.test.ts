@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { buildPlugin, summaryOf } from "../../../src/structs/plugin.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";

@@ -10,8 +10,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
-import { nodeInstances } from "../../../src/server/state/derive_plugins.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
+import { nodeInstances } from "../../../src/server/state/engine/derive_plugins.js";
 import type { StateReader, StateWriter } from "../../../src/server/state/store.js";
 import { isAllocTerminal, type ClientStatus } from "../../../src/structs/alloc.js";
 import type { Node } from "../../../src/structs/node.js";

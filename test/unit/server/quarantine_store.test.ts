@@ -1,5 +1,5 @@
 /**
- * The store's check at open (src/server/state/quarantine.ts): records it wrote itself all load;
+ * The store's check at open (src/server/state/quarantine/quarantine.ts): records it wrote itself all load;
  * records poisoned behind its back (by hand, an older berth, a bug) are moved to the quarantine
  * with an error naming the field, gone from the live tables and their derived rows, and the plugin
  * records they fed are rebuilt — all on a real SQLite file edited with better-sqlite3.
@@ -11,11 +11,11 @@ import Database from "better-sqlite3";
 import type { Logger } from "../../../src/internal/log.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { migrate } from "../../../src/server/state/sqlite_schema.js";
+import { migrate } from "../../../src/server/state/engine/schema.js";
 import { parseJobSpec } from "../../../src/api/specs/index.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { readFileSync } from "node:fs";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { makeNode } from "../../builders/node.js";
 import { csiJob, plainJob, pluginJob } from "../../builders/job.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";

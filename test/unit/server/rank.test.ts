@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { Constraint } from "../../../src/structs/constraint.js";
 import type { Job, TaskGroup } from "../../../src/structs/job.js";
 import type { Node, NodeResources } from "../../../src/structs/node.js";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { PlanContext } from "../../../src/server/scheduler/feasibility.js";
 import { NodeSample } from "../../../src/server/scheduler/node_sample.js";
 import { selectNode } from "../../../src/server/scheduler/rank.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { AllocatedResources, Allocation } from "../../../src/structs/alloc.js";
 import { newAllocMetric } from "../../../src/structs/eval.js";
 import type { Job } from "../../../src/structs/job.js";

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { TABLES } from "../../../src/server/state/store.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { planJob } from "../../../src/server/scheduler/job_plan.js";

@@ -6,7 +6,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { HANDOVER_DESCRIPTION, UPDATE_DESCRIPTION } from "../../../src/server/scheduler/reconcile_update.js";
 import { nullLogger } from "../../../src/internal/log.js";

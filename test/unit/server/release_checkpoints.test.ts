@@ -11,7 +11,7 @@ import { KeyedMutex } from "../../../src/internal/keyed_mutex.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { ServerDeps } from "../../../src/server/deps.js";
 import { ClaimEndpoint } from "../../../src/server/rpc/claim.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
 import { claimOf } from "../../builders/claim.js";
 import { makeNode } from "../../builders/node.js";

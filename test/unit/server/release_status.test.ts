@@ -9,7 +9,7 @@ import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { GarbageCollector } from "../../../src/server/gc/collector.js";
 import { reportReleaseProgress } from "../../../src/server/rpc/release_progress.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import {
   MAX_RELEASE_ERROR_CHARS,
   recordReleaseStatus,

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { collectIn, DEFAULT_GC_OPTIONS } from "../../../src/server/gc/collector.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import { makeNode } from "../../builders/node.js";

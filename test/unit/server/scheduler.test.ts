@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Node } from "../../../src/structs/node.js";

@@ -10,7 +10,7 @@ import { nullLogger } from "../../../src/internal/log.js";
 import type { EvalOptions, EvalResult } from "../../../src/server/scheduler/evaluate_in.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
 import type { EvalTrigger } from "../../../src/structs/eval.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import { csiJob, plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { nullLogger } from "../../../src/internal/log.js";
 import { nodeWake } from "../../../src/server/scheduler/blocked_wait.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateWriter } from "../../../src/server/state/store.js";
 import { NS_PER_MS } from "../../../src/structs/job.js";
 import type { NodeResources } from "../../../src/structs/node.js";

@@ -11,7 +11,7 @@ import type { Logger } from "../../../src/internal/log.js";
 import { NodeDrainer } from "../../../src/server/drainer/drainer.js";
 import { FollowupTimers } from "../../../src/server/scheduler/followup_timers.js";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateReader, StateStore } from "../../../src/server/state/store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
 import { freeClaim } from "../../../src/structs/claim.js";

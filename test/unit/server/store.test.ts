@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { CSIPlugin } from "../../../src/structs/plugin.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Scheduler } from "../../../src/server/scheduler/scheduler.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { Job } from "../../../src/structs/job.js";
 import type { Node } from "../../../src/structs/node.js";

@@ -4,7 +4,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { resolveNode } from "../../../src/server/rpc/volume_detach.js";
 import { statusOf } from "../../../src/server/http/status_map.js";
 import { BerthError } from "../../../src/structs/errors.js";

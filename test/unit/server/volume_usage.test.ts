@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { VolumeUsageEndpoint } from "../../../src/server/rpc/volume_usage.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { isBerthError } from "../../../src/structs/errors.js";
 import type { ClaimState, VolumeClaim } from "../../../src/structs/volume.js";
 import type { VolumeUsageReport } from "../../../src/structs/volume_usage.js";

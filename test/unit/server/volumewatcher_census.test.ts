@@ -10,7 +10,7 @@ import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Telemetry } from "../../../src/internal/metrics/telemetry.js";
 import { registerServerMetrics } from "../../../src/server/metrics/server_metrics.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
 import { freeClaim } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";

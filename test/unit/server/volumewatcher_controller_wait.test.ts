@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
 import { findClaim, freeClaim, nextReleaseStep } from "../../../src/structs/claim.js";
 import { volumeView } from "../../../src/server/state/views.js";

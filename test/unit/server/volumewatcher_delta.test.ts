@@ -8,7 +8,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import type { StateStore } from "../../../src/server/state/store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
 import { freeClaim, setClaimState } from "../../../src/structs/claim.js";

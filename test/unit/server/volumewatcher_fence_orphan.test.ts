@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { performance } from "node:perf_hooks";
 import { setTimeout as tick } from "node:timers/promises";
 import { nullLogger } from "../../../src/internal/log.js";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { VolumeWatcher, type ClaimReleaser } from "../../../src/server/volumewatcher/watcher.js";
 import { findClaim, freeClaim, setClaimState } from "../../../src/structs/claim.js";
 import { BerthError } from "../../../src/structs/errors.js";

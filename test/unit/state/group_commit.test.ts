@@ -1,5 +1,5 @@
 /**
- * Group commit (src/server/state/group_commit.ts) in the SQLite store, on a real state file: txns
+ * Group commit (src/server/state/local/group_commit.ts) in the SQLite store, on a real state file: txns
  * asked for in one turn of the event loop share one transaction and one COMMIT, yet each keeps its
  * own savepoint (a throwing txn undoes only itself) and its own index, in the order asked. The last
  * tests drive GroupCommit alone with a fake host, for what a real SQLite file cannot be made to do
@@ -7,8 +7,8 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
-import { GroupCommit, type GroupCommitHost } from "../../../src/server/state/group_commit.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
+import { GroupCommit, type GroupCommitHost } from "../../../src/server/state/local/group_commit.js";
 import { makeVolume } from "../../builders/volume.js";
 import { tempDir } from "../../helpers/temp_dir.js";
 

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { volumeListView } from "../../../src/server/state/views.js";
 import { listOptions, pageOf } from "../../../src/server/http/list_options.js";
 import {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { SqliteStateStore } from "../../../src/server/state/sqlite_store.js";
+import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { IndexWatch } from "../../../src/server/state/watch.js";
 import { watchKeys, type WatchKey } from "../../../src/server/state/watch_keys.js";
 import type { Table } from "../../../src/server/state/store.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { validateVolumeSpec } from "../../../src/structs/volume_validate.js";
 import { validateJob } from "../../../src/structs/job_validate.js";
 import { BerthError } from "../../../src/structs/errors.js";
-import { recordProblem } from "../../../src/server/state/quarantine_checks.js";
+import { recordProblem } from "../../../src/server/state/quarantine/checks.js";
 import {
   MAX_EXTERNAL_ID_BYTES,
   MAX_MAP_BYTES,
