@@ -21,7 +21,7 @@ export interface LogQuery {
 
 /** The log's bytes as the server sends them. */
 export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery): AsyncGenerator<Uint8Array> {
-  const { url, headers } = api.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
+  const { url, headers } = api.transport.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
     task: q.task,
     type: q.type,
     plain: "true",
@@ -31,7 +31,7 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
   });
   let res: Response;
   try {
-    res = await api.send(url, { headers, signal: q.signal });
+    res = await api.transport.send(url, { headers, signal: q.signal });
   } catch (err) {
     if (err instanceof Error && err.name === "AbortError") return;
     throw new ConnectionError(api.address, err);
@@ -66,16 +66,19 @@ export function execInAlloc(
   command: string[],
   stdin: Buffer,
 ): Promise<ExecResult> {
-  const { url, headers } = api.endpoint(`/v1/client/allocation/${encodeURIComponent(allocId)}/exec`, {
-    task,
-    command: JSON.stringify(command),
-    tty: "false",
-  });
+  const { url, headers } = api.transport.endpoint(
+    `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`,
+    {
+      task,
+      command: JSON.stringify(command),
+      tty: "false",
+    },
+  );
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, {
       headers,
-      ...(url.protocol === "wss:" ? wsTlsOptions(api.tlsConnectOptions()) : {}),
+      ...(url.protocol === "wss:" ? wsTlsOptions(api.transport.tlsConnectOptions()) : {}),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];

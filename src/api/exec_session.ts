@@ -33,11 +33,14 @@ export function openTtySession(
   command: string[],
   opts: TtySessionOptions,
 ): TtySession {
-  const { url, headers } = api.endpoint(`/v1/client/allocation/${encodeURIComponent(allocId)}/exec`, {
-    task,
-    command: JSON.stringify(command),
-    tty: "true",
-  });
+  const { url, headers } = api.transport.endpoint(
+    `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`,
+    {
+      task,
+      command: JSON.stringify(command),
+      tty: "true",
+    },
+  );
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(url, { headers });
   const queue: string[] = [];

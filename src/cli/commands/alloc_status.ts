@@ -31,8 +31,8 @@ const allocView: OneView<Allocation> = {
     getByIdOrPrefix(
       id,
       "allocation",
-      (aid) => io.api.getAllocation(aid),
-      (prefix) => io.api.listAllocations({ prefix }),
+      (aid) => io.api.allocations.info(aid),
+      (prefix) => io.api.allocations.list({ prefix }),
     ),
   render: (alloc, p, io) => allocLines(alloc, p.verbose, io),
 };
@@ -64,7 +64,7 @@ async function allocLines(alloc: Allocation, verbose: boolean, io: CommandIO): P
 async function followupOf(alloc: Allocation, io: CommandIO) {
   if (!alloc.FollowupEvalID) return undefined;
   try {
-    return await io.api.getEvaluation(alloc.FollowupEvalID);
+    return await io.api.evaluations.info(alloc.FollowupEvalID);
   } catch {
     return undefined;
   }
@@ -101,7 +101,7 @@ async function volumesSection(alloc: Allocation, io: CommandIO): Promise<string[
 /** The volume's record, or undefined when it cannot be read (the alloc is still worth showing). */
 async function volumeFor(id: string, io: CommandIO): Promise<CSIVolume | undefined> {
   try {
-    return await io.api.getVolume(id);
+    return await io.api.volumes.info(id);
   } catch {
     return undefined;
   }
