@@ -3,6 +3,7 @@
  * `GET /v1/client/fs/logs/:id` with `plain=true`, followed as the task writes) and exec (Nomad's
  * WebSocket protocol at `/v1/client/allocation/:id/exec`).
  */
+import type { IncomingMessage } from "node:http";
 import { WebSocket } from "ws";
 import type { ApiClient } from "./client.js";
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
@@ -48,6 +49,41 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
   }
 }
 
+/**
+ * The URL (ws:// or wss://, as the client's address is http:// or https://) and headers of an exec
+ * session's WebSocket (Nomad's `/v1/client/allocation/:id/exec`).
+ */
+export function execSocket(
+  api: ApiClient,
+  allocId: string,
+  q: { task: string; command: string[]; tty: boolean },
+): { url: URL; headers: Record<string, string> } {
+  const { url, headers } = api.transport.endpoint(
+    `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`,
+    {
+      task: q.task,
+      command: JSON.stringify(q.command),
+      tty: String(q.tty),
+    },
+  );
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return { url, headers };
+}
+
+/**
+ * A refusal of the exec WebSocket before the upgrade (the server answered HTTP, not 101): rejects
+ * with an ApiError carrying the answer's status, text and error code, as `request` would.
+ */
+export function refusal(res: IncomingMessage, reject: (err: ApiError) => void): void {
+  const chunks: Buffer[] = [];
+  res.on("data", (c: Buffer) => chunks.push(c));
+  res.on("end", () => {
+    const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
+    const text = Buffer.concat(chunks).toString("utf8").trim();
+    reject(new ApiError(res.statusCode ?? 500, text, typeof code === "string" ? code : undefined));
+  });
+}
+
 export interface ExecResult {
   stdout: Buffer;
   stderr: Buffer;
@@ -66,15 +102,7 @@ export function execInAlloc(
   command: string[],
   stdin: Buffer,
 ): Promise<ExecResult> {
-  const { url, headers } = api.transport.endpoint(
-    `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`,
-    {
-      task,
-      command: JSON.stringify(command),
-      tty: "false",
-    },
-  );
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const { url, headers } = execSocket(api, allocId, { task, command, tty: false });
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, {
       headers,
@@ -83,20 +111,7 @@ export function execInAlloc(
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let exitCode: number | null = null;
-    ws.on("unexpected-response", (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
-        reject(
-          new ApiError(
-            res.statusCode ?? 500,
-            Buffer.concat(chunks).toString("utf8").trim(),
-            typeof code === "string" ? code : undefined,
-          ),
-        );
-      });
-    });
+    ws.on("unexpected-response", (_req, res) => refusal(res, reject));
     ws.on("open", () => {
       if (stdin.length > 0) ws.send(JSON.stringify({ stdin: { data: stdin.toString("base64") } }));
       ws.send(JSON.stringify({ stdin: { close: true } }));
