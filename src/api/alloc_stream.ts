@@ -3,6 +3,7 @@
  * `GET /v1/client/fs/logs/:id` with `plain=true`, followed as the task writes) and exec (Nomad's
  * WebSocket protocol at `/v1/client/allocation/:id/exec`).
  */
+import type { IncomingMessage } from "node:http";
 import { WebSocket } from "ws";
 import type { ApiClient } from "./client.js";
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
@@ -21,7 +22,7 @@ export interface LogQuery {
 
 /** The log's bytes as the server sends them. */
 export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery): AsyncGenerator<Uint8Array> {
-  const { url, headers } = api.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
+  const { url, headers } = api.transport.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
     task: q.task,
     type: q.type,
     plain: "true",
@@ -31,7 +32,7 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
   });
   let res: Response;
   try {
-    res = await api.send(url, { headers, signal: q.signal });
+    res = await api.transport.send(url, { headers, signal: q.signal });
   } catch (err) {
     if (err instanceof Error && err.name === "AbortError") return;
     throw new ConnectionError(api.address, err);
@@ -46,6 +47,41 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
   } catch (err) {
     if (!(err instanceof Error && err.name === "AbortError")) throw err;
   }
+}
+
+/**
+ * The URL (ws:// or wss://, as the client's address is http:// or https://) and headers of an exec
+ * session's WebSocket (Nomad's `/v1/client/allocation/:id/exec`).
+ */
+export function execSocket(
+  api: ApiClient,
+  allocId: string,
+  q: { task: string; command: string[]; tty: boolean },
+): { url: URL; headers: Record<string, string> } {
+  const { url, headers } = api.transport.endpoint(
+    `/v1/client/allocation/${encodeURIComponent(allocId)}/exec`,
+    {
+      task: q.task,
+      command: JSON.stringify(q.command),
+      tty: String(q.tty),
+    },
+  );
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return { url, headers };
+}
+
+/**
+ * A refusal of the exec WebSocket before the upgrade (the server answered HTTP, not 101): rejects
+ * with an ApiError carrying the answer's status, text and error code, as `request` would.
+ */
+export function refusal(res: IncomingMessage, reject: (err: ApiError) => void): void {
+  const chunks: Buffer[] = [];
+  res.on("data", (c: Buffer) => chunks.push(c));
+  res.on("end", () => {
+    const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
+    const text = Buffer.concat(chunks).toString("utf8").trim();
+    reject(new ApiError(res.statusCode ?? 500, text, typeof code === "string" ? code : undefined));
+  });
 }
 
 export interface ExecResult {
@@ -66,34 +102,16 @@ export function execInAlloc(
   command: string[],
   stdin: Buffer,
 ): Promise<ExecResult> {
-  const { url, headers } = api.endpoint(`/v1/client/allocation/${encodeURIComponent(allocId)}/exec`, {
-    task,
-    command: JSON.stringify(command),
-    tty: "false",
-  });
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const { url, headers } = execSocket(api, allocId, { task, command, tty: false });
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, {
       headers,
-      ...(url.protocol === "wss:" ? wsTlsOptions(api.tlsConnectOptions()) : {}),
+      ...(url.protocol === "wss:" ? wsTlsOptions(api.transport.tlsConnectOptions()) : {}),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let exitCode: number | null = null;
-    ws.on("unexpected-response", (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
-        reject(
-          new ApiError(
-            res.statusCode ?? 500,
-            Buffer.concat(chunks).toString("utf8").trim(),
-            typeof code === "string" ? code : undefined,
-          ),
-        );
-      });
-    });
+    ws.on("unexpected-response", (_req, res) => refusal(res, reject));
     ws.on("open", () => {
       if (stdin.length > 0) ws.send(JSON.stringify({ stdin: { data: stdin.toString("base64") } }));
       ws.send(JSON.stringify({ stdin: { close: true } }));

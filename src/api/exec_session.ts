@@ -5,8 +5,9 @@
  * comes back as it is written. `done` resolves with the command's exit code.
  */
 import { WebSocket } from "ws";
+import { execSocket, refusal } from "./alloc_stream.js";
 import type { ApiClient } from "./client.js";
-import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+import { ConnectionError } from "./errors.js";
 
 export interface TtySessionOptions {
   /** The terminal's size at start; omitted: the node's default. */
@@ -33,12 +34,7 @@ export function openTtySession(
   command: string[],
   opts: TtySessionOptions,
 ): TtySession {
-  const { url, headers } = api.endpoint(`/v1/client/allocation/${encodeURIComponent(allocId)}/exec`, {
-    task,
-    command: JSON.stringify(command),
-    tty: "true",
-  });
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  const { url, headers } = execSocket(api, allocId, { task, command, tty: true });
   const ws = new WebSocket(url, { headers });
   const queue: string[] = [];
   const frame = (f: object) => {
@@ -49,20 +45,7 @@ export function openTtySession(
   if (opts.size) frame({ tty_size: opts.size });
   const done = new Promise<number>((resolve, reject) => {
     let exitCode: number | null = null;
-    ws.on("unexpected-response", (_req, res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => {
-        const code = res.headers[ERROR_CODE_HEADER.toLowerCase()];
-        reject(
-          new ApiError(
-            res.statusCode ?? 500,
-            Buffer.concat(chunks).toString("utf8").trim(),
-            typeof code === "string" ? code : undefined,
-          ),
-        );
-      });
-    });
+    ws.on("unexpected-response", (_req, res) => refusal(res, reject));
     ws.on("open", () => {
       for (const text of queue.splice(0)) ws.send(text);
     });

@@ -21,7 +21,7 @@ export async function* streamLogFrames(
   allocId: string,
   q: LogQuery,
 ): AsyncGenerator<LogFrame> {
-  const { url, headers } = api.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
+  const { url, headers } = api.transport.endpoint(`/v1/client/fs/logs/${encodeURIComponent(allocId)}`, {
     task: q.task,
     type: q.type,
     follow: q.follow ? "true" : undefined,

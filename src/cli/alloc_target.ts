@@ -11,8 +11,8 @@ export function findAlloc(io: CommandIO, id: string): Promise<Allocation> {
   return getByIdOrPrefix(
     id,
     "allocation",
-    (x) => io.api.getAllocation(x),
-    (prefix) => io.api.listAllocations({ prefix }),
+    (x) => io.api.allocations.info(x),
+    (prefix) => io.api.allocations.list({ prefix }),
   );
 }
 

@@ -83,8 +83,8 @@ export async function monitorEvaluation(evalId: string, d: MonitorDeps): Promise
     let ev: Evaluation;
     let allocs: AllocationListStub[];
     try {
-      ev = await d.io.api.getEvaluation(currentId);
-      allocs = await d.io.api.evaluationAllocations(currentId);
+      ev = await d.io.api.evaluations.info(currentId);
+      allocs = await d.io.api.evaluations.allocations(currentId);
     } catch (err) {
       d.io.stderr(`==> No evaluation with id ${q(currentId)} found: ${describeError(err)}`);
       return 1;

@@ -132,7 +132,7 @@ before(async () => {
   });
   await eventually(
     "the dev node to be ready over HTTPS",
-    async () => ((await api.listNodes()).some((n) => n.Status === "ready") ? true : undefined),
+    async () => ((await api.nodes.list()).some((n) => n.Status === "ready") ? true : undefined),
     30_000,
   );
 });
@@ -208,7 +208,7 @@ test("a node agent with a foreign CA's certificate cannot register", async () =>
     await eventually("the rogue agent to be refused", async () =>
       /cannot connect to server/.test(logTail(rogueLog)) ? true : undefined,
     );
-    const names = (await api.listNodes()).map((n) => n.Name);
+    const names = (await api.nodes.list()).map((n) => n.Name);
     assert.ok(!names.includes("rogue"), `registered nodes: ${names.join(", ")}`);
     // The server says why, without the certificate's contents.
     await eventually("the server to log the refused handshake", async () =>
@@ -247,7 +247,7 @@ test(
     const writer = await eventually(
       "the writer to complete",
       async () => {
-        const allocs = await api.jobAllocations("writer");
+        const allocs = await api.jobs.allocations("writer");
         if (allocs.some((a) => a.ClientStatus === "failed")) throw new Error("writer failed");
         return allocs.length > 0 && allocs.every((a) => a.ClientStatus === "complete")
           ? allocs[0]
@@ -257,7 +257,7 @@ test(
     );
     // The streaming routes over TLS too: a task's log (HTTPS), exec (a wss:// WebSocket).
     assert.equal((await cli(["alloc", "logs", writer.ID, "writer"])).stdout, "wrote-hello\n");
-    const plugin = (await api.jobAllocations("plugin")).find((a) => a.ClientStatus === "running");
+    const plugin = (await api.jobs.allocations("plugin")).find((a) => a.ClientStatus === "running");
     assert.ok(plugin, "the plugin alloc runs");
     const exec = await cli(["alloc", "exec", "-task", "plugin", plugin.ID, "/bin/sh", "-c", "echo via-wss"]);
     assert.equal(exec.stdout, "via-wss\n");
@@ -267,7 +267,7 @@ test(
 
     await cli(["job", "stop", "-purge", "writer"]);
     await eventually("the volume's claims to be released", async () => {
-      const v = await api.getVolume("demo");
+      const v = await api.volumes.info("demo");
       const claims = [v.ReadAllocs, v.WriteAllocs, v.PastClaims];
       return claims.every((c) => Object.keys(c ?? {}).length === 0) ? true : undefined;
     });

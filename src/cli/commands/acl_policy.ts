@@ -32,7 +32,7 @@ const apply: Command<ApplyArgs> = {
       return fail(io, `reading ${p.file === "-" ? "stdin" : `file ${p.file}`}`, err);
     }
     return attempt(io, "writing ACL policy", async () => {
-      await io.api.upsertAclPolicy({ Name: p.name, Description: p.description, Rules: rules });
+      await io.api.acl.upsertPolicy({ Name: p.name, Description: p.description, Rules: rules });
       io.stdout(`Successfully wrote ${JSON.stringify(p.name)} ACL policy!`);
     });
   },
@@ -55,7 +55,7 @@ const info: Command<NameArgs> = {
   parse: nameArgs,
   run: (p, io) =>
     attempt(io, "fetching info on ACL policy", async () => {
-      const policy = await io.api.getAclPolicy(p.name);
+      const policy = await io.api.acl.policy(p.name);
       (p.json ? [json(policy)] : policyLines(policy)).forEach((l) => io.stdout(l));
     }),
 };
@@ -66,7 +66,7 @@ const del: Command<NameArgs> = {
   parse: nameArgs,
   run: (p, io) =>
     attempt(io, "deleting ACL policy", async () => {
-      await io.api.deleteAclPolicy(p.name);
+      await io.api.acl.deletePolicy(p.name);
       io.stdout(`Successfully deleted ${p.name} policy!`);
     }),
 };
@@ -85,7 +85,7 @@ const list: Command<ListArgs> = {
   },
   run: (p, io) =>
     attempt(io, "retrieving ACL policies", async () => {
-      const policies = await io.api.listAclPolicies();
+      const policies = await io.api.acl.policies();
       (p.json ? [json(policies)] : policyListLines(policies)).forEach((l) => io.stdout(l));
     }),
 };

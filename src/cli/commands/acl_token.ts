@@ -42,7 +42,7 @@ export const aclBootstrap: Command<BootstrapArgs> = {
       }
     }
     return attempt(io, "bootstrapping", async () => {
-      const token = await io.api.aclBootstrap(secret);
+      const token = await io.api.acl.bootstrap(secret);
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
     });
   },
@@ -98,11 +98,11 @@ const create: Command<TokenArgs> = {
       };
       // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
       for (const policy of p.policies) {
-        await io.api.getAclPolicy(policy).catch((err: unknown) => {
+        await io.api.acl.policy(policy).catch((err: unknown) => {
           io.stderr(`Error fetching info on ${policy} policy: ${describeError(err)}`);
         });
       }
-      const token = await io.api.createAclToken(req);
+      const token = await io.api.acl.createToken(req);
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
     }),
 };
@@ -114,8 +114,8 @@ const update: Command<TokenArgs> = {
   parse: (argv) => tokenArgs(argv, true),
   run: (p, io) =>
     attempt(io, "updating token", async () => {
-      const cur = await io.api.getAclToken(p.accessor);
-      const token = await io.api.updateAclToken({
+      const cur = await io.api.acl.token(p.accessor);
+      const token = await io.api.acl.updateToken({
         AccessorID: cur.AccessorID,
         Name: p.name ?? cur.Name,
         Type: p.type ?? cur.Type,
@@ -143,7 +143,7 @@ const info: Command<AccessorArgs> = {
   parse: accessorArgs,
   run: (p, io) =>
     attempt(io, "fetching token", async () => {
-      const token = await io.api.getAclToken(p.accessor);
+      const token = await io.api.acl.token(p.accessor);
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
     }),
 };
@@ -154,7 +154,7 @@ const del: Command<AccessorArgs> = {
   parse: accessorArgs,
   run: (p, io) =>
     attempt(io, "deleting token", async () => {
-      await io.api.deleteAclToken(p.accessor);
+      await io.api.acl.deleteToken(p.accessor);
       io.stdout(`Token ${p.accessor} successfully deleted`);
     }),
 };
@@ -165,7 +165,7 @@ const self: Command<JsonArgs> = {
   parse: noArgs,
   run: (p, io) =>
     attempt(io, "fetching self token", async () => {
-      const token = await io.api.aclTokenSelf();
+      const token = await io.api.acl.tokenSelf();
       (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
     }),
 };
@@ -176,7 +176,7 @@ const list: Command<JsonArgs> = {
   parse: noArgs,
   run: (p, io) =>
     attempt(io, "retrieving ACL tokens", async () => {
-      const tokens = await io.api.listAclTokens();
+      const tokens = await io.api.acl.tokens();
       (p.json ? [json(tokens)] : tokenListLines(tokens, io.now())).forEach((l) => io.stdout(l));
     }),
 };

@@ -36,7 +36,7 @@ export const allocStop: Command<AllocStopArgs> = {
     let evalId: string;
     try {
       const alloc = await findAlloc(io, p.id);
-      evalId = (await io.api.stopAllocation(alloc.ID)).EvalID;
+      evalId = (await io.api.allocations.stop(alloc.ID)).EvalID;
     } catch (err) {
       return fail(io, "stopping allocation", err);
     }
@@ -89,7 +89,7 @@ export const allocRestart: Command<AllocRestartArgs> = {
   run: (p, io) =>
     attempt(io, "restarting allocation", async () => {
       const alloc = await findAlloc(io, p.id);
-      await io.api.restartAllocation(alloc.ID, p.task, p.allTasks);
+      await io.api.allocations.restart(alloc.ID, p.task, p.allTasks);
     }),
 };
 
@@ -112,6 +112,6 @@ export const allocSignal: Command<AllocSignalArgs> = {
   run: (p, io) =>
     attempt(io, "signalling allocation", async () => {
       const alloc = await findAlloc(io, p.id);
-      await io.api.signalAllocation(alloc.ID, p.task, p.signal);
+      await io.api.allocations.signal(alloc.ID, p.task, p.signal);
     }),
 };

@@ -47,8 +47,8 @@ const allocView: OneView<Allocation, AllocStatusArgs> = {
     getByIdOrPrefix(
       id,
       "allocation",
-      (aid) => io.api.getAllocation(aid),
-      (prefix) => io.api.listAllocations({ prefix }),
+      (aid) => io.api.allocations.info(aid),
+      (prefix) => io.api.allocations.list({ prefix }),
     ),
   render: (alloc, p, io) => allocLines(alloc, p, io),
 };
@@ -88,7 +88,7 @@ async function statsOf(
 ): Promise<{ usage?: AllocResourceUsage; warning?: string }> {
   if (alloc.ClientStatus !== "running") return {};
   try {
-    return { usage: await io.api.allocationStats(alloc.ID) };
+    return { usage: await io.api.allocations.stats(alloc.ID) };
   } catch (err) {
     return { warning: `Couldn't retrieve stats: ${(err as Error).message}` };
   }
@@ -98,7 +98,7 @@ async function statsOf(
 async function followupOf(alloc: Allocation, io: CommandIO) {
   if (!alloc.FollowupEvalID) return undefined;
   try {
-    return await io.api.getEvaluation(alloc.FollowupEvalID);
+    return await io.api.evaluations.info(alloc.FollowupEvalID);
   } catch {
     return undefined;
   }
@@ -135,7 +135,7 @@ async function volumesSection(alloc: Allocation, io: CommandIO): Promise<string[
 /** The volume's record, or undefined when it cannot be read (the alloc is still worth showing). */
 async function volumeFor(id: string, io: CommandIO): Promise<CSIVolume | undefined> {
   try {
-    return await io.api.getVolume(id);
+    return await io.api.volumes.info(id);
   } catch {
     return undefined;
   }

@@ -11,7 +11,7 @@ import type { CommandIO } from "../io.js";
 
 /** The deployment `idOrPrefix` names; throws with Nomad's words when none or several match. */
 export async function findDeployment(io: CommandIO, idOrPrefix: string): Promise<Deployment> {
-  const matches = (await io.api.listDeployments({ prefix: idOrPrefix })).filter((d) =>
+  const matches = (await io.api.deployments.list({ prefix: idOrPrefix })).filter((d) =>
     d.ID.startsWith(idOrPrefix),
   );
   const exact = matches.find((d) => d.ID === idOrPrefix);
@@ -49,7 +49,7 @@ export async function followEval(
     verbose: opts.verbose,
     sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
     formatTime: rfc3339Local,
-    getDeployment: (id) => io.api.getDeployment(id),
-    jobEvaluations: (jobId) => io.api.jobEvaluations(jobId),
+    getDeployment: (id) => io.api.deployments.info(id),
+    jobEvaluations: (jobId) => io.api.jobs.evaluations(jobId),
   });
 }

@@ -67,7 +67,7 @@ export const deploymentPromote: Command<DeploymentOpArgs> = {
       io,
       p,
       "promoting deployment",
-      (id) => io.api.promoteDeployment(id, p.groups.length > 0 ? p.groups : undefined),
+      (id) => io.api.deployments.promote(id, p.groups.length > 0 ? p.groups : undefined),
       () => null,
     ),
 };
@@ -81,7 +81,7 @@ export const deploymentFail: Command<DeploymentOpArgs> = {
       io,
       p,
       "failing deployment",
-      (id) => io.api.failDeployment(id),
+      (id) => io.api.deployments.fail(id),
       (id, r) =>
         typeof r.RevertedJobVersion === "number"
           ? `Deployment ${q(id)} failed. Auto-reverted to job version ${r.RevertedJobVersion}.`
@@ -98,7 +98,7 @@ export const deploymentPause: Command<DeploymentOpArgs> = {
       io,
       p,
       "pausing deployment",
-      (id) => io.api.pauseDeployment(id, true),
+      (id) => io.api.deployments.pause(id, true),
       (id) => `Deployment ${q(id)} paused`,
     ),
 };
@@ -112,7 +112,7 @@ export const deploymentResume: Command<DeploymentOpArgs> = {
       io,
       p,
       "resuming deployment",
-      (id) => io.api.pauseDeployment(id, false),
+      (id) => io.api.deployments.pause(id, false),
       (id) => `Deployment ${q(id)} resumed`,
     ),
 };

@@ -33,7 +33,7 @@ export const deploymentList: Command<DeploymentListArgs> = {
   async run(p, io) {
     let list;
     try {
-      list = await io.api.listDeployments();
+      list = await io.api.deployments.list();
     } catch (err) {
       return fail(io, "retrieving deployments", err);
     }
@@ -66,7 +66,7 @@ export const deploymentStatus: Command<DeploymentStatusArgs> = {
   async run(p, io) {
     let d;
     try {
-      d = await io.api.getDeployment((await findDeployment(io, p.id)).ID);
+      d = await io.api.deployments.info((await findDeployment(io, p.id)).ID);
     } catch (err) {
       return fail(io, "retrieving deployment", err);
     }

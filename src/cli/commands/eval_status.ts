@@ -13,7 +13,7 @@ import { showList, statusCommand, type ListView, type StatusArgs } from "../stat
 function listView(filter: { job?: string; status?: string }): ListView<Evaluation> {
   return {
     doing: "querying evaluations",
-    fetch: (io) => io.api.listEvaluations(filter),
+    fetch: (io) => io.api.evaluations.list(filter),
     empty: "No evaluations found",
     columns: [
       "ID",
@@ -49,8 +49,8 @@ export const evalStatus = statusCommand({
       getByIdOrPrefix(
         id,
         "evaluation",
-        (eid) => io.api.getEvaluation(eid),
-        (prefix) => io.api.listEvaluations({ prefix }),
+        (eid) => io.api.evaluations.info(eid),
+        (prefix) => io.api.evaluations.list({ prefix }),
       ),
     render: (ev, p, io) => evalLines(ev, p.verbose, io.now()),
   },

@@ -64,7 +64,7 @@ export const jobDispatch: Command<JobDispatchArgs> = {
           : io.readFileBytes
             ? await io.readFileBytes(p.input)
             : Buffer.from(await io.readFile(p.input), "utf8");
-      const res = await io.api.dispatchJob(p.id, {
+      const res = await io.api.jobs.dispatch(p.id, {
         meta: p.meta,
         ...(payload ? { payload } : {}),
         ...(p.idempotencyToken ? { idempotencyToken: p.idempotencyToken } : {}),
@@ -80,7 +80,7 @@ export const jobDispatch: Command<JobDispatchArgs> = {
       verbose: p.verbose,
       sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
       formatTime: rfc3339Local,
-      getDeployment: (id) => io.api.getDeployment(id),
+      getDeployment: (id) => io.api.deployments.info(id),
     });
   },
 };

@@ -49,10 +49,10 @@ export const jobHistory: Command<JobHistoryArgs> = {
       const job = await getByIdOrPrefix(
         p.id,
         "job",
-        (id) => io.api.getJob(id),
-        () => io.api.listJobs(),
+        (id) => io.api.jobs.info(id),
+        () => io.api.jobs.list(),
       );
-      const res = await io.api.jobVersions(job.ID, { diffs: p.diffs });
+      const res = await io.api.jobs.versions(job.ID, { diffs: p.diffs });
       versions = res.Versions;
       // Diffs[i] is Versions[i]'s change from Versions[i + 1] (the oldest has none).
       diffs = versions.map((_, i) => res.Diffs?.[i]);

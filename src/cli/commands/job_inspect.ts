@@ -25,8 +25,8 @@ export const jobInspect: Command<JobInspectArgs> = {
       job = await getByIdOrPrefix(
         p.id,
         "job",
-        (id) => io.api.getJob(id),
-        () => io.api.listJobs(),
+        (id) => io.api.jobs.info(id),
+        () => io.api.jobs.list(),
       );
     } catch (err) {
       return fail(io, "inspecting job", err);

@@ -35,7 +35,7 @@ export const jobPeriodic: Command<JobPeriodicForceArgs> = {
   async run(p, io) {
     let evalId = "";
     const code = await attempt(io, "forcing periodic job", async () => {
-      evalId = (await io.api.periodicForce(p.id)).EvalID;
+      evalId = (await io.api.jobs.periodicForce(p.id)).EvalID;
     });
     if (code !== 0) return code;
     if (p.detach || !evalId) {
@@ -48,7 +48,7 @@ export const jobPeriodic: Command<JobPeriodicForceArgs> = {
       verbose: p.verbose,
       sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
       formatTime: rfc3339Local,
-      getDeployment: (id) => io.api.getDeployment(id),
+      getDeployment: (id) => io.api.deployments.info(id),
     });
   },
 };

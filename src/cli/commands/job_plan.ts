@@ -47,7 +47,7 @@ export const jobPlan: Command<JobPlanArgs> = {
     }
     let res;
     try {
-      res = await io.api.planJob(job, { diff: p.diff });
+      res = await io.api.jobs.plan(job, { diff: p.diff });
     } catch (err) {
       io.stderr(`Error during plan: ${describeError(err)}`);
       return 255;

@@ -42,10 +42,10 @@ export const jobRevert: Command<JobRevertArgs> = {
       const job = await getByIdOrPrefix(
         p.id,
         "job",
-        (id) => io.api.getJob(id),
-        () => io.api.listJobs(),
+        (id) => io.api.jobs.info(id),
+        () => io.api.jobs.list(),
       );
-      evalId = (await io.api.revertJob(job.ID, p.version)).EvalID;
+      evalId = (await io.api.jobs.revert(job.ID, p.version)).EvalID;
     } catch (err) {
       return fail(io, "reverting job", err);
     }

@@ -103,7 +103,7 @@ export const jobRun: Command<JobRunArgs> = {
     let evalId = "";
     let nextLaunch: string | undefined;
     const submitted = await attempt(io, "submitting job", async () => {
-      const res = await io.api.registerJob(
+      const res = await io.api.jobs.register(
         job,
         p.checkIndex === undefined ? {} : { checkIndex: p.checkIndex },
       );
@@ -128,8 +128,8 @@ export const jobRun: Command<JobRunArgs> = {
       verbose: p.verbose,
       sleep: (ms) => (io.sleep ? io.sleep(ms) : new Promise((r) => setTimeout(r, ms))),
       formatTime: rfc3339Local,
-      getDeployment: (id) => io.api.getDeployment(id),
-      jobEvaluations: (jobId) => io.api.jobEvaluations(jobId),
+      getDeployment: (id) => io.api.deployments.info(id),
+      jobEvaluations: (jobId) => io.api.jobs.evaluations(jobId),
     });
   },
 };

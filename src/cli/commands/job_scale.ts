@@ -51,14 +51,14 @@ export const jobScale: Command<JobScaleArgs> = {
   async run(p, io) {
     let group: string;
     try {
-      const status = await io.api.jobScaleStatus(p.id);
+      const status = await io.api.jobs.scaleStatus(p.id);
       group = pickGroup(Object.keys(status.TaskGroups ?? {}), p.group);
     } catch (err) {
       return fail(io, "querying job", err);
     }
     let evalId: string;
     try {
-      const r = await io.api.scaleJob(p.id, group, p.count, SCALE_MESSAGE);
+      const r = await io.api.jobs.scale(p.id, group, p.count, SCALE_MESSAGE);
       if (r.Warnings) {
         io.stdout("Job Warnings:");
         io.stdout(r.Warnings);

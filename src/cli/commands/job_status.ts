@@ -19,7 +19,7 @@ export const jobStatus = statusCommand({
   what: "[<job>]",
   list: {
     doing: "querying jobs",
-    fetch: (io) => io.api.listJobs(),
+    fetch: (io) => io.api.jobs.list(),
     empty: "No running jobs",
     columns: ["ID", "Type", "Priority", "Status", "Submit Date"],
     row: (j) => [j.ID, j.Type, String(j.Priority), j.Status, formatTimeNs(j.SubmitTime)],
@@ -28,12 +28,12 @@ export const jobStatus = statusCommand({
     doing: "querying job",
     fetch: async (id, io) => {
       const [job, allocs, evals] = await Promise.all([
-        io.api.getJob(id),
-        io.api.jobAllocations(id),
-        io.api.jobEvaluations(id),
+        io.api.jobs.info(id),
+        io.api.jobs.allocations(id),
+        io.api.jobs.evaluations(id),
       ]);
       // Only a periodic or parameterized parent has children to list.
-      const under = isLaunchParent(job) ? await io.api.listJobs({ prefix: `${id}/` }) : [];
+      const under = isLaunchParent(job) ? await io.api.jobs.list({ prefix: `${id}/` }) : [];
       return [job, allocs, evals, under] as const;
     },
     json: ([job]) => job,

@@ -21,7 +21,7 @@ export const jobStop: Command<JobStopArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deregistering job", async () => {
-      const res = await io.api.deregisterJob(p.id, { purge: p.purge });
+      const res = await io.api.jobs.deregister(p.id, { purge: p.purge });
       io.stdout(`Job ${JSON.stringify(p.id)} ${p.purge ? "stopped and purged" : "stopped"}`);
       if (res?.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
     }),

@@ -36,7 +36,7 @@ export const jobValidate: Command<JobValidateArgs> = {
     }
     let res;
     try {
-      res = await io.api.validateJob(job);
+      res = await io.api.jobs.validate(job);
     } catch (err) {
       return fail(io, "validating job", err);
     }

@@ -44,7 +44,7 @@ function parseJsonSpec(file: string, text: string): NamespaceSpec {
 async function fromName(io: CommandIO, p: NamespaceApplyArgs): Promise<NamespaceSpec> {
   let stored: Namespace | undefined;
   try {
-    stored = await io.api.getNamespace(p.input);
+    stored = await io.api.namespaces.info(p.input);
   } catch (err) {
     if (!hasErrorCode(err, "ERR_NOT_FOUND")) throw err;
   }
@@ -89,7 +89,7 @@ export const namespaceApply: Command<NamespaceApplyArgs> = {
       return fail(io, "reading namespace specification", err);
     }
     return attempt(io, "applying namespace", async () => {
-      await io.api.applyNamespace(ns);
+      await io.api.namespaces.register(ns);
       io.stdout(`Successfully applied namespace ${JSON.stringify(ns.Name)}!`);
     });
   },

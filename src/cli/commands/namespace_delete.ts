@@ -16,7 +16,7 @@ export const namespaceDelete: Command<NamespaceDeleteArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deleting namespace", async () => {
-      await io.api.deleteNamespace(p.name);
+      await io.api.namespaces.delete(p.name);
       io.stdout(`Successfully deleted namespace ${JSON.stringify(p.name)}!`);
     }),
 };

@@ -31,14 +31,14 @@ export const namespaceList: Command<NamespaceReadArgs> = {
   },
   run: (p, io) =>
     attempt(io, "retrieving namespaces", async () => {
-      const list = await io.api.listNamespaces();
+      const list = await io.api.namespaces.list();
       for (const line of p.json ? [json(list)] : formatNamespaces(list)) io.stdout(line);
     }),
 };
 
 /** Nomad's getNamespace: the prefix's one match, or its exact match among several. */
 async function lookup(io: CommandIO, name: string): Promise<Namespace> {
-  const found = await io.api.listNamespaces({ prefix: name });
+  const found = await io.api.namespaces.list({ prefix: name });
   const matches = found.filter((ns) => ns.Name.startsWith(name));
   if (matches.length === 0) throw new Error(`Namespace ${JSON.stringify(name)} matched no namespaces`);
   if (matches.length === 1) return matches[0]!;

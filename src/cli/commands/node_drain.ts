@@ -92,12 +92,12 @@ export const nodeDrain: Command<NodeDrainArgs> = {
       const node = await resolveNode(io, p.node);
       nodeId = node.ID;
       if (p.action === "disable") {
-        await io.api.updateNodeDrain(node.ID, null, { markEligible: !p.keepIneligible });
+        await io.api.nodes.updateDrain(node.ID, null, { markEligible: !p.keepIneligible });
         io.stdout(`Node ${JSON.stringify(node.ID)} drain strategy unset`);
         return;
       }
       if (p.action === "monitor") return;
-      await io.api.updateNodeDrain(node.ID, { Deadline: p.deadlineNs, IgnoreSystemJobs: p.ignoreSystem });
+      await io.api.nodes.updateDrain(node.ID, { Deadline: p.deadlineNs, IgnoreSystemJobs: p.ignoreSystem });
       if (p.detach) {
         io.stdout(`Node ${JSON.stringify(node.ID)} drain strategy set`);
         return;
@@ -114,8 +114,8 @@ export async function resolveNode(io: CommandIO, id: string): Promise<Node> {
   return getByIdOrPrefix(
     id,
     "node",
-    (nid) => io.api.getNode(nid),
-    (prefix) => io.api.listNodes({ prefix }),
+    (nid) => io.api.nodes.info(nid),
+    (prefix) => io.api.nodes.list({ prefix }),
   );
 }
 
@@ -137,8 +137,8 @@ export async function monitorDrain(io: CommandIO, nodeId: string, pollMs: number
   const seen = new Map<string, Allocation>();
   let complete = false;
   for (;;) {
-    const node = await io.api.getNode(nodeId);
-    const allocs = await io.api.nodeAllocations(nodeId);
+    const node = await io.api.nodes.info(nodeId);
+    const allocs = await io.api.nodes.allocations(nodeId);
     for (const a of allocs) {
       const prev = seen.get(a.ID);
       seen.set(a.ID, a);

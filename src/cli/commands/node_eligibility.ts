@@ -25,7 +25,7 @@ export const nodeEligibility: Command<NodeEligibilityArgs> = {
   run: (p, io) =>
     attempt(io, "updating scheduling eligibility", async () => {
       const node = await resolveNode(io, p.node);
-      await io.api.updateNodeEligibility(node.ID, p.eligible);
+      await io.api.nodes.toggleEligibility(node.ID, p.eligible);
       io.stdout(
         `Node ${JSON.stringify(node.ID)} scheduling eligibility set: ${p.eligible ? "eligible" : "ineligible"} for scheduling`,
       );

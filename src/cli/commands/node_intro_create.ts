@@ -48,7 +48,7 @@ export const nodeIntroCreate: Command<NodeIntroCreateArgs> = {
   },
   run: (p, io) =>
     attempt(io, "creating a node introduction token", async () => {
-      const res = await io.api.createNodeIntroToken({
+      const res = await io.api.acl.createClientIntroductionToken({
         NodeName: p.nodeName,
         NodePool: p.nodePool,
         TTL: p.ttlNs,

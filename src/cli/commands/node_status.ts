@@ -12,7 +12,7 @@ export const nodeStatus = statusCommand({
   what: "[<node>]",
   list: {
     doing: "querying node status",
-    fetch: (io) => io.api.listNodes(),
+    fetch: (io) => io.api.nodes.list(),
     empty: "No nodes registered",
     columns: ["ID", "DC", "Name", "Class", "Drain", "Eligibility", "Status"],
     row: (n, p) => [
@@ -31,8 +31,8 @@ export const nodeStatus = statusCommand({
       getByIdOrPrefix(
         id,
         "node",
-        (nid) => io.api.getNode(nid),
-        (prefix) => io.api.listNodes({ prefix }),
+        (nid) => io.api.nodes.info(nid),
+        (prefix) => io.api.nodes.list({ prefix }),
       ),
     render: (node, p) => nodeLines(node, p.verbose),
   },

@@ -17,7 +17,7 @@ export type OperatorQuarantineArgs = Parsed &
 
 const LIST: ListView<QuarantinedRecord> = {
   doing: "querying quarantined records",
-  fetch: (io) => io.api.listQuarantine(),
+  fetch: (io) => io.api.operator.quarantine(),
   empty: "No quarantined records",
   columns: ["Table", "Namespace", "Key", "Quarantined", "Error"],
   row: (q) => [q.Table, q.Namespace || "-", q.Key, formatTimeNs(q.QuarantineTime), q.Error],
@@ -54,7 +54,7 @@ export const operatorQuarantine: Command<OperatorQuarantineArgs> = {
       return showList(LIST, args, io);
     }
     return attempt(io, "deleting quarantined record", async () => {
-      await io.api.deleteQuarantined(p.table, p.key, p.namespace);
+      await io.api.operator.deleteQuarantined(p.table, p.key, p.namespace);
       io.stdout(`Deleted quarantined ${p.table} record ${JSON.stringify(p.key)}`);
     });
   },

@@ -54,7 +54,7 @@ export const operatorRaft: Command<OperatorRaftArgs> = {
   },
   run(p, io) {
     return attempt(io, "querying servers", async () => {
-      const [members, leader] = await Promise.all([io.api.agentMembers(), io.api.statusLeader()]);
+      const [members, leader] = await Promise.all([io.api.agent.members(), io.api.status.leader()]);
       const rows = peerRows(members.Members, leader);
       if (p.json) {
         io.stdout(json(rows));

@@ -14,7 +14,7 @@ export const pluginStatus = statusCommand({
   csi: true,
   list: {
     doing: "querying CSI plugins",
-    fetch: (io) => io.api.listPlugins(),
+    fetch: (io) => io.api.plugins.list(),
     empty: "No CSI plugins",
     heading: "Container Storage Interface",
     columns: ["ID", "Provider", "Controllers Healthy/Expected", "Nodes Healthy/Expected"],
@@ -31,8 +31,8 @@ export const pluginStatus = statusCommand({
       getByIdOrPrefix(
         id,
         "plugin",
-        (x) => io.api.getPlugin(x),
-        () => io.api.listPlugins(),
+        (x) => io.api.plugins.info(x),
+        () => io.api.plugins.list(),
       ),
     render: (plugin, p, io) => [
       ...kv([

@@ -61,7 +61,7 @@ export const serverMembers: Command<ServerMembersArgs> = {
   },
   run(p, io) {
     return attempt(io, "querying servers", async () => {
-      const [members, leader] = await Promise.all([io.api.agentMembers(), io.api.statusLeader()]);
+      const [members, leader] = await Promise.all([io.api.agent.members(), io.api.status.leader()]);
       if (p.json) {
         io.stdout(json(members));
         return;

@@ -10,7 +10,7 @@ export const volumeCreate = volumeFileCommand(
   "creating volume",
   async (spec, io) => {
     const what = `Creating volume ${JSON.stringify(spec.ID ?? "")}`;
-    const created = await withProgress(io, { what }, () => io.api.createVolume(spec));
+    const created = await withProgress(io, { what }, () => io.api.volumes.create(spec));
     for (const v of created) io.stdout(`Created external volume ${v.ExternalID} with ID ${v.ID}`);
   },
 );

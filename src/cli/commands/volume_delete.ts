@@ -29,7 +29,7 @@ export const volumeDelete: Command<VolumeDeleteArgs> = {
   run: (p, io) =>
     attempt(io, "deleting volume", async () => {
       const what = `Deleting volume ${JSON.stringify(p.id)}`;
-      await withProgress(io, { what }, () => io.api.deleteVolume(p.id, { secrets: p.secrets }));
+      await withProgress(io, { what }, () => io.api.volumes.delete(p.id, { secrets: p.secrets }));
       io.stdout(`Successfully deleted volume ${JSON.stringify(p.id)}!`);
     }),
 };

@@ -17,7 +17,7 @@ export const volumeDeregister: Command<VolumeDeregisterArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deregistering volume", async () => {
-      const warnings = await io.api.deregisterVolume(p.id, { force: p.force });
+      const warnings = await io.api.volumes.deregister(p.id, { force: p.force });
       for (const w of warnings) io.stderr(`Warning: ${w}`);
       io.stdout(`Successfully deregistered volume ${JSON.stringify(p.id)}!`);
     }),

@@ -24,24 +24,21 @@ export const volumeDetach: Command<VolumeDetachArgs> = {
   },
   run: (p, io) =>
     attempt(io, "detaching volume", async () => {
-      const node = await resolveNode(io.api, p.node);
+      const node = await resolveNode(io.api.nodes, p.node);
       const what = `Detaching volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}`;
       const watch = claimProgress(io, p.id, node.ID);
-      await withProgress(io, { what, watch }, () => io.api.detachVolume(p.id, node.ID));
+      await withProgress(io, { what, watch }, () => io.api.volumes.detach(p.id, node.ID));
       io.stdout(`Successfully detached volume ${JSON.stringify(p.id)} from node ${JSON.stringify(node.ID)}!`);
     }),
 };
 
 /** The node `ref` names: by ID, else the one node whose ID starts with it or whose name is it. */
-async function resolveNode(
-  api: Pick<ApiClient, "getNode" | "listNodes">,
-  ref: string,
-): Promise<{ ID: string }> {
+async function resolveNode(nodes: ApiClient["nodes"], ref: string): Promise<{ ID: string }> {
   try {
-    return await api.getNode(ref);
+    return await nodes.info(ref);
   } catch (err) {
     if (!hasErrorCode(err, "ERR_NOT_FOUND")) throw err;
-    const matches = (await api.listNodes()).filter((n) => n.ID.startsWith(ref) || n.Name === ref);
+    const matches = (await nodes.list()).filter((n) => n.ID.startsWith(ref) || n.Name === ref);
     if (matches.length === 1) return matches[0]!;
     if (matches.length === 0) throw err;
     const which = matches.map((n) => `${n.ID} (${n.Name})`).sort();

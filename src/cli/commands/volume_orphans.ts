@@ -49,7 +49,7 @@ export const volumeOrphans: Command<VolumeOrphansArgs> = {
   run: (p, io) => {
     if (p.adopt !== "") {
       return attempt(io, "adopting orphaned volume", async () => {
-        const [vol] = await io.api.adoptVolumeOrphan(p.adopt);
+        const [vol] = await io.api.volumes.adoptOrphan(p.adopt);
         io.stdout(
           `Adopted orphaned storage ${JSON.stringify(vol?.ExternalID ?? "")} as volume ${JSON.stringify(p.adopt)}`,
         );
@@ -57,12 +57,12 @@ export const volumeOrphans: Command<VolumeOrphansArgs> = {
     }
     if (p.delete !== "") {
       return attempt(io, "deleting orphaned volume", async () => {
-        await io.api.deleteVolumeOrphan(p.delete, { secrets: p.secrets });
+        await io.api.volumes.deleteOrphan(p.delete, { secrets: p.secrets });
         io.stdout(`Deleted the orphaned storage of volume ${JSON.stringify(p.delete)}`);
       });
     }
     return attempt(io, "listing orphaned volumes", async () => {
-      const orphans = await io.api.listVolumeOrphans(p.plugin ? { pluginId: p.plugin } : {});
+      const orphans = await io.api.volumes.listOrphans(p.plugin ? { pluginId: p.plugin } : {});
       if (orphans.length === 0) {
         io.stdout("No orphaned volumes");
         return;

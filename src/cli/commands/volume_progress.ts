@@ -9,7 +9,7 @@ import type { CommandIO } from "../io.js";
 
 export function claimProgress(io: CommandIO, volumeId: string, nodeId: string): () => Promise<string[]> {
   return async () => {
-    const vol = await io.api.getVolume(volumeId);
+    const vol = await io.api.volumes.info(volumeId);
     const claims: CSIVolumeClaim[] = [
       ...Object.values(vol.ReadClaims ?? {}),
       ...Object.values(vol.WriteClaims ?? {}),

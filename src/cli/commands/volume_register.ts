@@ -6,7 +6,7 @@ export const volumeRegister = volumeFileCommand(
   "Registers the existing CSI volume described in <path> (HCL or JSON; - reads stdin); the spec names the storage provider's ID in external_id.",
   "registering volume",
   async (spec, io) => {
-    await io.api.registerVolume(spec);
+    await io.api.volumes.register(spec);
     io.stdout(`Volume ${JSON.stringify(spec.ID ?? "")} registered`);
   },
 );

@@ -69,7 +69,7 @@ async function allSnapshots(
   const out: CSISnapshot[] = [];
   let nextToken = "";
   do {
-    const page = await io.api.listSnapshots(plugin, { nextToken, secrets });
+    const page = await io.api.volumes.listSnapshots(plugin, { nextToken, secrets });
     out.push(...(page.Snapshots ?? []));
     nextToken = page.NextToken ?? "";
   } while (nextToken !== "");
@@ -103,7 +103,7 @@ export async function listAcrossPlugins(
   secrets: Record<string, string>,
 ): Promise<AcrossPlugins> {
   const found: AcrossPlugins = { snapshots: [], listed: 0, skipped: [] };
-  for (const p of await io.api.listPlugins()) {
+  for (const p of await io.api.plugins.list()) {
     if (p.ControllersHealthy === 0) {
       found.skipped.push(`plugin ${JSON.stringify(p.ID)}: no healthy controller`);
       continue;
@@ -175,7 +175,7 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
       return attempt(io, "creating snapshot", async () => {
         const [volume, name] = [p.args[0]!, p.args[1] ?? ""];
         const snaps = await withProgress(io, { what: `Snapshotting volume ${JSON.stringify(volume)}` }, () =>
-          io.api.createSnapshot(volume, name, { secrets: p.secrets, parameters: p.parameters }),
+          io.api.volumes.createSnapshot(volume, name, { secrets: p.secrets, parameters: p.parameters }),
         );
         if (p.json) return io.stdout(json(snaps));
         for (const s of snaps) io.stdout(`Completed snapshot of volume ${volume} with snapshot ID ${s.ID}.`);
@@ -184,7 +184,7 @@ export const volumeSnapshot: Command<SnapshotArgs> = {
     }
     if (p.verb === "delete") {
       return attempt(io, "deleting snapshot", async () => {
-        await io.api.deleteSnapshot(p.args[0]!, p.args[1]!, { secrets: p.secrets });
+        await io.api.volumes.deleteSnapshot(p.args[0]!, p.args[1]!, { secrets: p.secrets });
         io.stdout(`Deleted snapshot ${p.args[1]!}.`);
       });
     }
@@ -211,7 +211,7 @@ function listOnePage(
   io: CommandIO,
 ): Promise<number> {
   return attempt(io, "listing snapshots", async () => {
-    const res = await io.api.listSnapshots(p.plugin!, {
+    const res = await io.api.volumes.listSnapshots(p.plugin!, {
       perPage: page.perPage,
       nextToken: page.token,
       secrets: p.secrets,

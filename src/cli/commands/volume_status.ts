@@ -17,7 +17,7 @@ export const volumeStatus = statusCommand({
   csi: true,
   list: {
     doing: "querying volumes",
-    fetch: (io) => io.api.listVolumes(),
+    fetch: (io) => io.api.volumes.list(),
     empty: "No CSI volumes",
     heading: "Container Storage Interface",
     columns: ["ID", "Name", "Namespace", "Plugin ID", "Schedulable", "Access Mode"],
@@ -29,8 +29,8 @@ export const volumeStatus = statusCommand({
       getByIdOrPrefix(
         id,
         "volume",
-        (x) => io.api.getVolume(x),
-        () => io.api.listVolumes(),
+        (x) => io.api.volumes.info(x),
+        () => io.api.volumes.list(),
       ),
     render: (vol, p, io) => [
       ...details(vol),

@@ -74,13 +74,13 @@ export async function ackOps(
   const vol = parseVolumeHcl(`${volId}.hcl`, ackVolumeHcl(volId));
   await Promise.all([
     client()
-      .registerJob(job)
+      .jobs.register(job)
       .then(
         () => ops.push({ kind: "job-register", id: jobId, via, outcome: "ok" }),
         (err: unknown) => ops.push({ kind: "job-register", id: jobId, via, outcome: outcomeOf(err) }),
       ),
     client()
-      .createVolume(vol)
+      .volumes.create(vol)
       .then(
         () => ops.push({ kind: "volume-create", id: volId, via, outcome: "ok" }),
         (err: unknown) => ops.push({ kind: "volume-create", id: volId, via, outcome: outcomeOf(err) }),

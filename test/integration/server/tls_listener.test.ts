@@ -91,12 +91,12 @@ describe("verify_https_client: the handshake refuses clients the CA did not sign
       address: base,
       tls: { caCert: certs.ca, clientCert: certs.cli.cert, clientKey: certs.cli.key },
     });
-    assert.deepEqual(await api.listNodes(), []);
+    assert.deepEqual(await api.nodes.list(), []);
   });
 
   it("refuses an HTTPS client without a certificate, or with a foreign CA's", async () => {
     const none = new ApiClient({ address: base, tls: { caCert: certs.ca } });
-    await assert.rejects(none.listNodes(), (err: Error) => {
+    await assert.rejects(none.nodes.list(), (err: Error) => {
       assert.equal(err.name, "ConnectionError", err.message);
       assert.match(err.message, /cannot reach berth at https:/);
       return true;
@@ -105,29 +105,29 @@ describe("verify_https_client: the handshake refuses clients the CA did not sign
       address: base,
       tls: { caCert: certs.ca, clientCert: certs.foreignClient.cert, clientKey: certs.foreignClient.key },
     });
-    await assert.rejects(foreign.listNodes(), { name: "ConnectionError" });
+    await assert.rejects(foreign.nodes.list(), { name: "ConnectionError" });
   });
 
   it("the client refuses a server its CA did not sign, unless told to skip the check", async () => {
     const cli = { clientCert: certs.cli.cert, clientKey: certs.cli.key };
     const wrongCa = new ApiClient({ address: base, tls: { caCert: certs.foreignCa, ...cli } });
     await assert.rejects(
-      wrongCa.listNodes(),
+      wrongCa.nodes.list(),
       /cannot reach berth at https:.*(self[- ]signed|unable to verify|certificate)/i,
     );
     const skip = new ApiClient({ address: base, tls: { insecure: true, ...cli } });
-    assert.deepEqual(await skip.listNodes(), []);
+    assert.deepEqual(await skip.nodes.list(), []);
     // -tls-server-name: the name the certificate must carry, whatever the address says.
     const named = new ApiClient({
       address: base,
       tls: { caCert: certs.ca, serverName: "server.global.nomad", ...cli },
     });
-    assert.deepEqual(await named.listNodes(), []);
+    assert.deepEqual(await named.nodes.list(), []);
     const misnamed = new ApiClient({
       address: base,
       tls: { caCert: certs.ca, serverName: "db.example.com", ...cli },
     });
-    await assert.rejects(misnamed.listNodes(), /db\.example\.com/);
+    await assert.rejects(misnamed.nodes.list(), /db\.example\.com/);
   });
 
   it("refuses a node agent with a foreign CA's certificate at the handshake", async () => {
@@ -152,7 +152,7 @@ describe("rpc = true: the agent RPC path takes only the CA's agent certificates;
 
   it("answers the API to an HTTPS client without a certificate (Nomad's verify_https_client = false)", async () => {
     const api = new ApiClient({ address: base, tls: { caCert: certs.ca } });
-    assert.deepEqual(await api.listNodes(), []);
+    assert.deepEqual(await api.nodes.list(), []);
   });
 
   it("refuses RPC upgrades with 403 ERR_PERMISSION_DENIED: no certificate, a foreign CA's, a CLI certificate", async () => {
@@ -181,7 +181,7 @@ describe("rpc = true: the agent RPC path takes only the CA's agent certificates;
       await peer.call("Node.Register", { Node: { ...makeNode("tls-node"), SecretID: randomUUID() } });
       const api = new ApiClient({ address: base, tls: { caCert: certs.ca } });
       assert.deepEqual(
-        (await api.listNodes()).map((n) => n.ID),
+        (await api.nodes.list()).map((n) => n.ID),
         ["tls-node"],
       );
     } finally {
@@ -335,7 +335,7 @@ describe("http = true alone: one-way HTTPS", () => {
       await eventually("the node to register", async () => (registered ? true : undefined));
       const api = new ApiClient({ address: base, tls: { caCert: certs.ca } });
       assert.deepEqual(
-        (await api.listNodes()).map((n) => n.ID),
+        (await api.nodes.list()).map((n) => n.ID),
         ["one-way"],
       );
     } finally {

@@ -120,8 +120,8 @@ describe("job run's deployment monitor", () => {
       verbose: true,
       sleep: () => Promise.resolve(),
       formatTime: () => "T",
-      getDeployment: (id) => client.getDeployment(id),
-      jobEvaluations: (id) => client.jobEvaluations(id),
+      getDeployment: (id) => client.deployments.info(id),
+      jobEvaluations: (id) => client.jobs.evaluations(id),
     });
     assert.equal(code, 0, io.err.join("\n"));
     const text = io.out.join("\n");

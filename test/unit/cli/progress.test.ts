@@ -88,7 +88,7 @@ test("progress: detach shows each claim of the node with its state and failing s
       b1: claim("b1bbbbbbbb", "n2", "node-detached"),
     },
   };
-  o.api = { getVolume: async () => vol } as unknown as typeof o.api;
+  o.api = { volumes: { info: async () => vol } } as unknown as typeof o.api;
   const watch = claimProgress(o, "demo", "n1");
   assert.deepEqual(await watch(), [
     "claim of alloc a1aaaaaa: taken; node-unpublish (attempt 3): device busy",

@@ -23,7 +23,7 @@ test("an error answer carries its code in a header; the client exposes it", asyn
     assert.equal(res.headers.get(ERROR_CODE_HEADER), "ERR_CSI_NOT_SUPPORTED");
     assert.equal(await res.text(), 'plugin "p" does not support ListSnapshots\n');
     await assert.rejects(
-      new ApiClient({ address }).listSnapshots("p"),
+      new ApiClient({ address }).volumes.listSnapshots("p"),
       (e: unknown) => e instanceof ApiError && e.status === 400 && e.code === "ERR_CSI_NOT_SUPPORTED",
     );
   } finally {

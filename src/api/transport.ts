@@ -1,7 +1,8 @@
 /**
- * What every ApiClient method shares: the connection settings, the request (JSON in, JSON or
- * nothing out, errors as ApiError/ConnectionError) and the query helpers. client.ts adds one method
- * per route.
+ * The request core every route group of the API client shares: the connection settings (address,
+ * namespace, region, token, TLS), one `request` (JSON in, JSON or nothing out, errors as
+ * ApiError/ConnectionError) and the query helpers. The groups (jobs.ts, volumes.ts, ...) hold one
+ * ApiTransport and add one method per route; client.ts composes them.
  */
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
 import { resolveAddress } from "./address.js";
@@ -36,7 +37,7 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-export class ApiClientBase {
+export class ApiTransport {
   readonly address: string;
   private readonly namespace: string | undefined;
   private readonly token: string | undefined;
@@ -85,7 +86,7 @@ export class ApiClientBase {
    * Sends one request. The JSON answer is trusted to have the documented shape (the server is
    * berth's own); an empty body resolves to undefined.
    */
-  protected async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const { url, headers: auth } = this.endpoint(path, opts.query);
     const headers: Record<string, string> = { ...opts.headers, ...auth };
     let body: string | undefined;
