@@ -8,6 +8,7 @@ import { WebSocket } from "ws";
 import { execSocket, refusal } from "./alloc_stream.js";
 import type { ApiClient } from "./client.js";
 import { ConnectionError } from "./errors.js";
+import { wsTlsOptions } from "./tls.js";
 
 export interface TtySessionOptions {
   /** The terminal's size at start; omitted: the node's default. */
@@ -35,7 +36,9 @@ export function openTtySession(
   opts: TtySessionOptions,
 ): TtySession {
   const { url, headers } = execSocket(api, allocId, { task, command, tty: true });
-  const ws = new WebSocket(url, { headers });
+  // wss: the client's TLS settings (its CA, its certificate), as every other request of it.
+  const tls = url.protocol === "wss:" ? wsTlsOptions(api.transport.tlsConnectOptions()) : {};
+  const ws = new WebSocket(url, { headers, ...tls });
   const queue: string[] = [];
   const frame = (f: object) => {
     const text = JSON.stringify(f);

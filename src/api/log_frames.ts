@@ -30,7 +30,8 @@ export async function* streamLogFrames(
   });
   let res: Response;
   try {
-    res = await fetch(url, { headers, signal: q.signal });
+    // Through the client's transport: https with its TLS settings, as every other request of it.
+    res = await api.transport.send(url, { headers, signal: q.signal });
   } catch (err) {
     if (err instanceof Error && err.name === "AbortError") return;
     throw new ConnectionError(api.address, err);

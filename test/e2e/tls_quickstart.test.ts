@@ -261,6 +261,11 @@ test(
     assert.ok(plugin, "the plugin alloc runs");
     const exec = await cli(["alloc", "exec", "-task", "plugin", plugin.ID, "/bin/sh", "-c", "echo via-wss"]);
     assert.equal(exec.stdout, "via-wss\n");
+    // Nomad's log frames (-tail reads them), with the CLI's CA too.
+    assert.equal(
+      (await cli(["alloc", "logs", "-tail", "-n", "1", writer.ID, "writer"])).stdout,
+      "wrote-hello\n",
+    );
     const hellos = findFiles(path.join(dataDir, "hostpath-data"), "hello.txt");
     assert.equal(hellos.length, 1, "hello.txt is in the volume's storage");
     assert.equal(fs.readFileSync(hellos[0]!, "utf8").trim(), "hello");
