@@ -9,9 +9,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "find-my-way";
 import { asBerthError, BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
-import type { Ctx, HttpEndpoints, Route } from "./context.js";
-import { sendError } from "./respond.js";
-import { contentLengthRefusal } from "./body_limit.js";
+import type { Ctx, HttpEndpoints, Route } from "../request_ctx.js";
+import { sendError } from "../wire/http_io.js";
+import { contentLengthRefusal } from "../wire/body_limit.js";
 import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
 import * as launch from "./routes_job_launch.js";
@@ -205,7 +205,7 @@ export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) &
 /**
  * `guard` (origin.ts) sees every request first: configured response headers, CORS preflight, and
  * the refusal of browser writes from origins that are not allowed. Then a body whose Content-Length
- * passes the limit (body_limit.ts) is refused, whatever the route; then the router.
+ * passes the limit (wire/body_limit.ts) is refused, whatever the route; then the router.
  */
 export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: OriginGuard): ApiHandler {
   const inFlight = new Set<Promise<void>>();
