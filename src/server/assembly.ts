@@ -115,7 +115,15 @@ export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger)
     opts.limits,
     ttlMs,
   );
-  const { http, limiter } = buildHttp(opts, opened.cluster, web, agentRpc, log);
+  let built: { http: http.Server; limiter: ConnLimiter };
+  try {
+    built = buildHttp(opts, opened.cluster, web, agentRpc, log);
+  } catch (err) {
+    // E.g. a TLS key the listener refuses: the RPC server's silence sweep must not outlive it.
+    agentRpc.close();
+    throw err;
+  }
+  const { http, limiter } = built;
   // Claim figures come from the leader's volumewatcher; a follower has none to report.
   const noCensus = new ClaimCensus();
   const unregisterMetrics = registerServerMetrics(telemetry, {
