@@ -90,23 +90,7 @@ export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger)
   const volumes = new VolumeEndpoint(deps);
   // The volumewatcher of this server's current term as leader (its census feeds the metrics).
   const watcher: { current?: VolumeWatcher | undefined } = {};
-  const gate = new LeaderGate(
-    () =>
-      buildLeaderLoops({
-        ...opts,
-        store: opened.store,
-        scheduler,
-        claim,
-        volumes,
-        liveness,
-        controllers: deps.controllers,
-        volumeLocks: deps.volumeLocks,
-        log,
-        onVolumeWatcher: (w) => (watcher.current = w),
-        volumeWatcher: fenceHold(ttlMs, opts),
-      }),
-    log.child("leader"),
-  );
+  const gate = buildGate(opts, { deps, scheduler, claim, volumes, liveness }, ttlMs, watcher, log);
   const web = buildApi(opts, opened, deps, { node, volumes }, telemetry, log);
   const agentRpc = new AgentRpcServer(
     { node, claim, usage: new VolumeUsageEndpoint(opened.store) },
@@ -132,6 +116,44 @@ export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger)
     followupsArmed: () => scheduler.armedFollowups,
   });
   return { ...opened, ...web, scheduler, gate, agentRpc, limiter, http, unregisterMetrics };
+}
+
+/**
+ * The leader's loops behind their gate (leader/loops.ts, gate.ts): built afresh for each term from
+ * the local scheduler (never the front), with the fence hold; `watcher` follows the term's
+ * volumewatcher.
+ */
+function buildGate(
+  opts: ServerOptions,
+  parts: {
+    deps: ServerDeps;
+    scheduler: MeasuredScheduler;
+    claim: ClaimEndpoint;
+    volumes: VolumeEndpoint;
+    liveness: ClusterLiveness;
+  },
+  ttlMs: number,
+  watcher: { current?: VolumeWatcher | undefined },
+  log: Logger,
+): LeaderGate {
+  const { deps, scheduler, claim, volumes, liveness } = parts;
+  return new LeaderGate(
+    () =>
+      buildLeaderLoops({
+        ...opts,
+        store: deps.store,
+        scheduler,
+        claim,
+        volumes,
+        liveness,
+        controllers: deps.controllers,
+        volumeLocks: deps.volumeLocks,
+        log,
+        onVolumeWatcher: (w) => (watcher.current = w),
+        volumeWatcher: fenceHold(ttlMs, opts),
+      }),
+    log.child("leader"),
+  );
 }
 
 /** The HTTP API's side: its endpoints, ACLs, the origin guard and exec sessions. */
