@@ -5,7 +5,7 @@
 
 /**
  * Every code, in catalogue order (docs/errors.md). `ErrorCode` is derived from this list, so the type
- * and the runtime list cannot differ; the HTTP status of each is in server/http/status_map.ts.
+ * and the runtime list cannot differ; the HTTP status of each is in server/wire/status_map.ts.
  */
 export const ERROR_CODES = [
   // The request itself is refused (bad input, missing object, conflict, no permission): never retried.

@@ -12,7 +12,7 @@
  */
 import type { Job } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
-import type { Ctx } from "../http/context.js";
+import type { Ctx } from "../request_ctx.js";
 import { permissionDenied } from "./endpoint.js";
 import { aclOf, requireNs, requirePluginRead } from "./guards.js";
 

@@ -14,7 +14,7 @@
 import { BerthError } from "../../structs/errors.js";
 import type { CSIVolumeExternalStub } from "../../structs/snapshot.js";
 import type { CSIVolume } from "../../structs/volume.js";
-import type { Ctx, HttpEndpoints } from "../http/context.js";
+import type { Ctx, HttpEndpoints } from "../request_ctx.js";
 import { aclOf, allowNs } from "./guards.js";
 
 function limited(ctx: Ctx): boolean {

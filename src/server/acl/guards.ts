@@ -17,7 +17,7 @@
  * With ACLs off nothing is checked: ctx.identity is undefined.
  */
 import type { Acl } from "../../structs/acl.js";
-import type { Ctx, HttpEndpoints } from "../http/context.js";
+import type { Ctx, HttpEndpoints } from "../request_ctx.js";
 import { permissionDenied } from "./endpoint.js";
 
 export interface Guard {

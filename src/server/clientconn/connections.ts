@@ -39,7 +39,7 @@ export interface ConnectionListener {
 
 export class NodeConnections {
   private readonly conns = new Map<string, NodeConn>();
-  /** Set by a server of a cluster (server.ts); absent for a single server. */
+  /** Set by a server of a cluster when it joins (leader/cluster.ts); absent for a single server. */
   remote: RemoteNodes | undefined;
   listener: ConnectionListener | undefined;
 

@@ -15,7 +15,7 @@ import type { Acl } from "../../structs/acl.js";
 import { checkId } from "../../structs/ids.js";
 import { permissionDenied } from "../acl/endpoint.js";
 import type { Guard } from "../acl/guards.js";
-import type { Ctx, HttpEndpoints } from "../http/context.js";
+import type { Ctx, HttpEndpoints } from "../request_ctx.js";
 import { parseTopics, type TopicKeys } from "./topics.js";
 
 const READ_JOB_TOPICS = new Set(["Job", "Allocation", "Evaluation", "Deployment", "Service", "CSIPlugin"]);

@@ -21,7 +21,7 @@
  * - Node: new → NodeRegistration; deleted → NodeDeregistration; drain changed → NodeDrain;
  *   eligibility changed → NodeEligibility; else NodeStreamEvent.
  *
- * Payloads are the API's shapes with its redaction (structs/redact.ts through http/stubs.ts):
+ * Payloads are the API's shapes with its redaction (structs/redact.ts through views/stubs.ts):
  * volume Secrets null and mount flags "[REDACTED]", no node secret hash, an alloc without its job
  * (as Nomad strips it). Every payload is built from copies and serialised at once: converting never
  * changes a record the store or the feed holds (Nomad GH-27176 erased secrets in place on read).
@@ -34,7 +34,7 @@ import type { Node } from "../../structs/node.js";
 import type { CSIPluginSummary } from "../../structs/plugin.js";
 import { redactJob } from "../../structs/redact.js";
 import type { CSIVolume } from "../../structs/volume.js";
-import { nodeFull, taskStatesView, volumeFull } from "../http/stubs.js";
+import { nodeFull, taskStatesView, volumeFull } from "../views/stubs.js";
 import type { CommittedChange, CommittedTxn } from "../state/commit_feed.js";
 import type { Table } from "../state/store.js";
 import { claimDecisionType } from "./claim_events.js";

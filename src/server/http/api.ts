@@ -9,9 +9,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import Router from "find-my-way";
 import { asBerthError, BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
-import type { Ctx, HttpEndpoints, Route } from "./context.js";
-import { sendError } from "./respond.js";
-import { contentLengthRefusal } from "./body_limit.js";
+import type { Ctx, HttpEndpoints, Route } from "../request_ctx.js";
+import { sendError } from "../wire/http_io.js";
+import { contentLengthRefusal } from "../wire/body_limit.js";
 import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
 import * as launch from "./routes_job_launch.js";
@@ -206,11 +206,43 @@ export type ApiHandler = ((req: IncomingMessage, res: ServerResponse) => void) &
 /**
  * `guard` (origin.ts) sees every request first: configured response headers, CORS preflight, and
  * the refusal of browser writes from origins that are not allowed. Then a body whose Content-Length
- * passes the limit (body_limit.ts) is refused, whatever the route; then the router.
+ * passes the limit (wire/body_limit.ts) is refused, whatever the route; then the router.
  */
 export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: OriginGuard): ApiHandler {
   const inFlight = new Set<Promise<void>>();
   const measure = requestRecorder(api.telemetry);
+  const router = newRouter();
+  for (const [method, path, route, guard] of ROUTES) {
+    router.on(method, path, (req, res, params) => {
+      measure(req, res, path);
+      const p = runRoute({ req, res, params }, route, guard, api, log).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    });
+  }
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    if (guard && !guard.admit(req, res)) return;
+    const tooLarge = contentLengthRefusal(req);
+    if (tooLarge) {
+      // Never buffered: Node reads and drops the body after the answer (closing the connection at
+      // once would reset it, and the client could lose the 413), bounded by the request timeout.
+      sendError(res, tooLarge);
+      return;
+    }
+    router.lookup(req, res);
+  };
+  return Object.assign(handler, {
+    async drain(): Promise<void> {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  });
+}
+
+/**
+ * A router with no routes yet and its own answers, all coded errors: no route (ERR_NOT_FOUND 404,
+ * or ERR_METHOD_NOT_ALLOWED 405 when another method has one), a malformed URL or a path segment
+ * over 512 characters (ERR_VALIDATION 400 on `url`).
+ */
+function newRouter(): Router.Instance<Router.HTTPVersion.V1> {
   const router = Router({
     ignoreTrailingSlash: true,
     maxParamLength: 512,
@@ -234,52 +266,42 @@ export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: Origin
         new BerthError("ERR_VALIDATION", `malformed URL ${JSON.stringify(path)}`, { field: "url" }),
       ),
   });
-  for (const [method, path, route, guard] of ROUTES) {
-    router.on(method, path, (req, res, params) => {
-      measure(req, res, path);
-      const url = new URL(req.url ?? "/", "http://localhost");
-      const ac = new AbortController();
-      res.on("close", () => ac.abort());
-      const ctx: Ctx = { req, res, params, query: url.searchParams, signal: ac.signal };
-      if (api.cluster) bindLeaderView(res, api.cluster);
-      const p: Promise<void> = Promise.resolve()
-        .then(() => {
-          // ACLs on: who is asking, then what the route requires of them (guards.ts).
-          const acls = api.acl as HttpEndpoints["acl"] | undefined;
-          const resolves =
-            typeof guard.resolvesToken === "function"
-              ? guard.resolvesToken(api)
-              : guard.resolvesToken !== false;
-          if (acls?.enabled === true && resolves) {
-            ctx.identity = acls.resolve(requestSecret(req.headers));
-            guard.check(ctx, api);
-          }
-          return route(ctx, api);
-        })
-        .catch((err: unknown) => {
-          const e = asBerthError(err);
-          if (e.code === "ERR_INTERNAL")
-            log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
-          sendError(res, e);
-        })
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
+  return router;
+}
+
+/**
+ * Runs one route: its context (a signal that aborts when the client goes away, the leader view
+ * for the headers), with ACLs on the caller's identity and the route's guard first (guards.ts),
+ * then the route; any error answers as a coded error (an internal one is logged). Never rejects.
+ */
+function runRoute(
+  matched: Pick<Ctx, "req" | "res" | "params">,
+  route: Route,
+  guard: Guard,
+  api: HttpEndpoints,
+  log: Logger,
+): Promise<void> {
+  const { req, res } = matched;
+  const url = new URL(req.url ?? "/", "http://localhost");
+  const ac = new AbortController();
+  res.on("close", () => ac.abort());
+  const ctx: Ctx = { ...matched, query: url.searchParams, signal: ac.signal };
+  if (api.cluster) bindLeaderView(res, api.cluster);
+  return Promise.resolve()
+    .then(() => {
+      const acls = api.acl as HttpEndpoints["acl"] | undefined;
+      const resolves =
+        typeof guard.resolvesToken === "function" ? guard.resolvesToken(api) : guard.resolvesToken !== false;
+      if (acls?.enabled === true && resolves) {
+        ctx.identity = acls.resolve(requestSecret(req.headers));
+        guard.check(ctx, api);
+      }
+      return route(ctx, api);
+    })
+    .catch((err: unknown) => {
+      const e = asBerthError(err);
+      if (e.code === "ERR_INTERNAL")
+        log.error("http request failed", { method: req.method, path: url.pathname, error: e.message });
+      sendError(res, e);
     });
-  }
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    if (guard && !guard.admit(req, res)) return;
-    const tooLarge = contentLengthRefusal(req);
-    if (tooLarge) {
-      // Never buffered: Node reads and drops the body after the answer (closing the connection at
-      // once would reset it, and the client could lose the 413), bounded by the request timeout.
-      sendError(res, tooLarge);
-      return;
-    }
-    router.lookup(req, res);
-  };
-  return Object.assign(handler, {
-    async drain(): Promise<void> {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    },
-  });
 }

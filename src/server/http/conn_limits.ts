@@ -28,7 +28,7 @@ import type { Server as HttpServer, IncomingMessage, ServerOptions } from "node:
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../../internal/log.js";
-import { MAX_HEADER_BYTES } from "./body_limit.js";
+import { MAX_HEADER_BYTES } from "../wire/body_limit.js";
 import {
   connectionAllowance,
   descriptorReserve,
@@ -58,7 +58,7 @@ export const DEFAULT_CONN_LIMITS: Readonly<ConnLimits> = {
   rpcMaxConnsPerClient: 100,
   rpcHandshakeTimeoutMs: 5_000,
   headersTimeoutMs: 10_000,
-  // Bodies are capped in size (respond.ts readJson); half a minute is ample for any of them.
+  // Bodies are capped in size (wire/http_io.ts readJson); half a minute is ample for any of them.
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxOpenConns: 0,

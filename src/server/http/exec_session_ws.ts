@@ -68,59 +68,115 @@ export function runTtySession(
   target: { allocId: string; task: string; command: string[] },
   fail: (ws: WebSocket, err: unknown) => void,
 ): void {
-  const { allocId, task, command } = target;
-  const gone = new AbortController();
-  const early: Input[] = [];
-  let sessionId: string | null = null;
-  let chain: Promise<unknown> = Promise.resolve();
-  let started = false;
+  const session = new TtySession(ws, ops, target, fail);
+  const timer = setTimeout(() => session.start(), START_WAIT_MS);
+  ws.on("message", (raw: Buffer) => {
+    let input: Input;
+    try {
+      input = inputOf(raw);
+    } catch (err) {
+      return fail(ws, asBerthError(err));
+    }
+    clearTimeout(timer);
+    session.input(input);
+  });
+  ws.on("close", () => {
+    clearTimeout(timer);
+    session.end();
+  });
+}
 
-  const send = (input: Input) => {
-    const id = sessionId!;
-    chain = chain
-      .then(() => ops.execSession(allocId, "ClientAlloc.ExecInput", { SessionID: id, ...input }))
+/**
+ * One TTY session between a WebSocket and the node's exec session. Input that comes before the
+ * node's session is open waits in `early` (the first terminal size among it opens the session);
+ * after, each input goes in order, one at a time. `end` (the client went away) stops the output
+ * poll and closes the node's session, also one that opens after it.
+ */
+class TtySession {
+  private readonly gone = new AbortController();
+  private readonly early: Input[] = [];
+  private sessionId: string | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private started = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly ops: AllocOps,
+    private readonly target: { allocId: string; task: string; command: string[] },
+    private readonly fail: (ws: WebSocket, err: unknown) => void,
+  ) {}
+
+  /** A client frame: held until the session is open (and opens it), else sent in order. */
+  input(input: Input): void {
+    if (this.sessionId === null) {
+      this.early.push(input);
+      this.start();
+    } else this.send(input);
+  }
+
+  /** Opens the node's session (once), sends the early input, then pumps its output to the client. */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.run();
+  }
+
+  end(): void {
+    this.gone.abort();
+    if (this.sessionId !== null) void this.closeSession(this.sessionId);
+  }
+
+  private async run(): Promise<void> {
+    const { allocId, task, command } = this.target;
+    const size = this.early.find((i) => i.Height > 0);
+    try {
+      const open = await this.ops.execSession(allocId, "ClientAlloc.ExecOpen", {
+        AllocID: allocId,
+        Task: task,
+        Command: command,
+        Tty: true,
+        Height: size?.Height ?? 0,
+        Width: size?.Width ?? 0,
+      });
+      this.sessionId = open.SessionID;
+      if (this.gone.signal.aborted) return void this.closeSession(open.SessionID);
+      for (const i of this.early) this.send(i === size ? { ...i, Height: 0, Width: 0 } : i);
+      this.early.length = 0;
+      await this.pump(open.SessionID);
+    } catch (err) {
+      if (!this.gone.signal.aborted) this.fail(this.ws, err);
+    }
+  }
+
+  private send(input: Input): void {
+    const id = this.sessionId!;
+    this.chain = this.chain
+      .then(() =>
+        this.ops.execSession(this.target.allocId, "ClientAlloc.ExecInput", { SessionID: id, ...input }),
+      )
       // The command ended meanwhile (its session is gone): the output poll reports the exit.
       .catch((err: unknown) => {
-        if (asBerthError(err).code !== "ERR_NOT_FOUND") fail(ws, err);
+        if (asBerthError(err).code !== "ERR_NOT_FOUND") this.fail(this.ws, err);
       });
-  };
-  const start = () => {
-    if (started) return;
-    started = true;
-    clearTimeout(timer);
-    const size = early.find((i) => i.Height > 0);
-    void (async () => {
-      try {
-        const open = await ops.execSession(allocId, "ClientAlloc.ExecOpen", {
-          AllocID: allocId,
-          Task: task,
-          Command: command,
-          Tty: true,
-          Height: size?.Height ?? 0,
-          Width: size?.Width ?? 0,
-        });
-        sessionId = open.SessionID;
-        if (gone.signal.aborted) return void closeSession(open.SessionID);
-        for (const i of early) send(i === size ? { ...i, Height: 0, Width: 0 } : i);
-        early.length = 0;
-        await pump(open.SessionID);
-      } catch (err) {
-        if (!gone.signal.aborted) fail(ws, err);
-      }
-    })();
-  };
-  const closeSession = (id: string) =>
-    ops.execSession(allocId, "ClientAlloc.ExecClose", { SessionID: id }).catch(() => undefined);
+  }
 
-  const pump = async (id: string) => {
+  private closeSession(id: string): Promise<unknown> {
+    return this.ops
+      .execSession(this.target.allocId, "ClientAlloc.ExecClose", { SessionID: id })
+      .catch(() => undefined);
+  }
+
+  /** Polls the node for output until the command exits (then the socket closes) or the client goes. */
+  private async pump(id: string): Promise<void> {
+    const ws = this.ws;
     for (;;) {
-      const out = await ops.execSession(
-        allocId,
+      const out = await this.ops.execSession(
+        this.target.allocId,
         "ClientAlloc.ExecOutput",
         { SessionID: id, WaitMs: POLL_WAIT_MS },
-        { signal: gone.signal, timeoutMs: POLL_WAIT_MS + 10_000 },
+        { signal: this.gone.signal, timeoutMs: POLL_WAIT_MS + 10_000 },
       );
-      if (gone.signal.aborted) return;
+      if (this.gone.signal.aborted) return;
       if (out.Stdout) ws.send(JSON.stringify({ stdout: { data: out.Stdout } }));
       if (out.Stderr) ws.send(JSON.stringify({ stderr: { data: out.Stderr } }));
       if (out.Exited) {
@@ -131,24 +187,5 @@ export function runTtySession(
         return;
       }
     }
-  };
-
-  const timer = setTimeout(start, START_WAIT_MS);
-  ws.on("message", (raw: Buffer) => {
-    let input: Input;
-    try {
-      input = inputOf(raw);
-    } catch (err) {
-      return fail(ws, asBerthError(err));
-    }
-    if (sessionId === null) {
-      early.push(input);
-      start();
-    } else send(input);
-  });
-  ws.on("close", () => {
-    clearTimeout(timer);
-    gone.abort();
-    if (sessionId !== null) void closeSession(sessionId);
-  });
+  }
 }

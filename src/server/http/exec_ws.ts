@@ -17,7 +17,7 @@ import { asBerthError, BerthError, validationError } from "../../structs/errors.
 import type { Logger } from "../../internal/log.js";
 import type { AllocOps } from "../rpc/alloc_ops.js";
 import { runTtySession } from "./exec_session_ws.js";
-import { statusOf } from "./status_map.js";
+import { statusOf } from "../wire/status_map.js";
 
 const EXEC_PATH = /^\/v1\/client\/allocation\/([^/]+)\/exec$/;
 /** Standard input a command may receive. */

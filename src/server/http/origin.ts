@@ -31,7 +31,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from "node
 import type { Duplex } from "node:stream";
 import { BerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
-import { ERROR_CODE_HEADER, sendError } from "./respond.js";
+import { ERROR_CODE_HEADER, sendError } from "../wire/http_io.js";
 import { isUiSameOrigin } from "./ui_origin.js";
 
 export interface HttpApiSettings {

@@ -11,9 +11,10 @@ import { goDuration, type ACLPolicy, type ACLToken } from "../../structs/acl_rec
 import { isObject } from "../../structs/json_check.js";
 import { validationError } from "../../structs/errors.js";
 import type { Identity } from "../acl/endpoint.js";
-import { param, type Ctx, type Route } from "./context.js";
-import { goTime, ZERO_TIME } from "./go_time.js";
-import { blockingIndex, readJson, sendJson } from "./respond.js";
+import { param, type Ctx, type Route } from "../request_ctx.js";
+import { goTime, ZERO_TIME } from "../views/go_time.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, sendJson } from "./respond.js";
 
 /** Nomad's AnonymousACLToken, answered by `token/self` without a token. */
 const ANONYMOUS_TOKEN = {

@@ -11,8 +11,9 @@
 import { sleep } from "../../internal/abort.js";
 import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
-import { boolParam, readJson, sendJson } from "./respond.js";
-import { param, type Route } from "./context.js";
+import { readJson } from "../wire/http_io.js";
+import { boolParam, sendJson } from "./respond.js";
+import { param, type Route } from "../request_ctx.js";
 
 /** How often a follow asks the node for more. */
 export const LOG_FOLLOW_POLL_MS = 250;

@@ -6,9 +6,10 @@
 import { redactAlloc, redactJob } from "../../structs/redact.js";
 import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
-import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
-import { allocStub } from "./stubs.js";
-import { jobParam, namespaceOf, param, type Route } from "./context.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, boolParam, sendJson } from "./respond.js";
+import { allocStub } from "../views/stubs.js";
+import { jobParam, namespaceOf, param, type Route } from "../request_ctx.js";
 import { nsFilter } from "../acl/guards.js";
 import { versionDiffs } from "../scheduler/job_plan.js";
 

@@ -7,10 +7,10 @@ import type { Allocation } from "../../structs/alloc.js";
 import { notFound } from "../../structs/errors.js";
 import type { Evaluation } from "../../structs/eval.js";
 import { blockingIndex, sendJson } from "./respond.js";
-import { allocStub } from "./stubs.js";
+import { allocStub } from "../views/stubs.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
-import { jobParam, namespaceOf, param, type Route } from "./context.js";
+import { jobParam, namespaceOf, param, type Route } from "../request_ctx.js";
 import { nsFilter } from "../acl/guards.js";
 
 /** The API's Evaluation: the record without the server's bookkeeping. */

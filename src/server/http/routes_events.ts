@@ -9,7 +9,7 @@ import { BerthError, validationError } from "../../structs/errors.js";
 import { requestSecret } from "../acl/secret.js";
 import { authorizeTopics, streamNamespaces } from "../events/acl.js";
 import { parseTopics } from "../events/topics.js";
-import type { Route } from "./context.js";
+import type { Route } from "../request_ctx.js";
 
 function indexParam(raw: string | null): number {
   if (raw === null || raw === "") return 0;

@@ -9,8 +9,8 @@
  */
 import type { CSIVolume } from "../../structs/volume.js";
 import { blockingIndex, sendJson } from "./respond.js";
-import type { Ctx } from "./context.js";
-import type { HttpEndpoints } from "./context.js";
+import type { Ctx } from "../request_ctx.js";
+import type { HttpEndpoints } from "../request_ctx.js";
 
 /** True when one of the volume's claims (live or being released) is on `nodeId`. */
 export function claimedOnNode(v: CSIVolume, nodeId: string): boolean {

@@ -9,10 +9,11 @@ import { validateJob } from "../../structs/job_validate.js";
 import { specOf } from "../rpc/job.js";
 import { planJob } from "../scheduler/job_plan.js";
 import { registerWarnings } from "../job_register_warnings.js";
-import { readJson, sendJson } from "./respond.js";
+import { readJson } from "../wire/http_io.js";
+import { sendJson } from "./respond.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";
-import { param, type Route } from "./context.js";
+import { param, type Route } from "../request_ctx.js";
 import { authorizeJob } from "../acl/authorize.js";
 
 /** Nomad's zero time: a job that is not periodic has no next launch. */

@@ -4,8 +4,9 @@
  */
 import { revertRequestOf } from "../rpc/job_revert.js";
 import { scaleRequestOf } from "../rpc/job_scale.js";
-import { blockingIndex, readJson, sendJson } from "./respond.js";
-import { jobParam, namespaceOf, type Route } from "./context.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, sendJson } from "./respond.js";
+import { jobParam, namespaceOf, type Route } from "../request_ctx.js";
 
 export const revertJob: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx) ?? "default";

@@ -2,12 +2,13 @@
 import { redactJob } from "../../structs/redact.js";
 import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
-import { blockingIndex, boolParam, readJson, sendJson } from "./respond.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, boolParam, sendJson } from "./respond.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
 import { jobPageFromStore } from "./list_store_pages.js";
-import { allocFull, allocStub, jobStub } from "./stubs.js";
-import { jobParam, namespaceOf, param, type Route } from "./context.js";
+import { allocFull, allocStub, jobStub } from "../views/stubs.js";
+import { jobParam, namespaceOf, param, type Route } from "../request_ctx.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import { authorizeJobBody } from "../acl/authorize.js";
 import { nsFilter } from "../acl/guards.js";

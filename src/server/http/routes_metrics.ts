@@ -14,7 +14,7 @@
 import { BerthError, validationError } from "../../structs/errors.js";
 import { aclOf, type Guard } from "../acl/guards.js";
 import { permissionDenied } from "../acl/endpoint.js";
-import type { Ctx, HttpEndpoints } from "./context.js";
+import type { Ctx, HttpEndpoints } from "../request_ctx.js";
 import { sendJson } from "./respond.js";
 
 export const METRICS_GUARD: Guard = {

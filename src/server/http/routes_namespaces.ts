@@ -12,8 +12,9 @@
 import type { ServerResponse } from "node:http";
 import { BerthError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { blockingIndex, readJson, sendJson } from "./respond.js";
-import { namespaceOf, type Ctx, type Route } from "./context.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, sendJson } from "./respond.js";
+import { namespaceOf, type Ctx, type Route } from "../request_ctx.js";
 import { aclOf } from "../acl/guards.js";
 
 /** Nomad's text, as is. */

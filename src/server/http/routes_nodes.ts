@@ -4,9 +4,10 @@
  */
 import { notFound } from "../../structs/errors.js";
 import { validateDrainRequest, validateEligibilityRequest } from "../../structs/node_validate.js";
-import { allocFull } from "./stubs.js";
-import { param, type Route } from "./context.js";
-import { blockingIndex, readJson, sendJson } from "./respond.js";
+import { allocFull } from "../views/stubs.js";
+import { param, type Route } from "../request_ctx.js";
+import { readJson } from "../wire/http_io.js";
+import { blockingIndex, sendJson } from "./respond.js";
 import { allowNs } from "../acl/guards.js";
 import { watchKeys } from "../state/watch_keys.js";
 import { parseIntroTokenRequest } from "../rpc/node_intro.js";

@@ -8,7 +8,7 @@
  */
 import { notFound, validationError } from "../../structs/errors.js";
 import { CHECKED_TABLES, NAMESPACED_TABLES, type CheckedTable } from "../state/quarantine/checks.js";
-import { namespaceOf, type Route } from "./context.js";
+import { namespaceOf, type Route } from "../request_ctx.js";
 import { sendJson } from "./respond.js";
 
 /** A quarantined record as the API shows it (QuarantineTime in unix ns, as Nomad's *Time fields). */

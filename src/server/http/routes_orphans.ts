@@ -10,10 +10,10 @@
  */
 import { validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { namespaceOf, param, type Route } from "./context.js";
+import { namespaceOf, param, type Route } from "../request_ctx.js";
 import { nsFilter } from "../acl/guards.js";
 import { blockingIndex, parseSecretsHeader, sendJson } from "./respond.js";
-import { volumeFull } from "./stubs.js";
+import { volumeFull } from "../views/stubs.js";
 
 export const listOrphans: Route = async (ctx, api) => {
   const t = ctx.query.get("type");

@@ -10,7 +10,7 @@
  */
 import type { ClusterView } from "../leader/cluster_view.js";
 import type { ServerMember } from "../leader/keys.js";
-import type { Route } from "./context.js";
+import type { Route } from "../request_ctx.js";
 import { sendJson } from "./respond.js";
 
 /** Nomad's api.AgentMember. */

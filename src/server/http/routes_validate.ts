@@ -6,8 +6,9 @@
 import { asBerthError, validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { validateJob } from "../../structs/job_validate.js";
-import { readJson, sendJson } from "./respond.js";
-import type { Route } from "./context.js";
+import { readJson } from "../wire/http_io.js";
+import { sendJson } from "./respond.js";
+import type { Route } from "../request_ctx.js";
 import { inRequestNamespace } from "./routes_namespaces.js";
 import type { Job } from "../../structs/job.js";
 import { checkJobDrivers, requireJobNamespace } from "../../structs/namespace.js";

@@ -13,8 +13,9 @@ import { checkId } from "../../structs/ids.js";
 import { isObject } from "../../structs/json_check.js";
 import { redactSnapshot } from "../../structs/snapshot.js";
 import { parseSnapshotRequest } from "../rpc/volume_snapshot.js";
-import { namespaceOf, param, type Ctx, type Route } from "./context.js";
-import { parseSecretsHeader, readJson, sendJson } from "./respond.js";
+import { namespaceOf, param, type Ctx, type Route } from "../request_ctx.js";
+import { readJson } from "../wire/http_io.js";
+import { parseSecretsHeader, sendJson } from "./respond.js";
 import { visibleExternal } from "../acl/external_ids.js";
 import { CSI_LIST_OPS } from "../acl/guards.js";
 

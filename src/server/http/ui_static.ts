@@ -17,8 +17,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { BerthError } from "../../structs/errors.js";
 import type { Guard } from "../acl/guards.js";
-import type { Route } from "./context.js";
-import { sendError } from "./respond.js";
+import type { Route } from "../request_ctx.js";
+import { sendError } from "../wire/http_io.js";
 
 /** Only this agent: scripts, styles, images and API calls from self; no frames, forms or plugins. */
 export const UI_CSP = [

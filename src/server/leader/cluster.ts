@@ -2,8 +2,9 @@
  * A server's membership of an etcd cluster: the etcd client, the cluster secret, the election
  * (which drives the leader gate), the members and node directory mirrors, the forwarder of
  * node calls and the scheduler's path to the leader (scheduler_front.ts, scheduler_forward.ts).
- * Server.start opens it after its listener is bound (the member record carries the address) and
- * closes it first on stop (resigning, so another server takes over at once).
+ * A server's EtcdMembership (etcd_membership.ts) makes it when the server joins, once its listener
+ * is bound (the member record carries the address), and closes it on stop once the leader loops
+ * have stopped (resigning, so another server takes over at once).
  *
  * etcd unreachable at start: the server fails to start with an error naming the endpoints. etcd
  * lost later: the leader steps down within its lease TTL (election.ts); every server keeps

@@ -3,6 +3,7 @@
  * X-Nomad-LastContact): a single server is its own leader and only member; a server of an etcd
  * cluster answers from its election and the members registered in etcd.
  */
+import { BerthError } from "../../structs/errors.js";
 import type { ServerMember } from "./keys.js";
 
 export interface ClusterView {
@@ -15,19 +16,23 @@ export interface ClusterView {
   members(): Promise<ServerMember[]>;
 }
 
-/** A server without etcd: the only member, always the leader since it started. */
-export class SoloCluster implements ClusterView {
-  constructor(readonly self: ServerMember) {}
-
-  leader(): { member: ServerMember; sinceMs: number } {
-    return { member: this.self, sinceMs: this.self.StartTime };
-  }
-
-  lastContactMs(): number {
-    return 0;
-  }
-
-  members(): Promise<ServerMember[]> {
-    return Promise.resolve([this.self]);
-  }
+/**
+ * The view of a cluster this server has not joined yet (its listener is not bound): no leader
+ * known (the headers say so rather than fail), and `self` and `members()` fail with
+ * ERR_RPC_UNAVAILABLE. Once `joined()` answers a view, every call goes to it.
+ */
+export function viewOnceJoined(joined: () => ClusterView | undefined): ClusterView {
+  const current = (): ClusterView => {
+    const view = joined();
+    if (!view) throw new BerthError("ERR_RPC_UNAVAILABLE", "the server is still starting");
+    return view;
+  };
+  return {
+    get self() {
+      return current().self;
+    },
+    leader: () => joined()?.leader() ?? null,
+    lastContactMs: () => joined()?.lastContactMs() ?? 0,
+    members: () => current().members(),
+  };
 }

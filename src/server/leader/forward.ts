@@ -16,7 +16,7 @@ import type { Logger } from "../../internal/log.js";
 import type { CallOptions } from "../../internal/rpc/peer.js";
 import type { ServerTls } from "../../internal/tls.js";
 import type { NodeConnections, RemoteNodes } from "../clientconn/connections.js";
-import { readJson, sendError } from "../http/respond.js";
+import { readJson, sendError } from "../wire/http_io.js";
 import type { NodeDirectory, PrefixMirror } from "./directory.js";
 import { parseMember } from "./keys.js";
 import { peerRefusal, postToPeer } from "./peer_http.js";

@@ -22,7 +22,7 @@ import { isObject } from "../../structs/json_check.js";
 import type { Logger } from "../../internal/log.js";
 import type { ServerTls } from "../../internal/tls.js";
 import type { JobScheduler } from "../deps.js";
-import { readJson, sendError } from "../http/respond.js";
+import { readJson, sendError } from "../wire/http_io.js";
 import type { EvalOptions, EvalResult } from "../scheduler/evaluate_in.js";
 import { awaitIndex, type IndexedStore } from "./await_index.js";
 import { peerRefusal, postToPeer } from "./peer_http.js";

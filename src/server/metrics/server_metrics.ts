@@ -41,11 +41,45 @@ const USAGE_FIGURES: [UsageField, string, string][] = [
 /** Registers the server's gauges and their collector; returns the function that removes it. */
 export function registerServerMetrics(t: Telemetry, src: ServerMetricSources): () => void {
   const index = t.gauge(["server", "state", "index"], "The state store's latest write index.", []);
+  const plugins = pluginGauges(t);
+  const claims = claimGauges(t);
+  const usage = usageGauges(t);
+  const followups = t.gauge(
+    ["server", "scheduler", "followups_armed"],
+    "Delayed evaluations (reschedules) waiting for their time.",
+    [],
+  );
+  return t.collect(() => {
+    index.set({}, src.store.index());
+    plugins(src.store.listPlugins());
+    const census = src.census();
+    claims(census);
+    usage(census);
+    followups.set({}, src.followupsArmed());
+  });
+}
+
+type PluginSummary = ReturnType<ServerMetricSources["store"]["listPlugins"]>[number];
+
+/** The plugin instance gauges, by plugin; returns their update from the plugin summaries. */
+function pluginGauges(t: Telemetry): (plugins: readonly PluginSummary[]) => void {
   const plugin = (name: string, help: string) => t.gauge(["server", "plugin", name], help, ["plugin_id"]);
   const ctlHealthy = plugin("controllers_healthy", "Healthy controller instances of the CSI plugin.");
   const ctlExpected = plugin("controllers_expected", "Controller instances the plugin's jobs expect.");
   const nodesHealthy = plugin("nodes_healthy", "Healthy node instances of the CSI plugin.");
   const nodesExpected = plugin("nodes_expected", "Node instances the plugin's jobs expect.");
+  return (plugins) => {
+    const byPlugin = (f: (p: PluginSummary) => number) =>
+      plugins.map((p): [{ plugin_id: string }, number] => [{ plugin_id: p.ID }, f(p)]);
+    ctlHealthy.replace(byPlugin((p) => p.ControllersHealthy));
+    ctlExpected.replace(byPlugin((p) => p.ControllersExpected));
+    nodesHealthy.replace(byPlugin((p) => p.NodesHealthy));
+    nodesExpected.replace(byPlugin((p) => p.NodesExpected));
+  };
+}
+
+/** The claim and release gauges; returns their update from the volumewatcher's census. */
+function claimGauges(t: Telemetry): (c: CensusSnapshot) => void {
   const claims = t.gauge(["server", "volume", "claims"], "Live CSI volume claims, by mode.", ["mode"]);
   const pending = t.gauge(
     ["server", "volume", "releases_pending"],
@@ -62,6 +96,19 @@ export function registerServerMetrics(t: Telemetry, src: ServerMetricSources): (
     "Seconds since this server first saw the oldest release still pending.",
     [],
   );
+  return (c) => {
+    claims.replace([
+      [{ mode: "read" }, c.claims.read],
+      [{ mode: "write" }, c.claims.write],
+    ]);
+    pending.replace([...c.pendingByState].map(([state, n]): [{ state: string }, number] => [{ state }, n]));
+    failing.replace([...c.failingByStep].map(([step, n]): [{ step: string }, number] => [{ step }, n]));
+    oldest.set({}, c.oldestPendingSeconds);
+  };
+}
+
+/** The volume usage gauges, by volume and node; returns their update from the census. */
+function usageGauges(t: Telemetry): (c: CensusSnapshot) => void {
   const usageLabels = ["namespace", "volume_id", "plugin_id", "node_id"] as const;
   const usage = USAGE_FIGURES.map(
     ([field, name, help]) =>
@@ -72,34 +119,13 @@ export function registerServerMetrics(t: Telemetry, src: ServerMetricSources): (
     "1 when the volume's node plugin (NodeGetVolumeStats) or controller plugin (ControllerGetVolume) reports its condition abnormal.",
     usageLabels,
   );
-  const followups = t.gauge(
-    ["server", "scheduler", "followups_armed"],
-    "Delayed evaluations (reschedules) waiting for their time.",
-    [],
-  );
-  return t.collect(() => {
-    index.set({}, src.store.index());
-    const plugins = src.store.listPlugins();
-    const byPlugin = (f: (p: (typeof plugins)[number]) => number) =>
-      plugins.map((p): [{ plugin_id: string }, number] => [{ plugin_id: p.ID }, f(p)]);
-    ctlHealthy.replace(byPlugin((p) => p.ControllersHealthy));
-    ctlExpected.replace(byPlugin((p) => p.ControllersExpected));
-    nodesHealthy.replace(byPlugin((p) => p.NodesHealthy));
-    nodesExpected.replace(byPlugin((p) => p.NodesExpected));
-    const c = src.census();
-    claims.replace([
-      [{ mode: "read" }, c.claims.read],
-      [{ mode: "write" }, c.claims.write],
-    ]);
-    pending.replace([...c.pendingByState].map(([state, n]): [{ state: string }, number] => [{ state }, n]));
-    failing.replace([...c.failingByStep].map(([step, n]): [{ step: string }, number] => [{ step }, n]));
-    oldest.set({}, c.oldestPendingSeconds);
-    const labelsOf = (u: VolumeUsageFigures): UsageLabels => ({
-      namespace: u.namespace,
-      volume_id: u.volumeId,
-      plugin_id: u.pluginId,
-      node_id: u.nodeId,
-    });
+  const labelsOf = (u: VolumeUsageFigures): UsageLabels => ({
+    namespace: u.namespace,
+    volume_id: u.volumeId,
+    plugin_id: u.pluginId,
+    node_id: u.nodeId,
+  });
+  return (c) => {
     for (const [field, gauge] of usage) {
       gauge.replace(
         c.usage.flatMap((u): [UsageLabels, number][] => {
@@ -113,6 +139,5 @@ export function registerServerMetrics(t: Telemetry, src: ServerMetricSources): (
         u.abnormal === undefined ? [] : [[labelsOf(u), u.abnormal ? 1 : 0]],
       ),
     );
-    followups.set({}, src.followupsArmed());
-  });
+  };
 }

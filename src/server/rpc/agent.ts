@@ -24,29 +24,20 @@ import type { IncomingMessage, Server as HttpServer } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import { BerthError, isBerthError, validationError } from "../../structs/errors.js";
+import { BerthError, isBerthError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import type { ClientMethods, ServerMethods } from "../../structs/rpc.js";
 import type { Logger } from "../../internal/log.js";
 import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
-import type { ClaimEndpoint } from "./claim.js";
-import type { NodeEndpoint } from "./node.js";
-import type { VolumeUsageEndpoint } from "./volume_usage.js";
+import { NodeBinding, serveBoundCalls, type AgentEndpoints, type AgentPeer } from "./agent_conn.js";
 import { DEFAULT_NODE_AUTH_LIMITS, NodeAuthLimiter, type NodeAuthLimits } from "./node_auth_limit.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
 
-export interface AgentEndpoints {
-  node: NodeEndpoint;
-  claim: ClaimEndpoint;
-  /** CSIVolume.UpdateUsage; absent: the method is not served (refused as unknown). */
-  usage?: VolumeUsageEndpoint;
-}
-
 export class AgentRpcServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024 * 1024 });
-  private readonly peers = new Set<RpcPeer<ServerMethods, ClientMethods>>();
+  private readonly peers = new Set<AgentPeer>();
   private readonly authLimiter: NodeAuthLimiter;
   private sweep: NodeJS.Timeout | undefined;
 
@@ -118,115 +109,67 @@ export class AgentRpcServer {
   }
 
   private accept(ws: WebSocket, addr: string): void {
-    const peer = new RpcPeer<ServerMethods, ClientMethods>(ws, this.log);
+    const peer: AgentPeer = new RpcPeer<ServerMethods, ClientMethods>(ws, this.log);
     this.peers.add(peer);
-    let nodeId: string | undefined;
-    let registering = false;
-    /**
-     * The request names the node this connection registered. A peer's body is untrusted: a
-     * missing body or NodeID is the peer's error (ERR_VALIDATION), never a TypeError here.
-     */
-    const bound = (req: unknown): void => {
-      const requested = isObject(req) ? req.NodeID : undefined;
-      if (typeof requested !== "string") throw validationError("NodeID", "must be a node ID string");
-      if (nodeId === undefined) {
-        throw new BerthError(
-          "ERR_PERMISSION_DENIED",
-          "this connection has not registered a node (call Node.Register first)",
-        );
-      }
-      if (requested !== nodeId) {
-        throw new BerthError(
-          "ERR_PERMISSION_DENIED",
-          `this connection belongs to node ${nodeId}, not ${requested}`,
-        );
-      }
-    };
-    const { node, claim } = this.endpoints;
-    peer.handle("Node.Register", async (req) => {
-      const id = isObject(req) && isObject(req.Node) ? req.Node.ID : undefined;
-      if (nodeId !== undefined && id !== nodeId) bound({ NodeID: String(id) });
-      const wait = this.authLimiter.retryAfterMs(addr);
-      if (wait > 0) {
-        setImmediate(() => peer.close());
-        throw new BerthError(
-          "ERR_TOO_MANY_CONNECTIONS",
-          `too many failed node authentications from ${addr}; retry in ${Math.ceil(wait / 1000)} s`,
-        );
-      }
-      // One registration at a time: the connection binds to the node whose registration succeeds,
-      // so a second one racing it could not be told apart afterwards.
-      if (registering) {
-        throw new BerthError("ERR_CONFLICT", "a Node.Register is already in progress on this connection");
-      }
-      registering = true;
-      let resp;
-      try {
-        resp = await node.register(req);
-      } catch (err) {
-        if (isBerthError(err) && err.code === "ERR_PERMISSION_DENIED") {
-          this.authLimiter.failed(addr);
-          this.log.warn("node registration refused: the node did not prove its identity", {
-            node: typeof id === "string" ? id : undefined,
-            client: addr,
-            reason: err.message,
-          });
-          // After the answer has gone out (the peer sends it when this handler settles).
-          setImmediate(() => peer.close());
-        }
-        throw err;
-      } finally {
-        registering = false;
-      }
-      if (nodeId === undefined && typeof id === "string") {
-        nodeId = id;
-        this.conns.add(nodeId, peer);
-      }
-      return resp;
-    });
-    peer.handle("Node.Heartbeat", async (req) => {
-      bound(req);
-      return node.heartbeat(req);
-    });
-    peer.handle("Node.UpdateFingerprint", async (req) => {
-      bound(req);
-      return node.updateFingerprint(req);
-    });
-    peer.handle("Node.GetAllocs", async (req, signal) => {
-      bound(req);
-      return node.getAllocs(req, signal);
-    });
-    peer.handle("Node.UpdateAllocs", async (req) => {
-      bound(req);
-      return node.updateAllocs(req);
-    });
-    peer.handle("CSIVolume.GetForNode", async (req) => {
-      bound(req);
-      return claim.getForNode(req);
-    });
-    peer.handle("CSIVolume.Claim", async (req, signal) => {
-      bound(req);
-      return claim.claim(req, signal);
-    });
-    peer.handle("CSIVolume.Unpublish", async (req, signal) => {
-      bound(req);
-      return claim.unpublish(req, signal);
-    });
-    peer.handle("CSIVolume.ReleaseProgress", async (req) => {
-      bound(req);
-      return claim.reportReleaseProgress(req);
-    });
-    const { usage } = this.endpoints;
-    if (usage) {
-      peer.handle("CSIVolume.UpdateUsage", async (req) => {
-        bound(req);
-        return usage.update(req);
-      });
-    }
+    const binding = new NodeBinding();
+    peer.handle("Node.Register", (req) => this.register(peer, binding, addr, req));
+    serveBoundCalls(peer, binding, this.endpoints);
     peer.onClosed(() => {
       this.peers.delete(peer);
-      if (nodeId !== undefined) this.conns.remove(nodeId, peer);
+      if (binding.nodeId !== undefined) this.conns.remove(binding.nodeId, peer);
     });
+  }
+
+  /**
+   * Node.Register, the connection's handshake: refused while `addr` is over its failed
+   * authentications, one at a time per connection; a refused identity counts against `addr` and
+   * closes the connection once the answer is out; the first success binds the connection.
+   */
+  private async register(
+    peer: AgentPeer,
+    binding: NodeBinding,
+    addr: string,
+    req: ServerMethods["Node.Register"][0],
+  ): Promise<ServerMethods["Node.Register"][1]> {
+    const id = isObject(req) && isObject(req.Node) ? req.Node.ID : undefined;
+    if (binding.nodeId !== undefined && id !== binding.nodeId) binding.check({ NodeID: String(id) });
+    const wait = this.authLimiter.retryAfterMs(addr);
+    if (wait > 0) {
+      setImmediate(() => peer.close());
+      throw new BerthError(
+        "ERR_TOO_MANY_CONNECTIONS",
+        `too many failed node authentications from ${addr}; retry in ${Math.ceil(wait / 1000)} s`,
+      );
+    }
+    // One registration at a time: the connection binds to the node whose registration succeeds,
+    // so a second one racing it could not be told apart afterwards.
+    if (binding.registering) {
+      throw new BerthError("ERR_CONFLICT", "a Node.Register is already in progress on this connection");
+    }
+    binding.registering = true;
+    let resp;
+    try {
+      resp = await this.endpoints.node.register(req);
+    } catch (err) {
+      if (isBerthError(err) && err.code === "ERR_PERMISSION_DENIED") {
+        this.authLimiter.failed(addr);
+        this.log.warn("node registration refused: the node did not prove its identity", {
+          node: typeof id === "string" ? id : undefined,
+          client: addr,
+          reason: err.message,
+        });
+        // After the answer has gone out (the peer sends it when this handler settles).
+        setImmediate(() => peer.close());
+      }
+      throw err;
+    } finally {
+      binding.registering = false;
+    }
+    if (binding.nodeId === undefined && typeof id === "string") {
+      binding.nodeId = id;
+      this.conns.add(id, peer);
+    }
+    return resp;
   }
 }
 

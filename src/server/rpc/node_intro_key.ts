@@ -62,11 +62,11 @@ function loadOrCreate(file: string): Buffer {
   return key;
 }
 
-/** The server's node introduction, from its options (server.ts); `clusterSecret` only on etcd. */
+/** The server's node introduction, from its options; `clusterSecret` only on etcd (cluster_mode.ts). */
 export function nodeIntroOf(
-  opts: { dataDir: string | null; etcd?: unknown; intro?: Partial<IntroSettings> },
-  clusterSecret: () => string | undefined,
+  opts: { dataDir: string | null; intro?: Partial<IntroSettings> },
+  clusterSecret: (() => string | undefined) | undefined,
 ): NodeIntroTokens {
-  const key = introSigningKey(opts.dataDir, opts.etcd ? clusterSecret : undefined);
+  const key = introSigningKey(opts.dataDir, clusterSecret);
   return new NodeIntroTokens(key, { ...DEFAULT_INTRO_SETTINGS, ...opts.intro });
 }

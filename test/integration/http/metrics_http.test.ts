@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Server, type ServerOptions } from "../../../src/server/server.js";
+import { Server } from "../../../src/server/server.js";
+import type { ServerOptions } from "../../../src/server/server_options.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Telemetry, type TelemetrySettings } from "../../../src/internal/metrics/telemetry.js";
 import { decodeGo } from "../../nomadapi/go_decode.js";

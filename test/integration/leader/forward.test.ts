@@ -25,7 +25,8 @@ after(async () => {
   await etcd?.stop();
 });
 
-const connsOf = (s: Server) => (s as unknown as { conns: NodeConnections }).conns;
+// The node connections of the parts a started server holds (server.ts `running`).
+const connsOf = (s: Server) => (s as unknown as { running: { conns: NodeConnections } }).running.conns;
 
 test(
   "a node call is forwarded to the server holding the node's connection; a forward without the secret is refused",

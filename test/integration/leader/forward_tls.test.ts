@@ -39,7 +39,8 @@ after(async () => {
   await etcd?.stop();
 });
 
-const connsOf = (s: Server) => (s as unknown as { conns: NodeConnections }).conns;
+// The node connections of the parts a started server holds (server.ts `running`).
+const connsOf = (s: Server) => (s as unknown as { running: { conns: NodeConnections } }).running.conns;
 
 function post(
   base: string,

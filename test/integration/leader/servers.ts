@@ -1,5 +1,6 @@
 /** Servers sharing one etcd (state and coordination) for the leader tests, and HTTP helpers. */
-import { Server, type ServerOptions } from "../../../src/server/server.js";
+import { Server } from "../../../src/server/server.js";
+import type { ServerOptions } from "../../../src/server/server_options.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { eventually } from "../../helpers/agent_process.js";
 

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { Server } from "../../../src/server/server.js";
 import { nullLogger, type Logger } from "../../../src/internal/log.js";
-import { MAX_BODY_BYTES } from "../../../src/server/http/body_limit.js";
+import { MAX_BODY_BYTES } from "../../../src/server/wire/body_limit.js";
 
 async function start(
   t: { after(fn: () => unknown): void },

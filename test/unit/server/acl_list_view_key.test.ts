@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { nsFilter } from "../../../src/server/acl/guards.js";
-import type { Ctx, HttpEndpoints } from "../../../src/server/http/context.js";
+import type { Ctx, HttpEndpoints } from "../../../src/server/request_ctx.js";
 import type { Table } from "../../../src/server/state/store.js";
 import { Acl } from "../../../src/structs/acl.js";
 import type { ACLToken } from "../../../src/structs/acl_records.js";

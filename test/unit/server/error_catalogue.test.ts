@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { ERROR_CODES, isClaimRetryable, isRetryable, type ErrorCode } from "../../../src/structs/errors.js";
-import { statusOf } from "../../../src/server/http/status_map.js";
+import { statusOf } from "../../../src/server/wire/status_map.js";
 
 interface Row {
   code: string;

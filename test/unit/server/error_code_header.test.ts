@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { ApiClient, ApiError } from "../../../src/api/index.js";
-import { ERROR_CODE_HEADER, sendError } from "../../../src/server/http/respond.js";
+import { ERROR_CODE_HEADER, sendError } from "../../../src/server/wire/http_io.js";
 import { BerthError } from "../../../src/structs/errors.js";
 
 test("an error answer carries its code in a header; the client exposes it", async () => {

@@ -9,8 +9,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { nullLogger } from "../../../src/internal/log.js";
 import { createApiHandler } from "../../../src/server/http/api.js";
-import type { HttpEndpoints } from "../../../src/server/http/context.js";
-import { ERROR_CODE_HEADER } from "../../../src/server/http/respond.js";
+import type { HttpEndpoints } from "../../../src/server/request_ctx.js";
+import { ERROR_CODE_HEADER } from "../../../src/server/wire/http_io.js";
 
 async function withRouter(fn: (address: string) => Promise<void>): Promise<void> {
   // No route below reaches an endpoint, so none is needed.

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ERROR_CODES, type ErrorCode } from "../../../src/structs/errors.js";
-import { HTTP_STATUS, statusOf } from "../../../src/server/http/status_map.js";
+import { HTTP_STATUS, statusOf } from "../../../src/server/wire/status_map.js";
 
 const EXPECTED: Record<number, ErrorCode[]> = {
   400: [

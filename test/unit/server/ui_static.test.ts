@@ -12,8 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { nullLogger } from "../../../src/internal/log.js";
 import { createApiHandler } from "../../../src/server/http/api.js";
-import type { Ctx, HttpEndpoints, Route } from "../../../src/server/http/context.js";
-import { ERROR_CODE_HEADER, sendError } from "../../../src/server/http/respond.js";
+import type { Ctx, HttpEndpoints, Route } from "../../../src/server/request_ctx.js";
+import { ERROR_CODE_HEADER, sendError } from "../../../src/server/wire/http_io.js";
 import { DEFAULT_UI_DIR, UI_CSP, uiRoutes } from "../../../src/server/http/ui_static.js";
 
 async function withServer(

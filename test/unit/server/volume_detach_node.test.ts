@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { SqliteStateStore } from "../../../src/server/state/local/sqlite_store.js";
 import { resolveNode } from "../../../src/server/rpc/volume_detach.js";
-import { statusOf } from "../../../src/server/http/status_map.js";
+import { statusOf } from "../../../src/server/wire/status_map.js";
 import { BerthError } from "../../../src/structs/errors.js";
 import { makeNode } from "../../builders/node.js";
 

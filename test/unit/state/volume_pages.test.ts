@@ -15,7 +15,7 @@ import {
   nodePageFromStore,
   volumePageFromStore,
 } from "../../../src/server/http/list_store_pages.js";
-import { jobStub, nodeStub, volumeStub } from "../../../src/server/http/stubs.js";
+import { jobStub, nodeStub, volumeStub } from "../../../src/server/views/stubs.js";
 import { plainJob } from "../../builders/job.js";
 import type { CSIVolume } from "../../../src/structs/volume.js";
 import { makeNode } from "../../builders/node.js";

@@ -1,22 +1,26 @@
-/** What a route handler gets; handlers answer through respond.ts and may throw coded errors. */
+/**
+ * What an API route handler gets (`Ctx`) and the endpoints it may call (`HttpEndpoints`); the ACL
+ * guards and the event stream take them too. Handlers answer through http/respond.ts and
+ * wire/http_io.ts and may throw coded errors.
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { validationError } from "../../structs/errors.js";
-import { checkId } from "../../structs/ids.js";
-import { checkJobId } from "../../structs/job_ids.js";
-import type { DeploymentEndpoint } from "../deploymentwatcher/endpoint.js";
-import type { AllocEndpoint } from "../rpc/alloc.js";
-import type { AllocOps } from "../rpc/alloc_ops.js";
-import type { JobEndpoint } from "../rpc/job.js";
-import type { JobLaunchEndpoint } from "../rpc/job_launch.js";
-import type { NamespaceEndpoint } from "../rpc/namespace.js";
-import type { NodeEndpoint } from "../rpc/node.js";
-import type { PluginEndpoint } from "../rpc/plugin.js";
-import type { VolumeEndpoint } from "../rpc/volume.js";
-import type { StateStore } from "../state/store.js";
-import type { AclEndpoint, Identity } from "../acl/endpoint.js";
-import type { EventBroker } from "../events/broker.js";
-import type { Telemetry } from "../../internal/metrics/telemetry.js";
-import type { ClusterView } from "../leader/cluster_view.js";
+import { validationError } from "../structs/errors.js";
+import { checkId } from "../structs/ids.js";
+import { checkJobId } from "../structs/job_ids.js";
+import type { DeploymentEndpoint } from "./deploymentwatcher/endpoint.js";
+import type { AllocEndpoint } from "./rpc/alloc.js";
+import type { AllocOps } from "./rpc/alloc_ops.js";
+import type { JobEndpoint } from "./rpc/job.js";
+import type { JobLaunchEndpoint } from "./rpc/job_launch.js";
+import type { NamespaceEndpoint } from "./rpc/namespace.js";
+import type { NodeEndpoint } from "./rpc/node.js";
+import type { PluginEndpoint } from "./rpc/plugin.js";
+import type { VolumeEndpoint } from "./rpc/volume.js";
+import type { StateStore } from "./state/store.js";
+import type { AclEndpoint, Identity } from "./acl/endpoint.js";
+import type { EventBroker } from "./events/broker.js";
+import type { Telemetry } from "../internal/metrics/telemetry.js";
+import type { ClusterView } from "./leader/cluster_view.js";
 
 export interface HttpEndpoints {
   store: StateStore;
