@@ -86,7 +86,13 @@ test("a heartbeat that brings a down node back writes its status and wakes a blo
   const server = await startServer(t);
   const base = server.httpAddress;
   const peer = await registered(base, "n2", t);
-  // Silent past its TTL: the server marks it down (a status change: a write).
+  // No heartbeat past its TTL: the server marks it down (a status change: a write). Other calls
+  // keep its connection heard meanwhile (an agent whose heartbeats are late, not a dead one): a
+  // connection silent for a whole TTL is dropped (rpc/agent.ts), which races the heartbeat below.
+  const keepHeard = setInterval(() => {
+    peer.call("Node.GetAllocs", { NodeID: "n2", MinIndex: 0, WaitMs: 0 }).catch(() => undefined);
+  }, TTL_MS / 8);
+  t.after(() => clearInterval(keepHeard));
   await until("the node to be marked down", async () => (await nodeState(base, "n2")).status === "down");
   const down = await nodeState(base, "n2");
   // A reader blocked on this node at the index of its down record.
