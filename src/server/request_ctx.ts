@@ -3,6 +3,7 @@
  * guards and the event stream take them too. Handlers answer through http/respond.ts and
  * wire/http_io.ts and may throw coded errors.
  */
+import type { AgentInfo } from "./agent_info.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../structs/errors.js";
 import { checkId } from "../structs/ids.js";
@@ -42,6 +43,8 @@ export interface HttpEndpoints {
   telemetry?: Telemetry;
   /** The servers and their leader (status routes, X-Nomad-KnownLeader); absent in bare tests. */
   cluster?: ClusterView;
+  /** The agent this server runs in (`/v1/agent/self|health`); absent for a bare server. */
+  agent?: AgentInfo;
 }
 
 export interface Ctx {

@@ -1,4 +1,5 @@
 /** What a server is started with (server.ts); the agent maps its flags and config file onto it. */
+import type { AgentInfo } from "./agent_info.js";
 import type { Logger } from "../internal/log.js";
 import type { Telemetry } from "../internal/metrics/telemetry.js";
 import type { ServerTls } from "../internal/tls.js";
@@ -65,6 +66,8 @@ export interface ServerOptions {
   member?: MemberOptions;
   /** `client_introduction`: node introduction tokens (rpc/node_intro.ts); Nomad's defaults. */
   intro?: Partial<IntroSettings>;
+  /** What the agent says of itself on `/v1/agent/self` and `/v1/agent/health` (agent_info.ts). */
+  agentInfo?: AgentInfo;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;

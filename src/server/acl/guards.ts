@@ -133,6 +133,9 @@ function level(rule: string, lvl: string, allowed: (acl: Acl) => boolean): Guard
 export function node(lvl: Level): Guard {
   return level("node", lvl, (a) => (lvl === "read" ? a.allowNodeRead() : a.allowNodeWrite()));
 }
+export function agent(lvl: "read"): Guard {
+  return level("agent", lvl, (a) => a.allowAgentRead());
+}
 export function operator(lvl: Level): Guard {
   return level("operator", lvl, (a) => (lvl === "read" ? a.allowOperatorRead() : a.allowOperatorWrite()));
 }

@@ -29,6 +29,8 @@ import * as jobPlan from "./routes_job_plan.js";
 import * as namespaces from "./routes_namespaces.js";
 import * as acl from "./routes_acl.js";
 import * as status from "./routes_status.js";
+import * as agent from "./routes_agent.js";
+import { jobSummary } from "./routes_job_summary.js";
 import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
@@ -59,6 +61,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
+  ["GET", "/v1/job/:id/summary", jobSummary, g.ns("read-job")],
   [["PUT", "POST"], "/v1/job/:id/dispatch", launch.dispatchJob, g.ns("dispatch-job")],
   // Nomad's Periodic.Force: dispatch-job or submit-job.
   [["PUT", "POST"], "/v1/job/:id/periodic/force", launch.forcePeriodic, g.ns("dispatch-job", "submit-job")],
@@ -189,6 +192,10 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/status/leader", status.statusLeader, g.own("none (anyone, as Nomad)")],
   ["GET", "/v1/status/peers", status.statusPeers, g.own("none (anyone, as Nomad)")],
   ["GET", "/v1/agent/members", status.agentMembers, g.node("read")],
+  // Nomad's health check needs no token (load balancers call it); self needs agent:read.
+  ["GET", "/v1/agent/health", agent.agentHealth, g.own("none (anyone, as Nomad)")],
+  ["GET", "/v1/agent/self", agent.agentSelf, g.agent("read")],
+  ["GET", "/v1/regions", agent.regions, g.own("none (anyone, as Nomad)")],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */
