@@ -31,6 +31,7 @@ import * as acl from "./routes_acl.js";
 import * as status from "./routes_status.js";
 import * as agent from "./routes_agent.js";
 import { jobSummary } from "./routes_job_summary.js";
+import { search } from "./routes_search.js";
 import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
@@ -196,6 +197,12 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/agent/health", agent.agentHealth, g.own("none (anyone, as Nomad)")],
   ["GET", "/v1/agent/self", agent.agentSelf, g.agent("read")],
   ["GET", "/v1/regions", agent.regions, g.own("none (anyone, as Nomad)")],
+  [
+    ["PUT", "POST"],
+    "/v1/search",
+    search,
+    g.own("per context: namespace read-job (volumes: csi-list-volume), node: read, plugin: list"),
+  ],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */

@@ -134,3 +134,58 @@ test("job summary: each group's allocs by status and what could not be placed (Q
   assert.ok(summary.json.ModifyIndex >= summary.json.CreateIndex);
   assert.equal((await get(base, "/v1/job/nope/summary", "text")).status, 404);
 });
+
+async function put(base: string, path: string, body: unknown): Promise<Response> {
+  return fetch(base + path, {
+    method: "PUT",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+test("prefix search: matches per context in ID order, at most 20 with a truncation flag; bad input is a 400", async (t) => {
+  const base = await start(t);
+  for (let i = 0; i < 22; i++) {
+    const id = `api-${String(i).padStart(2, "0")}`;
+    const res = await put(base, "/v1/jobs", {
+      Job: {
+        ID: id,
+        TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "exec", Config: { command: "/bin/true" } }] }],
+      },
+    });
+    assert.equal(res.status, 200, await res.text());
+  }
+  await put(base, "/v1/jobs", {
+    Job: {
+      ID: "web",
+      TaskGroups: [{ Name: "g", Tasks: [{ Name: "t", Driver: "exec", Config: { command: "/bin/true" } }] }],
+    },
+  });
+  const jobs = (await (await put(base, "/v1/search", { Prefix: "api-", Context: "jobs" })).json()) as {
+    Matches: Record<string, string[]>;
+    Truncations: Record<string, boolean>;
+  };
+  assert.equal(jobs.Matches.jobs!.length, 20);
+  assert.equal(jobs.Matches.jobs![0], "api-00");
+  assert.equal(jobs.Truncations.jobs, true);
+  const all = (await (await put(base, "/v1/search", { Prefix: "we", Context: "all" })).json()) as {
+    Matches: Record<string, string[]>;
+    Truncations: Record<string, boolean>;
+  };
+  assert.deepEqual(all.Matches.jobs, ["web"]);
+  assert.deepEqual(all.Matches.nodes, []);
+  assert.equal(all.Truncations.jobs, false);
+  assert.ok("namespaces" in all.Matches && "evals" in all.Matches && "volumes" in all.Matches);
+  // Evaluations by the prefix of their ID, as the CLI resolves short IDs.
+  const evalId = ((await (await fetch(`${base}/v1/job/web/evaluations`)).json()) as { ID: string }[])[0]!.ID;
+  const evals = (await (
+    await put(base, "/v1/search", { Prefix: evalId.slice(0, 6), Context: "evals" })
+  ).json()) as {
+    Matches: Record<string, string[]>;
+  };
+  assert.ok(evals.Matches.evals!.includes(evalId));
+  const bad = await put(base, "/v1/search", { Prefix: "a", Context: "volume" });
+  assert.equal(bad.status, 400);
+  assert.match(await bad.text(), /Context: must be one of all, jobs/);
+  assert.equal((await put(base, "/v1/search", { Context: "jobs" })).status, 400);
+});
