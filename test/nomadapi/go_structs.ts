@@ -691,6 +691,53 @@ export const GO_STRUCTS: Record<string, GoStructField[]> = {
     { name: "VariableFlags", type: "map[string]string" },
     { name: "Variables", type: "string" },
   ],
+  // api/tasks.go: GET /v1/client/allocation/:id/stats.
+  AllocResourceUsage: [
+    { name: "ResourceUsage", type: "*ResourceUsage" },
+    { name: "Tasks", type: "map[string]*TaskResourceUsage" },
+    { name: "Timestamp", type: "int64" },
+  ],
+  TaskResourceUsage: [
+    { name: "ResourceUsage", type: "*ResourceUsage" },
+    { name: "Timestamp", type: "int64" },
+    { name: "Pids", type: "map[string]*ResourceUsage" },
+  ],
+  ResourceUsage: [
+    { name: "MemoryStats", type: "*MemoryStats" },
+    { name: "CpuStats", type: "*CpuStats" },
+    { name: "DeviceStats", type: "[]*DeviceGroupStats" },
+  ],
+  MemoryStats: [
+    { name: "RSS", type: "uint64" },
+    { name: "Cache", type: "uint64" },
+    { name: "Swap", type: "uint64" },
+    { name: "Usage", type: "uint64" },
+    { name: "MaxUsage", type: "uint64" },
+    { name: "KernelUsage", type: "uint64" },
+    { name: "KernelMaxUsage", type: "uint64" },
+    { name: "Measured", type: "[]string" },
+  ],
+  CpuStats: [
+    { name: "SystemMode", type: "float64" },
+    { name: "UserMode", type: "float64" },
+    { name: "TotalTicks", type: "float64" },
+    { name: "ThrottledPeriods", type: "uint64" },
+    { name: "ThrottledTime", type: "uint64" },
+    { name: "Percent", type: "float64" },
+    { name: "Measured", type: "[]string" },
+  ],
+  // api/nodes.go; InstanceStats (map[string]*DeviceStats) left out: berth reports no devices.
+  DeviceGroupStats: [
+    { name: "Vendor", type: "string" },
+    { name: "Type", type: "string" },
+    { name: "Name", type: "string" },
+  ],
+  // api/search.go: PUT /v1/search (contexts.Context is a string).
+  SearchResponse: [
+    { name: "Matches", type: "map[string][]string" },
+    { name: "Truncations", type: "map[string]bool" },
+    { embed: "QueryMeta" },
+  ],
   JobSummary: [
     { name: "JobID", type: "string" },
     { name: "Namespace", type: "string" },

@@ -142,5 +142,5 @@ export const search: Route = async (ctx, api) => {
     matches[c] = found.slice(0, SEARCH_LIMIT);
     truncations[c] = found.length > SEARCH_LIMIT;
   }
-  sendJson(ctx.res, { Matches: matches, Truncations: truncations, Index: api.store.index() });
+  sendJson(ctx.res, { Matches: matches, Truncations: truncations }, api.store.index());
 };

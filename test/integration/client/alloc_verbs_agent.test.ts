@@ -19,6 +19,7 @@ import {
   logTail,
   runCli,
 } from "../../helpers/agent_process.js";
+import { decodeGo } from "../../nomadapi/go_decode.js";
 
 let dir: string;
 let agent: AgentProcess;
@@ -247,6 +248,7 @@ test("alloc status -stats and /v1/client/allocation/:id/stats: what each task us
       Tasks: Record<string, { ResourceUsage: Usage; Timestamp: number }>;
       Timestamp: number;
     }>(addr, `/v1/client/allocation/${id}/stats`);
+    decodeGo(stats, "AllocResourceUsage");
     const spin = stats.Tasks.spin!.ResourceUsage;
     const idle = stats.Tasks.idle!.ResourceUsage;
     // A busy loop: a good share of a core even on a loaded machine; a sleep: next to nothing.

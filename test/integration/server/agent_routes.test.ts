@@ -2,13 +2,15 @@
  * Issue 32: the agent routes operators' tools call, through a real in-process server's HTTP API:
  * `/v1/agent/health` (a load balancer's check: 200 while healthy, 500 with Nomad's JSON when a
  * part is not, `?type=`), `/v1/agent/self`, `/v1/regions`, and `/v1/job/:id/summary` (Nomad's
- * JobSummary: allocs by status per group, what could not be placed as Queued, children).
+ * JobSummary: allocs by status per group, what could not be placed as Queued, children), and
+ * `/v1/search`; the answers decode strictly into Nomad's Go api structs (test/nomadapi).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { nullLogger } from "../../../src/internal/log.js";
 import type { AgentInfo } from "../../../src/server/agent_info.js";
 import { Server } from "../../../src/server/server.js";
+import { decodeGo } from "../../nomadapi/go_decode.js";
 
 async function start(t: { after(fn: () => unknown): void }, agentInfo?: AgentInfo): Promise<string> {
   const server = new Server({
@@ -118,6 +120,7 @@ test("job summary: each group's allocs by status and what could not be placed (Q
   // No node: nothing can be placed, every alloc is queued.
   const summary = await get(base, "/v1/job/web/summary", "summary");
   assert.equal(summary.status, 200);
+  decodeGo(summary.json, "JobSummary");
   assert.equal(summary.json.JobID, "web");
   assert.equal(summary.json.Namespace, "default");
   assert.deepEqual(summary.json.Summary.a, {
@@ -165,6 +168,7 @@ test("prefix search: matches per context in ID order, at most 20 with a truncati
     Matches: Record<string, string[]>;
     Truncations: Record<string, boolean>;
   };
+  decodeGo(jobs, "SearchResponse");
   assert.equal(jobs.Matches.jobs!.length, 20);
   assert.equal(jobs.Matches.jobs![0], "api-00");
   assert.equal(jobs.Truncations.jobs, true);
