@@ -18,7 +18,8 @@ export type ControllerOf = (
   signal: AbortSignal,
 ) => Promise<{ client: CsiClient; caps: CsiControllerCapabilities | null }>;
 
-export function registerStorageHandlers(
+/** CreateSnapshot, DeleteSnapshot, ListSnapshots. */
+function registerSnapshotHandlers(
   peer: ClientCsiPeer,
   controller: ControllerOf,
   log: Logger,
@@ -65,7 +66,15 @@ export function registerStorageHandlers(
     );
     return { Entries: res.entries.map(snapshotInfo), NextToken: res.nextToken };
   });
+}
 
+/** ControllerExpandVolume, ListVolumes, ControllerGetVolume. */
+function registerVolumeQueryHandlers(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
   peer.handle("ClientCSI.ControllerExpandVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "expandVolume", signal);
     const res = await client.controllerExpandVolume(
@@ -126,6 +135,16 @@ export function registerStorageHandlers(
       Condition: res.condition ? { Abnormal: res.condition.abnormal, Message: res.condition.message } : null,
     };
   });
+}
+
+export function registerStorageHandlers(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
+  registerSnapshotHandlers(peer, controller, log, timeoutMs);
+  registerVolumeQueryHandlers(peer, controller, log, timeoutMs);
 }
 
 function snapshotInfo(s: CsiSnapshot): SnapshotInfo {
