@@ -28,9 +28,15 @@ import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import { KeyedMutex } from "../../internal/keyed_mutex.js";
 import type { NodePluginHandle } from "./manager.js";
-import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
-import { expandOnNode, publishOnNode, publishedStub, stageOnNode, type NodeMountStep } from "./node_mount.js";
-import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";
+import { stagingKey, volumeKey, volumePaths } from "./paths.js";
+import {
+  expandOnNode,
+  publishOnNode,
+  publishedStub,
+  stageWithUndo,
+  type NodeMountStep,
+} from "./node_mount.js";
+import { unpublishOnNode, unstageOnNode } from "./node_release.js";
 import {
   holdsVolume,
   isMountPointOnHost,
@@ -172,25 +178,8 @@ export class VolumeManager {
       stages &&
       (forceStage || users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))
     ) {
-      await fs.mkdir(paths.hostStagingPath, { recursive: true });
-      try {
-        await stageOnNode(steps);
-      } catch (err) {
-        // Nobody else uses this staging: undo what the failed stage may have left.
-        if (users.size === 0) {
-          await unstageAfterFailedStage({
-            node,
-            plugin: req.plugin,
-            externalId: vol.ExternalID,
-            paths,
-            call: { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
-            policy: this.retry,
-            log,
-          });
-        }
-        throw err;
-      }
-      log.info("volume staged", { usage: usageKey(req.usage) });
+      // Nobody else uses this staging: a failed stage is undone.
+      await stageWithUndo(steps, users.size === 0, Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS));
     }
     this.unverified.delete(skey);
     users.add(req.allocId);
