@@ -188,23 +188,31 @@ export class VolumeManager {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
       await publishOnNode(steps, stages);
     } catch (err) {
-      // A failed (or timed-out) publish may have half-happened: release what this call may own.
-      // One short attempt: a plugin that is away or hung is not waited for here (under the
-      // volume's lock); the csi_hook's release of the claim unmounts again until it answers.
-      await this.releaseLocked(
-        node,
-        req.plugin,
-        unmountOf(req),
-        { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
-        false,
-      ).catch((cleanupErr: unknown) =>
-        log.warn("cleanup after failed publish failed", { error: cleanupErr }),
-      );
+      await this.cleanupFailedPublish(node, req, log);
       throw err;
     }
     log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
     const stub = publishedStub(req, paths, stages);
     return { source: paths.hostTargetPath, stub };
+  }
+
+  /**
+   * A failed (or timed-out) publish may have half-happened: release what this call may own. One
+   * short attempt: a plugin that is away or hung is not waited for here (under the volume's lock);
+   * the csi_hook's release of the claim unmounts again until it answers.
+   */
+  private async cleanupFailedPublish(
+    node: NodePluginHandle,
+    req: MountVolumeRequest,
+    log: Logger,
+  ): Promise<void> {
+    await this.releaseLocked(
+      node,
+      req.plugin,
+      unmountOf(req),
+      { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
+      false,
+    ).catch((cleanupErr: unknown) => log.warn("cleanup after failed publish failed", { error: cleanupErr }));
   }
 
   /**

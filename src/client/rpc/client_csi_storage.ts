@@ -68,8 +68,8 @@ function registerSnapshotHandlers(
   });
 }
 
-/** ControllerExpandVolume, ListVolumes, ControllerGetVolume. */
-function registerVolumeQueryHandlers(
+/** ControllerExpandVolume. */
+function registerExpandHandler(
   peer: ClientCsiPeer,
   controller: ControllerOf,
   log: Logger,
@@ -91,7 +91,10 @@ function registerVolumeQueryHandlers(
     log.info("volume expanded", { plugin: req.PluginID, externalId: req.ExternalVolumeID });
     return { CapacityBytes: res.capacityBytes, NodeExpansionRequired: res.nodeExpansionRequired };
   });
+}
 
+/** ListVolumes and ControllerGetVolume (the leader's condition poll). */
+function registerVolumeQueryHandlers(peer: ClientCsiPeer, controller: ControllerOf, timeoutMs: number): void {
   peer.handle("ClientCSI.ControllerListVolumes", async (req, signal) => {
     const { client } = await controller(req.PluginID, "listVolumes", signal);
     const res = await client.listVolumes(
@@ -144,7 +147,8 @@ export function registerStorageHandlers(
   timeoutMs: number,
 ): void {
   registerSnapshotHandlers(peer, controller, log, timeoutMs);
-  registerVolumeQueryHandlers(peer, controller, log, timeoutMs);
+  registerExpandHandler(peer, controller, log, timeoutMs);
+  registerVolumeQueryHandlers(peer, controller, timeoutMs);
 }
 
 function snapshotInfo(s: CsiSnapshot): SnapshotInfo {
