@@ -8,18 +8,14 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { sleep } from "../internal/abort.js";
-import type { Allocation } from "../structs/alloc.js";
 import { BerthError, isBerthError } from "../structs/errors.js";
 import type { DriverInfo, NodeResources } from "../structs/node.js";
 import type { CSIInfo } from "../structs/plugin.js";
 import { safeJoin } from "../structs/ids.js";
-import { AllocRunner } from "./allocrunner/alloc_runner.js";
-import { TaskRunner } from "./allocrunner/taskrunner/task_runner.js";
 import { AllocSync } from "./alloc_sync.js";
 import { AllocUpdateBatcher } from "./alloc_updates.js";
 import { CsiManager } from "./csimanager/manager.js";
 import { VolumeManager } from "./csimanager/volume_manager.js";
-import { probeOnce } from "./csimanager/probe_once.js";
 import type { VolumeStatsPoller } from "./csimanager/volume_stats.js";
 import { volumeStatsPoller } from "./volume_stats_wiring.js";
 import { KeyedMutex } from "../internal/keyed_mutex.js";
@@ -39,7 +35,7 @@ import { nodeVolumeAccess, type NodeVolumeAccess } from "./rpc/client_csi_node.j
 import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
-import type { AllocRunnerParts } from "./client_seams.js";
+import { runnerFactory, taskNodeOf } from "./runner_factory.js";
 import { csiClientFactory } from "./csi_metrics.js";
 import { leaseFile, NodeLease } from "./fence/node_lease.js";
 import { SelfFence } from "./fence/self_fence.js";
@@ -98,7 +94,54 @@ export class Client {
       seams.inMemoryState ? null : leaseFile(safeJoin(dataDir, "client")),
       log.child("lease"),
     );
+    await this.startDrivers();
+    const { registry, csi, locks, volumeManager } = this.csiParts(stateDb);
+    const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
+    const conn = new ServerConnection({
+      servers: this.opts.servers.length > 0 ? this.opts.servers : ["http://127.0.0.1:4646"],
+      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
+      log: log.child("rpc"),
+      installHandlers: (peer) =>
+        this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),
+      onConnect: (peer, signal) => this.register(peer, signal),
+      ...(seams.localAddress ? { localAddress: seams.localAddress } : {}),
+    });
+    this.conn = conn;
+    const reports = this.reports;
+    this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"), 100, () =>
+      reports?.next(),
+    );
+    const newRunner = runnerFactory({
+      ...{
+        opts: this.opts,
+        node: taskNodeOf(this.opts, this.nodeId, this.nodeName, this.attributes),
+        rpc: conn,
+        registry,
+        volumeManager,
+        stateDb,
+        pluginDirs,
+        log,
+      },
+      onUpdate: (u) => this.updates?.push(u),
+      driverFor: (name) => this.driverFor(name),
+    });
+    // A runner that throws is reported as a failed alloc, the error as its description.
+    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"), (alloc, err) =>
+      this.updates?.push({
+        ID: alloc.ID,
+        ClientStatus: "failed",
+        ClientDescription: `alloc runner failed: ${err.message}`,
+        TaskStates: alloc.TaskStates ?? {},
+      }),
+    );
+    for (const p of seams.plugins ?? []) registry.register(p);
+    this.run({ stateDb, registry, csi, locks, conn, sync: this.sync, lease: this.lease });
+  }
 
+  /** Fingerprints the drivers (none of its own under the seams' driverInfo) and watches their health. */
+  private async startDrivers(): Promise<void> {
+    const { log, dataDir } = this.opts;
+    const seams = this.opts.seams ?? {};
     const rawExec = new RawExecDriver({ enabled: this.opts.drivers?.rawExec?.enabled ?? false });
     Object.assign(this.driverInfo, seams.driverInfo);
     const docker = new DockerDriver({ ...this.opts.drivers?.docker, log: log.child("docker") });
@@ -112,7 +155,12 @@ export class Client {
     const fp = (seams.fingerprint ?? fingerprintNode)(this.driverInfo, dataDir, this.opts.resourceOverrides);
     this.attributes = fp.attributes;
     this.resources = fp.resources;
+  }
 
+  /** The plugin registry, the csimanager (reporting fingerprints) and the volume manager (restored). */
+  private csiParts(stateDb: StateDB) {
+    const { log } = this.opts;
+    const seams = this.opts.seams ?? {};
     const registry = new PluginRegistry(stateDb, log.child("dynamicplugins"));
     const csi = new CsiManager({
       registry,
@@ -134,88 +182,31 @@ export class Client {
       ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
     });
     volumeManager.restore(stateDb.listVolumeStubsInUse());
-    const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
+    return { registry, csi, locks, volumeManager };
+  }
 
-    const conn = new ServerConnection({
-      servers: this.opts.servers.length > 0 ? this.opts.servers : ["http://127.0.0.1:4646"],
-      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
-      log: log.child("rpc"),
-      installHandlers: (peer) =>
-        this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),
-      onConnect: (peer, signal) => this.register(peer, signal),
-      ...(seams.localAddress ? { localAddress: seams.localAddress } : {}),
-    });
-    this.conn = conn;
-    const reports = this.reports;
-    this.updates = new AllocUpdateBatcher(this.nodeId, conn, log.child("alloc_updates"), 100, () =>
-      reports?.next(),
-    );
-
-    const node = {
-      id: this.nodeId,
-      name: this.nodeName,
-      datacenter: this.opts.datacenter ?? "dc1",
-      nodeClass: this.opts.nodeClass ?? "",
-      attributes: this.attributes,
-      meta: this.opts.meta ?? {},
-      hostVolumes: this.opts.hostVolumes ?? {},
-    };
-    const parts = (alloc: Allocation): AllocRunnerParts => ({
-      ...{ alloc, dataDir, node, rpc: conn, registry, volumeManager, stateDb, pluginDirs },
-      log: log.child("alloc"),
-      onUpdate: (u) => this.updates?.push(u),
-      ...(this.opts.pluginWaitTimeoutMs === undefined
-        ? {}
-        : { pluginWaitTimeoutMs: this.opts.pluginWaitTimeoutMs }),
-      ...(this.opts.claimRetryDeadlineMs === undefined
-        ? {}
-        : { claimRetryDeadlineMs: this.opts.claimRetryDeadlineMs }),
-    });
-    const newRunner = (alloc: Allocation) =>
-      seams.allocRunnerFactory?.(parts(alloc)) ??
-      new AllocRunner({
-        ...parts(alloc),
-        newTaskRunner: ({ task, allocDir, hookResources, onStateChange, restoredState, initialEvents }) =>
-          new TaskRunner({
-            alloc,
-            task,
-            allocDir,
-            driver: this.driverFor(task.Driver),
-            hookResources,
-            pluginRegistrar: registry,
-            node,
-            dataDir,
-            log: log.child("task").child(task.Name),
-            onStateChange,
-            csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
-            handles: stateDb,
-            pluginDirs,
-            ...(this.opts.drivers?.taskUsers ? { taskUsers: this.opts.drivers.taskUsers } : {}),
-            ...(restoredState ? { restoredState } : {}),
-            ...(initialEvents ? { initialEvents } : {}),
-          }),
-      });
-    // A runner that throws is reported as a failed alloc, the error as its description.
-    this.sync = new AllocSync(this.nodeId, conn, newRunner, log.child("alloc_sync"), (alloc, err) =>
-      this.updates?.push({
-        ID: alloc.ID,
-        ClientStatus: "failed",
-        ClientDescription: `alloc runner failed: ${err.message}`,
-        TaskStates: alloc.TaskStates ?? {},
-      }),
-    );
-
-    for (const p of seams.plugins ?? []) registry.register(p);
+  /** Starts the agent's loops, in an order that matters (the comments say why). */
+  private run(p: {
+    stateDb: StateDB;
+    registry: PluginRegistry;
+    csi: CsiManager;
+    locks: KeyedMutex;
+    conn: ServerConnection;
+    sync: AllocSync;
+    lease: NodeLease;
+  }): void {
+    const { log, dataDir } = this.opts;
+    const { stateDb, registry, csi, locks, conn, sync } = p;
     csi.start();
     // Restore before watching: tasks are re-attached and releases resumed even while the server
     // is unreachable; the first Node.GetAllocs answer then stops or destroys what changed.
-    this.sync.restore(stateDb.listAllocs().map((s) => s.alloc));
+    sync.restore(stateDb.listAllocs().map((s) => s.alloc));
     // The lease goes on from the previous agent's last renewal: a node restarted while cut off
     // fences what it restored as soon as the bound has passed (fence/node_lease.ts).
-    this.fence = new SelfFence(this.lease, this.sync, log.child("fence"));
+    this.fence = new SelfFence(p.lease, sync, log.child("fence"));
     this.fence.start();
     conn.start();
-    this.sync.start();
+    sync.start();
     // Simulated nodes (seams) run no real plugin: they have no volume stats to poll.
     if (!this.opts.seams) {
       const intervalMs = this.opts.volumeStatsIntervalMs;

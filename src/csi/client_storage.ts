@@ -46,7 +46,11 @@ type StorageOps = Pick<
 > &
   Pick<CsiNodeClient, "nodeExpandVolume" | "nodeGetVolumeStats">;
 
-export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
+/** CreateSnapshot, DeleteSnapshot, ListSnapshots. */
+function snapshotOps(
+  call: CsiUnaryCall,
+  timeoutMs: number,
+): Pick<StorageOps, "createSnapshot" | "deleteSnapshot" | "listSnapshots"> {
   return {
     async createSnapshot(req, o) {
       const r = await call<{ snapshot: WireSnapshot | null }>(
@@ -95,22 +99,15 @@ export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
         nextToken: r.next_token,
       };
     },
-    async controllerExpandVolume(req, o) {
-      const r = await call<{ capacity_bytes: number; node_expansion_required: boolean }>(
-        "Controller",
-        "ControllerExpandVolume",
-        {
-          volume_id: req.volumeId,
-          capacity_range: capacityRangeToWire(req.capacityRange),
-          secrets: req.secrets,
-          volume_capability: req.volumeCapability ? capabilityToWire(req.volumeCapability) : null,
-        },
-        o,
-        timeoutMs,
-        sensitiveValues(req.secrets, req.volumeCapability ? [req.volumeCapability] : []),
-      );
-      return { capacityBytes: Number(r.capacity_bytes), nodeExpansionRequired: r.node_expansion_required };
-    },
+  };
+}
+
+/** What the controller has: ListVolumes, ControllerGetVolume, GetCapacity. */
+function inventoryOps(
+  call: CsiUnaryCall,
+  timeoutMs: number,
+): Pick<StorageOps, "listVolumes" | "controllerGetVolume" | "getCapacity"> {
+  return {
     async listVolumes(req, o) {
       const r = await call<{ entries: WireListVolumesEntry[]; next_token: string }>(
         "Controller",
@@ -160,6 +157,31 @@ export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
         minimumVolumeSize: int64ValueFromWire(r.minimum_volume_size),
       };
     },
+  };
+}
+
+/** A volume's size: ControllerExpandVolume, NodeExpandVolume, NodeGetVolumeStats. */
+function sizeOps(
+  call: CsiUnaryCall,
+  timeoutMs: number,
+): Pick<StorageOps, "controllerExpandVolume" | "nodeExpandVolume" | "nodeGetVolumeStats"> {
+  return {
+    async controllerExpandVolume(req, o) {
+      const r = await call<{ capacity_bytes: number; node_expansion_required: boolean }>(
+        "Controller",
+        "ControllerExpandVolume",
+        {
+          volume_id: req.volumeId,
+          capacity_range: capacityRangeToWire(req.capacityRange),
+          secrets: req.secrets,
+          volume_capability: req.volumeCapability ? capabilityToWire(req.volumeCapability) : null,
+        },
+        o,
+        timeoutMs,
+        sensitiveValues(req.secrets, req.volumeCapability ? [req.volumeCapability] : []),
+      );
+      return { capacityBytes: Number(r.capacity_bytes), nodeExpansionRequired: r.node_expansion_required };
+    },
     async nodeExpandVolume(req, o) {
       const r = await call<{ capacity_bytes: number }>(
         "Node",
@@ -193,4 +215,8 @@ export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
       return volumeStatsFromWire(r);
     },
   };
+}
+
+export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
+  return { ...snapshotOps(call, timeoutMs), ...inventoryOps(call, timeoutMs), ...sizeOps(call, timeoutMs) };
 }

@@ -88,39 +88,47 @@ function tlsOf(v: Record<string, string | boolean | undefined>): ClientTls | und
   };
 }
 
+/** The simulator's flags (Nomad-style single dash on the command line). */
+const NODESIM_OPTIONS = {
+  count: { type: "string" },
+  servers: { type: "string" },
+  plugin: { type: "string" },
+  "node-latency": { type: "string" },
+  "controller-latency": { type: "string" },
+  "error-rate": { type: "string" },
+  "max-volumes": { type: "string" },
+  "name-prefix": { type: "string" },
+  dc: { type: "string" },
+  "data-dir": { type: "string" },
+  "start-concurrency": { type: "string" },
+  "drain-on-exit": { type: "boolean" },
+  "log-level": { type: "string" },
+  "ca-file": { type: "string" },
+  "cert-file": { type: "string" },
+  "key-file": { type: "string" },
+  "verify-server-hostname": { type: "boolean" },
+} as const;
+
+/** -servers: comma-separated addresses, http:// when no scheme is given. */
+function serversOf(list: string | undefined): string[] {
+  return (list ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((s) => (/^https?:\/\//.test(s) ? s : `http://${s}`));
+}
+
 export function parseNodeSimArgs(argv: string[]): NodeSimCli {
   const { values: v, positionals } = parseArgs({
     // Nomad-style single-dash flags.
     args: argv.map((a) => (/^-[a-zA-Z]/.test(a) ? "-" + a : a)),
-    options: {
-      count: { type: "string" },
-      servers: { type: "string" },
-      plugin: { type: "string" },
-      "node-latency": { type: "string" },
-      "controller-latency": { type: "string" },
-      "error-rate": { type: "string" },
-      "max-volumes": { type: "string" },
-      "name-prefix": { type: "string" },
-      dc: { type: "string" },
-      "data-dir": { type: "string" },
-      "start-concurrency": { type: "string" },
-      "drain-on-exit": { type: "boolean" },
-      "log-level": { type: "string" },
-      "ca-file": { type: "string" },
-      "cert-file": { type: "string" },
-      "key-file": { type: "string" },
-      "verify-server-hostname": { type: "boolean" },
-    },
+    options: NODESIM_OPTIONS,
     strict: true,
     allowPositionals: true,
   });
   if (positionals.length > 0) fail(`unexpected argument ${JSON.stringify(positionals[0])}`);
   if (v.count === undefined) fail("-count is required: how many nodes to simulate");
-  const servers = (v.servers ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((s) => (/^https?:\/\//.test(s) ? s : `http://${s}`));
+  const servers = serversOf(v.servers);
   if (servers.length === 0)
     fail("-servers is required: the server's HTTP address, e.g. http://127.0.0.1:4646");
   const errorRate = Number(v["error-rate"] ?? "0");

@@ -103,6 +103,21 @@ function unimplemented(method: string): Promise<never> {
   );
 }
 
+/** The storage calls a simulated plugin does not advertise: each answers UNIMPLEMENTED. */
+function unimplementedStorage() {
+  return {
+    createSnapshot: () => unimplemented("CreateSnapshot"),
+    deleteSnapshot: () => unimplemented("DeleteSnapshot"),
+    listSnapshots: () => unimplemented("ListSnapshots"),
+    controllerExpandVolume: () => unimplemented("ControllerExpandVolume"),
+    listVolumes: () => unimplemented("ListVolumes"),
+    getCapacity: () => unimplemented("GetCapacity"),
+    controllerGetVolume: () => unimplemented("ControllerGetVolume"),
+    nodeExpandVolume: () => unimplemented("NodeExpandVolume"),
+    nodeGetVolumeStats: () => unimplemented("NodeGetVolumeStats"),
+  };
+}
+
 /** One node's plugin; `client()` hands out the CsiClient the csimanager connects through. */
 export class SimCsiPlugin {
   /** Host paths a stage or publish mounted and nothing unmounted since. */
@@ -194,15 +209,7 @@ export class SimCsiPlugin {
         node("NodePublishVolume", o, () => void this.mounts.add(req.targetPath)),
       nodeUnpublishVolume: (req: NodeUnpublishRequest, o?: CsiCallOptions) =>
         node("NodeUnpublishVolume", o, () => void this.mounts.delete(req.targetPath)),
-      createSnapshot: () => unimplemented("CreateSnapshot"),
-      deleteSnapshot: () => unimplemented("DeleteSnapshot"),
-      listSnapshots: () => unimplemented("ListSnapshots"),
-      controllerExpandVolume: () => unimplemented("ControllerExpandVolume"),
-      listVolumes: () => unimplemented("ListVolumes"),
-      getCapacity: () => unimplemented("GetCapacity"),
-      controllerGetVolume: () => unimplemented("ControllerGetVolume"),
-      nodeExpandVolume: () => unimplemented("NodeExpandVolume"),
-      nodeGetVolumeStats: () => unimplemented("NodeGetVolumeStats"),
+      ...unimplementedStorage(),
     };
   }
 }

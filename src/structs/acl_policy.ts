@@ -142,6 +142,28 @@ export function isEmpty(p: Policy): boolean {
   );
 }
 
+/** A namespace's variables block: at least one path, none starting with '/', known capabilities (expanded). */
+function validateVariables(
+  namespace: string,
+  variables: NonNullable<Policy["namespaces"][number]["variables"]>,
+): void {
+  if (variables.paths.length === 0)
+    throw new PolicyError(`Invalid variable policy: no variable paths in namespace ${namespace}`);
+  for (const path of variables.paths) {
+    if (path.pathSpec === "")
+      throw new PolicyError(`Invalid missing variable path in namespace ${namespace}`);
+    if (path.pathSpec.startsWith("/"))
+      throw new PolicyError(
+        `Invalid variable path "${path.pathSpec}" in namespace ${namespace}: cannot start with a leading '/'\``,
+      );
+    for (const cap of path.capabilities) {
+      if (!isVariablesCapability(cap))
+        throw new PolicyError(`Invalid variable capability '${cap}' in namespace ${namespace}`);
+    }
+    path.capabilities = expandVariablesCapabilities(path.capabilities);
+  }
+}
+
 function validate(p: Policy, extra: string[], strict: boolean): void {
   for (const ns of p.namespaces) {
     if (!VALID_NAMESPACE.test(ns.name)) throw new PolicyError(`Invalid namespace name: ${goNamespace(ns)}`);
@@ -153,23 +175,7 @@ function validate(p: Policy, extra: string[], strict: boolean): void {
     }
     if (ns.policy !== "") ns.capabilities.push(...expandNamespacePolicy(ns.policy));
     ns.capabilities = expandNamespaceCapabilities(ns.capabilities);
-    if (ns.variables) {
-      if (ns.variables.paths.length === 0)
-        throw new PolicyError(`Invalid variable policy: no variable paths in namespace ${ns.name}`);
-      for (const path of ns.variables.paths) {
-        if (path.pathSpec === "")
-          throw new PolicyError(`Invalid missing variable path in namespace ${ns.name}`);
-        if (path.pathSpec.startsWith("/"))
-          throw new PolicyError(
-            `Invalid variable path "${path.pathSpec}" in namespace ${ns.name}: cannot start with a leading '/'\``,
-          );
-        for (const cap of path.capabilities) {
-          if (!isVariablesCapability(cap))
-            throw new PolicyError(`Invalid variable capability '${cap}' in namespace ${ns.name}`);
-        }
-        path.capabilities = expandVariablesCapabilities(path.capabilities);
-      }
-    }
+    if (ns.variables) validateVariables(ns.name, ns.variables);
   }
   for (const np of p.nodePools) {
     if (!VALID_NODE_POOL.test(np.name)) throw new PolicyError(`Invalid node pool name '${np.name}'`);

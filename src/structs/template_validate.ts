@@ -52,25 +52,31 @@ function template(field: string, input: unknown): Template {
   for (const k of ["Uid", "Gid"] as const) {
     if (t[k] !== undefined && t[k] !== null) out[k] = optNumber(`${field}.${k}`, t[k], 0, { integer: true });
   }
+  checkTemplate(field, out);
+  return out;
+}
+
+/** Nomad's Template.Validate: the rules that hold across the fields of a decoded template. */
+function checkTemplate(field: string, out: Template): void {
   if (out.SourcePath === "" && out.EmbeddedTmpl === "") {
     throw validationError(field, "Must specify a source path or have an embedded template");
   }
   if (out.DestPath === "")
     throw validationError(`${field}.DestPath`, "Must specify a destination for the template");
   checkTemplateDest(`${field}.DestPath`, out.DestPath);
-  if (!(TEMPLATE_CHANGE_MODES as readonly string[]).includes(ChangeMode)) {
+  if (!(TEMPLATE_CHANGE_MODES as readonly string[]).includes(out.ChangeMode)) {
     throw validationError(
       `${field}.ChangeMode`,
       "Invalid change mode. Must be one of the following: noop, signal, script, restart",
     );
   }
-  if (ChangeMode === "signal" && ChangeSignal === "") {
+  if (out.ChangeMode === "signal" && out.ChangeSignal === "") {
     throw validationError(`${field}.ChangeSignal`, "Must specify signal value when change mode is signal");
   }
-  if (ChangeMode === "signal" && out.Envvars) {
+  if (out.ChangeMode === "signal" && out.Envvars) {
     throw validationError(`${field}.Envvars`, "cannot use signals with env var templates");
   }
-  if (ChangeMode === "script" && !out.ChangeScript) {
+  if (out.ChangeMode === "script" && !out.ChangeScript) {
     throw validationError(
       `${field}.ChangeScript`,
       "must specify change script configuration value when change mode is script",
@@ -80,5 +86,4 @@ function template(field: string, input: unknown): Template {
   if (out.Perms !== "" && !OCTAL_PERMS.test(out.Perms)) {
     throw validationError(`${field}.Perms`, `Failed to parse ${JSON.stringify(out.Perms)} as octal`);
   }
-  return out;
 }

@@ -63,25 +63,8 @@ export function validateVolumeSpec(
   const ExternalID = optString(f("ExternalID"), spec.ExternalID, "");
   const Name = optString(f("Name"), spec.Name, "") || ID;
   const RequestedCapabilities = capabilities(spec, prefix);
-  const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
-    integer: true,
-    min: 0,
-  });
-  const RequestedCapacityMax = optNumber(f("RequestedCapacityMax"), spec.RequestedCapacityMax, 0, {
-    integer: true,
-    min: 0,
-  });
-  if (RequestedCapacityMax > 0 && RequestedCapacityMin > RequestedCapacityMax) {
-    throw validationError(
-      f("RequestedCapacityMin"),
-      `${RequestedCapacityMin} is larger than RequestedCapacityMax ${RequestedCapacityMax}`,
-    );
-  }
-  const SnapshotID = optString(f("SnapshotID"), spec.SnapshotID, "");
-  const CloneID = optString(f("CloneID"), spec.CloneID, "");
-  if (SnapshotID !== "" && CloneID !== "") {
-    throw validationError(f("SnapshotID"), "a volume is created from a snapshot or a clone, not both");
-  }
+  const { RequestedCapacityMin, RequestedCapacityMax } = capacityRange(spec, f);
+  const { SnapshotID, CloneID } = contentSource(spec, f);
   const secrets = optStringMap(f("Secrets"), spec.Secrets);
   const Parameters = optStringMap(f("Parameters"), spec.Parameters);
   const Context = optStringMap(f("Context"), spec.Context);
@@ -111,6 +94,35 @@ export function validateVolumeSpec(
     Topologies: topologies(f("Topologies"), spec.Topologies),
     RequestedTopologies: topologyRequest(f("RequestedTopologies"), spec.RequestedTopologies),
   });
+}
+
+/** The requested capacity range: each bound an integer ≥ 0, the minimum not above a set maximum. */
+function capacityRange(spec: JsonObject, f: (name: string) => string) {
+  const RequestedCapacityMin = optNumber(f("RequestedCapacityMin"), spec.RequestedCapacityMin, 0, {
+    integer: true,
+    min: 0,
+  });
+  const RequestedCapacityMax = optNumber(f("RequestedCapacityMax"), spec.RequestedCapacityMax, 0, {
+    integer: true,
+    min: 0,
+  });
+  if (RequestedCapacityMax > 0 && RequestedCapacityMin > RequestedCapacityMax) {
+    throw validationError(
+      f("RequestedCapacityMin"),
+      `${RequestedCapacityMin} is larger than RequestedCapacityMax ${RequestedCapacityMax}`,
+    );
+  }
+  return { RequestedCapacityMin, RequestedCapacityMax };
+}
+
+/** What a created volume is made from: a snapshot or a clone, not both ("" for none). */
+function contentSource(spec: JsonObject, f: (name: string) => string) {
+  const SnapshotID = optString(f("SnapshotID"), spec.SnapshotID, "");
+  const CloneID = optString(f("CloneID"), spec.CloneID, "");
+  if (SnapshotID !== "" && CloneID !== "") {
+    throw validationError(f("SnapshotID"), "a volume is created from a snapshot or a clone, not both");
+  }
+  return { SnapshotID, CloneID };
 }
 
 /**

@@ -98,6 +98,21 @@ export function jobFromDecoded(file: string, decoded: Record<string, unknown>, t
   return jobFrom(id, body, text);
 }
 
+/** The job blocks berth keeps as given (Nomad's shapes) without acting on all they say. */
+function keptJobBlocks(b: Body) {
+  return {
+    ...kept(b, "migrate", "Migrate", (m) => decodeKept(m, MIGRATE)),
+    ...kept(b, "periodic", "Periodic", (p) => {
+      const out = decodeKept(p, PERIODIC);
+      // jobspec2 normalizeJob: a cron spec makes the spec type "cron".
+      return out.Spec !== undefined || out.Specs !== undefined ? { ...out, SpecType: "cron" } : out;
+    }),
+    ...kept(b, "parameterized", "ParameterizedJob", (p) => decodeKept(p, PARAMETERIZED)),
+    ...kept(b, "multiregion", "Multiregion", (m) => decodeKept(m, MULTIREGION)),
+    ...kept(b, "ui", "UI", (u) => decodeKept(u, UI)),
+  };
+}
+
 function jobFrom(id: string, b: Body, text: string): Job {
   const type = b.string("type") ?? "service";
   const defaults: TaskDefaults = {
@@ -138,15 +153,7 @@ function jobFrom(id: string, b: Body, text: string): Job {
     ...optional("NodePool", b.string("node_pool")),
     ...optional("AllAtOnce", b.bool("all_at_once")),
     ...optional("Meta", b.stringMap("meta")),
-    ...kept(b, "migrate", "Migrate", (m) => decodeKept(m, MIGRATE)),
-    ...kept(b, "periodic", "Periodic", (p) => {
-      const out = decodeKept(p, PERIODIC);
-      // jobspec2 normalizeJob: a cron spec makes the spec type "cron".
-      return out.Spec !== undefined || out.Specs !== undefined ? { ...out, SpecType: "cron" } : out;
-    }),
-    ...kept(b, "parameterized", "ParameterizedJob", (p) => decodeKept(p, PARAMETERIZED)),
-    ...kept(b, "multiregion", "Multiregion", (m) => decodeKept(m, MULTIREGION)),
-    ...kept(b, "ui", "UI", (u) => decodeKept(u, UI)),
+    ...keptJobBlocks(b),
     Version: 0,
     SubmitTime: 0,
     CreateIndex: 0,

@@ -123,7 +123,6 @@ export class CsiClaimer {
     acquired: Acquired[],
     signal: AbortSignal,
   ): Promise<CsiMount> {
-    const { cfg } = this.d;
     if (!req.AccessMode || !req.AttachmentMode) {
       throw new BerthError("ERR_VALIDATION", "access_mode and attachment_mode are required for CSI volumes");
     }
@@ -155,6 +154,23 @@ export class CsiClaimer {
     acquired.push(entry);
     // Only a volume re-registered under another plugin since the lookup gets here with another ID.
     if (vol.PluginID !== plugin.pluginId) plugin = await this.waitForNodePlugin(vol.PluginID, signal);
+    return this.mount(alloc, { alias, req, usage, claim, entry }, plugin, signal);
+  }
+
+  /**
+   * The mount step of a claimed volume: stage and publish through the volume manager (retried
+   * there while the target is not mounted), the stub persisted once mounted. `entry` records how
+   * far it got, for the release of a failed acquire.
+   */
+  private async mount(
+    alloc: Allocation,
+    c: { alias: string; req: VolumeRequest; usage: VolumeUsage; claim: VolumeClaimResponse; entry: Acquired },
+    plugin: RegisteredPlugin,
+    signal: AbortSignal,
+  ): Promise<CsiMount> {
+    const { cfg } = this.d;
+    const { alias, req, usage, claim, entry } = c;
+    const vol = claim.Volume;
     // Where the mount step stages and publishes: what a release without the plugin must find
     // unmounted before it may skip the node step.
     const paths = volumePaths(

@@ -17,7 +17,7 @@ import type { PluginRole, RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { RegistryListener } from "../dynamicplugins/registry.js";
 import { PluginInstance } from "./instance.js";
 import { followingClient, type PluginConnection } from "./connection.js";
-import { DEFAULT_CALL_TIMEOUT_MS } from "../../csi/client.js";
+import { DEFAULT_CALL_TIMEOUT_MS } from "../../csi/call_deadlines.js";
 import type { CsiCallOptions } from "../../csi/types.js";
 import { throwIfAborted } from "../../internal/abort.js";
 

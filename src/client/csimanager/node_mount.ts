@@ -5,13 +5,15 @@
  * manager passes, mount_check.ts); NodeExpandVolume; and the stub persisted for a published volume.
  * The counterpart of node_release.ts.
  */
+import fs from "node:fs/promises";
 import type { CsiVolumeCapability } from "../../csi/types.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiVolumeStub } from "../state/types.js";
 import { retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import type { NodePluginHandle } from "./manager.js";
 import type { CheckedCall } from "./mount_check.js";
-import type { VolumePaths } from "./paths.js";
+import { usageKey, type VolumePaths } from "./paths.js";
+import { unstageAfterFailedStage } from "./node_release.js";
 import type { ExpandVolumeRequest, MountVolumeRequest } from "./volume_requests.js";
 
 export interface NodeMountStep {
@@ -50,6 +52,36 @@ export async function stageOnNode(s: NodeMountStep): Promise<void> {
     log,
     call.signal,
   );
+}
+
+/**
+ * NodeStage into the staging path (made first); with `undoIfFailed` (nobody else uses the staging)
+ * a failed stage is undone with one short attempt (`cleanupTimeoutMs`), so it leaves nothing mounted.
+ */
+export async function stageWithUndo(
+  s: NodeMountStep,
+  undoIfFailed: boolean,
+  cleanupTimeoutMs: number,
+): Promise<void> {
+  const { node, req, paths, log } = s;
+  await fs.mkdir(paths.hostStagingPath, { recursive: true });
+  try {
+    await stageOnNode(s);
+  } catch (err) {
+    if (undoIfFailed) {
+      await unstageAfterFailedStage({
+        node,
+        plugin: req.plugin,
+        externalId: req.volume.ExternalID,
+        paths,
+        call: { timeoutMs: cleanupTimeoutMs },
+        policy: s.policy,
+        log,
+      });
+    }
+    throw err;
+  }
+  log.info("volume staged", { usage: usageKey(req.usage) });
 }
 
 /** NodePublishVolume into the alloc's target path (from the staging when the plugin stages). */

@@ -28,9 +28,15 @@ import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
 import { KeyedMutex } from "../../internal/keyed_mutex.js";
 import type { NodePluginHandle } from "./manager.js";
-import { stagingKey, usageKey, volumeKey, volumePaths } from "./paths.js";
-import { expandOnNode, publishOnNode, publishedStub, stageOnNode, type NodeMountStep } from "./node_mount.js";
-import { unpublishOnNode, unstageAfterFailedStage, unstageOnNode } from "./node_release.js";
+import { stagingKey, volumeKey, volumePaths } from "./paths.js";
+import {
+  expandOnNode,
+  publishOnNode,
+  publishedStub,
+  stageWithUndo,
+  type NodeMountStep,
+} from "./node_mount.js";
+import { unpublishOnNode, unstageOnNode } from "./node_release.js";
 import {
   holdsVolume,
   isMountPointOnHost,
@@ -172,25 +178,8 @@ export class VolumeManager {
       stages &&
       (forceStage || users.size === 0 || (await this.restoredStagingLost(skey, paths.hostStagingPath)))
     ) {
-      await fs.mkdir(paths.hostStagingPath, { recursive: true });
-      try {
-        await stageOnNode(steps);
-      } catch (err) {
-        // Nobody else uses this staging: undo what the failed stage may have left.
-        if (users.size === 0) {
-          await unstageAfterFailedStage({
-            node,
-            plugin: req.plugin,
-            externalId: vol.ExternalID,
-            paths,
-            call: { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
-            policy: this.retry,
-            log,
-          });
-        }
-        throw err;
-      }
-      log.info("volume staged", { usage: usageKey(req.usage) });
+      // Nobody else uses this staging: a failed stage is undone.
+      await stageWithUndo(steps, users.size === 0, Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS));
     }
     this.unverified.delete(skey);
     users.add(req.allocId);
@@ -199,23 +188,31 @@ export class VolumeManager {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
       await publishOnNode(steps, stages);
     } catch (err) {
-      // A failed (or timed-out) publish may have half-happened: release what this call may own.
-      // One short attempt: a plugin that is away or hung is not waited for here (under the
-      // volume's lock); the csi_hook's release of the claim unmounts again until it answers.
-      await this.releaseLocked(
-        node,
-        req.plugin,
-        unmountOf(req),
-        { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
-        false,
-      ).catch((cleanupErr: unknown) =>
-        log.warn("cleanup after failed publish failed", { error: cleanupErr }),
-      );
+      await this.cleanupFailedPublish(node, req, log);
       throw err;
     }
     log.info("volume published", { alloc: req.allocId, target: paths.hostTargetPath });
     const stub = publishedStub(req, paths, stages);
     return { source: paths.hostTargetPath, stub };
+  }
+
+  /**
+   * A failed (or timed-out) publish may have half-happened: release what this call may own. One
+   * short attempt: a plugin that is away or hung is not waited for here (under the volume's lock);
+   * the csi_hook's release of the claim unmounts again until it answers.
+   */
+  private async cleanupFailedPublish(
+    node: NodePluginHandle,
+    req: MountVolumeRequest,
+    log: Logger,
+  ): Promise<void> {
+    await this.releaseLocked(
+      node,
+      req.plugin,
+      unmountOf(req),
+      { timeoutMs: Math.min(this.callTimeoutMs, CLEANUP_CALL_TIMEOUT_MS) },
+      false,
+    ).catch((cleanupErr: unknown) => log.warn("cleanup after failed publish failed", { error: cleanupErr }));
   }
 
   /**

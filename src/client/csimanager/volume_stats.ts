@@ -81,6 +81,46 @@ interface Target {
   allocId: string;
 }
 
+/** One plugin's targets still to poll this round, its calls in flight, and whether one answered. */
+type PluginQueue = { targets: Target[]; inFlight: number; answered: boolean };
+
+function pluginQueues(targets: Target[]): Map<string, PluginQueue> {
+  const queues = new Map<string, PluginQueue>();
+  for (const t of targets) {
+    const q = queues.get(t.stub.pluginId);
+    if (q) q.targets.push(t);
+    else queues.set(t.stub.pluginId, { targets: [t], inFlight: 0, answered: false });
+  }
+  return queues;
+}
+
+/**
+ * The next target to poll. A plugin gets one call at a time until it has answered one this round:
+ * a hung plugin then holds one worker for one deadline, never all of them. A plugin found down
+ * has its remaining targets skipped (counted in `round`).
+ */
+function picker(
+  queues: Map<string, PluginQueue>,
+  down: ReadonlySet<string>,
+  round: StatsRound,
+): () => [string, Target] | undefined {
+  return () => {
+    for (const [pluginId, q] of queues) {
+      if (q.targets.length === 0) continue;
+      if (down.has(pluginId)) {
+        round.skipped += q.targets.length;
+        q.targets.length = 0;
+        continue;
+      }
+      if (q.answered || q.inFlight === 0) {
+        q.inFlight++;
+        return [pluginId, q.targets.shift()!];
+      }
+    }
+    return undefined;
+  };
+}
+
 export class VolumeStatsPoller {
   private readonly lastSent = new Map<string, VolumeUsageFigures>();
   /** Volumes whose last poll failed (warned once until one succeeds). */
@@ -104,29 +144,8 @@ export class VolumeStatsPoller {
     const round: StatsRound = { polled: 0, skipped: 0, failed: 0, reported: 0 };
     const down = new Set<string>();
     const changed: VolumeUsageReport[] = [];
-    const queues = new Map<string, { targets: Target[]; inFlight: number; answered: boolean }>();
-    for (const t of this.targets()) {
-      const q = queues.get(t.stub.pluginId);
-      if (q) q.targets.push(t);
-      else queues.set(t.stub.pluginId, { targets: [t], inFlight: 0, answered: false });
-    }
-    // A plugin gets one call at a time until it has answered one this round: a hung plugin then
-    // holds one worker for one deadline, never all of them.
-    const pick = (): [string, Target] | undefined => {
-      for (const [pluginId, q] of queues) {
-        if (q.targets.length === 0) continue;
-        if (down.has(pluginId)) {
-          round.skipped += q.targets.length;
-          q.targets.length = 0;
-          continue;
-        }
-        if (q.answered || q.inFlight === 0) {
-          q.inFlight++;
-          return [pluginId, q.targets.shift()!];
-        }
-      }
-      return undefined;
-    };
+    const queues = pluginQueues(this.targets());
+    const pick = picker(queues, down, round);
     let active = 0;
     const waiting: (() => void)[] = [];
     const worker = async () => {
@@ -157,19 +176,22 @@ export class VolumeStatsPoller {
     };
     const n = Math.max(1, this.cfg.concurrency ?? DEFAULT_VOLUME_STATS_CONCURRENCY);
     await Promise.all(Array.from({ length: n }, worker));
-    if (changed.length > 0 && !this.stopper.signal.aborted) {
-      try {
-        await this.cfg.report(changed);
-        for (const r of changed) this.lastSent.set(volumeKey(r.Namespace, r.VolumeID), usageFigures(r));
-        round.reported = changed.length;
-      } catch (err) {
-        this.cfg.log.warn("could not report volume usage to the server; retrying next round", {
-          volumes: changed.length,
-          error: asBerthError(err).message,
-        });
-      }
-    }
+    if (changed.length > 0 && !this.stopper.signal.aborted) await this.report(changed, round);
     return round;
+  }
+
+  /** Reports the round's changed figures; a failure is logged and the next round tries again. */
+  private async report(changed: VolumeUsageReport[], round: StatsRound): Promise<void> {
+    try {
+      await this.cfg.report(changed);
+      for (const r of changed) this.lastSent.set(volumeKey(r.Namespace, r.VolumeID), usageFigures(r));
+      round.reported = changed.length;
+    } catch (err) {
+      this.cfg.log.warn("could not report volume usage to the server; retrying next round", {
+        volumes: changed.length,
+        error: asBerthError(err).message,
+      });
+    }
   }
 
   /** One target per volume (the first alloc's use); forgets volumes no longer published. */

@@ -13,15 +13,9 @@ import type { Logger } from "../../internal/log.js";
 import { csiCapabilityOf } from "../../csi/capability_of.js";
 import { CONTROLLER_RPC } from "../../csi/convert.js";
 import { ignoreCsiNotFound } from "../../csi/errors.js";
-import type {
-  CreateVolumeRequest,
-  CsiClient,
-  CsiControllerCapabilities,
-  CsiTopology,
-  CsiVolumeCapability,
-} from "../../csi/types.js";
+import type { CreateVolumeRequest, CsiClient, CsiTopology, CsiVolumeCapability } from "../../csi/types.js";
 import { registerNodeVolumeHandlers, type NodeVolumeAccess } from "./client_csi_node.js";
-import { registerStorageHandlers } from "./client_csi_storage.js";
+import { registerStorageHandlers, type ControllerOf } from "./client_csi_storage.js";
 import type { ClientCsiPeer } from "./client_csi_peer.js";
 
 export type { ClientCsiPeer } from "./client_csi_peer.js";
@@ -36,16 +30,12 @@ export interface ClientCsiDeps {
   callTimeoutMs?: number;
 }
 
-export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDeps): void {
-  const timeoutMs = deps.callTimeoutMs ?? 120_000;
-  const log = deps.log.child("client_csi");
-
-  /** The plugin's connection and capabilities, after checking it advertises `need`. */
-  const controller = async (
-    pluginId: string,
-    need: keyof CsiControllerCapabilities | null,
-    signal: AbortSignal,
-  ): Promise<{ client: CsiClient; caps: CsiControllerCapabilities | null }> => {
+/**
+ * The plugin's controller connection on this node and its capabilities, after checking it
+ * advertises `need` (ERR_CSI_PLUGIN_UNAVAILABLE without one, ERR_CSI_NOT_SUPPORTED without it).
+ */
+function controllerOf(deps: ClientCsiDeps, timeoutMs: number): ControllerOf {
+  return async (pluginId, need, signal) => {
     const client = deps.controllerClient(pluginId);
     if (!client) {
       throw new BerthError(
@@ -63,10 +53,15 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
     }
     return { client, caps };
   };
+}
 
-  registerStorageHandlers(peer, controller, log, timeoutMs);
-  if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log);
-
+/** ControllerCreateVolume, ControllerDeleteVolume, ControllerValidateVolume. */
+function registerVolumeLifecycleHandlers(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
   peer.handle("ClientCSI.ControllerCreateVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "createDeleteVolume", signal);
     const created = await client.createVolume(toCreateVolumeRequest(req), { signal, timeoutMs });
@@ -111,7 +106,15 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
     }
     return {};
   });
+}
 
+/** ControllerPublishVolume and ControllerUnpublishVolume. */
+function registerPublishHandlers(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
   peer.handle("ClientCSI.ControllerPublishVolume", async (req, signal) => {
     const { client, caps } = await controller(req.PluginID, "publishUnpublishVolume", signal);
     const res = await client.controllerPublishVolume(
@@ -150,6 +153,16 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
     });
     return {};
   });
+}
+
+export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDeps): void {
+  const timeoutMs = deps.callTimeoutMs ?? 120_000;
+  const log = deps.log.child("client_csi");
+  const controller = controllerOf(deps, timeoutMs);
+  registerStorageHandlers(peer, controller, log, timeoutMs);
+  if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log);
+  registerVolumeLifecycleHandlers(peer, controller, log, timeoutMs);
+  registerPublishHandlers(peer, controller, log, timeoutMs);
 }
 
 /** A volume capability plus mount options in CSI terms: mount access carries fsType/mountFlags. */

@@ -18,7 +18,8 @@ export type ControllerOf = (
   signal: AbortSignal,
 ) => Promise<{ client: CsiClient; caps: CsiControllerCapabilities | null }>;
 
-export function registerStorageHandlers(
+/** CreateSnapshot, DeleteSnapshot, ListSnapshots. */
+function registerSnapshotHandlers(
   peer: ClientCsiPeer,
   controller: ControllerOf,
   log: Logger,
@@ -65,7 +66,15 @@ export function registerStorageHandlers(
     );
     return { Entries: res.entries.map(snapshotInfo), NextToken: res.nextToken };
   });
+}
 
+/** ControllerExpandVolume. */
+function registerExpandHandler(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
   peer.handle("ClientCSI.ControllerExpandVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, "expandVolume", signal);
     const res = await client.controllerExpandVolume(
@@ -82,7 +91,10 @@ export function registerStorageHandlers(
     log.info("volume expanded", { plugin: req.PluginID, externalId: req.ExternalVolumeID });
     return { CapacityBytes: res.capacityBytes, NodeExpansionRequired: res.nodeExpansionRequired };
   });
+}
 
+/** ListVolumes and ControllerGetVolume (the leader's condition poll). */
+function registerVolumeQueryHandlers(peer: ClientCsiPeer, controller: ControllerOf, timeoutMs: number): void {
   peer.handle("ClientCSI.ControllerListVolumes", async (req, signal) => {
     const { client } = await controller(req.PluginID, "listVolumes", signal);
     const res = await client.listVolumes(
@@ -126,6 +138,17 @@ export function registerStorageHandlers(
       Condition: res.condition ? { Abnormal: res.condition.abnormal, Message: res.condition.message } : null,
     };
   });
+}
+
+export function registerStorageHandlers(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  log: Logger,
+  timeoutMs: number,
+): void {
+  registerSnapshotHandlers(peer, controller, log, timeoutMs);
+  registerExpandHandler(peer, controller, log, timeoutMs);
+  registerVolumeQueryHandlers(peer, controller, timeoutMs);
 }
 
 function snapshotInfo(s: CsiSnapshot): SnapshotInfo {

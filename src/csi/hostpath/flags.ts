@@ -82,16 +82,9 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "faults") faults = value();
     else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
     else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
-    else if (name === "mode") {
-      const v = value();
-      if (!(HOSTPATH_MODES as readonly string[]).includes(v))
-        throw new Error(`--mode: expected one of ${HOSTPATH_MODES.join(", ")}, got ${JSON.stringify(v)}`);
-      mode = v as HostpathMode;
-    } else if (name === "max-volumes") {
-      const v = value();
-      maxVolumes = Number(v);
-      if (!Number.isInteger(maxVolumes) || maxVolumes < 1) throw new Error(`--max-volumes: bad number ${v}`);
-    } else if (name.startsWith("topology-")) {
+    else if (name === "mode") mode = modeOf(value());
+    else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
+    else if (name.startsWith("topology-")) {
       const key = name.slice("topology-".length);
       if (!key) throw new Error("--topology-KEY=VALUE needs a key");
       topology[key] = value();
@@ -113,6 +106,20 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     attachRequired,
     reportCapacityZero,
   };
+}
+
+/** --mode's value: one of HOSTPATH_MODES. */
+function modeOf(v: string): HostpathMode {
+  if (!(HOSTPATH_MODES as readonly string[]).includes(v))
+    throw new Error(`--mode: expected one of ${HOSTPATH_MODES.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as HostpathMode;
+}
+
+/** --max-volumes' value: an integer ≥ 1. */
+function maxVolumesOf(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--max-volumes: bad number ${v}`);
+  return n;
 }
 
 /** A boolean flag: bare, or =true/=false (never consumes the next argument). */

@@ -109,34 +109,71 @@ export interface HostpathServer {
   stop(): Promise<void>;
 }
 
-export async function startHostpathServer(config: HostpathConfig, log: Logger): Promise<HostpathServer> {
-  const volumes = new VolumeStore(config.stateDir);
-  await volumes.init();
-  const ctx: HostpathContext = { config, volumes, attachments: new AttachmentStore(config.stateDir), log };
+type Dispatch = (method: string, req: Req) => Promise<object>;
+
+/**
+ * The calls' dispatcher: the mode's handler, at most one operation per volume at a time (ABORTED
+ * otherwise; reads take no slot), and the --faults injected before, instead of, or after it.
+ */
+function dispatcher(ctx: HostpathContext, faults: ReturnType<typeof faultSource>): Dispatch {
+  const { config, log } = ctx;
   const handlers = handlersFor(config.mode);
   const inFlight = new Set<string>();
+  /** Runs `run` unless --faults says otherwise; a hang holds the volume's in-flight slot. */
+  const faulted = async (method: string, run: () => Promise<object> | object): Promise<object> => {
+    const fault = faults.take(method);
+    if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
+    if (fault?.error) throw fault.error;
+    let answer: object;
+    if (fault?.noop) {
+      log.warn("injected fault: answering success without doing anything", { method });
+      answer = {};
+    } else answer = await run();
+    if (fault && fault.answerAfterMs > 0) await new Promise((r) => setTimeout(r, fault.answerAfterMs));
+    return answer;
+  };
+  return async (method, req) => {
+    const handler = handlers[method];
+    if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
+    const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
+    // A stats or condition read changes nothing: it neither takes the volume's slot nor is refused
+    // by it, so a CO's periodic poll never makes a mount, snapshot or delete fail with ABORTED.
+    if (!volumeId || READS.has(method)) return faulted(method, () => handler(ctx, req));
+    if (inFlight.has(volumeId))
+      throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
+    inFlight.add(volumeId);
+    try {
+      return await faulted(method, () => handler(ctx, req));
+    } finally {
+      inFlight.delete(volumeId);
+    }
+  };
+}
+
+/** What the call log records of a call: its method, volume, node and target path. */
+function callWhere(config: HostpathConfig, svc: string, method: string, req: Req) {
+  const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
+  // Node calls carry no node_id: record the node serving them, so logs from several node
+  // processes sharing one file say which node unmounted what.
+  const nodeId =
+    typeof req.node_id === "string" && req.node_id !== "" ? req.node_id : svc === "Node" ? config.nodeId : "";
+  const target = [req.target_path, req.staging_target_path].find(
+    (p): p is string => typeof p === "string" && p !== "",
+  );
+  return { method, volume_id: volumeId, node_id: nodeId, ...(target ? { target } : {}) };
+}
+
+/** Every method of the three services, answered through `dispatch`, each call recorded and failures logged. */
+function addServices(server: grpc.Server, ctx: HostpathContext, dispatch: Dispatch): void {
+  const { config, log } = ctx;
   const record = callRecorder(config.callLog);
-  const faults = faultSource(config.faults ?? null, log);
   const csi = loadCsi();
-  const server = new grpc.Server();
   for (const svc of ["Identity", "Controller", "Node"] as const) {
     const impl: grpc.UntypedServiceImplementation = {};
     for (const method of Object.keys(csi[svc].service)) {
       impl[method] = (call: grpc.ServerUnaryCall<Req, object>, cb: grpc.sendUnaryData<object>) => {
-        const volumeId = typeof call.request.volume_id === "string" ? call.request.volume_id : "";
-        // Node calls carry no node_id: record the node serving them, so logs from several node
-        // processes sharing one file say which node unmounted what.
-        const nodeId =
-          typeof call.request.node_id === "string" && call.request.node_id !== ""
-            ? call.request.node_id
-            : svc === "Node"
-              ? config.nodeId
-              : "";
-        const target = [call.request.target_path, call.request.staging_target_path].find(
-          (p): p is string => typeof p === "string" && p !== "",
-        );
-        const where = { method, volume_id: volumeId, node_id: nodeId, ...(target ? { target } : {}) };
-        void handle(method, call.request).then(
+        const where = callWhere(config, svc, method, call.request);
+        void dispatch(method, call.request).then(
           (res) => {
             record({ ...where, code: "OK" });
             cb(null, res);
@@ -156,39 +193,35 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     }
     server.addService(csi[svc].service, impl);
   }
+}
 
-  async function handle(method: string, req: Req): Promise<object> {
-    const handler = handlers[method];
-    if (!handler) throw unimplemented(`${method} (in --mode=${config.mode})`);
-    const volumeId = typeof req.volume_id === "string" ? req.volume_id : "";
-    // A stats or condition read changes nothing: it neither takes the volume's slot nor is refused
-    // by it, so a CO's periodic poll never makes a mount, snapshot or delete fail with ABORTED.
-    if (!volumeId || READS.has(method)) return faulted(method, () => handler(ctx, req));
-    if (inFlight.has(volumeId))
-      throw rpcError(grpc.status.ABORTED, `an operation on ${volumeId} is in progress`);
-    inFlight.add(volumeId);
-    try {
-      return await faulted(method, () => handler(ctx, req));
-    } finally {
-      inFlight.delete(volumeId);
-    }
-  }
+/** Graceful shutdown bounded at 5 s, then the socket removed; the same promise every time. */
+function stopper(server: grpc.Server, socketPath: string): () => Promise<void> {
+  let stopped: Promise<void> | null = null;
+  return () => {
+    stopped ??= (async () => {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 5_000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await fs.rm(socketPath, { force: true });
+    })();
+    return stopped;
+  };
+}
 
-  /** Runs `run` unless --faults says otherwise; a hang holds the volume's in-flight slot. */
-  async function faulted(method: string, run: () => Promise<object> | object): Promise<object> {
-    const fault = faults.take(method);
-    if (fault && fault.hangMs > 0) await new Promise((r) => setTimeout(r, fault.hangMs));
-    if (fault?.error) throw fault.error;
-    const answer = fault?.noop ? noop(method) : await run();
-    if (fault && fault.answerAfterMs > 0) await new Promise((r) => setTimeout(r, fault.answerAfterMs));
-    return answer;
-  }
-
-  function noop(method: string): object {
-    log.warn("injected fault: answering success without doing anything", { method });
-    return {};
-  }
-
+export async function startHostpathServer(config: HostpathConfig, log: Logger): Promise<HostpathServer> {
+  const volumes = new VolumeStore(config.stateDir);
+  await volumes.init();
+  const ctx: HostpathContext = { config, volumes, attachments: new AttachmentStore(config.stateDir), log };
+  const server = new grpc.Server();
+  addServices(server, ctx, dispatcher(ctx, faultSource(config.faults ?? null, log)));
   // A socket file left by a previous run would make bind fail; nobody listens on it any more.
   await fs.mkdir(path.dirname(config.socketPath), { recursive: true });
   await fs.rm(config.socketPath, { force: true });
@@ -205,25 +238,5 @@ export async function startHostpathServer(config: HostpathConfig, log: Logger): 
     mode: config.mode,
     attach_required: config.attachRequired,
   });
-
-  let stopped: Promise<void> | null = null;
-  return {
-    endpoint,
-    stop() {
-      stopped ??= (async () => {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, 5_000);
-          server.tryShutdown(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
-        await fs.rm(config.socketPath, { force: true });
-      })();
-      return stopped;
-    },
-  };
+  return { endpoint, stop: stopper(server, config.socketPath) };
 }

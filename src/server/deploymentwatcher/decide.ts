@@ -50,19 +50,18 @@ export interface WatchDecision {
 
 const rfc3339 = (ms: number) => new Date(ms).toISOString();
 
-export function decideDeployment(input: WatchInput): WatchDecision {
-  const { deployment: d, nowMs } = input;
-  const out: WatchDecision = { health: [], deployment: d, revertTo: null, wakeAtMs: null };
-  if (!isDeploymentActive(d)) return out;
-  const wake = (ms: number) => {
-    if (out.wakeAtMs === null || ms < out.wakeAtMs) out.wakeAtMs = ms;
-  };
+/** Each alloc's health, judging the undecided ones now (into `out.health`; a later look into `wake`). */
+function judgeAll(
+  input: WatchInput,
+  out: WatchDecision,
+  wake: (ms: number) => void,
+): Map<string, boolean | null> {
   const healthOf = new Map<string, boolean | null>();
   for (const a of input.allocs) {
     let h = allocHealth(a);
     const u = allocTaskGroup(a)?.Update;
     if (h === null && u && a.DesiredStatus === "run") {
-      const j = judgeHealth(a, u, nowMs);
+      const j = judgeHealth(a, u, input.nowMs);
       if (j && "healthy" in j) {
         h = j.healthy;
         out.health.push({ alloc: a, healthy: h });
@@ -70,8 +69,13 @@ export function decideDeployment(input: WatchInput): WatchDecision {
     }
     healthOf.set(a.ID, h);
   }
+  return healthOf;
+}
+
+/** Each group's counters from its allocs; RequireProgressBy moves on when the group progressed. */
+function countGroups(input: WatchInput, healthOf: ReadonlyMap<string, boolean | null>) {
   const groups: Record<string, DeploymentState> = {};
-  for (const [name, s] of Object.entries(d.TaskGroups)) {
+  for (const [name, s] of Object.entries(input.deployment.TaskGroups)) {
     const mine = input.allocs.filter((a) => a.TaskGroup === name);
     const healthy = mine.filter((a) => healthOf.get(a.ID) === true).length;
     const next: DeploymentState = {
@@ -83,43 +87,79 @@ export function decideDeployment(input: WatchInput): WatchDecision {
     };
     const progressed = healthy > s.HealthyAllocs || (s.RequireProgressBy === ZERO_TIME && mine.length > 0);
     if (progressed && s.ProgressDeadline > 0)
-      next.RequireProgressBy = rfc3339(nowMs + s.ProgressDeadline / 1e6);
+      next.RequireProgressBy = rfc3339(input.nowMs + s.ProgressDeadline / 1e6);
     groups[name] = next;
   }
+  return groups;
+}
+
+const done = (s: DeploymentState) => !awaitsPromotion(s) && s.HealthyAllocs >= s.DesiredTotal;
+
+/** Why the deployment fails now (an unhealthy alloc, a missed progress deadline), or null. */
+function failureOf(
+  states: readonly DeploymentState[],
+  nowMs: number,
+  wake: (ms: number) => void,
+): string | null {
+  if (states.some((s) => s.UnhealthyAllocs > 0)) return DEPLOYMENT_DESC.failedAllocations;
+  for (const s of states) {
+    if (done(s) || s.RequireProgressBy === ZERO_TIME || s.ProgressDeadline === 0) continue;
+    const by = Date.parse(s.RequireProgressBy);
+    if (nowMs >= by) return DEPLOYMENT_DESC.progressDeadline;
+    wake(by);
+  }
+  return null;
+}
+
+/**
+ * A running deployment that did not fail: its auto_promote groups promoted once all their canaries
+ * are healthy (`states` are updated in place), and its status once every group is done.
+ */
+function progress(
+  d: Deployment,
+  states: readonly DeploymentState[],
+  healthOf: ReadonlyMap<string, boolean | null>,
+): Pick<Deployment, "Status" | "StatusDescription"> {
   let status = d.Status;
   let description = d.StatusDescription;
-  const states = Object.values(groups);
-  const done = (s: DeploymentState) => !awaitsPromotion(s) && s.HealthyAllocs >= s.DesiredTotal;
-  let failure: string | null = null;
-  if (states.some((s) => s.UnhealthyAllocs > 0)) failure = DEPLOYMENT_DESC.failedAllocations;
-  for (const s of states) {
-    if (failure || done(s) || s.RequireProgressBy === ZERO_TIME || s.ProgressDeadline === 0) continue;
-    const by = Date.parse(s.RequireProgressBy);
-    if (nowMs >= by) failure = DEPLOYMENT_DESC.progressDeadline;
-    else wake(by);
+  const waiting = states.filter(awaitsPromotion);
+  const ready = (s: DeploymentState) =>
+    s.AutoPromote && s.PlacedCanaries.filter((id) => healthOf.get(id) === true).length >= s.DesiredCanaries;
+  if (waiting.length > 0 && waiting.every(ready)) {
+    for (const s of waiting) s.Promoted = true;
+    description = DEPLOYMENT_DESC.running;
   }
+  if (states.every(done)) {
+    status = "successful";
+    description = DEPLOYMENT_DESC.successful;
+  }
+  return { Status: status, StatusDescription: description };
+}
+
+export function decideDeployment(input: WatchInput): WatchDecision {
+  const { deployment: d, nowMs } = input;
+  const out: WatchDecision = { health: [], deployment: d, revertTo: null, wakeAtMs: null };
+  if (!isDeploymentActive(d)) return out;
+  const wake = (ms: number) => {
+    if (out.wakeAtMs === null || ms < out.wakeAtMs) out.wakeAtMs = ms;
+  };
+  const healthOf = judgeAll(input, out, wake);
+  const groups = countGroups(input, healthOf);
+  const states = Object.values(groups);
+  let status: Pick<Deployment, "Status" | "StatusDescription"> = {
+    Status: d.Status,
+    StatusDescription: d.StatusDescription,
+  };
+  const failure = failureOf(states, nowMs, wake);
   if (d.Status === "running" && failure) {
-    status = "failed";
-    description = failure;
+    status = { Status: "failed", StatusDescription: failure };
     if (states.some((s) => s.AutoRevert)) {
       const stable = input.versions.find((v) => v.Stable === true && v.Version < d.JobVersion);
       out.revertTo = stable ? stable.Version : null;
-      description = rollbackDescription(failure, out.revertTo);
+      status.StatusDescription = rollbackDescription(failure, out.revertTo);
     }
-  } else if (d.Status === "running") {
-    const waiting = states.filter(awaitsPromotion);
-    const ready = (s: DeploymentState) =>
-      s.AutoPromote && s.PlacedCanaries.filter((id) => healthOf.get(id) === true).length >= s.DesiredCanaries;
-    if (waiting.length > 0 && waiting.every(ready)) {
-      for (const s of waiting) s.Promoted = true;
-      description = DEPLOYMENT_DESC.running;
-    }
-    if (states.every(done)) {
-      status = "successful";
-      description = DEPLOYMENT_DESC.successful;
-    }
-  }
-  const next: Deployment = { ...d, TaskGroups: groups, Status: status, StatusDescription: description };
+  } else if (d.Status === "running") status = progress(d, states, healthOf);
+  const next: Deployment = { ...d, TaskGroups: groups, ...status };
   if (JSON.stringify(next) !== JSON.stringify(d)) out.deployment = { ...next, ModifyTime: nowMs * 1e6 };
   return out;
 }

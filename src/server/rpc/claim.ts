@@ -7,19 +7,16 @@
  * volume, and a publish that fails or times out leaves a claim that a retry (or the release walk)
  * will find. The release walk persists its progress before each call it makes, so it resumes.
  */
-import { isAllocTerminal } from "../../structs/alloc.js";
 import {
-  applyClaim,
   findClaim,
   freeClaim,
-  markControllerPublished,
   nextReleaseStep,
   setClaimState,
   unpublishPluginOf,
 } from "../../structs/claim.js";
 import { BerthError, asBerthError, notFound } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { isNodeOutOfContact, ownEntry } from "../../structs/node.js";
+import { isNodeOutOfContact } from "../../structs/node.js";
 import { oneOf } from "../../structs/json_check.js";
 import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "../../structs/rpc_volume_state.js";
 import type {
@@ -42,9 +39,10 @@ import {
 } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeWake } from "../scheduler/blocked_wait.js";
+import { recordClaim } from "./claim_record.js";
 import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
-import { checkAllocClaim, checkNodeAllocUsesVolume, checkNodeUsesVolume } from "./node_scope.js";
+import { checkNodeAllocUsesVolume, checkNodeUsesVolume } from "./node_scope.js";
 import { reportReleaseProgress } from "./release_progress.js";
 
 const CLAIM_STATES: readonly ClaimState[] = [
@@ -103,93 +101,39 @@ export class ClaimEndpoint {
     return this.deps.volumeLocks.run(
       volumeKey(namespace, req.VolumeID),
       async () => {
-        const { vol, externalNodeId } = await this.deps.store.txn((tx) => {
-          // The node acts only for its own allocs and the volumes they request (node_scope.ts),
-          // checked before the volume is read so a refused node learns nothing about it.
-          const alloc = tx.getAlloc(req.AllocationID);
-          if (!alloc) throw notFound("allocation", req.AllocationID);
-          // A volume is claimed only by allocs of its own namespace (the scheduler looks volumes
-          // up in the job's namespace; this holds for a claim that names another one itself).
-          if (alloc.Namespace !== namespace) {
-            throw new BerthError(
-              "ERR_PERMISSION_DENIED",
-              `allocation ${alloc.ID} in namespace ${JSON.stringify(alloc.Namespace)} cannot claim volume ${JSON.stringify(req.VolumeID)} of namespace ${JSON.stringify(namespace)}`,
-            );
-          }
-          if (alloc.NodeID !== req.NodeID) {
-            throw new BerthError(
-              "ERR_PERMISSION_DENIED",
-              `allocation ${alloc.ID} does not run on node ${req.NodeID}`,
-            );
-          }
-          checkAllocClaim(alloc, namespace, req.VolumeID, req.Mode);
-          const vol = volumeView(tx, namespace, req.VolumeID);
-          if (!vol) throw notFound("volume", req.VolumeID);
-          const node = tx.getNode(req.NodeID);
-          if (!node) throw notFound("node", req.NodeID);
-          const nodePlugin = ownEntry(node.CSINodePlugins, vol.PluginID);
-          if (!nodePlugin) {
-            throw new BerthError(
-              "ERR_CSI_VOLUME_UNSCHEDULABLE",
-              `node ${req.NodeID} does not run a node plugin for ${JSON.stringify(vol.PluginID)}`,
-            );
-          }
-          const held = findClaim(vol, alloc.ID);
-          if (isAllocTerminal(alloc) && held?.State !== "taken") {
-            throw new BerthError(
-              "ERR_CONFLICT",
-              `allocation ${alloc.ID} is terminal and cannot claim volumes`,
-            );
-          }
-          const externalNodeId = nodePlugin.NodeInfo?.ID ?? "";
-          // ControllerPublish names the node by the provider's ID; without one the controller
-          // would attach to "" — refuse (retryably: the next fingerprint may carry it) instead.
-          if (vol.ControllerRequired && externalNodeId === "") {
-            throw new BerthError(
-              "ERR_CSI_VOLUME_UNSCHEDULABLE",
-              `node ${req.NodeID}'s node plugin for ${JSON.stringify(vol.PluginID)} has not reported its node ID (NodeGetInfo) yet`,
-            );
-          }
-          const applied = applyClaim(vol, {
-            AllocationID: alloc.ID,
-            NodeID: req.NodeID,
-            ExternalNodeID: externalNodeId,
-            Mode: req.Mode,
-            AccessMode: req.AccessMode,
-            AttachmentMode: req.AttachmentMode,
-          });
-          // The ControllerPublish below is recorded on the claim first, in this transaction: once
-          // the call is made the volume may be attached, whatever becomes of its answer, and the
-          // release must then unpublish it even if the plugin stops looking attach-capable.
-          const volume = vol.ControllerRequired
-            ? markControllerPublished(applied.volume, alloc.ID, vol.PluginID)
-            : applied.volume;
-          if (volume !== vol) tx.putVolume(volume);
-          return { vol: volume, externalNodeId };
-        });
-        let publishContext: Record<string, string> = {};
-        if (vol.ControllerRequired) {
-          const resp = await this.deps.controllers.call(
-            vol.PluginID,
-            "ClientCSI.ControllerPublishVolume",
-            {
-              PluginID: vol.PluginID,
-              ExternalVolumeID: vol.ExternalID,
-              ExternalNodeID: externalNodeId,
-              Capability: { AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode },
-              MountOptions: vol.MountOptions,
-              ReadOnly: req.Mode === "read",
-              Secrets: vol.Secrets ?? {},
-              VolumeContext: vol.Context,
-            },
-            { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
-          );
-          publishContext = resp.PublishContext ?? {};
-        }
+        const { vol, externalNodeId } = await this.deps.store.txn((tx) => recordClaim(tx, req, namespace));
+        const publishContext = vol.ControllerRequired
+          ? await this.controllerPublish(vol, externalNodeId, req, signal)
+          : {};
         return { Volume: claimed(vol, req), PublishContext: publishContext, Index: this.deps.store.index() };
       },
       signal,
     );
+  }
+
+  /** ControllerPublishVolume of a claim already recorded: its PublishContext for the node's calls. */
+  private async controllerPublish(
+    vol: CSIVolume,
+    externalNodeId: string,
+    req: VolumeClaimRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<Record<string, string>> {
+    const resp = await this.deps.controllers.call(
+      vol.PluginID,
+      "ClientCSI.ControllerPublishVolume",
+      {
+        PluginID: vol.PluginID,
+        ExternalVolumeID: vol.ExternalID,
+        ExternalNodeID: externalNodeId,
+        Capability: { AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode },
+        MountOptions: vol.MountOptions,
+        ReadOnly: req.Mode === "read",
+        Secrets: vol.Secrets ?? {},
+        VolumeContext: vol.Context,
+      },
+      { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
+    );
+    return resp.PublishContext ?? {};
   }
 
   /**

@@ -3,11 +3,8 @@
  * reporting the same thing twice writes nothing the second time (the store skips no-op puts; an
  * ordered report seen again is refused as stale, structs/node_report.ts).
  */
-import { isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { BerthError, notFound, validationError } from "../../structs/errors.js";
 import { checkId } from "../../structs/ids.js";
-import { NS_PER_MS, runsOnEveryNode } from "../../structs/job.js";
-import { withClientStatusState } from "../../structs/disconnect.js";
 import {
   applyDrainRequest,
   applyEligibility,
@@ -17,12 +14,7 @@ import {
 } from "../../structs/node.js";
 import { validateAllocUpdates, validateGetAllocs } from "../../structs/node_alloc_validate.js";
 import { validateFingerprint, validateReportedNode, type DrainRequest } from "../../structs/node_validate.js";
-import {
-  isStaleReport,
-  isStaleReportError,
-  refuseStaleReport,
-  validateReportOrder,
-} from "../../structs/node_report.js";
+import { isStaleReportError, refuseStaleReport, validateReportOrder } from "../../structs/node_report.js";
 import type {
   NodeFingerprintRequest,
   NodeGetAllocsRequest,
@@ -37,8 +29,8 @@ import { isObject } from "../../structs/json_check.js";
 import type { ServerDeps } from "../deps.js";
 import { watchKeys } from "../state/watch_keys.js";
 import type { HeartbeatMonitor } from "../heartbeat.js";
-import { refreshJobStatus } from "../scheduler/job_status.js";
-import { allocVolumeWakes, nodeWake, type Wake } from "../scheduler/blocked_wait.js";
+import { nodeWake } from "../scheduler/blocked_wait.js";
+import { applyAllocReports, type AppliedReports } from "./node_alloc_reports.js";
 import { boundSecretHash, presentedSecretHash } from "./node_auth.js";
 import type { IntroTokenRequest, NodeIntroTokens } from "./node_intro.js";
 
@@ -262,100 +254,43 @@ export class NodeEndpoint {
   /** Applies the client's view of its allocs; an alloc of another node is refused. */
   async updateAllocs(input: NodeUpdateAllocsRequest): Promise<{ Index: number }> {
     const req = validateAllocUpdates(input);
-    const reconnects = new Map<string, { namespace: string; id: string }>();
-    // The volumes of allocs that ended: their proposed (or held) claims are gone.
-    let freedVolumes: Wake[] = [];
-    let stale = 0;
-    const terminalJobs = await this.deps.store.txn((tx) => {
-      reconnects.clear();
-      freedVolumes = [];
-      stale = 0;
-      const jobs = new Map<string, { namespace: string; id: string; failed: boolean; everyNode: boolean }>();
-      const nowNs = Date.now() * NS_PER_MS;
-      const touched: Allocation[] = [];
-      for (const u of req.Allocs) {
-        const alloc = tx.getAlloc(u.ID);
-        if (!alloc) continue;
-        if (alloc.NodeID !== req.NodeID) {
-          throw new BerthError(
-            "ERR_PERMISSION_DENIED",
-            `allocation ${u.ID} does not run on node ${req.NodeID}`,
-          );
-        }
-        // A report that waited in a hung server while a newer one was applied: the newer stays.
-        if (isStaleReport(alloc.ReportOrder, req.ReportOrder)) {
-          stale++;
-          continue;
-        }
-        // Lost is final (node_loss.ts): a node that comes back reports what it still runs until it
-        // has stopped it, and that must not bring an alloc the scheduler has replaced back to life.
-        const keepLost = alloc.ClientStatus === "lost" && u.ClientStatus !== "lost";
-        // Unknown is the server's guess while the node was silent: the node's word replaces it, and
-        // the job is evaluated so a replacement placed meanwhile is reconciled (Nomad's reconnect).
-        const reconnected = alloc.ClientStatus === "unknown" && u.ClientStatus !== "unknown";
-        const next = tx.putAlloc(
-          {
-            ...alloc,
-            ClientStatus: keepLost ? "lost" : u.ClientStatus,
-            ClientDescription: keepLost ? alloc.ClientDescription : u.ClientDescription,
-            TaskStates: u.TaskStates ?? alloc.TaskStates,
-            ModifyTime: nowNs,
-            ...(reconnected
-              ? { AllocStates: withClientStatusState(alloc, u.ClientStatus, nowNs / NS_PER_MS) }
-              : {}),
-            ...(req.ReportOrder ? { ReportOrder: req.ReportOrder } : {}),
-          },
-          { fromClient: true },
-        );
-        touched.push(next);
-        if (reconnected)
-          reconnects.set(`${next.Namespace}/${next.JobID}`, { namespace: next.Namespace, id: next.JobID });
-        if (isClientTerminal(next.ClientStatus) && !isClientTerminal(alloc.ClientStatus)) {
-          const k = `${next.Namespace}/${next.JobID}`;
-          const failed = next.ClientStatus === "failed" || jobs.get(k)?.failed === true;
-          const everyNode = runsOnEveryNode(next.Job.Type);
-          jobs.set(k, { namespace: next.Namespace, id: next.JobID, failed, everyNode });
-          freedVolumes.push(...allocVolumeWakes(next));
-        }
-      }
-      const seen = new Set<string>();
-      for (const a of touched) {
-        const k = `${a.Namespace}/${a.JobID}`;
-        if (seen.has(k)) continue;
-        seen.add(k);
-        const job = tx.getJob(a.Namespace, a.JobID);
-        if (job) refreshJobStatus(tx, job, touched);
-      }
-      return [...jobs.values()];
-    });
-    // A terminal alloc frees capacity and may need a replacement (batch allocs that completed are not replaced).
-    // Nomad's Node.UpdateAlloc creates an eval ("alloc-failure") only for a failed alloc; a
-    // finished one creates none. Here a finished alloc's job gets a quiet pass: it records an eval
-    // only when it places, stops or fails to place something (a slot the alloc's exit left empty),
-    // labelled "queued-allocs" as Nomad's unblocked work is; a pass with nothing to do leaves no
-    // record, so finished allocs no longer crowd the job's evaluations.
-    // A failed system or sysbatch alloc starts no pass (Nomad creates no eval for an alloc without a
-    // reschedule policy): its node's restart policy was its retry, and it is placed again on its
-    // node only by the job's next pass (a node change, a new version), never in a tight loop.
-    for (const j of terminalJobs) {
+    const applied = await this.deps.store.txn((tx) => applyAllocReports(tx, req));
+    if (applied.stale > 0)
+      this.deps.log.warn("refused alloc reports older than the ones applied", {
+        node: req.NodeID,
+        allocs: applied.stale,
+      });
+    await this.evaluateAfterReports(req.NodeID, applied);
+    return { Index: this.deps.store.index() };
+  }
+
+  /**
+   * The passes a node's alloc reports call for. A terminal alloc frees capacity and may need a
+   * replacement (batch allocs that completed are not replaced). Nomad's Node.UpdateAlloc creates
+   * an eval ("alloc-failure") only for a failed alloc; a finished one creates none. Here a finished
+   * alloc's job gets a quiet pass: it records an eval only when it places, stops or fails to place
+   * something (a slot the alloc's exit left empty), labelled "queued-allocs" as Nomad's unblocked
+   * work is; a pass with nothing to do leaves no record, so finished allocs no longer crowd the
+   * job's evaluations. A failed system or sysbatch alloc starts no pass (Nomad creates no eval for
+   * an alloc without a reschedule policy): its node's restart policy was its retry, and it is
+   * placed again on its node only by the job's next pass (a node change, a new version), never in
+   * a tight loop. A reconnect evaluates its job (unless an ended alloc did already).
+   */
+  private async evaluateAfterReports(nodeId: string, applied: AppliedReports): Promise<void> {
+    const ended = applied.endedJobs;
+    for (const j of ended) {
       if (j.failed && j.everyNode) continue;
       if (j.failed) await this.deps.scheduler.evaluate(j.namespace, j.id, "alloc-failure");
       else await this.deps.scheduler.evaluate(j.namespace, j.id, "queued-allocs", { quiet: true });
     }
-    if (stale > 0)
-      this.deps.log.warn("refused alloc reports older than the ones applied", {
-        node: req.NodeID,
-        allocs: stale,
-      });
-    for (const [k, j] of reconnects) {
-      if (!terminalJobs.some((t) => `${t.namespace}/${t.id}` === k))
+    for (const [k, j] of applied.reconnects) {
+      if (!ended.some((t) => `${t.namespace}/${t.id}` === k))
         await this.deps.scheduler.evaluate(j.namespace, j.id, "reconnect");
     }
-    if (terminalJobs.length > 0) {
-      const node = this.deps.store.getNode(req.NodeID);
-      void this.deps.scheduler.retryBlocked(node ? [nodeWake(node), ...freedVolumes] : undefined);
+    if (ended.length > 0) {
+      const node = this.deps.store.getNode(nodeId);
+      void this.deps.scheduler.retryBlocked(node ? [nodeWake(node), ...applied.freedVolumes] : undefined);
     }
-    return { Index: this.deps.store.index() };
   }
 }
 

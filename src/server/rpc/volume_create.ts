@@ -55,29 +55,95 @@ export async function createVolumes(
   return { Volumes: out, Index: deps.store.index() };
 }
 
+type Fresh = { v: CSIVolume; i: number }[];
+
+/**
+ * The intents, in one write: from here on a crash leaves a record of every name this request may
+ * create storage under (structs/volume_intent.ts). The namespace is read again in this write: from
+ * here on the intent holds it (namespace.ts).
+ */
+async function recordIntents(deps: ServerDeps, fresh: Fresh): Promise<void> {
+  if (fresh.length === 0) return;
+  const now = Date.now();
+  await deps.store.txn((tx) =>
+    fresh.forEach(({ v, i }) => {
+      requireVolumeNamespace(tx.getNamespace(v.Namespace), v, `Volumes[${i}]`);
+      tx.putVolumeIntent(intentOf(v, now));
+    }),
+  );
+}
+
+/** Records every created volume and drops its intent, in one write (contract step 5). */
+async function recordCreated(deps: ServerDeps, created: readonly Created[]): Promise<void> {
+  await deps.store.txn((tx) => {
+    for (const { spec, record } of created) {
+      // The create's intent held the namespace (namespace.ts refuses to delete it): checked anyway.
+      requireVolumeNamespace(tx.getNamespace(spec.Namespace), spec, "Volumes");
+      const prev = tx.getVolume(spec.Namespace, spec.ID);
+      if (prev && prev.ExternalID !== "") {
+        throw new BerthError("ERR_CONFLICT", `volume ${JSON.stringify(spec.ID)} was registered meanwhile`);
+      }
+      const nowNs = Date.now() * 1_000_000;
+      tx.putVolume(
+        prev
+          ? {
+              ...record,
+              ReadClaims: prev.ReadClaims,
+              WriteClaims: prev.WriteClaims,
+              PastClaims: prev.PastClaims,
+              CreateTime: prev.CreateTime ?? nowNs,
+              ModifyTime: nowNs,
+            }
+          : { ...record, CreateTime: nowNs, ModifyTime: nowNs },
+      );
+      tx.deleteVolumeIntent(spec.Namespace, spec.ID);
+    }
+  });
+}
+
+/**
+ * A failed request's undo (contract step 4 and crash safety): deletes the storage it created, and
+ * keeps intents only where storage may be left — an undo that failed, or a create whose outcome is
+ * unknown (`failed`: a timeout or a lost link may hide storage the plugin made).
+ */
+async function undoCreate(
+  deps: ServerDeps,
+  fresh: Fresh,
+  created: readonly Created[],
+  failed: { v: CSIVolume; err: unknown } | undefined,
+): Promise<void> {
+  const left = await compensate(deps, [...created]);
+  const keep = new Set(left.map((c) => volumeKey(c.spec.Namespace, c.spec.ID)));
+  if (failed && mayHaveCreated(asBerthError(failed.err).code)) {
+    keep.add(volumeKey(failed.v.Namespace, failed.v.ID));
+  }
+  await deps.store.txn((tx) => {
+    for (const { v } of fresh) {
+      if (!keep.has(volumeKey(v.Namespace, v.ID))) tx.deleteVolumeIntent(v.Namespace, v.ID);
+    }
+  });
+  if (keep.size > 0) {
+    deps.log.warn(
+      "volume create failed and may have left storage: reported as orphans until adopted or deleted",
+      {
+        volumes: [...keep],
+      },
+    );
+  }
+}
+
 async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortSignal): Promise<CSIVolume[]> {
   // Checked again under the locks: a create or delete of one of them may have run meanwhile.
   vols.forEach((v, i) => checkCreate(deps.store, v, i));
   const answers = new Map<number, CSIVolume>();
-  const fresh: { v: CSIVolume; i: number }[] = [];
+  const fresh: Fresh = [];
   for (const [i, v] of vols.entries()) {
     const existing = volumeView(deps.store, v.Namespace, v.ID);
     if (existing && existing.ExternalID !== "") {
       answers.set(i, await expandIfRequested(deps, existing, v, `Volumes[${i}]`, signal));
     } else fresh.push({ v, i });
   }
-  // The intents go first, in one write: from here on a crash leaves a record of every name this
-  // request may have created storage under (structs/volume_intent.ts).
-  if (fresh.length > 0) {
-    const now = Date.now();
-    // The namespace is read again in this write: from here on the intent holds it (namespace.ts).
-    await deps.store.txn((tx) =>
-      fresh.forEach(({ v, i }) => {
-        requireVolumeNamespace(tx.getNamespace(v.Namespace), v, `Volumes[${i}]`);
-        tx.putVolumeIntent(intentOf(v, now));
-      }),
-    );
-  }
+  await recordIntents(deps, fresh);
   const created: Created[] = [];
   let failed: { v: CSIVolume; err: unknown } | undefined;
   try {
@@ -89,51 +155,9 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
         throw failureOf(err, v, i);
       }
     }
-    await deps.store.txn((tx) => {
-      for (const { spec, record } of created) {
-        // The create's intent held the namespace (namespace.ts refuses to delete it): checked anyway.
-        requireVolumeNamespace(tx.getNamespace(spec.Namespace), spec, "Volumes");
-        const prev = tx.getVolume(spec.Namespace, spec.ID);
-        if (prev && prev.ExternalID !== "") {
-          throw new BerthError("ERR_CONFLICT", `volume ${JSON.stringify(spec.ID)} was registered meanwhile`);
-        }
-        const nowNs = Date.now() * 1_000_000;
-        tx.putVolume(
-          prev
-            ? {
-                ...record,
-                ReadClaims: prev.ReadClaims,
-                WriteClaims: prev.WriteClaims,
-                PastClaims: prev.PastClaims,
-                CreateTime: prev.CreateTime ?? nowNs,
-                ModifyTime: nowNs,
-              }
-            : { ...record, CreateTime: nowNs, ModifyTime: nowNs },
-        );
-        tx.deleteVolumeIntent(spec.Namespace, spec.ID);
-      }
-    });
+    await recordCreated(deps, created);
   } catch (err) {
-    const left = await compensate(deps, created);
-    // Intents stay only where storage may be left: an undo that failed, or a create whose outcome
-    // is unknown (a timeout or a lost link may hide storage the plugin made).
-    const keep = new Set(left.map((c) => volumeKey(c.spec.Namespace, c.spec.ID)));
-    if (failed && mayHaveCreated(asBerthError(failed.err).code)) {
-      keep.add(volumeKey(failed.v.Namespace, failed.v.ID));
-    }
-    await deps.store.txn((tx) => {
-      for (const { v } of fresh) {
-        if (!keep.has(volumeKey(v.Namespace, v.ID))) tx.deleteVolumeIntent(v.Namespace, v.ID);
-      }
-    });
-    if (keep.size > 0) {
-      deps.log.warn(
-        "volume create failed and may have left storage: reported as orphans until adopted or deleted",
-        {
-          volumes: [...keep],
-        },
-      );
-    }
+    await undoCreate(deps, fresh, created, failed);
     throw err;
   }
   for (const { record } of created) {

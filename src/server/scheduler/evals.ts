@@ -73,27 +73,7 @@ export function recordPass(
   const queued = queuedAllocations(job, out.failures);
   const current = blocked.at(-1);
   if (trigger === "queued-allocs" && current) {
-    for (const b of blocked.slice(0, -1)) cancel(tx, b, blockedDuplicateDescription(job.ID), nowNs);
-    putFollowups(tx, current, followups);
-    const PlacedAllocIDs = [...current.PlacedAllocIDs, ...out.placed];
-    const snapshot = { SnapshotIndex: tx.index(), PlacedAllocIDs, ModifyTime: nowNs };
-    if (failed) {
-      const changed =
-        out.placed.length > 0 ||
-        !sameJson(current.FailedTGAllocs, failed) ||
-        !sameJson(current.QueuedAllocations, queued);
-      if (changed) tx.putEval({ ...current, ...snapshot, FailedTGAllocs: failed, QueuedAllocations: queued });
-      return { evalId: current.ID, blockedEvalId: current.ID };
-    }
-    tx.putEval({
-      ...current,
-      ...snapshot,
-      Status: "complete",
-      StatusDescription: "",
-      FailedTGAllocs: null,
-      QueuedAllocations: queued,
-    });
-    return { evalId: current.ID, blockedEvalId: "" };
+    return rerunBlocked(tx, job, blocked, { ...out, followups }, { failed, queued }, nowNs);
   }
   // Idle: nothing placed, stopped or deferred, and no failure the job's blocked eval does not
   // already stand for (a deployment watcher's pass over a job waiting for capacity adds nothing).
@@ -126,6 +106,44 @@ export function recordPass(
   putFollowups(tx, ev, followups);
   for (const id of evalsToPrune(tx.evalsByJob(job.Namespace, job.ID))) tx.deleteEval(id);
   return { evalId: ev.ID, blockedEvalId: next?.ID ?? "" };
+}
+
+/**
+ * A blocked eval's own run (the job's newest blocked eval, the last of `blocked`): the older
+ * blocked evals are cancelled as duplicates; it is reblocked with refreshed FailedTGAllocs (written
+ * only when something changed) while allocs still find no node, else completed.
+ */
+function rerunBlocked(
+  tx: StateWriter,
+  job: Job,
+  blocked: readonly Evaluation[],
+  out: PassOutcome & { followups: FollowupPlan[] },
+  counts: { failed: Record<string, AllocMetric> | null; queued: Record<string, number> },
+  nowNs: number,
+): Recorded {
+  const current = blocked[blocked.length - 1]!;
+  const { failed, queued } = counts;
+  for (const b of blocked.slice(0, -1)) cancel(tx, b, blockedDuplicateDescription(job.ID), nowNs);
+  putFollowups(tx, current, out.followups);
+  const PlacedAllocIDs = [...current.PlacedAllocIDs, ...out.placed];
+  const snapshot = { SnapshotIndex: tx.index(), PlacedAllocIDs, ModifyTime: nowNs };
+  if (failed) {
+    const changed =
+      out.placed.length > 0 ||
+      !sameJson(current.FailedTGAllocs, failed) ||
+      !sameJson(current.QueuedAllocations, queued);
+    if (changed) tx.putEval({ ...current, ...snapshot, FailedTGAllocs: failed, QueuedAllocations: queued });
+    return { evalId: current.ID, blockedEvalId: current.ID };
+  }
+  tx.putEval({
+    ...current,
+    ...snapshot,
+    Status: "complete",
+    StatusDescription: "",
+    FailedTGAllocs: null,
+    QueuedAllocations: queued,
+  });
+  return { evalId: current.ID, blockedEvalId: "" };
 }
 
 function putFollowups(tx: StateWriter, parent: Evaluation, followups: FollowupPlan[]): void {

@@ -3,15 +3,15 @@
  * made ahead), apply it, and on the pass's last batch refresh the job's status and record the eval.
  */
 import { performance } from "node:perf_hooks";
-import type { EvalTrigger } from "../../structs/eval.js";
-import { NS_PER_MS } from "../../structs/job.js";
+import type { EvalTrigger, Evaluation } from "../../structs/eval.js";
+import { NS_PER_MS, type Job } from "../../structs/job.js";
 import { isLaunchParent, parentStatus } from "../../structs/periodic_decide.js";
 import type { StateWriter } from "../state/store.js";
 import { IN_TXN_PLAN_MS, type Batching } from "./batches.js";
 import { cancelBlocked, cancelLive, recordPass } from "./evals.js";
 import { refreshJobStatus } from "./job_status.js";
 import { computePlan } from "./plan.js";
-import type { PlacementFailure } from "./plan_types.js";
+import type { PlacementFailure, Plan } from "./plan_types.js";
 import type { PlannedAhead } from "./plan_ahead.js";
 
 export interface EvalResult {
@@ -51,32 +51,13 @@ export interface EvalOptions {
   followupEvalId?: string;
 }
 
-/**
- * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
- * plan made before the transaction (plan_ahead.ts): used when the store is still at the index it
- * was made at, or when `batch.stillValid` finds that the writes since only freed what it relies on
- * (rebase.ts); otherwise the plan is made here.
- */
-export function evaluateIn(
-  tx: StateWriter,
-  namespace: string,
-  id: string,
-  trigger: EvalTrigger = "job-register",
-  opts: EvalOptions = {},
-  ahead?: PlannedAhead,
-  batch?: Batching,
-): BatchResult {
-  const before = tx.index();
-  const fresh =
-    ahead !== undefined && (ahead.index === before || batch?.stillValid?.(ahead.index) === true)
-      ? ahead
-      : undefined;
-  const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
-  const none = {
+/** The result of a batch that did nothing, at store index `index`. */
+function nothingDone(index: number, snapshotIndex: number): BatchResult {
+  return {
     placed: 0,
     stopped: 0,
     failures: [],
-    index: before,
+    index,
     evalId: "",
     blockedEvalId: "",
     followups: [],
@@ -84,32 +65,24 @@ export function evaluateIn(
     more: false,
     placedIds: [],
     usedAhead: false,
-    snapshotIndex: fresh?.readIndex ?? before,
+    snapshotIndex,
   };
-  const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
-  // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
-  if (opts.followupEvalId && running?.Status !== "pending") return none;
-  const job = tx.getJob(namespace, id);
-  if (!job) {
-    cancelBlocked(tx, namespace, id, nowNs);
-    return none;
-  }
-  if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
-  // A periodic or parameterized parent places nothing: its children run (server/periodic/,
-  // rpc/job_launch.ts). It is running while registered and not stopped, as Nomad shows it.
-  if (isLaunchParent(job)) {
-    if (job.Status !== parentStatus(job)) tx.putJob({ ...job, Status: parentStatus(job) });
-    return none;
-  }
-  // Planned here (the plan made ahead is stale): a batch bounded in time, not in count, so this
-  // transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
+}
+
+/**
+ * The plan made here (the plan made ahead is stale): a batch bounded in time, not in count, so this
+ * transaction holds the loop for about IN_TXN_PLAN_MS at most, however big the job.
+ */
+function planInTxn(tx: StateWriter, job: Job, nowNs: number, runningId: string, batch?: Batching): Plan {
   const started = performance.now();
-  const plan =
-    fresh?.plan ??
-    computePlan(tx, job, nowNs, running?.ID ?? "", {
-      ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
-      ...(batch?.cachedNodes ? { listNodes: () => batch.cachedNodes?.() ?? tx.listNodes() } : {}),
-    });
+  return computePlan(tx, job, nowNs, runningId, {
+    ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
+    ...(batch?.cachedNodes ? { listNodes: () => batch.cachedNodes?.() ?? tx.listNodes() } : {}),
+  });
+}
+
+/** Writes the plan's deployments and allocs (stops, reschedule links, placements). */
+function applyPlan(tx: StateWriter, plan: Plan, nowNs: number): void {
   for (const d of plan.cancelDeployments) tx.putDeployment(d);
   if (plan.newDeployment) tx.putDeployment(plan.newDeployment);
   for (const { alloc, description } of plan.stop) {
@@ -118,16 +91,32 @@ export function evaluateIn(
   // Reschedule links only: the failed alloc's ModifyTime (its failure time) is left as it is.
   for (const alloc of plan.update) tx.putAlloc(alloc);
   for (const alloc of plan.place) tx.putAlloc(alloc);
-  const placedIds = plan.place.map((a) => a.ID);
-  // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
-  // nothing else to write but its deployment); the eval and the job's status wait for the last.
-  if (plan.more) {
-    const usedAhead = fresh !== undefined;
-    return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds, usedAhead };
-  }
-  const placed = [...(batch?.placedBefore ?? []), ...placedIds];
+}
+
+/** What the last batch of a pass needs to record it. */
+interface LastBatch {
+  job: Job;
+  plan: Plan;
+  nowNs: number;
+  before: number;
+  running: Evaluation | undefined;
+  placedIds: string[];
+  usedAhead: boolean;
+  snapshotIndex: number;
+}
+
+/** The last batch: records the pass's eval, refreshes the job's status, and answers the result. */
+function recordLast(
+  tx: StateWriter,
+  b: LastBatch,
+  trigger: EvalTrigger,
+  opts: EvalOptions,
+  batch: Batching | undefined,
+): BatchResult {
+  const { job, plan, before } = b;
+  const placed = [...(batch?.placedBefore ?? []), ...b.placedIds];
   const outcome = { placed, stopped: plan.stop.length, failures: plan.failures, followups: plan.followups };
-  const recorded = recordPass(tx, job, outcome, trigger, nowNs, opts.quiet, running);
+  const recorded = recordPass(tx, job, outcome, trigger, b.nowNs, opts.quiet, b.running);
   const recordedEval = recorded.evalId ? tx.getEval(recorded.evalId) : undefined;
   // Only on an eval this pass created: a pass that changes nothing (a blocked eval run again)
   // must write nothing.
@@ -150,8 +139,57 @@ export function evaluateIn(
     followups: plan.followups.map((f) => ({ evalId: f.evalId, waitUntil: f.waitUntil })),
     heldSlots: plan.heldSlots,
     more: false,
-    placedIds,
-    usedAhead: fresh !== undefined,
-    snapshotIndex: none.snapshotIndex,
+    placedIds: b.placedIds,
+    usedAhead: b.usedAhead,
+    snapshotIndex: b.snapshotIndex,
   };
+}
+
+/**
+ * The transaction body: plan, apply, refresh the job's status and record the eval. `ahead` is the
+ * plan made before the transaction (plan_ahead.ts): used when the store is still at the index it
+ * was made at, or when `batch.stillValid` finds that the writes since only freed what it relies on
+ * (rebase.ts); otherwise the plan is made here.
+ */
+export function evaluateIn(
+  tx: StateWriter,
+  namespace: string,
+  id: string,
+  trigger: EvalTrigger = "job-register",
+  opts: EvalOptions = {},
+  ahead?: PlannedAhead,
+  batch?: Batching,
+): BatchResult {
+  const before = tx.index();
+  const fresh =
+    ahead !== undefined && (ahead.index === before || batch?.stillValid?.(ahead.index) === true)
+      ? ahead
+      : undefined;
+  const nowNs = fresh?.nowNs ?? Date.now() * NS_PER_MS;
+  const none = nothingDone(before, fresh?.readIndex ?? before);
+  const running = opts.followupEvalId ? tx.getEval(opts.followupEvalId) : undefined;
+  // A follow-up that was cancelled (job stopped or purged) or already ran has nothing to do.
+  if (opts.followupEvalId && running?.Status !== "pending") return none;
+  const job = tx.getJob(namespace, id);
+  if (!job) {
+    cancelBlocked(tx, namespace, id, nowNs);
+    return none;
+  }
+  if (job.Stop) cancelLive(tx, namespace, id, `job ${JSON.stringify(id)} is stopped`, nowNs);
+  // A periodic or parameterized parent places nothing: its children run (server/periodic/,
+  // rpc/job_launch.ts). It is running while registered and not stopped, as Nomad shows it.
+  if (isLaunchParent(job)) {
+    if (job.Status !== parentStatus(job)) tx.putJob({ ...job, Status: parentStatus(job) });
+    return none;
+  }
+  const plan = fresh?.plan ?? planInTxn(tx, job, nowNs, running?.ID ?? "", batch);
+  applyPlan(tx, plan, nowNs);
+  const placedIds = plan.place.map((a) => a.ID);
+  const usedAhead = fresh !== undefined;
+  // A batch that leaves allocs to place writes only its placements (plan.ts: such a plan has
+  // nothing else to write but its deployment); the eval and the job's status wait for the last.
+  if (plan.more)
+    return { ...none, placed: placedIds.length, index: tx.writeIndex, more: true, placedIds, usedAhead };
+  const last = { job, plan, nowNs, before, running, placedIds, usedAhead, snapshotIndex: none.snapshotIndex };
+  return recordLast(tx, last, trigger, opts, batch);
 }

@@ -12,7 +12,7 @@ import type { AllocMetric } from "../../structs/eval.js";
 import { runsOnEveryNode, type Job } from "../../structs/job.js";
 import type { StateReader } from "../state/store.js";
 import { computePlan, isAllocOfJob } from "./plan.js";
-import { MIGRATE_DESCRIPTION } from "./plan_types.js";
+import { MIGRATE_DESCRIPTION, type Plan } from "./plan_types.js";
 import { HANDOVER_DESCRIPTION, UPDATE_DESCRIPTION } from "./reconcile_update.js";
 
 /** Nomad's DesiredUpdates. */
@@ -80,27 +80,10 @@ const zero = (): DesiredUpdates => ({
 });
 
 /**
- * `spec` is the validated submitted job; `sameSpec` says whether it equals the stored one (then no
- * new version would be made).
+ * Nomad's DesiredUpdates of each group: what the pass would stop, migrate, replace, place, place as
+ * canaries, and leave alone (the job's live allocs it does not stop).
  */
-export function planJob(
-  state: StateReader,
-  spec: Job,
-  sameSpec: boolean,
-  wantDiff: boolean,
-  nowNs: number,
-): JobPlanResult {
-  const prev = state.getJob(spec.Namespace, spec.ID);
-  const job: Job = {
-    ...spec,
-    Status: prev?.Status ?? "pending",
-    Version: prev ? (sameSpec ? prev.Version : prev.Version + 1) : 0,
-    // A new job is a new incarnation: no alloc of a purged namesake is its own.
-    CreateIndex: prev?.CreateIndex ?? state.index() + 1,
-    ModifyIndex: state.index() + 1,
-    JobModifyIndex: state.index() + 1,
-  };
-  const plan = computePlan(state, job, nowNs);
+function desiredUpdates(state: StateReader, job: Job, plan: Plan): Record<string, DesiredUpdates> {
   const annotations: Record<string, DesiredUpdates> = {};
   for (const g of job.TaskGroups) annotations[g.Name] = zero();
   const of = (group: string) => (annotations[group] ??= zero());
@@ -137,6 +120,32 @@ export function planJob(
     if (!isAllocOfJob(a, job) || a.DesiredStatus !== "run" || isClientTerminal(a.ClientStatus)) continue;
     if (!stopped.has(a.ID)) of(a.TaskGroup).Ignore++;
   }
+  return annotations;
+}
+
+/**
+ * `spec` is the validated submitted job; `sameSpec` says whether it equals the stored one (then no
+ * new version would be made).
+ */
+export function planJob(
+  state: StateReader,
+  spec: Job,
+  sameSpec: boolean,
+  wantDiff: boolean,
+  nowNs: number,
+): JobPlanResult {
+  const prev = state.getJob(spec.Namespace, spec.ID);
+  const job: Job = {
+    ...spec,
+    Status: prev?.Status ?? "pending",
+    Version: prev ? (sameSpec ? prev.Version : prev.Version + 1) : 0,
+    // A new job is a new incarnation: no alloc of a purged namesake is its own.
+    CreateIndex: prev?.CreateIndex ?? state.index() + 1,
+    ModifyIndex: state.index() + 1,
+    JobModifyIndex: state.index() + 1,
+  };
+  const plan = computePlan(state, job, nowNs);
+  const annotations = desiredUpdates(state, job, plan);
   const failed =
     plan.failures.length === 0 ? null : Object.fromEntries(plan.failures.map((f) => [f.group, f.metrics]));
   return {

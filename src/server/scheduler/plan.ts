@@ -5,27 +5,19 @@
  * common to every job. Pure over a StateReader; the Scheduler applies the plan in the same write
  * transaction.
  */
-import { isAllocTerminal, isClientTerminal, shouldMigrate, type Allocation } from "../../structs/alloc.js";
-import { mergeSignals, signalsOf } from "./blocked_wait.js";
-import { disconnectPlan } from "./disconnect_plan.js";
-import { newAllocMetric } from "../../structs/eval.js";
+import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { newUuid } from "../../structs/ids.js";
 import { runsOnEveryNode, type Job, type JobStatus } from "../../structs/job.js";
-import { nextReschedule, trackerForReplacement } from "../../structs/reschedule.js";
+import { nextReschedule } from "../../structs/reschedule.js";
 import type { StateReader } from "../state/store.js";
+import { disconnectPlan } from "./disconnect_plan.js";
 import { planContextOf, readyNodesInDCs } from "./feasibility.js";
 import { NodeSample } from "./node_sample.js";
-import { placeAlloc } from "./place.js";
-import {
-  allocName,
-  emptyPlan,
-  MIGRATE_DESCRIPTION,
-  type PlacementFailure,
-  type Plan,
-  type PlanOptions,
-} from "./plan_types.js";
+import { batchLimit, placeAll, placesOnly } from "./place_steps.js";
+import { emptyPlan, type Plan, type PlanOptions } from "./plan_types.js";
+import { openSlots, reconcileAllocs } from "./reconcile.js";
 import { planReschedules } from "./reschedule_plan.js";
-import { HANDOVER_DESCRIPTION, planUpdates, UPDATE_DESCRIPTION } from "./reconcile_update.js";
+import { planUpdates } from "./reconcile_update.js";
 import { systemPlanSteps } from "./system_plan.js";
 
 /**
@@ -87,48 +79,11 @@ export function* planSteps(
   plan.heldSlots = upd.hold.size;
   plan.cancelDeployments = upd.cancel;
   if (upd.created) plan.newDeployment = upd.deployment;
-  const deploymentId = upd.deployment?.ID;
-  plan.deploymentId = deploymentId ?? "";
-  const wanted = new Set<string>();
-  if (!job.Stop) {
-    for (const g of job.TaskGroups) {
-      for (let i = 0; i < g.Count; i++) wanted.add(allocName(job, g.Name, i));
-    }
-  }
-  const runningByName = new Map<string, Allocation>();
+  plan.deploymentId = upd.deployment?.ID ?? "";
   const disc = disconnectPlan(existing);
-  for (const a of existing) {
-    if (a.DesiredStatus !== "run") continue;
-    if (isClientTerminal(a.ClientStatus)) continue;
-    const reconnectLoss = disc.stop.get(a.ID);
-    if (reconnectLoss !== undefined) plan.stop.push({ alloc: a, description: reconnectLoss });
-    else if (disc.replace.get(a.Name) === a)
-      continue; // unknown, its slot placed again (not stopped)
-    else if (!wanted.has(a.Name)) {
-      plan.stop.push({
-        alloc: a,
-        description: job.Stop ? "alloc not needed as job is stopped" : "alloc not needed due to job update",
-      });
-    } else if (shouldMigrate(a)) {
-      plan.stop.push({ alloc: a, description: MIGRATE_DESCRIPTION });
-    } else if (a.Job.Version !== job.Version && upd.keep.has(a.ID)) {
-      // Not replaced yet (the update strategy's pace): it keeps its slot.
-      runningByName.set(a.Name, a);
-    } else if (a.Job.Version !== job.Version) {
-      const description = upd.handover.has(a.ID) ? HANDOVER_DESCRIPTION : UPDATE_DESCRIPTION;
-      plan.stop.push({ alloc: a, description });
-    } else {
-      runningByName.set(a.Name, a);
-    }
-  }
+  const reconciled = reconcileAllocs({ job, existing, update: upd, disconnect: disc });
+  plan.stop.push(...reconciled.stop);
   if (job.Stop) return plan;
-  const completed = new Set(
-    job.Type === "batch"
-      ? existing
-          .filter((a) => a.ClientStatus === "complete" && a.Job.Version === job.Version)
-          .map((a) => a.Name)
-      : [],
-  );
   // The job's allocs were read above; a big job's take a while: let the caller yield before the nodes.
   yield;
   const ctx = planContextOf(state, plan.place, plan.stop, all, opts.usage);
@@ -136,86 +91,11 @@ export function* planSteps(
   const nodes = new NodeSample(ready, `${job.Namespace}\u0000${job.ID}\u0000${state.index()}`);
   // The reads above are a pass's biggest single stretch: let the caller yield before placing.
   yield;
-  const open = [...wanted].filter((n) => !runningByName.has(n) && !completed.has(n));
-  const resched = planReschedules(state, job, existing, open, nowNs, runningEvalId);
+  const resched = planReschedules(state, job, existing, openSlots(reconciled), nowNs, runningEvalId);
   plan.followups = resched.followups;
   plan.update.push(...resched.update);
-  // Only a plan that places and nothing else may stop early: the rest of a pass's records are
-  // written with its eval, in its last batch.
-  const batchable =
-    plan.stop.length === 0 &&
-    plan.update.length === 0 &&
-    plan.followups.length === 0 &&
-    resched.replace.size === 0 &&
-    disc.replace.size === 0;
-  const limit = opts.maxPlace;
-  const full = (): boolean =>
-    batchable &&
-    limit !== undefined &&
-    (typeof limit === "number" ? plan.place.length >= limit : limit(plan.place.length));
-  for (const g of job.TaskGroups) {
-    let failure: PlacementFailure | undefined;
-    // Each alloc of a per_alloc group needs its own volume: its failure may wait for another thing.
-    const perAlloc = Object.values(g.Volumes ?? {}).some((v) => v.PerAlloc);
-    for (let i = 0; i < g.Count; i++) {
-      const name = allocName(job, g.Name, i);
-      if (runningByName.has(name) || completed.has(name)) continue;
-      if (resched.hold.has(name) || upd.hold.has(name)) continue;
-      if (full()) {
-        plan.more = true;
-        return plan;
-      }
-      const metrics = newAllocMetric(available);
-      const alloc = placeAlloc(ctx, nodes, job, g, i, nowNs, metrics);
-      if (alloc && deploymentId && upd.deployment?.TaskGroups[g.Name]) alloc.DeploymentID = deploymentId;
-      const prev = resched.replace.get(name) ?? disc.replace.get(name);
-      if (alloc && prev) {
-        alloc.PreviousAllocation = prev.ID;
-        if (prev.ClientStatus !== "unknown") alloc.RescheduleTracker = trackerForReplacement(prev, nowNs);
-        plan.update.push({ ...prev, NextAllocation: alloc.ID });
-      }
-      if (alloc) plan.place.push(alloc);
-      else if (!failure) {
-        failure = { group: g.Name, missing: 1, metrics, names: [name], canaries: 0 };
-        if (perAlloc) failure.signals = signalsOf(metrics);
-      } else {
-        failure.missing++;
-        failure.metrics.CoalescedFailures++;
-        failure.names.push(name);
-        if (failure.signals) mergeSignals(failure.signals, signalsOf(metrics));
-      }
-      yield;
-    }
-    if (failure) plan.failures.push(failure);
-  }
-  for (const c of upd.canaries) {
-    const g = job.TaskGroups.find((x) => x.Name === c.group);
-    if (!g || !deploymentId) continue;
-    if (full()) {
-      plan.more = true;
-      return plan;
-    }
-    const metrics = newAllocMetric(available);
-    const alloc = placeAlloc(ctx, nodes, job, g, c.index, nowNs, metrics);
-    yield;
-    if (!alloc) {
-      const prior = plan.failures.find((f) => f.group === g.Name);
-      if (prior) {
-        prior.missing++;
-        prior.metrics.CoalescedFailures++;
-        prior.canaries++;
-        if (prior.signals) mergeSignals(prior.signals, signalsOf(metrics));
-      } else {
-        const f: PlacementFailure = { group: g.Name, missing: 1, metrics, names: [], canaries: 1 };
-        if (Object.values(g.Volumes ?? {}).some((v) => v.PerAlloc)) f.signals = signalsOf(metrics);
-        plan.failures.push(f);
-      }
-      continue;
-    }
-    alloc.DeploymentID = deploymentId;
-    alloc.DeploymentStatus = { Healthy: null, Canary: true, Timestamp: new Date(nowNs / 1e6).toISOString() };
-    plan.place.push(alloc);
-  }
+  const full = batchLimit(plan, placesOnly(plan, resched, disc), opts.maxPlace);
+  yield* placeAll({ job, nowNs, plan, ctx, nodes, available, upd, resched, disc, reconciled, full });
   return plan;
 }
 

@@ -81,6 +81,11 @@ export function allocName(job: Pick<Job, "ID">, group: string, index: number): s
 /** Why the reconciler stops an alloc the node drainer marked for migration (Nomad's words). */
 export const MIGRATE_DESCRIPTION = "alloc is being migrated";
 
+/** Nomad's StatusAllocNotNeeded: the job no longer has the alloc's slot (a lower count, a removed group). */
+export const NOT_NEEDED_DESCRIPTION = "alloc not needed due to job update";
+/** Nomad's words for an alloc whose job is stopped. */
+export const JOB_STOPPED_DESCRIPTION = "alloc not needed as job is stopped";
+
 /** A plan with nothing in it yet. */
 export function emptyPlan(): Plan {
   return {

@@ -59,15 +59,34 @@ function affinitiesOf(job: Job, group: TaskGroup): Affinity[] {
   ];
 }
 
-export function selectNode(
+/** One ranked node: what it would use with the alloc, its normalised score and each scorer's part. */
+type RankedOption = { node: Node; used: Usage; score: number; parts: (number | null)[] };
+
+/** Nomad's ScoreNormalizationIterator: the mean of the scorers that apply. */
+function normalised(parts: readonly (number | null)[]): number {
+  let sum = 0;
+  let n = 0;
+  for (const p of parts) {
+    if (p === null) continue;
+    sum += p;
+    n++;
+  }
+  return n === 0 ? 0 : sum / n;
+}
+
+/**
+ * The per-node half of selectNode: checks one node (feasibility, distinct_hosts, distinct_property,
+ * fit), records why it was filtered or exhausted in `metrics`, and scores it. `scored` says whether
+ * a scorer beyond binpack may apply (affinity, spread), which changes how many options are enough.
+ */
+function nodeRanker(
   ctx: PlanContext,
-  sample: NodeSample,
   job: Job,
   group: TaskGroup,
   index: number,
   allocId: string,
   metrics: AllocMetric,
-): Selection | null {
+): { rank: (node: Node) => RankedOption | null; scored: boolean } {
   const cache = constraintCache(ctx);
   const nodeCache = new Map<string, Node | undefined>();
   const nodeOf = (id: string) => {
@@ -82,36 +101,23 @@ export function selectNode(
   const spread = new SpreadScorer(job, group, jobAllocs, nodeOf);
   const affinities = affinitiesOf(job, group);
   const sumWeight = affinities.reduce((n, a) => n + Math.abs(a.Weight), 0);
-
-  type Option = { node: Node; used: Usage; score: number; parts: (number | null)[] };
-  let best: Option | null = null;
-  const limit = sample.limitFor(job, group, affinities.length > 0 || spread.active);
-  let seen = 0;
-  const consider = (o: Option) => {
-    seen++;
-    if (!best || o.score > best.score) best = o;
-  };
-  // Nomad's LimitIterator: low-scored options wait, and are taken only if the nodes run out.
-  const skipped: Option[] = [];
-  let ranOut = true;
   const feasible = feasibilityFor(ctx, job, group, index, allocId);
   const proposed = proposedUsageFor(ctx, job);
-  for (const node of sample.visit()) {
+  const rank = (node: Node): RankedOption | null => {
     let reason = feasible(node);
     if (reason) {
       recordNode(metrics, node, reason);
-      continue;
+      return null;
     }
     const { used, ofJob, ofGroup } = proposed(node.ID, group.Name);
     if ((jobDistinct && ofJob > 0) || (groupDistinct && ofGroup > 0)) reason = DISTINCT_HOSTS;
     if (!reason && props.length > 0) reason = distinctPropertyReason(props, node);
     recordNode(metrics, node, reason);
-    if (reason) continue;
-
+    if (reason) return null;
     const fit = fitGroup(node, used, group);
     if (!fit.fit) {
       recordExhausted(metrics, node, fit.dimension);
-      continue;
+      return null;
     }
     // Nomad's scorer names, in its order; a scorer that does not apply adds no score.
     const parts: (number | null)[] = [
@@ -120,32 +126,56 @@ export function selectNode(
       affinities.length > 0 ? affinityScore(cache, affinities, sumWeight, node) : null,
       spread.active ? spread.score(node) || null : null,
     ];
-    let sum = 0;
-    let n = 0;
-    for (const p of parts) {
-      if (p === null) continue;
-      sum += p;
-      n++;
-    }
-    const option = { node, used, score: n === 0 ? 0 : sum / n, parts };
+    return { node, used, score: normalised(parts), parts };
+  };
+  return { rank, scored: affinities.length > 0 || spread.active };
+}
+
+/**
+ * The best of the sample's nodes, `limit` ranked options at most (the first best wins ties).
+ * Nomad's LimitIterator: low-scored options wait, and are taken only if the nodes run out.
+ */
+function bestOf(
+  sample: NodeSample,
+  limit: number,
+  rank: (node: Node) => RankedOption | null,
+): RankedOption | null {
+  let best: RankedOption | null = null;
+  let seen = 0;
+  const consider = (o: RankedOption) => {
+    seen++;
+    if (!best || o.score > best.score) best = o;
+  };
+  const skipped: RankedOption[] = [];
+  for (const node of sample.visit()) {
+    const option = rank(node);
+    if (!option) continue;
     if (!sample.whole && option.score <= SKIP_SCORE_THRESHOLD && skipped.length < MAX_SKIP) {
       skipped.push(option);
       continue;
     }
     consider(option);
-    if (seen >= limit) {
-      ranOut = false;
-      break;
-    }
+    if (seen >= limit) return best;
   }
-  if (ranOut) for (const o of skipped) if (seen < limit) consider(o);
+  for (const o of skipped) if (seen < limit) consider(o);
+  return best;
+}
+
+export function selectNode(
+  ctx: PlanContext,
+  sample: NodeSample,
+  job: Job,
+  group: TaskGroup,
+  index: number,
+  allocId: string,
+  metrics: AllocMetric,
+): Selection | null {
+  const { rank, scored } = nodeRanker(ctx, job, group, index, allocId, metrics);
+  const best = bestOf(sample, sample.limitFor(job, group, scored), rank);
   return best ? selection(best, group) : null;
 }
 
-function selection(
-  best: { node: Node; used: Usage; score: number; parts: (number | null)[] },
-  group: TaskGroup,
-): Selection {
+function selection(best: RankedOption, group: TaskGroup): Selection {
   const scores: Record<string, number> = {};
   best.parts.forEach((p, i) => {
     if (p !== null) scores[SCORERS[i]!] = p;

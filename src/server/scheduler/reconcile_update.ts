@@ -113,6 +113,123 @@ export function slotFree(
   return true;
 }
 
+/** What one group's update decisions read: the group, its strategy, its old and new live allocs. */
+interface GroupUpdate {
+  state: StateReader;
+  job: Job;
+  g: TaskGroup;
+  u: UpdateStrategy;
+  deployment: Deployment;
+  /** Live old-version allocs of the group's slots (not migrating), by index. */
+  olds: Allocation[];
+  /** Live allocs of the job's version. */
+  news: Allocation[];
+  /** The group writes to a single-writer volume. */
+  single: boolean;
+  liveNames: () => ReadonlySet<string>;
+}
+
+/** The deployments of other versions (all, once the job is stopped) that this pass cancels. */
+function cancelled(job: Job, deployments: readonly Deployment[], current: Deployment | null, nowNs: number) {
+  const out: Deployment[] = [];
+  for (const d of deployments) {
+    if (d === current || !isDeploymentActive(d)) continue;
+    const why = job.Stop ? DEPLOYMENT_DESC.stoppedJob : DEPLOYMENT_DESC.newerJob;
+    out.push({ ...d, Status: "cancelled", StatusDescription: why, ModifyTime: nowNs });
+  }
+  if (job.Stop && current && isDeploymentActive(current)) {
+    out.push({
+      ...current,
+      Status: "cancelled",
+      StatusDescription: DEPLOYMENT_DESC.stoppedJob,
+      ModifyTime: nowNs,
+    });
+  }
+  return out;
+}
+
+/**
+ * A new deployment for this version, or null when it has nothing to do. Nomad's createDeployment:
+ * a version that has run already gets a new deployment only to replace older allocs, not to refill
+ * a slot (a lost or failed alloc) once the GC has removed its finished deployment.
+ */
+function deploymentToCreate(
+  job: Job,
+  existing: readonly Allocation[],
+  groups: readonly { g: TaskGroup; u: UpdateStrategy; olds: number; news: number }[],
+  nowNs: number,
+  newId: () => string,
+): Deployment | null {
+  const wanted: Record<string, { total: number; canaries: number; update: UpdateStrategy }> = {};
+  let work = false;
+  const hadRunning = existing.some((a) => a.Job.Version === job.Version);
+  for (const { g, u, olds, news } of groups) {
+    if (olds > 0 || (!hadRunning && news < g.Count)) work = true;
+    wanted[g.Name] = { total: g.Count, canaries: olds > 0 ? Math.min(u.Canary, g.Count) : 0, update: u };
+  }
+  return work ? newDeployment(newId(), job, wanted, nowNs) : null;
+}
+
+/** A group awaiting promotion: its canary slots, and the old allocs kept or handed over. */
+function planCanaryGroup(x: GroupUpdate, desiredCanaries: number, out: UpdatePlan): void {
+  const { g, olds, news, single, deployment } = x;
+  const proceeding = deployment.Status === "running";
+  const name = (i: number) => `${x.job.ID}.${g.Name}[${i}]`;
+  // Canary slots: the first DesiredCanaries old allocs' names (then the lowest free indexes).
+  const slots = olds.map((a) => allocIndex(a));
+  for (let i = 0; slots.length < desiredCanaries && i < g.Count; i++) {
+    if (!slots.includes(i)) slots.push(i);
+  }
+  const canarySlots = new Set(slots.slice(0, desiredCanaries));
+  const canaryNames = new Set(
+    news.filter((a) => isCanary(a) && a.DeploymentID === deployment.ID).map((a) => a.Name),
+  );
+  for (const a of olds) {
+    const handover = single && proceeding && canarySlots.has(allocIndex(a)) && !canaryNames.has(a.Name);
+    (handover ? out.handover : out.keep).add(a.ID);
+  }
+  for (const i of canarySlots) {
+    if (canaryNames.has(name(i))) continue;
+    out.hold.add(name(i));
+    if (!proceeding) continue;
+    // A handed-over slot's old alloc is stopped this pass: it is free once terminal, not before.
+    if (single && olds.some((a) => allocIndex(a) === i)) continue;
+    if (single && !slotFree(x.state, x.job, g, i, name(i), x.liveNames())) continue;
+    out.canaries.push({ group: g.Name, index: i });
+  }
+}
+
+/** A rolling group: at most MaxParallel replacements in flight; the other old allocs are kept. */
+function planRollingGroup(x: GroupUpdate, out: UpdatePlan): void {
+  const { g, olds, news, single, deployment } = x;
+  const name = (i: number) => `${x.job.ID}.${g.Name}[${i}]`;
+  const coveredByNew = new Set(news.map((a) => a.Name));
+  const inFlight = news.filter((a) => a.DeploymentID === deployment.ID && allocHealth(a) !== true).length;
+  const oldSlots = new Set(olds.map((a) => allocIndex(a)));
+  let waiting = 0;
+  for (let i = 0; single && i < g.Count; i++) {
+    if (coveredByNew.has(name(i)) || oldSlots.has(i)) continue;
+    if (!slotFree(x.state, x.job, g, i, name(i), x.liveNames())) {
+      out.hold.add(name(i));
+      waiting++;
+    }
+  }
+  let limit = deployment.Status === "running" ? x.u.MaxParallel - inFlight - waiting : 0;
+  for (const a of olds) {
+    // A promoted canary already holds this name: its old alloc goes now, outside the limit.
+    if (coveredByNew.has(a.Name)) continue;
+    if (limit > 0) {
+      limit--;
+      if (single) {
+        out.handover.add(a.ID);
+        out.hold.add(a.Name);
+      }
+      continue;
+    }
+    out.keep.add(a.ID);
+  }
+}
+
 /**
  * The update decisions of one pass. `existing` are the job's current incarnation's allocs; `newId`
  * makes the ID of a deployment this pass creates.
@@ -129,127 +246,42 @@ export function planUpdates(
     .deploymentsByJob(job.Namespace, job.ID)
     .filter((d) => d.JobCreateIndex === job.CreateIndex);
   let current = deployments.filter((d) => d.JobVersion === job.Version).at(-1) ?? null;
-  for (const d of deployments) {
-    if (d === current || !isDeploymentActive(d)) continue;
-    const why = job.Stop ? DEPLOYMENT_DESC.stoppedJob : DEPLOYMENT_DESC.newerJob;
-    out.cancel.push({ ...d, Status: "cancelled", StatusDescription: why, ModifyTime: nowNs });
-  }
-  if (job.Stop) {
-    if (current && isDeploymentActive(current)) {
-      out.cancel.push({
-        ...current,
-        Status: "cancelled",
-        StatusDescription: DEPLOYMENT_DESC.stoppedJob,
-        ModifyTime: nowNs,
-      });
-    }
-    return out;
-  }
-  if (job.Type !== "service") return out;
+  out.cancel = cancelled(job, deployments, current, nowNs);
+  if (job.Stop || job.Type !== "service") return out;
   const live = existing.filter((a) => a.DesiredStatus === "run" && !isClientTerminal(a.ClientStatus));
-  // Built on first use, once per pass: every open slot of a single-writer group asks (O(1) each).
-  let names: Set<string> | undefined;
-  const liveNames = () => (names ??= new Set(existing.filter((a) => !isAllocTerminal(a)).map((a) => a.Name)));
-  const groups = job.TaskGroups.map((g) => ({ g, u: activeStrategy(g) })).filter(
-    (x): x is { g: TaskGroup; u: UpdateStrategy } => x.u !== null,
-  );
+  const groups = job.TaskGroups.flatMap((g) => {
+    const u = activeStrategy(g);
+    if (u === null) return [];
+    const olds = live
+      .filter(
+        (a) =>
+          a.TaskGroup === g.Name &&
+          a.Job.Version !== job.Version &&
+          !shouldMigrate(a) &&
+          allocIndex(a) < g.Count,
+      )
+      .sort((a, b) => allocIndex(a) - allocIndex(b));
+    const news = live.filter((a) => a.TaskGroup === g.Name && a.Job.Version === job.Version);
+    return [{ g, u, olds, news }];
+  });
   if (groups.length === 0) return out;
-  const oldOf = (g: TaskGroup) =>
-    live.filter(
-      (a) =>
-        a.TaskGroup === g.Name &&
-        a.Job.Version !== job.Version &&
-        !shouldMigrate(a) &&
-        allocIndex(a) < g.Count,
-    );
-  const newOf = (g: TaskGroup) => live.filter((a) => a.TaskGroup === g.Name && a.Job.Version === job.Version);
   if (!current) {
-    const wanted: Record<string, { total: number; canaries: number; update: UpdateStrategy }> = {};
-    let work = false;
-    // Nomad's createDeployment: a version that has run already gets a new deployment only to
-    // replace older allocs, not to refill a slot (a lost or failed alloc) once the GC has removed
-    // its finished deployment.
-    const hadRunning = existing.some((a) => a.Job.Version === job.Version);
-    for (const { g, u } of groups) {
-      const olds = oldOf(g).length;
-      if (olds > 0 || (!hadRunning && newOf(g).length < g.Count)) work = true;
-      wanted[g.Name] = { total: g.Count, canaries: olds > 0 ? Math.min(u.Canary, g.Count) : 0, update: u };
-    }
-    if (!work) return out;
-    current = newDeployment(newId(), job, wanted, nowNs);
+    const counts = groups.map((x) => ({ ...x, olds: x.olds.length, news: x.news.length }));
+    current = deploymentToCreate(job, existing, counts, nowNs, newId);
+    if (!current) return out;
     out.created = true;
   }
   out.deployment = current;
-  const proceeding = current.Status === "running";
-  for (const { g, u } of groups) {
+  // Built on first use, once per pass: every open slot of a single-writer group asks (O(1) each).
+  let names: Set<string> | undefined;
+  const liveNames = () => (names ??= new Set(existing.filter((a) => !isAllocTerminal(a)).map((a) => a.Name)));
+  for (const { g, u, olds, news } of groups) {
     const state0 = current.TaskGroups[g.Name];
     if (!state0) continue;
-    const olds = oldOf(g).sort((a, b) => allocIndex(a) - allocIndex(b));
-    const news = newOf(g);
     const single = groupHasSingleWriter(state, job, g);
-    const coveredByNew = new Set(news.map((a) => a.Name));
-    const name = (i: number) => `${job.ID}.${g.Name}[${i}]`;
-    if (awaitsPromotion(state0)) {
-      // Canary slots: the first DesiredCanaries old allocs' names (then the lowest free indexes).
-      const slots = olds.map((a) => allocIndex(a));
-      for (let i = 0; slots.length < state0.DesiredCanaries && i < g.Count; i++) {
-        if (!slots.includes(i)) slots.push(i);
-      }
-      const canarySlots = new Set(slots.slice(0, state0.DesiredCanaries));
-      const canaryNames = new Set(
-        news.filter((a) => isCanary(a) && a.DeploymentID === current.ID).map((a) => a.Name),
-      );
-      for (const a of olds) {
-        const i = allocIndex(a);
-        if (single && proceeding && canarySlots.has(i) && !canaryNames.has(a.Name)) {
-          out.handover.add(a.ID);
-        } else {
-          out.keep.add(a.ID);
-        }
-      }
-      for (const i of canarySlots) {
-        if (canaryNames.has(name(i))) continue;
-        out.hold.add(name(i));
-        if (!proceeding) continue;
-        // A handed-over slot's old alloc is stopped this pass: it is free once terminal, not before.
-        if (single && olds.some((a) => allocIndex(a) === i)) continue;
-        if (single && !slotFree(state, job, g, i, name(i), liveNames())) continue;
-        out.canaries.push({ group: g.Name, index: i });
-      }
-      continue;
-    }
-    // Rolling: the replacements in flight count against MaxParallel.
-    const inFlight = news.filter((a) => a.DeploymentID === current.ID && allocHealth(a) !== true).length;
-    const open: number[] = [];
-    const oldSlots = new Set(olds.map((a) => allocIndex(a)));
-    for (let i = 0; i < g.Count; i++) {
-      if (coveredByNew.has(name(i))) continue;
-      if (oldSlots.has(i)) continue;
-      open.push(i);
-    }
-    let waiting = 0;
-    if (single) {
-      for (const i of open) {
-        if (!slotFree(state, job, g, i, name(i), liveNames())) {
-          out.hold.add(name(i));
-          waiting++;
-        }
-      }
-    }
-    let limit = proceeding ? u.MaxParallel - inFlight - waiting : 0;
-    for (const a of olds) {
-      // A promoted canary already holds this name: its old alloc goes now, outside the limit.
-      if (coveredByNew.has(a.Name)) continue;
-      if (limit > 0) {
-        limit--;
-        if (single) {
-          out.handover.add(a.ID);
-          out.hold.add(a.Name);
-        }
-        continue;
-      }
-      out.keep.add(a.ID);
-    }
+    const x: GroupUpdate = { state, job, g, u, deployment: current, olds, news, single, liveNames };
+    if (awaitsPromotion(state0)) planCanaryGroup(x, state0.DesiredCanaries, out);
+    else planRollingGroup(x, out);
   }
   return out;
 }

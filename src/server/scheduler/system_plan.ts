@@ -16,6 +16,7 @@ import type { StateReader } from "../state/store.js";
 import { planContextOf, readyNodesInDCs } from "./feasibility.js";
 import { NodeSample } from "./node_sample.js";
 import { placeAlloc } from "./place.js";
+import { batchLimit } from "./place_steps.js";
 import { followupsFor } from "./reschedule_plan.js";
 import type { PlacementFailure, Plan, PlanOptions } from "./plan_types.js";
 import { systemDiff } from "./system_slots.js";
@@ -35,6 +36,48 @@ function mergeFiltered(acc: AllocMetric | undefined, cur: AllocMetric): AllocMet
   for (const [k, v] of Object.entries(cur.ConstraintFiltered))
     acc.ConstraintFiltered[k] = (acc.ConstraintFiltered[k] ?? 0) + v;
   return acc;
+}
+
+/** The placement failures of a system pass, per group, as Nomad's system scheduler counts them. */
+class SystemFailures {
+  /** Feasible nodes without room: failures, coalesced per group. */
+  private readonly failures = new Map<string, PlacementFailure>();
+  /** Slots whose node the group cannot run on: merged filter counts per group. */
+  private readonly filtered = new Map<string, { metrics: AllocMetric; slots: number }>();
+  /** Slots tried per group. */
+  private readonly tried = new Map<string, number>();
+
+  tried1(group: string): void {
+    this.tried.set(group, (this.tried.get(group) ?? 0) + 1);
+  }
+
+  /** Slot `name` of `group` found no node; `metrics` says whether its node was filtered out. */
+  add(group: string, name: string, metrics: AllocMetric): void {
+    if (metrics.NodesFiltered > 0) {
+      const f = this.filtered.get(group);
+      this.filtered.set(group, { metrics: mergeFiltered(f?.metrics, metrics), slots: (f?.slots ?? 0) + 1 });
+      return;
+    }
+    const f = this.failures.get(group);
+    if (!f) this.failures.set(group, { group, missing: 1, names: [name], canaries: 0, metrics });
+    else {
+      f.missing++;
+      f.metrics.CoalescedFailures++;
+      f.names.push(name);
+    }
+  }
+
+  /**
+   * The group failures. A group every slot of which was on a node it cannot run on, and that runs
+   * nowhere (`runningGroups`), fails too (Nomad: queued allocs down to 0 and no existing alloc).
+   */
+  result(runningGroups: ReadonlySet<string>): PlacementFailure[] {
+    for (const [g, f] of this.filtered) {
+      if (f.slots < (this.tried.get(g) ?? 0) || runningGroups.has(g) || this.failures.has(g)) continue;
+      this.failures.set(g, { group: g, missing: f.slots, names: [], canaries: 0, metrics: f.metrics });
+    }
+    return [...this.failures.values()];
+  }
 }
 
 /**
@@ -62,26 +105,18 @@ export function* systemPlanSteps(
   yield;
   const ctx = planContextOf(state, plan.place, plan.stop, existing, opts.usage);
   const { available } = readyNodesInDCs(nodes, job);
-  const { stopped } = ctx;
-  // Only a plan that places and nothing else may stop early (plan.ts says why): no stop, and no
-  // ended alloc to link to its successor.
+  // Only a plan that places and nothing else may stop early (place_steps.ts says why): no stop,
+  // and no ended alloc to link to its successor.
   const batchable =
     plan.stop.length === 0 && plan.followups.length === 0 && diff.place.every((x) => x.previous === null);
-  const limit = opts.maxPlace;
-  const full = (): boolean =>
-    batchable &&
-    limit !== undefined &&
-    (typeof limit === "number" ? plan.place.length >= limit : limit(plan.place.length));
-  const failures = new Map<string, PlacementFailure>();
-  const filtered = new Map<string, { metrics: AllocMetric; slots: number }>();
-  const tried = new Map<string, number>();
+  const full = batchLimit(plan, batchable, opts.maxPlace);
+  const failures = new SystemFailures();
   for (const slot of diff.place) {
     if (full()) {
       plan.more = true;
       return plan;
     }
-    const g = slot.group.Name;
-    tried.set(g, (tried.get(g) ?? 0) + 1);
+    failures.tried1(slot.group.Name);
     const metrics = newAllocMetric(available);
     const alloc = placeAlloc(
       ctx,
@@ -92,34 +127,17 @@ export function* systemPlanSteps(
       nowNs,
       metrics,
     );
-    if (alloc) {
+    if (!alloc) failures.add(slot.group.Name, slot.name, metrics);
+    else {
       const prev = slot.previous;
       if (prev) alloc.PreviousAllocation = prev.ID;
       // An ended alloc learns its successor, as a rescheduled one does; one this plan stops keeps
       // its stop record (it is written once).
-      if (prev && !stopped.has(prev.ID)) plan.update.push({ ...prev, NextAllocation: alloc.ID });
+      if (prev && !ctx.stopped.has(prev.ID)) plan.update.push({ ...prev, NextAllocation: alloc.ID });
       plan.place.push(alloc);
-    } else if (metrics.NodesFiltered > 0) {
-      const f = filtered.get(g);
-      filtered.set(g, { metrics: mergeFiltered(f?.metrics, metrics), slots: (f?.slots ?? 0) + 1 });
-    } else {
-      const f = failures.get(g);
-      if (!f) failures.set(g, { group: g, missing: 1, names: [slot.name], canaries: 0, metrics });
-      else {
-        f.missing++;
-        f.metrics.CoalescedFailures++;
-        f.names.push(slot.name);
-      }
     }
     yield;
   }
-  const running = new Set(diff.keep.map((a) => a.TaskGroup));
-  for (const [g, f] of filtered) {
-    // Every slot of the group was on a node it cannot run on, and it runs nowhere: that is a
-    // failure (Nomad: queued allocs down to 0 and no existing alloc of the group).
-    if (f.slots < (tried.get(g) ?? 0) || running.has(g) || failures.has(g)) continue;
-    failures.set(g, { group: g, missing: f.slots, names: [], canaries: 0, metrics: f.metrics });
-  }
-  plan.failures.push(...failures.values());
+  plan.failures.push(...failures.result(new Set(diff.keep.map((a) => a.TaskGroup))));
   return plan;
 }

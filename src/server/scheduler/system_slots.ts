@@ -34,12 +34,13 @@ import { systemRetryTime } from "../../structs/system_retry.js";
 import type { Job, TaskGroup } from "../../structs/job.js";
 import type { Node } from "../../structs/node.js";
 import { nodeReady } from "./feasibility.js";
-import { allocName, MIGRATE_DESCRIPTION } from "./plan_types.js";
+import {
+  allocName,
+  JOB_STOPPED_DESCRIPTION,
+  MIGRATE_DESCRIPTION,
+  NOT_NEEDED_DESCRIPTION,
+} from "./plan_types.js";
 import { UPDATE_DESCRIPTION } from "./reconcile_update.js";
-
-/** Nomad's StatusAllocNotNeeded and the stopped-job words the service reconciler uses. */
-export const NOT_NEEDED_DESCRIPTION = "alloc not needed due to job update";
-export const JOB_STOPPED_DESCRIPTION = "alloc not needed as job is stopped";
 
 export interface SystemSlot {
   node: Node;
@@ -74,6 +75,84 @@ function slotKey(nodeId: string, name: string): string {
   return `${nodeId}\u0000${name}`;
 }
 
+type Wanted = ReadonlyMap<string, { group: TaskGroup; index: number }>;
+
+/** Every slot name the job wants on an eligible node, with its group and index (none once stopped). */
+function wantedSlots(job: Job): Wanted {
+  const wanted = new Map<string, { group: TaskGroup; index: number }>();
+  if (job.Stop) return wanted;
+  for (const group of job.TaskGroups) {
+    for (let index = 0; index < group.Count; index++)
+      wanted.set(allocName(job, group.Name, index), { group, index });
+  }
+  return wanted;
+}
+
+/** The newest alloc of each slot that is not live (Nomad's TerminalByNodeByName), by slotKey. */
+function newestEnded(existing: readonly Allocation[]): Map<string, Allocation> {
+  const ended = new Map<string, Allocation>();
+  for (const a of existing) {
+    if (isLive(a)) continue;
+    const k = slotKey(a.NodeID, a.Name);
+    const cur = ended.get(k);
+    if (!cur || a.CreateIndex > cur.CreateIndex) ended.set(k, a);
+  }
+  return ended;
+}
+
+/** What becomes of one live alloc: the rules of the header, in order. */
+type LiveDecision =
+  | { kind: "keep" }
+  | { kind: "stop"; description: string }
+  | { kind: "update"; node: Node; slot: { group: TaskGroup; index: number } };
+
+function decideLive(job: Job, a: Allocation, wanted: Wanted, node: Node | undefined): LiveDecision {
+  const slot = wanted.get(a.Name);
+  if (job.Stop) return { kind: "stop", description: JOB_STOPPED_DESCRIPTION };
+  if (!slot) return { kind: "stop", description: NOT_NEEDED_DESCRIPTION };
+  if (shouldMigrate(a)) return { kind: "stop", description: MIGRATE_DESCRIPTION };
+  const updated = a.Job.Version !== job.Version;
+  if (a.ClientStatus === "unknown" || !node || node.Status === "down" || node.Status === "disconnected")
+    return { kind: "keep" };
+  if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible")
+    return updated ? { kind: "stop", description: NOT_NEEDED_DESCRIPTION } : { kind: "keep" };
+  if (!inAnyDatacenter(job.Datacenters, node.Datacenter))
+    return { kind: "stop", description: NOT_NEEDED_DESCRIPTION };
+  return updated ? { kind: "update", node, slot } : { kind: "keep" };
+}
+
+/**
+ * The live allocs' decisions into `out` (stop, keep); returns the slots they hold (kept, or placed
+ * again by an update) and the updates' placements by slotKey.
+ */
+function reconcileLive(
+  job: Job,
+  existing: readonly Allocation[],
+  nodes: readonly Node[],
+  wanted: Wanted,
+  out: SystemDiff,
+): { taken: Set<string>; updateOf: Map<string, SystemSlot> } {
+  const nodeById = new Map(nodes.map((n) => [n.ID, n] as const));
+  const taken = new Set<string>();
+  const updateOf = new Map<string, SystemSlot>();
+  for (const a of existing) {
+    if (!isLive(a)) continue;
+    const d = decideLive(job, a, wanted, nodeById.get(a.NodeID));
+    if (d.kind === "stop") out.stop.push({ alloc: a, description: d.description });
+    else if (d.kind === "keep") {
+      out.keep.push(a);
+      taken.add(slotKey(a.NodeID, a.Name));
+    } else {
+      out.stop.push({ alloc: a, description: UPDATE_DESCRIPTION });
+      const k = slotKey(d.node.ID, a.Name);
+      taken.add(k);
+      // A slot's last update is the one placed (a slot is placed once).
+      updateOf.set(k, { node: d.node, ...d.slot, name: a.Name, previous: a });
+    }
+  }
+  return { taken, updateOf };
+}
+
 /**
  * `existing`: the allocs of the job's current incarnation, any status; `nodes`: every node the
  * state has.
@@ -85,57 +164,13 @@ export function systemDiff(
   clock: SystemClock,
 ): SystemDiff {
   const out: SystemDiff = { place: [], stop: [], keep: [], later: [] };
-  const nodeById = new Map(nodes.map((n) => [n.ID, n] as const));
-  const wanted = new Map<string, { group: TaskGroup; index: number }>();
-  if (!job.Stop) {
-    for (const group of job.TaskGroups) {
-      for (let index = 0; index < group.Count; index++)
-        wanted.set(allocName(job, group.Name, index), { group, index });
-    }
-  }
-  /** Slots that hold a live alloc this pass keeps, or that an update places again. */
-  const taken = new Set<string>();
-  /** The newest alloc of each slot that is not live (Nomad's TerminalByNodeByName). */
-  const ended = new Map<string, Allocation>();
-  for (const a of existing) {
-    if (isLive(a)) continue;
-    const k = slotKey(a.NodeID, a.Name);
-    const cur = ended.get(k);
-    if (!cur || a.CreateIndex > cur.CreateIndex) ended.set(k, a);
-  }
-  for (const a of existing) {
-    if (!isLive(a)) continue;
-    const stop = (description: string) => out.stop.push({ alloc: a, description });
-    const slot = wanted.get(a.Name);
-    if (job.Stop) stop(JOB_STOPPED_DESCRIPTION);
-    else if (!slot) stop(NOT_NEEDED_DESCRIPTION);
-    else if (shouldMigrate(a)) stop(MIGRATE_DESCRIPTION);
-    else {
-      const node = nodeById.get(a.NodeID);
-      const updated = a.Job.Version !== job.Version;
-      const keep = () => {
-        out.keep.push(a);
-        taken.add(slotKey(a.NodeID, a.Name));
-      };
-      if (a.ClientStatus === "unknown" || !node || node.Status === "down" || node.Status === "disconnected")
-        keep();
-      else if (node.Status !== "ready" || node.SchedulingEligibility !== "eligible") {
-        if (updated) stop(NOT_NEEDED_DESCRIPTION);
-        else keep();
-      } else if (!inAnyDatacenter(job.Datacenters, node.Datacenter)) stop(NOT_NEEDED_DESCRIPTION);
-      else if (updated) {
-        stop(UPDATE_DESCRIPTION);
-        taken.add(slotKey(node.ID, a.Name));
-        out.place.push({ node, ...slot, name: a.Name, previous: a });
-      } else keep();
-    }
-  }
+  const wanted = wantedSlots(job);
+  const ended = newestEnded(existing);
+  const { taken, updateOf } = reconcileLive(job, existing, nodes, wanted, out);
   if (job.Stop) return out;
   let allocById: Map<string, Allocation> | undefined;
   const retryTimeOf = (a: Allocation) =>
     systemRetryTime(a, (allocById ??= new Map(existing.map((x) => [x.ID, x] as const))));
-  const updates = out.place.splice(0);
-  const updateOf = new Map(updates.map((s) => [slotKey(s.node.ID, s.name), s] as const));
   for (const node of nodes) {
     if (!nodeReady(node, job)) continue;
     for (const [name, slot] of wanted) {

@@ -152,61 +152,75 @@ export class ReleaseRuns {
       for (const { claim, unused } of todo) {
         if (signal.aborted) return;
         current = claim;
-        if (unused)
-          await showUnusedRelease(this.d.store, this.d.log, {
-            namespace: v.namespace,
-            volumeId: v.id,
-            claim,
-          });
-        const freed = await this.d.releaser.releaseClaim(
-          v.namespace,
-          { VolumeID: v.id, AllocationID: claim.AllocationID, NodeID: claim.NodeID },
-          unused ? "node-detached" : "taken",
-          signal,
-        );
-        this.d.log.info("volumewatcher released a claim", {
-          volume: v.id,
-          namespace: v.namespace,
-          alloc: claim.AllocationID,
-          node: claim.NodeID,
-          freed,
-          ...(unused ? { node_step: "skipped: the node holds nothing of it" } : {}),
-        });
+        await this.releaseOne(v, claim, unused, signal);
       }
       v.failures = 0;
       v.awaitController = undefined;
     } catch (err) {
       if (signal.aborted) return;
       failed = true;
-      const e = asBerthError(err);
-      v.awaitController =
-        e.code === "ERR_CSI_PLUGIN_UNAVAILABLE"
-          ? controllerWait(this.d.store, v.namespace, v.id, current)
-          : undefined;
-      const delay = backoffDelay(v.failures, this.d.opts.backoffBaseMs, this.d.opts.backoffMaxMs);
-      v.failures++;
-      v.notBefore = Date.now() + delay;
-      this.d.log.warn("volumewatcher could not release a claim; retrying", {
-        volume: v.id,
-        namespace: v.namespace,
-        code: e.code,
-        error: e.message,
-        retry_in_ms: delay,
-        failures: v.failures,
-      });
-      if (current) {
-        const failure = { namespace: v.namespace, volumeId: v.id, claim: current, error: e.message };
-        await recordFailure(this.d.store, this.d.log, {
-          ...failure,
-          attempts: v.failures,
-          nextAttemptMs: v.notBefore,
-        });
-      }
+      await this.noteFailure(v, err, current);
     } finally {
       v.running = false;
       if (!failed) v.notBefore = Date.now() + this.d.opts.minIntervalMs;
     }
     if (signal.aborted) return;
     if (failed || v.again) this.schedule(v.namespace, v.id);
+  }
+
+  /** One claim's release; `unused`: the node holds nothing of it, so the node step is skipped. */
+  private async releaseOne(
+    v: VolumeState,
+    claim: VolumeClaim,
+    unused: boolean,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (unused)
+      await showUnusedRelease(this.d.store, this.d.log, { namespace: v.namespace, volumeId: v.id, claim });
+    const freed = await this.d.releaser.releaseClaim(
+      v.namespace,
+      { VolumeID: v.id, AllocationID: claim.AllocationID, NodeID: claim.NodeID },
+      unused ? "node-detached" : "taken",
+      signal,
+    );
+    this.d.log.info("volumewatcher released a claim", {
+      volume: v.id,
+      namespace: v.namespace,
+      alloc: claim.AllocationID,
+      node: claim.NodeID,
+      freed,
+      ...(unused ? { node_step: "skipped: the node holds nothing of it" } : {}),
+    });
+  }
+
+  /**
+   * A failed run: the volume's backoff grows, a missing controller is waited for (controllerWait),
+   * and the failure is logged and recorded on the claim being released (`current`), if any.
+   */
+  private async noteFailure(v: VolumeState, err: unknown, current: VolumeClaim | undefined): Promise<void> {
+    const e = asBerthError(err);
+    v.awaitController =
+      e.code === "ERR_CSI_PLUGIN_UNAVAILABLE"
+        ? controllerWait(this.d.store, v.namespace, v.id, current)
+        : undefined;
+    const delay = backoffDelay(v.failures, this.d.opts.backoffBaseMs, this.d.opts.backoffMaxMs);
+    v.failures++;
+    v.notBefore = Date.now() + delay;
+    this.d.log.warn("volumewatcher could not release a claim; retrying", {
+      volume: v.id,
+      namespace: v.namespace,
+      code: e.code,
+      error: e.message,
+      retry_in_ms: delay,
+      failures: v.failures,
+    });
+    if (current) {
+      const failure = { namespace: v.namespace, volumeId: v.id, claim: current, error: e.message };
+      await recordFailure(this.d.store, this.d.log, {
+        ...failure,
+        attempts: v.failures,
+        nextAttemptMs: v.notBefore,
+      });
+    }
   }
 }

@@ -6,13 +6,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { Allocation } from "../../../src/structs/alloc.js";
 import type { Job } from "../../../src/structs/job.js";
-import { MIGRATE_DESCRIPTION } from "../../../src/server/scheduler/plan_types.js";
-import { UPDATE_DESCRIPTION } from "../../../src/server/scheduler/reconcile_update.js";
 import {
   JOB_STOPPED_DESCRIPTION,
+  MIGRATE_DESCRIPTION,
   NOT_NEEDED_DESCRIPTION,
-  systemDiff,
-} from "../../../src/server/scheduler/system_slots.js";
+} from "../../../src/server/scheduler/plan_types.js";
+import { UPDATE_DESCRIPTION } from "../../../src/server/scheduler/reconcile_update.js";
+import { systemDiff } from "../../../src/server/scheduler/system_slots.js";
 import { allocOf } from "../../builders/alloc.js";
 import { plainJob } from "../../builders/job.js";
 import { makeNode } from "../../builders/node.js";

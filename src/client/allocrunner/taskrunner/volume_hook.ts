@@ -8,7 +8,7 @@
  * When the csi_hook publishes a lost volume again, the task runner re-binds these mounts into the
  * running task (TaskRunner.refreshMounts); the TaskMount's hostPath is the published target.
  */
-import type { TaskGroup, Task } from "../../../structs/job.js";
+import type { TaskGroup, Task, VolumeRequest } from "../../../structs/job.js";
 import type { CsiMount } from "../hook_resources.js";
 import type { TaskDriver, TaskMount } from "../../drivers/driver.js";
 import { ownEntry, type ClientHostVolumeConfig } from "../../../structs/node.js";
@@ -57,49 +57,59 @@ export class VolumeHook implements PrestartHook {
         );
       }
       const destination = this.interpolate(vm.Destination);
-      if (req.Type === "host") {
-        const hv = ownEntry(this.hostVolumes, req.Source);
-        if (!hv) {
-          // The scheduler placed the alloc here only if the node had it: the agent's config changed.
-          throw new NonRecoverableError(
-            "ERR_NOT_FOUND",
-            `task ${task}: host volume ${JSON.stringify(req.Source)} (volume ${volume}) is not configured on this node`,
-          );
-        }
-        if (hv.ReadOnly && !req.ReadOnly) {
-          throw new NonRecoverableError(
-            "ERR_VALIDATION",
-            `task ${task}: host volume ${JSON.stringify(req.Source)} is read-only on this node, but volume ${volume} asks for read-write; set read_only = true`,
-          );
-        }
-        mounts.push({
-          hostPath: hv.Path,
-          taskPath: destination,
-          readOnly: vm.ReadOnly || req.ReadOnly || hv.ReadOnly,
-          propagation: vm.PropagationMode || "private",
-        });
-        continue;
-      }
-      if (req.Type !== "csi") {
-        throw new NonRecoverableError(
-          "ERR_VALIDATION",
-          `task ${task}: volume ${volume} has type ${JSON.stringify(req.Type)}; only csi and host volumes are supported`,
-        );
-      }
-      const m = published.get(vm.Volume);
-      if (!m) {
-        throw new NonRecoverableError(
-          "ERR_NOT_FOUND",
-          `task ${task}: CSI volume ${volume} (source ${JSON.stringify(req.Source)}) has no published mount on this node`,
-        );
-      }
+      const source =
+        req.Type === "host" ? this.hostSource(req, volume) : this.csiSource(req, vm.Volume, published);
       mounts.push({
-        hostPath: m.source,
+        hostPath: source.hostPath,
         taskPath: destination,
-        readOnly: vm.ReadOnly || req.ReadOnly || m.readOnly,
+        readOnly: vm.ReadOnly || req.ReadOnly || source.readOnly,
         propagation: vm.PropagationMode || "private",
       });
     }
     return mounts;
+  }
+
+  /** A host volume's path on this node; it must be configured, and writable if the request writes. */
+  private hostSource(req: VolumeRequest, volume: string): { hostPath: string; readOnly: boolean } {
+    const task = JSON.stringify(this.task.Name);
+    const hv = ownEntry(this.hostVolumes, req.Source);
+    if (!hv) {
+      // The scheduler placed the alloc here only if the node had it: the agent's config changed.
+      throw new NonRecoverableError(
+        "ERR_NOT_FOUND",
+        `task ${task}: host volume ${JSON.stringify(req.Source)} (volume ${volume}) is not configured on this node`,
+      );
+    }
+    if (hv.ReadOnly && !req.ReadOnly) {
+      throw new NonRecoverableError(
+        "ERR_VALIDATION",
+        `task ${task}: host volume ${JSON.stringify(req.Source)} is read-only on this node, but volume ${volume} asks for read-write; set read_only = true`,
+      );
+    }
+    return { hostPath: hv.Path, readOnly: hv.ReadOnly };
+  }
+
+  /** A CSI volume's published target (`name`: the group's volume name); it must be a csi volume published here. */
+  private csiSource(
+    req: VolumeRequest,
+    name: string,
+    published: Map<string, CsiMount>,
+  ): { hostPath: string; readOnly: boolean } {
+    const task = JSON.stringify(this.task.Name);
+    const volume = JSON.stringify(name);
+    if (req.Type !== "csi") {
+      throw new NonRecoverableError(
+        "ERR_VALIDATION",
+        `task ${task}: volume ${volume} has type ${JSON.stringify(req.Type)}; only csi and host volumes are supported`,
+      );
+    }
+    const m = published.get(name);
+    if (!m) {
+      throw new NonRecoverableError(
+        "ERR_NOT_FOUND",
+        `task ${task}: CSI volume ${volume} (source ${JSON.stringify(req.Source)}) has no published mount on this node`,
+      );
+    }
+    return { hostPath: m.source, readOnly: m.readOnly };
   }
 }
