@@ -20,6 +20,7 @@ import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
 import { telemetrySettings } from "./config_telemetry.js";
+import { agentInfoOf } from "./agent_info.js";
 
 export class Agent {
   private server: Server | null = null;
@@ -89,6 +90,7 @@ export class Agent {
         },
         // -dev listens on loopback only: its own node is not warned about unless configured.
         intro: fileConfig.clientIntroduction ?? (this.opts.dev ? { enforcement: "none" } : {}),
+        agentInfo: agentInfoOf(this.opts, this.dataDir, fileConfig.acl?.enabled === true, () => this.client),
       });
       await this.server.start();
       const exposed = nodeRpcWarning({

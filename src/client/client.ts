@@ -75,6 +75,11 @@ export class Client {
   /** Orders this agent's Node.Register and Node.UpdateFingerprint reports (report_order.ts). */
   private reports: ReportClock | undefined;
   /** The name registered with the server and seen by tasks as `node.unique.name`. */
+  /** Whether the agent holds a connection to a server now (`/v1/agent/health`'s client part). */
+  get serverConnected(): boolean {
+    return this.conn?.connected ?? false;
+  }
+
   private get nodeName(): string {
     return this.opts.nodeName ?? os.hostname();
   }

@@ -275,6 +275,17 @@ test("alloc status -stats and /v1/client/allocation/:id/stats: what each task us
     assert.match(detailed.stdout, /Memory Stats\n.*Usage.*\n.*B/);
     assert.match(detailed.stdout, /CPU Stats\nPercent\s+System Mode\s+.*User Mode\n\d+\.\d\d%/);
 
+    // The -dev agent's own routes: its server has a leader and its node agent a server.
+    assert.deepEqual(await getJson(addr, "/v1/agent/health"), {
+      server: { ok: true, message: "ok" },
+      client: { ok: true, message: "ok" },
+    });
+    const self = await getJson<{
+      config: { Version: string; ClientEnabled: boolean; ServerEnabled: boolean };
+    }>(addr, "/v1/agent/self");
+    assert.deepEqual([self.config.ServerEnabled, self.config.ClientEnabled], [true, true]);
+    assert.match(self.config.Version, /^\d+\.\d+\.\d+/);
+
     const missing = await fetch(`${addr}/v1/client/allocation/00000000-0000-4000-8000-000000000000/stats`);
     assert.equal(missing.status, 404);
   } finally {
