@@ -156,6 +156,20 @@ export function body(needs: string, ...ops: string[]): Guard {
   };
 }
 
+/**
+ * `/v1/search`: the route filters by context (routes_search.ts); a caller who may read no context
+ * at all (no node read, no plugin list, none of the namespace reads anywhere) is refused before its
+ * body is read, as Nomad's sufficientSearchPerms.
+ */
+export const SEARCH: Guard = {
+  needs: "per context: namespace read-job (volumes: csi-list-volume), node: read, plugin: list",
+  check(ctx) {
+    const acl = aclOf(ctx);
+    if (acl === undefined || acl.allowNodeRead() || acl.allowPluginList()) return;
+    requireNs(ctx, "*", "read-job", "list-jobs", ...CSI_LIST_OPS);
+  },
+};
+
 /** ACL routes: the endpoint decides (endpoint.ts); `needs` says what. */
 export function own(needs: string): Guard {
   return { needs, check: () => undefined };

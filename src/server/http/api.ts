@@ -197,12 +197,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/agent/health", agent.agentHealth, g.own("none (anyone, as Nomad)")],
   ["GET", "/v1/agent/self", agent.agentSelf, g.agent("read")],
   ["GET", "/v1/regions", agent.regions, g.own("none (anyone, as Nomad)")],
-  [
-    ["PUT", "POST"],
-    "/v1/search",
-    search,
-    g.own("per context: namespace read-job (volumes: csi-list-volume), node: read, plugin: list"),
-  ],
+  [["PUT", "POST"], "/v1/search", search, g.SEARCH],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */
