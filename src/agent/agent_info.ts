@@ -3,23 +3,11 @@
  * `/v1/agent/self` shows them (no secrets), and its node agent, read at request time (the node
  * agent starts after the server).
  */
-import fs from "node:fs";
 import os from "node:os";
 import type { Client } from "../client/client.js";
 import type { AgentInfo } from "../server/agent_info.js";
 import type { AgentOptions } from "./options.js";
-
-/** The version in the package.json beside the compiled tree (dist/src/agent → the package root). */
-function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(fs.readFileSync(new URL("../../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return typeof pkg.version === "string" ? pkg.version : "unknown";
-  } catch {
-    return "unknown";
-  }
-}
+import { berthVersion } from "../api/version.js";
 
 export function agentInfoOf(
   opts: AgentOptions,
@@ -33,7 +21,7 @@ export function agentInfoOf(
       Datacenter: opts.datacenter,
       NodeName: opts.nodeName ?? os.hostname(),
       DataDir: dataDir,
-      Version: packageVersion(),
+      Version: berthVersion(),
       ServerEnabled: opts.server,
       ClientEnabled: opts.client,
       AclEnabled: aclEnabled,

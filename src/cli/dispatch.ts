@@ -9,6 +9,9 @@ import { connectionFlags, UsageError, wantsHelp } from "./flags.js";
 import { describeError } from "./format.js";
 import { mainHelp, nounHelp } from "./help.js";
 import type { CommandIO } from "./io.js";
+import { expandAlias } from "./aliases.js";
+import { VERSION_WORDS } from "./version.js";
+import { berthVersion } from "../api/version.js";
 
 export interface CliDeps {
   stdout(line: string): void;
@@ -21,7 +24,11 @@ export interface CliDeps {
 const HELP = new Set(["-h", "-help", "--help", "help"]);
 
 export async function runCli(argv: string[], deps: CliDeps): Promise<number> {
-  const [noun, verb, ...rest] = argv;
+  if (argv[0] !== undefined && VERSION_WORDS.has(argv[0])) {
+    deps.stdout(`berth v${berthVersion()}`);
+    return 0;
+  }
+  const [noun, verb, ...rest] = expandAlias(argv);
   if (noun === undefined || HELP.has(noun)) {
     mainHelp().forEach((l) => deps.stdout(l));
     return noun === undefined ? 1 : 0;

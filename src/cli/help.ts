@@ -14,6 +14,10 @@ export function mainHelp(): string[] {
     lines.push(`  ${noun.padEnd(13)}  ${Object.keys(verbs).join(", ")}`);
   }
   lines.push(
+    "  version        Prints berth's version",
+    "",
+    "Nomad's shortcuts work: run, plan, validate, stop, inspect, init (job …), logs, exec,",
+    "alloc-status (alloc …), eval-status, node-status, node-drain, server-members.",
     "",
     "Every command takes -address=<addr> (default: $BERTH_ADDR, else http://127.0.0.1:4646);",
     "read commands take -json. Run `berth <command> <verb> -h` for a command's help.",

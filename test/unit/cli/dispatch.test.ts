@@ -38,6 +38,36 @@ async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe("dispatch", () => {
+  it("Nomad's shortcuts run their command (stop is job stop, logs is alloc logs, …); status is none", async () => {
+    const viaAlias = await cli(["stop", "-h"]);
+    assert.equal(viaAlias.code, 0);
+    assert.match(viaAlias.out[0]!, /^Usage: berth job stop /);
+    assert.match((await cli(["logs", "-h"])).out[0]!, /^Usage: berth alloc logs /);
+    assert.match((await cli(["node-status", "-h"])).out[0]!, /^Usage: berth node status/);
+    const listed = await cli(["run", `-address=${api.address}`]);
+    assert.equal(listed.code, 1, "job run without a file is a usage error of job run");
+    assert.ok(
+      listed.err.some((l) => /^Usage: berth job run /.test(l)),
+      listed.err.join("\n"),
+    );
+    const unknown = await cli(["status"]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.err[0]!, /unknown command "status"/);
+  });
+
+  it("version, -version and -v print berth's version from package.json", async () => {
+    const { version } = JSON.parse(
+      await (
+        await import("node:fs/promises")
+      ).readFile(new URL("../../../../package.json", import.meta.url), "utf8"),
+    ) as { version: string };
+    for (const word of ["version", "-version", "--version", "-v"]) {
+      const r = await cli([word]);
+      assert.equal(r.code, 0);
+      assert.deepEqual(r.out, [`berth v${version}`]);
+    }
+  });
+
   it("bare `berth` prints help and exits 1; -h exits 0", async () => {
     const bare = await cli([]);
     assert.equal(bare.code, 1);
