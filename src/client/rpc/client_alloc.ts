@@ -21,7 +21,8 @@ import { logSource, readLog } from "./client_alloc_logs.js";
 import type { AllocAccess, ClientAllocPeer } from "./alloc_peer.js";
 import { registerAllocStatsHandler } from "./client_alloc_stats.js";
 import { registerExecSessionHandlers } from "./client_exec_session.js";
-import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
+import { childrenOf } from "../drivers/shared/proc.js";
+import { signalNumber, taskCommand } from "./task_process.js";
 
 /** What exec keeps of each of stdout and stderr. */
 export const MAX_EXEC_OUTPUT = 4 << 20;

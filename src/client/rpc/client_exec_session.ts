@@ -29,7 +29,8 @@ import type { TaskDriver, TaskHandle } from "../drivers/driver.js";
 import { cgroupFromState } from "../drivers/shared/cgroups/manager.js";
 import { type PipedChild, spawnJoined } from "../drivers/shared/cgroups/spawn_joined.js";
 import { findTool } from "../drivers/shared/proc.js";
-import { childrenOf, signalNumber, taskCommand } from "./task_process.js";
+import { childrenOf } from "../drivers/shared/proc.js";
+import { signalNumber, taskCommand } from "./task_process.js";
 
 /** A session nobody polls for this long is killed. */
 export const EXEC_SESSION_IDLE_MS = 60_000;

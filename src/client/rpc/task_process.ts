@@ -6,7 +6,7 @@
 import fs from "node:fs/promises";
 import { BerthError } from "../../structs/errors.js";
 import type { TaskHandle } from "../drivers/driver.js";
-import { findTool } from "../drivers/shared/proc.js";
+import { childrenOf, findTool } from "../drivers/shared/proc.js";
 import { rootSafeEnv } from "../drivers/shared/root_env.js";
 
 /**
@@ -59,17 +59,6 @@ export async function credentialsOf(pid: number): Promise<{ uid: number; gid: nu
   const uid = field("Uid");
   const gid = field("Gid");
   return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : null;
-}
-
-/** The direct children of `pid` (the task's command under the drivers' shell parent). */
-export async function childrenOf(pid: number): Promise<number[]> {
-  const out: number[] = [];
-  const tids = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
-  for (const tid of tids) {
-    const kids = await fs.readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
-    for (const k of kids.split(" ").filter(Boolean)) out.push(Number(k));
-  }
-  return out;
 }
 
 /**

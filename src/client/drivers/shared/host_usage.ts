@@ -4,6 +4,7 @@
  * CPU time of the cgroup's processes from /proc. A task without a cgroup (raw_exec without
  * resources) is measured as its process tree: RSS and CPU time only, as Nomad's basic executor.
  */
+import { emptyUsage } from "../../../structs/resource_usage.js";
 import type { TaskHandle, TaskUsageSample } from "../driver.js";
 import { cgroupFromState } from "./cgroups/manager.js";
 import { processTree, sumProcs } from "./proc_usage.js";
@@ -21,16 +22,7 @@ export async function hostTaskUsage(handle: TaskHandle): Promise<TaskUsageSample
     const procs = await sumProcs(await processTree(handle.pid), true);
     return {
       atNs: nowNs(),
-      memory: {
-        RSS: procs.rssBytes,
-        Cache: 0,
-        Swap: 0,
-        Usage: 0,
-        MaxUsage: 0,
-        KernelUsage: 0,
-        KernelMaxUsage: 0,
-        Measured: ["RSS"],
-      },
+      memory: { ...emptyUsage().MemoryStats, RSS: procs.rssBytes, Measured: ["RSS"] },
       cpu: fromProcs(procs, { periods: 0, timeNs: 0, measured: false }),
     };
   }

@@ -12,6 +12,21 @@ export interface ProcStat {
   state: string;
 }
 
+/**
+ * The fields of a /proc/<pid>/stat line after the command name: field n (1-based, as proc(5)
+ * numbers them) is `[n - 3]`. The name (field 2) is in parentheses and may contain spaces or ')',
+ * so the fields start after the last ')'. null for a line without one.
+ */
+export function statFields(text: string): string[] | null {
+  const close = text.lastIndexOf(")");
+  return close < 0
+    ? null
+    : text
+        .slice(close + 2)
+        .trim()
+        .split(/\s+/);
+}
+
 export async function readProcStat(pid: number): Promise<ProcStat | null> {
   let text: string;
   try {
@@ -19,8 +34,7 @@ export async function readProcStat(pid: number): Promise<ProcStat | null> {
   } catch {
     return null;
   }
-  // The command name (field 2) is in parentheses and may contain spaces or ')'.
-  const rest = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const rest = statFields(text) ?? [];
   const state = rest[0];
   const startTime = rest[19];
   if (state === undefined || startTime === undefined) return null;
@@ -31,6 +45,17 @@ export async function readProcStat(pid: number): Promise<ProcStat | null> {
 export async function isSameLiveProcess(pid: number, startTime: string): Promise<boolean> {
   const st = await readProcStat(pid);
   return st !== null && st.startTime === startTime && st.state !== "Z" && st.state !== "X";
+}
+
+/** The direct children of `pid`, from /proc/<pid>/task/<tid>/children. */
+export async function childrenOf(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  const tids = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
+  for (const tid of tids) {
+    const kids = await fs.readFile(`/proc/${pid}/task/${tid}/children`, "utf8").catch(() => "");
+    for (const k of kids.split(" ").filter(Boolean)) out.push(Number(k));
+  }
+  return out;
 }
 
 /** Signals a whole process group; false when the group no longer exists. */

@@ -8,6 +8,7 @@
  * clamped at 0 by the caller. Linux's USER_HZ is 100 on every architecture berth runs on.
  */
 import fs from "node:fs/promises";
+import { childrenOf, statFields } from "./proc.js";
 
 const NS_PER_TICK = 1e9 / 100;
 
@@ -17,19 +18,12 @@ export interface ProcSum {
   rssBytes: number;
 }
 
-/** One process's counters; null when it is gone or unreadable. */
-export function parseProcStat(text: string): { ppid: number; utime: number; stime: number } | null {
-  // The command name (field 2) is in parentheses and may hold spaces and ')': fields follow the last ')'.
-  const close = text.lastIndexOf(")");
-  if (close < 0) return null;
-  const rest = text
-    .slice(close + 2)
-    .trim()
-    .split(/\s+/);
-  // rest[0] is field 3 (state): field n is rest[n - 3].
-  const num = (field: number): number => Number(rest[field - 3]);
-  const out = { ppid: num(4), utime: num(14), stime: num(15) };
-  return Object.values(out).every(Number.isFinite) ? out : null;
+/** One process's counters from its /proc/<pid>/stat line; null when it cannot be read. */
+export function parseProcStat(text: string): { utime: number; stime: number } | null {
+  const rest = statFields(text);
+  if (!rest) return null;
+  const out = { utime: Number(rest[14 - 3]), stime: Number(rest[15 - 3]) };
+  return Number.isFinite(out.utime) && Number.isFinite(out.stime) ? out : null;
 }
 
 async function statOf(pid: number) {
@@ -61,27 +55,13 @@ export async function sumProcs(pids: number[], withRss: boolean): Promise<ProcSu
   return sum;
 }
 
-/** `root` and every process descended from it, found by one scan of /proc. */
+/** `root` and every process descended from it (breadth-first over each one's children). */
 export async function processTree(root: number): Promise<number[]> {
-  const entries = await fs.readdir("/proc").catch(() => [] as string[]);
-  const children = new Map<number, number[]>();
-  await Promise.all(
-    entries
-      .filter((e) => /^\d+$/.test(e))
-      .map(async (e) => {
-        const s = await statOf(Number(e));
-        if (!s) return;
-        const list = children.get(s.ppid) ?? [];
-        list.push(Number(e));
-        children.set(s.ppid, list);
-      }),
-  );
   const out: number[] = [];
   const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.pop()!;
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
     out.push(pid);
-    queue.push(...(children.get(pid) ?? []));
+    queue.push(...(await childrenOf(pid)));
   }
   return out;
 }

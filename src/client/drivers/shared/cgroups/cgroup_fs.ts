@@ -63,14 +63,20 @@ export async function readControl(dir: string, file: string): Promise<string> {
   return (await fs.readFile(path.join(dir, file), "utf8")).trim();
 }
 
-/** The `key N` value of a flat-keyed control file (memory.events, memory.oom_control); 0 if absent. */
-export async function readKeyed(dir: string, file: string, key: string): Promise<number> {
+/** A flat-keyed control file (`key N` per line: memory.stat, cpu.stat, memory.events) as a map; empty when absent. */
+export async function readKeyedMap(dir: string, file: string): Promise<Map<string, number>> {
   const text = await readControl(dir, file).catch(() => "");
+  const out = new Map<string, number>();
   for (const line of text.split("\n")) {
     const [k, v] = line.trim().split(/\s+/);
-    if (k === key && v !== undefined && /^\d+$/.test(v)) return Number(v);
+    if (k && v !== undefined && /^\d+$/.test(v)) out.set(k, Number(v));
   }
-  return 0;
+  return out;
+}
+
+/** The `key N` value of a flat-keyed control file (memory.events, memory.oom_control); 0 if absent. */
+export async function readKeyed(dir: string, file: string, key: string): Promise<number> {
+  return (await readKeyedMap(dir, file)).get(key) ?? 0;
 }
 
 /** mkdir -p that answers whether it created the last component. */

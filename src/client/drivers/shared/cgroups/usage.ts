@@ -12,16 +12,16 @@
  * A file the kernel does not offer leaves its field 0 and out of `Measured`.
  */
 import type { MemoryStats } from "../../../../structs/resource_usage.js";
-import { type CgroupUsage, readControl } from "./cgroup_fs.js";
+import { type CgroupUsage, readControl, readKeyedMap } from "./cgroup_fs.js";
 import type { V1Controller } from "./detect.js";
 
 export async function v2Usage(dir: string): Promise<CgroupUsage> {
   const [current, stat, swap, peak, cpuStat, procs] = await Promise.all([
     optNumber(dir, "memory.current"),
-    keyed(dir, "memory.stat"),
+    readKeyedMap(dir, "memory.stat"),
     optNumber(dir, "memory.swap.current"),
     optNumber(dir, "memory.peak"),
-    keyed(dir, "cpu.stat"),
+    readKeyedMap(dir, "cpu.stat"),
     pidsIn(dir),
   ]);
   const { measured, pick } = measurer();
@@ -65,10 +65,10 @@ export async function v1Usage(dirs: Partial<Record<V1Controller, string>>): Prom
   const [usage, max, stat, kmem, kmemMax, cpuStat, procs] = await Promise.all([
     mem ? optNumber(mem, "memory.usage_in_bytes") : undefined,
     mem ? optNumber(mem, "memory.max_usage_in_bytes") : undefined,
-    mem ? keyed(mem, "memory.stat") : new Map<string, number>(),
+    mem ? readKeyedMap(mem, "memory.stat") : new Map<string, number>(),
     mem ? optNumber(mem, "memory.kmem.usage_in_bytes") : undefined,
     mem ? optNumber(mem, "memory.kmem.max_usage_in_bytes") : undefined,
-    dirs.cpu ? keyed(dirs.cpu, "cpu.stat") : new Map<string, number>(),
+    dirs.cpu ? readKeyedMap(dirs.cpu, "cpu.stat") : new Map<string, number>(),
     mem ? pidsIn(mem) : Promise.resolve([]),
   ]);
   const { measured, pick } = measurer();
@@ -105,17 +105,6 @@ function measurer(): { measured: string[]; pick: (name: string, v: number | unde
 async function optNumber(dir: string, file: string): Promise<number | undefined> {
   const text = await readControl(dir, file).catch(() => "");
   return /^\d+$/.test(text) ? Number(text) : undefined;
-}
-
-/** A flat-keyed control file (`key N` per line) as a map; empty when absent. */
-async function keyed(dir: string, file: string): Promise<Map<string, number>> {
-  const text = await readControl(dir, file).catch(() => "");
-  const out = new Map<string, number>();
-  for (const line of text.split("\n")) {
-    const [k, v] = line.trim().split(/\s+/);
-    if (k && v !== undefined && /^\d+$/.test(v)) out.set(k, Number(v));
-  }
-  return out;
 }
 
 async function pidsIn(dir: string): Promise<number[]> {
