@@ -71,21 +71,20 @@ export class Agent {
         dataDir: serverDir,
         httpAddr: this.opts.httpAddr,
         log: this.log.child("server"),
-        ...(fileConfig.limits ? { limits: fileConfig.limits } : {}),
-        ...(listenerTls ? { tls: listenerTls } : {}),
-        ...(fileConfig.acl ? { acl: aclOptions(fileConfig.acl) } : {}),
-        ...(fileConfig.httpApi ? { httpApi: fileConfig.httpApi } : {}),
-        ...(this.opts.heartbeatTtlMs !== null ? { heartbeatTtlMs: this.opts.heartbeatTtlMs } : {}),
-        ...(this.opts.failoverHeartbeatTtlMs !== null
-          ? { failoverHeartbeatTtlMs: this.opts.failoverHeartbeatTtlMs }
-          : {}),
-        ...(this.opts.csiControllerConditionIntervalMs !== null
-          ? { controllerCondition: { intervalMs: this.opts.csiControllerConditionIntervalMs } }
-          : {}),
+        limits: fileConfig.limits,
+        tls: listenerTls,
+        acl: fileConfig.acl ? aclOptions(fileConfig.acl) : undefined,
+        httpApi: fileConfig.httpApi,
+        heartbeatTtlMs: this.opts.heartbeatTtlMs ?? undefined,
+        failoverHeartbeatTtlMs: this.opts.failoverHeartbeatTtlMs ?? undefined,
+        controllerCondition:
+          this.opts.csiControllerConditionIntervalMs !== null
+            ? { intervalMs: this.opts.csiControllerConditionIntervalMs }
+            : undefined,
         telemetry,
-        ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
+        etcd: this.opts.etcd ?? undefined,
         member: {
-          ...(this.opts.nodeName !== null ? { name: this.opts.nodeName } : {}),
+          name: this.opts.nodeName ?? undefined,
           datacenter: this.opts.datacenter,
         },
         // -dev listens on loopback only: its own node is not warned about unless configured.
@@ -110,23 +109,21 @@ export class Agent {
         dataDir: this.dataDir,
         servers,
         nodeName: this.opts.nodeName,
-        ...(this.opts.clientIntroToken === null ? {} : { introToken: this.opts.clientIntroToken }),
+        introToken: this.opts.clientIntroToken ?? undefined,
         datacenter: this.opts.datacenter,
         nodeClass: this.opts.nodeClass,
         drivers: this.opts.drivers,
         hostVolumes,
         meta: this.opts.meta,
-        ...(fileConfig.reserved ? { reserved: fileConfig.reserved } : {}),
-        ...(fileConfig.resourceOverrides ? { resourceOverrides: fileConfig.resourceOverrides } : {}),
+        reserved: fileConfig.reserved,
+        resourceOverrides: fileConfig.resourceOverrides,
         log: this.log.child("client"),
-        ...(dialTls ? { tls: dialTls } : {}),
+        tls: dialTls,
         telemetry,
-        ...(this.opts.csiPluginWaitMs === null ? {} : { pluginWaitTimeoutMs: this.opts.csiPluginWaitMs }),
-        ...(this.opts.csiClaimRetryMs === null ? {} : { claimRetryDeadlineMs: this.opts.csiClaimRetryMs }),
-        ...(this.opts.csiCallTimeoutMs === null ? {} : { csiCallTimeoutMs: this.opts.csiCallTimeoutMs }),
-        ...(this.opts.csiVolumeStatsIntervalMs === null
-          ? {}
-          : { volumeStatsIntervalMs: this.opts.csiVolumeStatsIntervalMs }),
+        pluginWaitTimeoutMs: this.opts.csiPluginWaitMs ?? undefined,
+        claimRetryDeadlineMs: this.opts.csiClaimRetryMs ?? undefined,
+        csiCallTimeoutMs: this.opts.csiCallTimeoutMs ?? undefined,
+        volumeStatsIntervalMs: this.opts.csiVolumeStatsIntervalMs ?? undefined,
       });
       await this.client.start();
     }

@@ -110,7 +110,7 @@ export function serverTls(s: TlsSetting | undefined): ServerTls | undefined {
   if (s.rpc) need(s.caFile, "ca_file", "with rpc = true");
   const m = loadTlsMaterial(s, "tls");
   return {
-    material: { ...(m.ca ? { ca: m.ca } : {}), cert: m.cert!, key: m.key! },
+    material: { ca: m.ca, cert: m.cert!, key: m.key! },
     verifyHttpsClient: s.verifyHttpsClient ?? false,
     rpc: s.rpc ?? false,
     verifyServerHostname: s.verifyServerHostname ?? false,
@@ -133,10 +133,10 @@ export function clientTls(s: TlsSetting | undefined): ClientTls | undefined {
   }
   const m = loadTlsMaterial(s, "tls");
   return {
-    ...(m.ca ? { ca: m.ca } : {}),
+    ca: m.ca,
     // Presented whenever set: with only `http`, a server with verify_https_client still asks for it.
     ...(m.cert && m.key ? { cert: m.cert, key: m.key } : {}),
-    ...(s.verifyServerHostname ? { serverName: serverCertName() } : {}),
+    serverName: s.verifyServerHostname ? serverCertName() : undefined,
     minVersion: s.minVersion ?? "TLSv1.2",
   };
 }

@@ -49,7 +49,7 @@ export class AllocUpdateBatcher {
     this.inflight = this.rpc
       .call(
         "Node.UpdateAllocs",
-        { NodeID: this.nodeId, Allocs: [...batch.values()], ...(ReportOrder ? { ReportOrder } : {}) },
+        { NodeID: this.nodeId, Allocs: [...batch.values()], ReportOrder },
         { timeoutMs: 10_000 },
       )
       .then(

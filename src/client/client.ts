@@ -104,12 +104,12 @@ export class Client {
     const pluginDirs = new PluginDirs({ dataDir, store: stateDb, log: log.child("plugin_dirs") });
     const conn = new ServerConnection({
       servers: this.opts.servers.length > 0 ? this.opts.servers : ["http://127.0.0.1:4646"],
-      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
+      tls: this.opts.tls,
       log: log.child("rpc"),
       installHandlers: (peer) =>
         this.installHandlers(peer, nodeVolumeAccess({ stateDb, registry, volumeManager })),
       onConnect: (peer, signal) => this.register(peer, signal),
-      ...(seams.localAddress ? { localAddress: seams.localAddress } : {}),
+      localAddress: seams.localAddress || undefined,
     });
     this.conn = conn;
     const reports = this.reports;
@@ -171,7 +171,7 @@ export class Client {
       registry,
       clientFactory: seams.csiClientFactory ?? csiClientFactory(log.child("csi"), this.opts.telemetry),
       log: log.child("csimanager"),
-      ...(this.opts.fingerprintIntervalMs ? { fingerprintIntervalMs: this.opts.fingerprintIntervalMs } : {}),
+      fingerprintIntervalMs: this.opts.fingerprintIntervalMs || undefined,
       onFingerprint: (controllers, nodes) => {
         this.fingerprint = { controllers, nodes };
         void this.sendFingerprint();
@@ -183,8 +183,8 @@ export class Client {
       plugins: csi,
       locks,
       log: log.child("volume_manager"),
-      ...(seams.isMountPoint ? { isMountPoint: seams.isMountPoint } : {}),
-      ...(this.opts.csiCallTimeoutMs === undefined ? {} : { callTimeoutMs: this.opts.csiCallTimeoutMs }),
+      isMountPoint: seams.isMountPoint,
+      callTimeoutMs: this.opts.csiCallTimeoutMs,
     });
     volumeManager.restore(stateDb.listVolumeStubsInUse());
     return { registry, csi, locks, volumeManager };
@@ -303,19 +303,19 @@ export class Client {
           ...buildNode({
             id: this.nodeId,
             name: this.nodeName,
-            ...(this.opts.datacenter === undefined ? {} : { datacenter: this.opts.datacenter }),
-            ...(this.opts.nodeClass === undefined ? {} : { nodeClass: this.opts.nodeClass }),
+            datacenter: this.opts.datacenter,
+            nodeClass: this.opts.nodeClass,
             drivers: this.driverInfo,
             hostVolumes: this.opts.hostVolumes ?? {},
             attributes: this.attributes,
             meta: this.opts.meta ?? {},
-            ...(this.resources ? { resources: this.resources } : {}),
+            resources: this.resources,
             reserved: reservedResources(this.opts.reserved),
             controllers: this.fingerprint.controllers,
             nodes: this.fingerprint.nodes,
           }),
         },
-        ...(this.reports ? { ReportOrder: this.reports.next() } : {}),
+        ReportOrder: this.reports ? this.reports.next() : undefined,
       },
       { signal, timeoutMs: 10_000 },
     );
@@ -342,7 +342,7 @@ export class Client {
               Drivers: this.driverInfo,
               CSIControllerPlugins: this.fingerprint.controllers,
               CSINodePlugins: this.fingerprint.nodes,
-              ...(this.reports ? { ReportOrder: this.reports.next() } : {}),
+              ReportOrder: this.reports ? this.reports.next() : undefined,
             },
             { signal: this.stopped.signal, timeoutMs: 10_000 },
           );

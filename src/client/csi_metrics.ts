@@ -42,6 +42,6 @@ export function csiClientFactory(log: Logger, t: Telemetry | undefined): CsiClie
   return (socket, pluginId) =>
     createCsiClient(socket, {
       log,
-      ...(recorder && pluginId !== undefined ? { onCall: recorder(pluginId) } : {}),
+      onCall: recorder && pluginId !== undefined ? recorder(pluginId) : undefined,
     });
 }

@@ -57,8 +57,8 @@ function partsOf(w: RunnerWiring, alloc: Allocation): AllocRunnerParts {
     ...{ alloc, dataDir: opts.dataDir, node, rpc, registry, volumeManager, stateDb, pluginDirs },
     log: w.log.child("alloc"),
     onUpdate: w.onUpdate,
-    ...(opts.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: opts.pluginWaitTimeoutMs }),
-    ...(opts.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: opts.claimRetryDeadlineMs }),
+    pluginWaitTimeoutMs: opts.pluginWaitTimeoutMs,
+    claimRetryDeadlineMs: opts.claimRetryDeadlineMs,
   };
 }
 
@@ -83,9 +83,9 @@ export function runnerFactory(w: RunnerWiring): (alloc: Allocation) => AllocRunn
           csiPlugin: { probe: (socketPath, signal) => probeOnce(socketPath, signal, log) },
           handles: stateDb,
           pluginDirs,
-          ...(opts.drivers?.taskUsers ? { taskUsers: opts.drivers.taskUsers } : {}),
-          ...(restoredState ? { restoredState } : {}),
-          ...(initialEvents ? { initialEvents } : {}),
+          taskUsers: opts.drivers?.taskUsers ? opts.drivers.taskUsers : undefined,
+          restoredState,
+          initialEvents,
         }),
     });
 }

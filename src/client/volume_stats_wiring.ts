@@ -56,6 +56,6 @@ export function volumeStatsPoller(parts: {
       }
     },
     log: parts.log,
-    ...(parts.intervalMs === undefined ? {} : { intervalMs: parts.intervalMs }),
+    intervalMs: parts.intervalMs,
   });
 }

@@ -104,7 +104,7 @@ export class NodeSim {
       name: `${this.opts.namePrefix}-${i}`,
       dataDir: this.dataDir,
       servers: this.opts.servers,
-      ...(this.opts.tls ? { tls: this.opts.tls } : {}),
+      tls: this.opts.tls,
       // Its own loopback address when the server is on this host (source_addr.ts).
       localAddress: sourceAddressFor(this.opts.servers[0] ?? "", i),
       datacenter: this.opts.datacenter ?? "dc1",

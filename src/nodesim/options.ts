@@ -81,9 +81,9 @@ function tlsOf(v: Record<string, string | boolean | undefined>): ClientTls | und
     }
   };
   return {
-    ...(ca ? { ca: read("ca-file", ca) } : {}),
+    ca: ca ? read("ca-file", ca) : undefined,
     ...(cert && key ? { cert: read("cert-file", cert), key: read("key-file", key) } : {}),
-    ...(v["verify-server-hostname"] ? { serverName: serverCertName() } : {}),
+    serverName: v["verify-server-hostname"] ? serverCertName() : undefined,
     minVersion: "TLSv1.2",
   };
 }
@@ -148,7 +148,7 @@ export function parseNodeSimArgs(argv: string[]): NodeSimCli {
     sim: {
       count: wholeNumber("count", v.count, 0, 1),
       servers,
-      ...(tls ? { tls } : {}),
+      tls,
       pluginId: v.plugin === undefined ? "sim-csi" : v.plugin || null,
       csi: {
         nodeLatencyMs: durationMs("node-latency", v["node-latency"]),

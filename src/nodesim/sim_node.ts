@@ -73,20 +73,20 @@ export class SimNode {
       datacenter: opts.datacenter,
       meta: { nodesim: "true" },
       log: opts.log.child(opts.name),
-      ...(opts.tls ? { tls: opts.tls } : {}),
+      tls: opts.tls,
       seams: {
         allocRunnerFactory: (parts) => simAllocRunner(parts),
-        ...(plugin ? { csiClientFactory: (socket: string) => plugin.client(socket) } : {}),
+        csiClientFactory: plugin ? (socket: string) => plugin.client(socket) : undefined,
         isMountPoint: async (hostPath) => plugin?.isMounted(hostPath) ?? false,
         driverInfo: {
           [SIM_DRIVER]: { Detected: true, Healthy: true, HealthDescription: "Healthy", SupportsMounts: true },
         },
         inMemoryState: true,
-        ...(opts.fingerprint ? { fingerprint: opts.fingerprint } : {}),
+        fingerprint: opts.fingerprint,
         plugins,
         onRegistered: opts.onRegistered,
         onHeartbeat: opts.onHeartbeat,
-        ...(opts.localAddress ? { localAddress: opts.localAddress } : {}),
+        localAddress: opts.localAddress || undefined,
       },
     });
   }

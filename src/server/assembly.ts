@@ -191,7 +191,7 @@ function buildApi(
     cluster: cluster.view,
     events,
     telemetry,
-    ...(opts.agentInfo ? { agent: opts.agentInfo } : {}),
+    agent: opts.agentInfo,
   };
   return { acl, api: createApiHandler(endpoints, log.child("http"), guard), guard, execSockets };
 }

@@ -57,8 +57,8 @@ export class Server {
     const store = await openStateStore({
       dataDir: this.opts.dataDir,
       log: this.log.child("state"),
-      ...(this.opts.etcd ? { etcd: this.opts.etcd } : {}),
-      ...(this.opts.groupCommit ? { groupCommit: this.opts.groupCommit } : {}),
+      etcd: this.opts.etcd,
+      groupCommit: this.opts.groupCommit,
     });
     // Follows the store's commits from before the first write, so a stream can resume from any.
     const events = new EventBroker(store, this.log.child("events"), this.opts.events);

@@ -34,7 +34,7 @@ export function createListener(
       ...options,
       cert: tls.material.cert,
       key: tls.material.key,
-      ...(tls.material.ca ? { ca: tls.material.ca } : {}),
+      ca: tls.material.ca,
       // Asked whenever something checks it; only verify_https_client makes the handshake insist.
       requestCert: tls.verifyHttpsClient || tls.rpc,
       rejectUnauthorized: tls.verifyHttpsClient,

@@ -113,7 +113,7 @@ export function applyClaim(vol: CSIVolume, req: ClaimRequest): { volume: CSIVolu
   const claim: VolumeClaim = {
     ...req,
     State: "taken",
-    ...(published !== undefined ? { ControllerPublishPluginID: published } : {}),
+    ControllerPublishPluginID: published,
   };
   const ReadClaims = { ...vol.ReadClaims };
   const WriteClaims = { ...vol.WriteClaims };

@@ -63,7 +63,7 @@ function allocUpdate(field: string, input: unknown): AllocUpdate {
     ID: checkId(`${field}.ID`, u.ID),
     ClientStatus: oneOf(`${field}.ClientStatus`, u.ClientStatus, CLIENT_STATUSES, "client status"),
     ClientDescription: optString(`${field}.ClientDescription`, u.ClientDescription, ""),
-    ...(states ? { TaskStates } : {}),
+    TaskStates: states ? TaskStates : undefined,
   };
 }
 

@@ -152,8 +152,8 @@ export function summaryOf(p: CSIPlugin): CSIPluginSummary {
       Nodes: Object.keys(Nodes).length,
       RequireController: require,
     },
-    ...(CreateTime !== undefined ? { CreateTime } : {}),
-    ...(ModifyTime !== undefined ? { ModifyTime } : {}),
+    CreateTime,
+    ModifyTime,
   };
 }
 

@@ -97,8 +97,8 @@ export function expectedOf(
     namespace: use.namespace,
     jobId: use.jobId,
     version: use.version,
-    ...(controller !== undefined ? { controller } : {}),
-    ...(node !== undefined ? { node } : {}),
+    controller,
+    node,
   };
 }
 

@@ -94,7 +94,7 @@ const create: Command<TokenArgs> = {
         Type: p.type ?? "client",
         Policies: p.policies,
         Global: p.global,
-        ...(p.ttl ? { ExpirationTTL: p.ttl } : {}),
+        ExpirationTTL: p.ttl || undefined,
       };
       // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
       for (const policy of p.policies) {

@@ -24,7 +24,7 @@ export async function runTtyExec(
       : undefined;
   const initial = size();
   const session = openTtySession(io.api, allocId, task, command, {
-    ...(initial ? { size: initial } : {}),
+    size: initial,
     onStdout: (d) => term.stdout.write(d),
     onStderr: (d) => term.stderr.write(d),
   });

@@ -66,8 +66,8 @@ export const jobDispatch: Command<JobDispatchArgs> = {
             : Buffer.from(await io.readFile(p.input), "utf8");
       const res = await io.api.jobs.dispatch(p.id, {
         meta: p.meta,
-        ...(payload ? { payload } : {}),
-        ...(p.idempotencyToken ? { idempotencyToken: p.idempotencyToken } : {}),
+        payload,
+        idempotencyToken: p.idempotencyToken || undefined,
       });
       evalId = res.EvalID;
       io.stdout(`Dispatched Job ID = ${res.DispatchedJobID}`);

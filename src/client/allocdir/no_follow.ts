@@ -99,7 +99,7 @@ export async function openDirNoFollow(
 
 /** Creates the directories `anchor/rel…` that are missing, refusing links (see openDirNoFollow). */
 export async function mkdirNoFollow(anchor: string, rel: readonly string[], mode?: number): Promise<void> {
-  const dir = await openDirNoFollow(anchor, rel, { create: true, ...(mode === undefined ? {} : { mode }) });
+  const dir = await openDirNoFollow(anchor, rel, { create: true, mode });
   await dir.close();
 }
 

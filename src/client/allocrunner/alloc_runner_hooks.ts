@@ -34,10 +34,10 @@ export function allocHooks(
       store: cfg.stateDb,
       hookResources,
       log,
-      ...(cfg.claimRetryDeadlineMs === undefined ? {} : { claimRetryDeadlineMs: cfg.claimRetryDeadlineMs }),
-      ...(cfg.pluginWaitTimeoutMs === undefined ? {} : { pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs }),
-      ...(cfg.csiBackoff === undefined ? {} : { backoff: cfg.csiBackoff }),
-      ...(cfg.pluginDirs === undefined ? {} : { pluginDirs: cfg.pluginDirs }),
+      claimRetryDeadlineMs: cfg.claimRetryDeadlineMs,
+      pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs,
+      backoff: cfg.csiBackoff,
+      pluginDirs: cfg.pluginDirs,
     }),
   ];
 }

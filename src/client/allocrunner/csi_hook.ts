@@ -48,7 +48,7 @@ export class CsiHook implements PrerunHook, PostrunHook, ShutdownHook {
       rpc: cfg.rpc,
       nodeId: cfg.nodeId,
       log,
-      ...(cfg.emitEvent ? { emitEvent: cfg.emitEvent } : {}),
+      emitEvent: cfg.emitEvent,
     });
     const shutdown = this.shutdownCtl.signal;
     /** Claims made by this agent, by alias; a restored mount has none until a remount needs one. */

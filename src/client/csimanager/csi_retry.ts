@@ -50,8 +50,8 @@ export async function retryCsiCall<T>(
       baseMs: policy.baseMs,
       maxMs: policy.maxMs,
       deadlineMs: policy.deadlineMs,
-      ...(policy.jitter === undefined ? {} : { jitter: policy.jitter }),
-      ...(signal ? { signal } : {}),
+      jitter: policy.jitter,
+      signal,
       shouldRetry: isTransientCsiError,
       onRetry: (err, attempt, delayMs) => {
         log.warn(`${what} failed, retrying`, { error: err, attempt: attempt + 1, delayMs });

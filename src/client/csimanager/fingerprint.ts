@@ -29,7 +29,7 @@ export async function fingerprintPlugin(
   opts: { signal?: AbortSignal; timeoutMs: number },
   previous?: Fingerprint,
 ): Promise<Fingerprint> {
-  const call = { timeoutMs: opts.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) };
+  const call = { timeoutMs: opts.timeoutMs, signal: opts.signal };
   const base: CSIInfo = {
     PluginID: plugin.pluginId,
     AllocID: plugin.allocId,
@@ -75,7 +75,7 @@ export async function fingerprintPlugin(
       info: { ...base, HealthDescription: `fingerprint failed: ${message}` },
       nodeCapabilities: null,
       controllerCapabilities: null,
-      ...(isBerthError(err) ? { failureCode: err.code } : {}),
+      failureCode: isBerthError(err) ? err.code : undefined,
     };
   }
 }

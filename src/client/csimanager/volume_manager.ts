@@ -114,7 +114,7 @@ export class VolumeManager {
   private get probe(): MountProbe {
     return {
       isMountPoint: (p) => this.isMountPoint(p),
-      ...(this.cfg.isDeviceNode ? { isDeviceNode: this.cfg.isDeviceNode } : {}),
+      isDeviceNode: this.cfg.isDeviceNode,
     };
   }
 
@@ -162,7 +162,7 @@ export class VolumeManager {
     const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
     const users = this.users(skey);
     const stages = node.capabilities.stageUnstageVolume;
-    const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+    const call = { timeoutMs: this.callTimeoutMs, signal };
     const steps: NodeMountStep = {
       node,
       req,
@@ -252,13 +252,7 @@ export class VolumeManager {
         return;
       }
       const node = await this.nodePlugin(req.plugin.pluginId, signal);
-      await this.releaseLocked(
-        node,
-        req.plugin,
-        req,
-        { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) },
-        true,
-      );
+      await this.releaseLocked(node, req.plugin, req, { timeoutMs: this.callTimeoutMs, signal }, true);
       guard?.unmounted();
     });
   }
@@ -310,7 +304,7 @@ export class VolumeManager {
         stub.usage,
       );
       const log = this.log.child("volume").child(stub.volumeId);
-      const call = { timeoutMs: this.callTimeoutMs, ...(signal ? { signal } : {}) };
+      const call = { timeoutMs: this.callTimeoutMs, signal };
       const res = await expandOnNode(node, req, paths, call, this.retry, log);
       log.info("volume expanded on node", { alloc: req.allocId, capacity: res.capacityBytes });
       return res.capacityBytes;
@@ -336,7 +330,7 @@ export class VolumeManager {
       call,
       policy: retry ? this.retry : { ...this.retry, deadlineMs: 0 },
       log: this.log.child("volume").child(req.volumeId),
-      ...(req.onRetry ? { onRetry: req.onRetry } : {}),
+      onRetry: req.onRetry,
     };
     await unpublishOnNode(steps);
     steps.log.info("volume unpublished", { alloc: req.allocId });

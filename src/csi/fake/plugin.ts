@@ -29,6 +29,7 @@ import {
 } from "./behaviour.js";
 import { FakeState } from "./state.js";
 import { FakeStorage } from "./storage.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface FakeCsiPluginOptions {
   /** Absolute socket path (or `unix:///path`). A stale file there is replaced. */
@@ -111,7 +112,7 @@ export class FakeCsiPlugin {
   private constructor(private readonly opts: FakeCsiPluginOptions) {
     this.socketPath = socketPathOf(opts.socketPath);
     this.endpoint = "unix://" + this.socketPath;
-    this.pluginCapabilities = { ...DEFAULT_FAKE_PLUGIN_CAPABILITIES, ...opts.pluginCapabilities };
+    this.pluginCapabilities = withDefaults(DEFAULT_FAKE_PLUGIN_CAPABILITIES, opts.pluginCapabilities);
     this.controllerCapabilities = {
       ...NO_CONTROLLER_CAPABILITIES,
       createDeleteVolume: true,

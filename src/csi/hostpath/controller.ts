@@ -89,7 +89,7 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
     name: req.name,
     capacityBytes: capacity,
     createdAt: new Date().toISOString(),
-    ...(source ? { contentSource: source.source } : {}),
+    contentSource: source ? source.source : undefined,
   };
   const topology = requestedTopology(req);
   if (topology) vol.accessibleTopology = topology;

@@ -148,12 +148,12 @@ export function parseFaults(text: string): Map<string, FaultSpec> {
       throw new Error(`${method}: needs code, hangMs or noop, or answerAfterMs`);
     }
     out.set(method, {
-      ...(code === undefined ? {} : { code: code }),
+      code,
       ...(hangMs === undefined ? {} : { hangMs: hangMs as number }),
       ...(answerAfterMs === undefined ? {} : { answerAfterMs: answerAfterMs as number }),
       ...(times === undefined ? {} : { times: times as number }),
       ...(skip === undefined ? {} : { skip: skip as number }),
-      ...(noop === true ? { noop: true } : {}),
+      noop: noop === true ? true : undefined,
     });
   }
   return out;

@@ -160,7 +160,7 @@ function callWhere(config: HostpathConfig, svc: string, method: string, req: Req
   const target = [req.target_path, req.staging_target_path].find(
     (p): p is string => typeof p === "string" && p !== "",
   );
-  return { method, volume_id: volumeId, node_id: nodeId, ...(target ? { target } : {}) };
+  return { method, volume_id: volumeId, node_id: nodeId, target: target || undefined };
 }
 
 /** Every method of the three services, answered through `dispatch`, each call recorded and failures logged. */
@@ -183,7 +183,7 @@ function addServices(server: grpc.Server, ctx: HostpathContext, dispatch: Dispat
             record({
               ...where,
               code: String(grpc.status[e.code]),
-              ...(err instanceof InjectedFault ? { fault: true } : {}),
+              fault: err instanceof InjectedFault ? true : undefined,
             });
             log.warn("call failed", { method, code: grpc.status[e.code], error: e.message });
             cb({ code: e.code, details: e.message, metadata: new grpc.Metadata() });

@@ -31,6 +31,7 @@ import {
 import { BerthError, validationError } from "../../structs/errors.js";
 import { newUuid } from "../../structs/ids.js";
 import type { StateStore } from "../state/store.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface AclOptions {
   enabled: boolean;
@@ -71,7 +72,7 @@ export class AclEndpoint {
     private readonly now: () => number = Date.now,
   ) {
     this.enabled = opts.enabled;
-    this.bounds = { ...DEFAULT_TOKEN_TTL_BOUNDS, ...opts.tokenTtl };
+    this.bounds = withDefaults(DEFAULT_TOKEN_TTL_BOUNDS, opts.tokenTtl);
   }
 
   /** Refuses with Nomad's "ACL support disabled" (400) when ACLs are off. */

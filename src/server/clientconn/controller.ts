@@ -77,7 +77,7 @@ export class ControllerClient {
       baseMs: 250,
       maxMs: 5_000,
       deadlineMs: opts.retryDeadlineMs ?? 30_000,
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      signal: opts.signal,
       // No candidate at all is answered at once: waiting would only delay "no controller" for an
       // operator; the volumewatcher and the node agents retry on their own schedules.
       shouldRetry: (err) =>
@@ -113,7 +113,7 @@ export class ControllerClient {
       try {
         answer = await this.conns.call(nodeId, method, params, {
           timeoutMs: opts.timeoutMs ?? this.defaultTimeoutMs,
-          ...(opts.signal ? { signal: opts.signal } : {}),
+          signal: opts.signal,
         });
       } catch (err) {
         const e = asBerthError(err);
@@ -180,7 +180,7 @@ export class ControllerClient {
         error: e.message,
       });
       throw new BerthError(e.code, `${method} on node ${nodeId}: ${e.message}`, {
-        ...(e.field === undefined ? {} : { field: e.field }),
+        field: e.field,
         cause: err,
       });
     }

@@ -22,6 +22,7 @@ import { DEPLOYMENT_DESC, isDeploymentActive } from "../../structs/deployment.js
 import { NS_PER_MS } from "../../structs/job.js";
 import type { StateStore, StateWriter, Table } from "../state/store.js";
 import { decideDeployment } from "./decide.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 /** What the watcher needs of the scheduler. */
 export interface DeploymentEvaluator {
@@ -131,7 +132,7 @@ export class DeploymentWatcher {
     private readonly log: Logger,
     opts: Partial<DeploymentWatcherOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_DEPLOYMENT_WATCHER_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_DEPLOYMENT_WATCHER_OPTIONS, opts);
   }
 
   start(): void {

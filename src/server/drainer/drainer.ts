@@ -33,6 +33,7 @@ import { claimsOnNode } from "../rpc/volume_claims.js";
 import { MIGRATE_DESCRIPTION } from "../scheduler/plan_types.js";
 import type { StateReader, StateStore, Table } from "../state/store.js";
 import { decideDrain, type DrainDecision } from "./decide.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 /** What the drainer needs of the scheduler: an evaluation triggered by the drain (Nomad's TriggeredBy). */
 export interface JobEvaluator {
@@ -83,7 +84,7 @@ export class NodeDrainer {
     private readonly log: Logger,
     opts: Partial<DrainerOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_DRAINER_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_DRAINER_OPTIONS, opts);
   }
 
   start(): void {

@@ -11,6 +11,7 @@ import type { CommittedTxn } from "../state/commit_feed.js";
 import type { StateStore } from "../state/store.js";
 import { DEFAULT_EVENT_BUFFER_SIZE, EventBuffer } from "./buffer.js";
 import { DEFAULT_STREAM_TIMINGS, EventStream, type StreamOptions, type StreamTimings } from "./stream.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface EventBrokerOptions extends StreamTimings {
   /** How many indexes' events are kept for subscribers to resume from (`event_buffer_size`). */
@@ -33,7 +34,7 @@ export class EventBroker {
     private readonly log: Logger,
     opts: Partial<EventBrokerOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_EVENT_BROKER, ...opts };
+    this.opts = withDefaults(DEFAULT_EVENT_BROKER, opts);
     this.buffer = new EventBuffer(this.opts.bufferSize);
   }
 

@@ -25,6 +25,7 @@ import {
   nodeCollectable,
   pluginCollectable,
 } from "./decide.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface GcOptions {
   intervalMs: number;
@@ -66,7 +67,7 @@ export class GarbageCollector {
     private readonly log: Logger,
     opts: Partial<GcOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_GC_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_GC_OPTIONS, opts);
   }
 
   start(): void {

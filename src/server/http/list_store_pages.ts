@@ -67,7 +67,7 @@ function pageFromSource<R extends { ID: string }, S>(
     let skip: string | undefined;
     for (;;) {
       const rows = src.range({
-        ...(ns !== undefined ? { namespace: ns } : {}),
+        namespace: ns,
         from,
         reverse: o.reverse,
         prefix: o.prefix,

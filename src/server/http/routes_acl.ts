@@ -41,7 +41,7 @@ export function tokenView(t: ACLToken, secret?: string) {
     Roles: null,
     Global: t.Global,
     CreateTime: goTime(t.CreateTime),
-    ...(t.ExpirationTime > 0 ? { ExpirationTime: goTime(t.ExpirationTime) } : {}),
+    ExpirationTime: t.ExpirationTime > 0 ? goTime(t.ExpirationTime) : undefined,
     ExpirationTTL: t.ExpirationTTL > 0 ? goDuration(t.ExpirationTTL) : "",
     CreateIndex: t.CreateIndex,
     ModifyIndex: t.ModifyIndex,

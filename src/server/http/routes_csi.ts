@@ -68,7 +68,7 @@ export const listVolumes: Route = async (ctx, api) => {
   const nodeId = ctx.query.get("node_id") || undefined;
   const index = await blockingIndex(api.store, ctx.query, ["volumes", "plugins"], ctx.signal);
   const ns = namespaceOf(ctx, true);
-  const filter = { ...(ns !== undefined ? { namespace: ns } : {}), ...(pluginId ? { pluginId } : {}) };
+  const filter = { namespace: ns, pluginId: pluginId || undefined };
   const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
   const key = `volumes|${ns ?? "*"}|${pluginId ?? ""}|${nodeId ?? ""}|${optionsKey(opts, ctx.query)}${visible.key}`;
   const keep = (v: CSIVolume) => nodeId === undefined || claimedOnNode(v, nodeId);

@@ -21,7 +21,7 @@ export const listJobs: Route = async (ctx, api) => {
   const visible = nsFilter(ctx, api, "list-jobs");
   const key = `jobs|${ns ?? "*"}|${optionsKey(opts, ctx.query)}${visible.key}`;
   const query = {
-    ...(ns !== undefined ? { namespace: ns } : {}),
+    namespace: ns,
     keepNamespace: (n: string) => visible.keep(n),
   };
   await sendCachedPage(

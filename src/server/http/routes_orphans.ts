@@ -23,8 +23,8 @@ export const listOrphans: Route = async (ctx, api) => {
   const ns = namespaceOf(ctx, true);
   const index = await blockingIndex(api.store, ctx.query, ["intents", "volumes"], ctx.signal);
   const filter = {
-    ...(ns !== undefined ? { namespace: ns } : {}),
-    ...(pluginId !== undefined ? { pluginId: checkId("plugin_id", pluginId) } : {}),
+    namespace: ns,
+    pluginId: pluginId !== undefined ? checkId("plugin_id", pluginId) : undefined,
   };
   const visible = nsFilter(ctx, api, "csi-list-volume", "csi-read-volume", "csi-mount-volume", "list-jobs");
   const orphans = await api.volumes.orphans.list(filter, ctx.signal);

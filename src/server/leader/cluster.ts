@@ -95,7 +95,7 @@ export class EtcdCluster implements ClusterView {
       client: this.client,
       keys: this.keys,
       self,
-      ...(settings.leaseTtlSec ? { ttlSec: settings.leaseTtlSec } : {}),
+      ttlSec: settings.leaseTtlSec || undefined,
       log: log.child("election"),
       // The term's fence asks the election itself, so it fails the moment the session is stale.
       onGain: (term) =>

@@ -131,7 +131,7 @@ export class Forwarder implements RemoteNodes {
       secret: this.secret(),
       tls: this.tls,
       timeoutMs,
-      ...(signal ? { signal } : {}),
+      signal,
     });
   }
 }

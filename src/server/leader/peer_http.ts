@@ -76,10 +76,10 @@ export function postToPeer(addr: string, path: string, body: string, o: PeerPost
       [CLUSTER_SECRET_HEADER]: o.secret,
     },
     timeout: o.timeoutMs,
-    ...(o.signal ? { signal: o.signal } : {}),
+    signal: o.signal,
     ...(secure && t
       ? {
-          ...(t.material.ca ? { ca: t.material.ca } : {}),
+          ca: t.material.ca,
           cert: t.material.cert,
           key: t.material.key,
           minVersion: t.minVersion,

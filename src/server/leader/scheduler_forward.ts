@@ -65,8 +65,8 @@ const RETRY_TIMEOUT_MS = CATCH_UP_MS + 5_000;
 /** The wire form of a pass's options. */
 export function wireOptions(o: EvalOptions): { Quiet?: boolean; FollowupEvalID?: string } {
   return {
-    ...(o.quiet !== undefined ? { Quiet: o.quiet } : {}),
-    ...(o.followupEvalId !== undefined ? { FollowupEvalID: o.followupEvalId } : {}),
+    Quiet: o.quiet,
+    FollowupEvalID: o.followupEvalId,
   };
 }
 
@@ -102,8 +102,8 @@ export function parseSchedulerCall(body: unknown): SchedulerCall {
     JobID,
     Trigger: Trigger as EvalTrigger,
     Options: {
-      ...(Quiet !== undefined ? { Quiet } : {}),
-      ...(FollowupEvalID ? { FollowupEvalID } : {}),
+      Quiet,
+      FollowupEvalID: FollowupEvalID || undefined,
     },
     MinIndex,
   };
@@ -154,8 +154,8 @@ export class SchedulerForwardServer {
       return;
     }
     const opts: EvalOptions = {
-      ...(call.Options.Quiet !== undefined ? { quiet: call.Options.Quiet } : {}),
-      ...(call.Options.FollowupEvalID ? { followupEvalId: call.Options.FollowupEvalID } : {}),
+      quiet: call.Options.Quiet,
+      followupEvalId: call.Options.FollowupEvalID || undefined,
     };
     const result = await this.local.evaluate(call.Namespace, call.JobID, call.Trigger, opts);
     res.writeHead(200, { "Content-Type": "application/json" });

@@ -125,7 +125,7 @@ export class OrphanEndpoint {
               intent.PluginID,
               "ClientCSI.ControllerDeleteVolume",
               { PluginID: intent.PluginID, ExternalVolumeID: record.ExternalID, Secrets: spec.Secrets },
-              { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
+              { requires: "SupportsCreateDelete", signal },
             );
           } catch (err) {
             if (asBerthError(err).code !== "ERR_CSI_NOT_FOUND") throw err;
@@ -179,7 +179,7 @@ export class OrphanEndpoint {
           pluginId,
           "ClientCSI.ControllerListVolumes",
           { PluginID: pluginId, MaxEntries: LIST_PAGE, StartingToken: token },
-          { requires: "SupportsListVolumes", ...(signal ? { signal } : {}) },
+          { requires: "SupportsListVolumes", signal },
         );
         listed.push(...res.Entries.map((e) => e.ExternalID));
         if (res.NextToken === "" || res.NextToken === token) {

@@ -16,6 +16,7 @@ import { fenceRefusal } from "../../internal/fence.js";
 import type { Logger } from "../../internal/log.js";
 import { volumeKey } from "../deps.js";
 import type { CSIVolumeOrphan } from "../../structs/volume_intent.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 /** What a pass needs of the orphans (OrphanEndpoint.list). */
 export interface OrphanLister {
@@ -42,7 +43,7 @@ export class OrphanReconciler {
     private readonly log: Logger,
     opts: Partial<OrphanReconcilerOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_ORPHAN_RECONCILER_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_ORPHAN_RECONCILER_OPTIONS, opts);
   }
 
   /** Starts the loop; it also ends when `term` aborts (the leader's term ended: leader/gate.ts). */

@@ -25,6 +25,7 @@ import type { JobScheduler } from "../deps.js";
 import type { LeaderLoop, LeaderTerm } from "../leader/gate.js";
 import type { StateStore } from "../state/store.js";
 import { launchIn } from "./launch.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface PeriodicDispatcherOptions {
   /** The longest sleep between looks at the tracked jobs (a job write wakes the loop sooner). */
@@ -61,7 +62,7 @@ export class PeriodicDispatcher implements LeaderLoop {
     private readonly log: Logger,
     opts: Partial<PeriodicDispatcherOptions> = {},
   ) {
-    this.opts = { ...DEFAULTS, ...opts };
+    this.opts = withDefaults(DEFAULTS, opts);
   }
 
   start(term: LeaderTerm): void {

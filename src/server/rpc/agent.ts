@@ -32,6 +32,7 @@ import { RpcPeer } from "../../internal/rpc/peer.js";
 import type { NodeConnections } from "../clientconn/connections.js";
 import { NodeBinding, serveBoundCalls, type AgentEndpoints, type AgentPeer } from "./agent_conn.js";
 import { DEFAULT_NODE_AUTH_LIMITS, NodeAuthLimiter, type NodeAuthLimits } from "./node_auth_limit.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export const AGENT_RPC_PATH = "/v1/agent/rpc";
 
@@ -49,7 +50,7 @@ export class AgentRpcServer {
     /** Drop a connection silent for this long (the heartbeat TTL); 0: never. */
     private readonly silentAfterMs = 0,
   ) {
-    this.authLimiter = new NodeAuthLimiter({ ...DEFAULT_NODE_AUTH_LIMITS, ...authLimits });
+    this.authLimiter = new NodeAuthLimiter(withDefaults(DEFAULT_NODE_AUTH_LIMITS, authLimits));
     if (silentAfterMs > 0) this.sweepSilent(silentAfterMs / 3, performance.now());
   }
 

@@ -151,6 +151,6 @@ export class AllocOps {
     signal?: AbortSignal,
     timeoutMs = 30_000,
   ): Promise<ClientMethods[M][1]> {
-    return this.deps.conns.call(alloc.NodeID, method, params, { timeoutMs, ...(signal ? { signal } : {}) });
+    return this.deps.conns.call(alloc.NodeID, method, params, { timeoutMs, signal });
   }
 }

@@ -131,7 +131,7 @@ export class ClaimEndpoint {
         Secrets: vol.Secrets ?? {},
         VolumeContext: vol.Context,
       },
-      { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
+      { requires: "SupportsAttachDetach", signal },
     );
     return resp.PublishContext ?? {};
   }
@@ -270,7 +270,7 @@ export class ClaimEndpoint {
           ExternalNodeID: claim.ExternalNodeID,
           Secrets: vol.Secrets ?? {},
         },
-        { requires: "SupportsAttachDetach", ...(signal ? { signal } : {}) },
+        { requires: "SupportsAttachDetach", signal },
       );
     } catch (err) {
       const e = asBerthError(err);

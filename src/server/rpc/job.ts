@@ -122,9 +122,7 @@ export class JobEndpoint {
         JobModifyIndex: job.JobModifyIndex,
         Warnings: warnings,
         Index: this.deps.store.index(),
-        ...(next !== null && job.Periodic
-          ? { NextPeriodicLaunch: rfc3339In(next, zoneOf(job.Periodic)) }
-          : {}),
+        NextPeriodicLaunch: next !== null && job.Periodic ? rfc3339In(next, zoneOf(job.Periodic)) : undefined,
       };
     }
     const result = await this.deps.scheduler.evaluate(job.Namespace, job.ID, "job-register");

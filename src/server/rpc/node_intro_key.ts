@@ -14,6 +14,7 @@ import path from "node:path";
 import { BerthError } from "../../structs/errors.js";
 import { PRIVATE_FILE_MODE } from "../../internal/private_files.js";
 import { DEFAULT_INTRO_SETTINGS, NodeIntroTokens, type IntroSettings } from "./node_intro.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 const KEY_BYTES = 32;
 export const INTRO_KEY_FILE = "intro-signing.key";
@@ -68,5 +69,5 @@ export function nodeIntroOf(
   clusterSecret: (() => string | undefined) | undefined,
 ): NodeIntroTokens {
   const key = introSigningKey(opts.dataDir, clusterSecret);
-  return new NodeIntroTokens(key, { ...DEFAULT_INTRO_SETTINGS, ...opts.intro });
+  return new NodeIntroTokens(key, withDefaults(DEFAULT_INTRO_SETTINGS, opts.intro));
 }

@@ -121,7 +121,7 @@ export class VolumeEndpoint {
               ExternalVolumeID: vol.ExternalID,
               Secrets: { ...vol.Secrets, ...secrets },
             },
-            { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
+            { requires: "SupportsCreateDelete", signal },
           );
         } catch (err) {
           if (asBerthError(err).code !== "ERR_CSI_NOT_FOUND") throw err;
@@ -153,7 +153,7 @@ export class VolumeEndpoint {
       pluginId,
       "ClientCSI.ControllerListVolumes",
       { PluginID: pluginId, MaxEntries: page.perPage, StartingToken: page.nextToken },
-      { requires: "SupportsListVolumes", ...(signal ? { signal } : {}) },
+      { requires: "SupportsListVolumes", signal },
     );
     return { Volumes: res.Entries.map((e) => ({ ...e })), NextToken: res.NextToken };
   }

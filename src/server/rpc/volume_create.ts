@@ -192,7 +192,7 @@ export async function createStorage(deps: ServerDeps, v: CSIVolume, signal?: Abo
       CloneID: v.CloneID,
       TopologyRequest: v.RequestedTopologies,
     },
-    { requires: "SupportsCreateDelete", ...(signal ? { signal } : {}) },
+    { requires: "SupportsCreateDelete", signal },
   );
   const record: CSIVolume = {
     ...v,

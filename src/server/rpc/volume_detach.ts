@@ -136,7 +136,7 @@ async function releaseClaim(
         ExternalID: vol.ExternalID,
         AllocID: claim.AllocationID,
       },
-      { timeoutMs: NODE_DETACH_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+      { timeoutMs: NODE_DETACH_TIMEOUT_MS, signal },
     );
     state = "node-detached";
   }

@@ -52,7 +52,7 @@ export async function expandIfRequested(
       MountOptions: existing.MountOptions,
       Secrets: { ...existing.Secrets, ...requested.Secrets },
     },
-    { requires: "SupportsExpand", ...(signal ? { signal } : {}) },
+    { requires: "SupportsExpand", signal },
   );
   if (resp.NodeExpansionRequired) await expandOnNodes(deps, existing, requested, resp.CapacityBytes, signal);
   const expanded = await deps.store.txn((tx) => {
@@ -101,7 +101,7 @@ async function expandOnNodes(
           CapacityMax: requested.RequestedCapacityMax,
           Secrets: { ...vol.Secrets, ...requested.Secrets },
         },
-        { timeoutMs: NODE_EXPAND_TIMEOUT_MS, ...(signal ? { signal } : {}) },
+        { timeoutMs: NODE_EXPAND_TIMEOUT_MS, signal },
       );
     } catch (err) {
       failures.push(`node ${claim.NodeID} (allocation ${claim.AllocationID}): ${asBerthError(err).message}`);

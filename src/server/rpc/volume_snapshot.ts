@@ -49,7 +49,7 @@ export class SnapshotEndpoint {
       pluginId,
       "ClientCSI.ControllerDeleteSnapshot",
       { PluginID: pluginId, SnapshotID: snapshotId, Secrets: secrets },
-      { requires: "SupportsCreateDeleteSnapshot", ...(signal ? { signal } : {}) },
+      { requires: "SupportsCreateDeleteSnapshot", signal },
     );
     this.deps.log.info("snapshot deleted", { plugin: pluginId, snapshot: snapshotId });
   }
@@ -64,7 +64,7 @@ export class SnapshotEndpoint {
       pluginId,
       "ClientCSI.ControllerListSnapshots",
       { PluginID: pluginId, MaxEntries: page.perPage, StartingToken: page.nextToken, Secrets: page.secrets },
-      { requires: "SupportsListSnapshots", ...(signal ? { signal } : {}) },
+      { requires: "SupportsListSnapshots", signal },
     );
     return {
       Snapshots: res.Entries.map((e) => toSnapshot(e, { PluginID: pluginId, SourceVolumeID: "", Name: "" })),
@@ -94,7 +94,7 @@ export class SnapshotEndpoint {
             Secrets: { ...vol.Secrets, ...r.Secrets },
             Parameters: { ...r.Parameters },
           },
-          { requires: "SupportsCreateDeleteSnapshot", ...(signal ? { signal } : {}) },
+          { requires: "SupportsCreateDeleteSnapshot", signal },
         );
         this.deps.log.info("snapshot created", { volume: vol.ID, plugin: vol.PluginID, snapshot: info.ID });
         return toSnapshot(info, { PluginID: vol.PluginID, SourceVolumeID: vol.ID, Name: r.Name });

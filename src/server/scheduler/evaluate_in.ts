@@ -76,8 +76,8 @@ function nothingDone(index: number, snapshotIndex: number): BatchResult {
 function planInTxn(tx: StateWriter, job: Job, nowNs: number, runningId: string, batch?: Batching): Plan {
   const started = performance.now();
   return computePlan(tx, job, nowNs, runningId, {
-    ...(batch ? { maxPlace: (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS } : {}),
-    ...(batch?.cachedNodes ? { listNodes: () => batch.cachedNodes?.() ?? tx.listNodes() } : {}),
+    maxPlace: batch ? (n: number) => n > 0 && performance.now() - started >= IN_TXN_PLAN_MS : undefined,
+    listNodes: batch?.cachedNodes ? () => batch.cachedNodes?.() ?? tx.listNodes() : undefined,
   });
 }
 

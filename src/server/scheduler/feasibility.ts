@@ -63,7 +63,7 @@ export function planContextOf(
     planned,
     stopping: new Set(stops.filter((s) => s.alloc.ClientStatus === "pending").map((s) => s.alloc.ID)),
     stopped: new Set(stops.map((s) => s.alloc.ID)),
-    ...(usage && usage.index === state.index() ? { usage } : {}),
+    usage: usage && usage.index === state.index() ? usage : undefined,
     jobAllocs,
   };
 }

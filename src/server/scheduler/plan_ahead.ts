@@ -71,9 +71,9 @@ export async function planAhead(
     }
     const nowNs = Date.now() * NS_PER_MS;
     const steps = planSteps(store, job, nowNs, runningEvalId, {
-      ...(opts.usage ? { usage: opts.usage } : {}),
-      ...(opts.maxPlace !== undefined ? { maxPlace: opts.maxPlace } : {}),
-      ...(opts.nodes ? { listNodes: () => opts.nodes!.list(store) } : {}),
+      usage: opts.usage,
+      maxPlace: opts.maxPlace,
+      listNodes: opts.nodes ? () => opts.nodes!.list(store) : undefined,
     });
     let sliceStart = performance.now();
     let r = steps.next();

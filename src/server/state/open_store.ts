@@ -38,6 +38,6 @@ export async function openStateStore(opts: {
   }
   return new SqliteStateStore(opts.dataDir, {
     log: opts.log,
-    ...(opts.groupCommit ? { groupCommit: opts.groupCommit } : {}),
+    groupCommit: opts.groupCommit,
   });
 }

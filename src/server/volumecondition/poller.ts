@@ -32,6 +32,7 @@ import type { Logger } from "../../internal/log.js";
 import type { ControllerClient } from "../clientconn/controller.js";
 import { volumeKey } from "../deps.js";
 import type { StateStore } from "../state/store.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 export interface ControllerConditionOptions {
   /** Time between passes (the first pass comes one interval after the loop starts). */
@@ -69,7 +70,7 @@ export class ControllerConditionPoller {
     opts: Partial<ControllerConditionOptions> = {},
     private readonly nowMs: () => number = Date.now,
   ) {
-    this.opts = { ...DEFAULT_CONTROLLER_CONDITION_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_CONTROLLER_CONDITION_OPTIONS, opts);
   }
 
   /** Starts the loop; it also ends when `term` aborts (the leader's term ended: leader/gate.ts). */

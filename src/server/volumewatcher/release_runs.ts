@@ -189,7 +189,7 @@ export class ReleaseRuns {
       alloc: claim.AllocationID,
       node: claim.NodeID,
       freed,
-      ...(unused ? { node_step: "skipped: the node holds nothing of it" } : {}),
+      node_step: unused ? "skipped: the node holds nothing of it" : undefined,
     });
   }
 

@@ -59,6 +59,7 @@ export {
   type ClaimReleaser,
   type VolumeWatcherOptions,
 } from "./watcher_options.js";
+import { withDefaults } from "../../internal/with_defaults.js";
 
 const WATCHED: readonly Table[] = ["volumes", "allocs", "nodes"];
 /** Longest a blocking wait lasts before an unprompted re-scan (a safety net, not the mechanism). */
@@ -92,7 +93,7 @@ export class VolumeWatcher {
     private readonly log: Logger,
     opts: Partial<VolumeWatcherOptions> = {},
   ) {
-    this.opts = { ...DEFAULT_VOLUME_WATCHER_OPTIONS, ...opts };
+    this.opts = withDefaults(DEFAULT_VOLUME_WATCHER_OPTIONS, opts);
     this.orphans = new OrphanChecks({
       graceMs: this.opts.orphanGraceMs,
       recheckMs: this.opts.orphanRecheckMs,

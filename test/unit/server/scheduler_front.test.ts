@@ -55,7 +55,8 @@ class FakePeer implements SchedulerPeer {
   answer: (addr: string, call: SchedulerCall) => Promise<EvalResult | null> = () =>
     Promise.resolve(result("remote", 5));
   send(addr: string, call: SchedulerCall): Promise<EvalResult | null> {
-    this.sent.push({ addr, call });
+    // What the peer receives: the call as it crosses the wire (JSON), not the object in memory.
+    this.sent.push({ addr, call: JSON.parse(JSON.stringify(call)) as SchedulerCall });
     return this.answer(addr, call);
   }
 }

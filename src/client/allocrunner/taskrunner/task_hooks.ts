@@ -54,7 +54,7 @@ export function taskHooks(
         log,
         options: cfg.csiPlugin,
         driverSupportsMounts: cfg.driver.capabilities().supportsMounts,
-        ...(cfg.pluginDirs ? { pluginDirs: cfg.pluginDirs } : {}),
+        pluginDirs: cfg.pluginDirs,
       }),
     );
   }

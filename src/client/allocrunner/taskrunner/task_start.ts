@@ -60,7 +60,7 @@ export function buildStartConfig(
     killSignal: task.KillSignal ?? "",
     user: task.User ?? "",
     config: interpolateDeep(task.Config, (text) => interpolate(text, scope)) as Record<string, unknown>,
-    ...(emitEvent ? { emitEvent } : {}),
+    emitEvent,
   };
 }
 

@@ -82,10 +82,10 @@ export function containerSpec(
   return {
     name: containerName(cfg.taskName, cfg.allocId),
     Image: dc.image,
-    ...(cmd.length > 0 ? { Cmd: cmd } : {}),
-    ...(dc.entrypoint.length > 0 ? { Entrypoint: dc.entrypoint } : {}),
+    Cmd: cmd.length > 0 ? cmd : undefined,
+    Entrypoint: dc.entrypoint.length > 0 ? dc.entrypoint : undefined,
     ...(dc.workDir !== "" ? { WorkingDir: dc.workDir } : {}),
-    ...(cfg.user ? { User: cfg.user } : {}),
+    User: cfg.user || undefined,
     Env: Object.entries(cfg.env).map(([k, v]) => `${k}=${v}`),
     Labels: {
       ...dc.labels,
@@ -100,7 +100,7 @@ export function containerSpec(
     OpenStdin: false,
     HostConfig: {
       Mounts: [...taskDirs, ...hookMounts, ...ownMounts],
-      ...(binds.length > 0 ? { Binds: binds } : {}),
+      Binds: binds.length > 0 ? binds : undefined,
       NetworkMode: dc.networkMode || s.defaultNetworkMode,
       RestartPolicy: { Name: "no" },
       ...privileges(dc, s.privilegedFallback),
@@ -145,13 +145,13 @@ function hostPath(taskDir: string, p: string, volumesEnabled: boolean): string {
 function privileges(dc: DockerTaskConfig, fallback: PrivilegedFallback | null): Docker.HostConfig {
   if (!dc.privileged) {
     return {
-      ...(dc.capAdd.length > 0 ? { CapAdd: dc.capAdd } : {}),
-      ...(dc.capDrop.length > 0 ? { CapDrop: dc.capDrop } : {}),
-      ...(dc.devices.length > 0 ? { Devices: devices(dc) } : {}),
+      CapAdd: dc.capAdd.length > 0 ? dc.capAdd : undefined,
+      CapDrop: dc.capDrop.length > 0 ? dc.capDrop : undefined,
+      Devices: dc.devices.length > 0 ? devices(dc) : undefined,
     };
   }
   if (fallback === null)
-    return { Privileged: true, ...(dc.devices.length > 0 ? { Devices: devices(dc) } : {}) };
+    return { Privileged: true, Devices: dc.devices.length > 0 ? devices(dc) : undefined };
   // What `Privileged` gives, short of the capabilities the host's bounding set lacks: the rest of
   // the capabilities, every host device (the cgroup allowing them all), no seccomp, AppArmor or
   // SELinux confinement, and /proc and /sys unmasked (docker's systempaths=unconfined).
@@ -186,8 +186,8 @@ function resources(cfg: TaskStartConfig): Docker.HostConfig {
   const l = cgroupLimits(cfg.resources);
   return {
     Memory: l.memoryHardBytes ?? 0,
-    ...(l.memorySoftBytes > 0 ? { MemoryReservation: l.memorySoftBytes } : {}),
+    MemoryReservation: l.memorySoftBytes > 0 ? l.memorySoftBytes : undefined,
     CpuShares: l.cpuShares,
-    ...(l.reservedCores.length > 0 ? { CpusetCpus: l.reservedCores.join(",") } : {}),
+    CpusetCpus: l.reservedCores.length > 0 ? l.reservedCores.join(",") : undefined,
   };
 }

@@ -277,6 +277,7 @@ export class DockerDriver implements TaskDriver {
         stdout: true,
         stderr: true,
         timestamps: true,
+        // docker-modem would send an undefined as an empty `since=`.
         ...(afterNs > 0n ? { since: sinceParam(afterNs) as unknown as number } : {}),
         abortSignal: this.lifetime.signal,
       });

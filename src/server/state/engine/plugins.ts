@@ -111,8 +111,8 @@ function instanceEntries(
 function entryOf(r: InstanceRow): { nodeId: string; controller?: CSIInfo; node?: CSIInfo } {
   return {
     nodeId: r.node_id,
-    ...(r.controller ? { controller: JSON.parse(r.controller) as CSIInfo } : {}),
-    ...(r.node ? { node: JSON.parse(r.node) as CSIInfo } : {}),
+    controller: r.controller ? (JSON.parse(r.controller) as CSIInfo) : undefined,
+    node: r.node ? (JSON.parse(r.node) as CSIInfo) : undefined,
   };
 }
 

@@ -30,6 +30,7 @@ import type { WatchKey } from "../watch_keys.js";
 import type { CommitListener, CommittedTxn } from "../commit_feed.js";
 import { CommitListeners, TxnChanges } from "../commit_recorder.js";
 import type { GroupCommitStats, QuarantinedRecord, StateWriter, Table } from "../store.js";
+import { withDefaults } from "../../../internal/with_defaults.js";
 
 export interface SqliteStoreOptions {
   now?: () => number;
@@ -128,7 +129,7 @@ class LocalStore implements StoreOwn {
         committed: () => this.batchCommitted(),
         rolledBack: () => this.batchRolledBack(),
       },
-      { ...DEFAULT_GROUP_COMMIT, ...opts.groupCommit },
+      withDefaults(DEFAULT_GROUP_COMMIT, opts.groupCommit),
     );
   }
 

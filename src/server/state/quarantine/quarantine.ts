@@ -275,8 +275,8 @@ class Mover {
       .all(id) as { node_id: string; controller: string | null; node: string | null }[];
     const entries = rows.map((r) => ({
       nodeId: r.node_id,
-      ...(r.controller ? { controller: JSON.parse(r.controller) as CSIInfo } : {}),
-      ...(r.node ? { node: JSON.parse(r.node) as CSIInfo } : {}),
+      controller: r.controller ? (JSON.parse(r.controller) as CSIInfo) : undefined,
+      node: r.node ? (JSON.parse(r.node) as CSIInfo) : undefined,
     }));
     const live = this.db.prepare(LIVE_ALLOCS_OF_JOB);
     const jobs = (

@@ -47,7 +47,7 @@ export async function spawnJoined(
   args: string[],
   opts: SpawnJoinedOptions,
 ): Promise<PipedChild> {
-  const base = { env: opts.env, cwd: opts.cwd, ...(opts.signal ? { signal: opts.signal } : {}) };
+  const base = { env: opts.env, cwd: opts.cwd, signal: opts.signal };
   if (cgroup === null) {
     const child = spawn(file, args, { ...base, stdio: ["pipe", "pipe", "pipe"] });
     await spawned(child, file);
