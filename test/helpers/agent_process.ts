@@ -83,6 +83,8 @@ export interface AgentProcessOptions {
   rawExec?: boolean;
   /** The agent's open-file limit (soft and hard), set by util-linux `prlimit` before it starts. */
   nofile?: number;
+  /** The `berth` launcher to run (another release's, in the upgrade test); this repo's by default. */
+  bin?: string;
 }
 
 export class AgentProcess {
@@ -100,7 +102,7 @@ export class AgentProcess {
       args = [...rawExecConfigArgs(logFile.replace(/(\.log)?$/, ".raw_exec.hcl")), ...args];
     }
     const log = fs.openSync(logFile, "a");
-    const command = [process.execPath, BERTH_BIN, "agent", ...args];
+    const command = [process.execPath, opts.bin ?? BERTH_BIN, "agent", ...args];
     if (opts.nofile !== undefined) command.unshift("prlimit", `--nofile=${opts.nofile}:${opts.nofile}`, "--");
     this.child = spawn(command[0]!, command.slice(1), {
       cwd: REPO_ROOT,

@@ -7,6 +7,7 @@ import { migrateAllocJobs } from "./alloc_jobs.js";
 import { isAllocTerminal, type Allocation } from "../../../structs/alloc.js";
 import type { Job } from "../../../structs/job.js";
 import { isPluginEmpty, type CSIPlugin } from "../../../structs/plugin.js";
+import { BerthError } from "../../../structs/errors.js";
 import {
   expectedOf,
   jobDescriptions,
@@ -226,6 +227,15 @@ const MIGRATIONS: Migration[] = [
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */
 export function migrate(db: Database.Database, target = MIGRATIONS.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > MIGRATIONS.length) {
+    // A downgrade: this release cannot know what the newer one's schema means.
+    throw new BerthError(
+      "ERR_CONFLICT",
+      `the state DB has schema version ${current}, newer than this berth understands ` +
+        `(${MIGRATIONS.length}): it was written by a later release; run that release, or restore a ` +
+        `snapshot taken by this one`,
+    );
+  }
   for (let v = current; v < Math.min(target, MIGRATIONS.length); v++) {
     const step = MIGRATIONS[v];
     if (step === undefined) break;
