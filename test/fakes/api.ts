@@ -81,3 +81,11 @@ export async function deadAddress(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
 }
+
+/** A list route that honours `?prefix=` on IDs, as the server's list routes do. */
+export function prefixListed(items: { ID: string }[]): (req: Recorded) => Reply {
+  return (req) => {
+    const prefix = new URL(req.url, "http://fake").searchParams.get("prefix") ?? "";
+    return { json: items.filter((i) => i.ID.startsWith(prefix)) };
+  };
+}

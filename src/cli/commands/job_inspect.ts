@@ -5,7 +5,7 @@
  */
 import { fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { getByIdOrPrefix } from "../prefix.js";
+import { jobIdByPrefix } from "../job_prefix.js";
 
 export interface JobInspectArgs extends Parsed {
   id: string;
@@ -22,12 +22,7 @@ export const jobInspect: Command<JobInspectArgs> = {
   async run(p, io) {
     let job;
     try {
-      job = await getByIdOrPrefix(
-        p.id,
-        "job",
-        (id) => io.api.jobs.info(id),
-        () => io.api.jobs.list(),
-      );
+      job = await io.api.jobs.info(await jobIdByPrefix(io, p.id));
     } catch (err) {
       return fail(io, "inspecting job", err);
     }

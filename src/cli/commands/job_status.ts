@@ -9,6 +9,7 @@ import { allocationsSection } from "../allocs.js";
 import { evaluationsSection, placementFailureSection } from "../evals.js";
 import { reschedulingSection } from "../reschedule_info.js";
 import { statusCommand, type StatusArgs } from "../status.js";
+import { jobIdByPrefix } from "../job_prefix.js";
 import { childrenOf, childrenSections, isLaunchParent, parentInfo } from "../job_children.js";
 
 export type JobStatusArgs = StatusArgs;
@@ -26,7 +27,8 @@ export const jobStatus = statusCommand({
   },
   one: {
     doing: "querying job",
-    fetch: async (id, io) => {
+    fetch: async (prefix, io) => {
+      const id = await jobIdByPrefix(io, prefix);
       const [job, allocs, evals] = await Promise.all([
         io.api.jobs.info(id),
         io.api.jobs.allocations(id),

@@ -1,6 +1,7 @@
-/** `berth job stop [-purge] <job>`: deregisters a job; -purge also removes it from the state. */
+/** `berth job stop [-purge] <job>`: deregisters a job (named by a unique ID prefix too, as Nomad's); -purge also removes it from the state. */
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { attempt, type Command, type Parsed } from "../command.js";
+import { jobIdByPrefix } from "../job_prefix.js";
 
 export interface JobStopArgs extends Parsed {
   id: string;
@@ -21,8 +22,9 @@ export const jobStop: Command<JobStopArgs> = {
   },
   run: (p, io) =>
     attempt(io, "deregistering job", async () => {
-      const res = await io.api.jobs.deregister(p.id, { purge: p.purge });
-      io.stdout(`Job ${JSON.stringify(p.id)} ${p.purge ? "stopped and purged" : "stopped"}`);
+      const id = await jobIdByPrefix(io, p.id);
+      const res = await io.api.jobs.deregister(id, { purge: p.purge });
+      io.stdout(`Job ${JSON.stringify(id)} ${p.purge ? "stopped and purged" : "stopped"}`);
       if (res?.EvalID) io.stdout(`Evaluation ID: ${res.EvalID}`);
     }),
 };

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../../fakes/api.js";
+import { prefixListed, startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { evalList, evalStatus } from "../../../src/cli/commands/eval_status.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { formatAllocMetrics, latestFailedEval } from "../../../src/cli/evals.js";
@@ -80,6 +80,7 @@ let jobEvals: Evaluation[] = [];
 
 before(async () => {
   api = await startFakeApi({
+    "GET /v1/jobs": prefixListed([fx.jobStub]),
     "GET /v1/job/writer": { json: fx.job },
     "GET /v1/job/writer/allocations": { json: [] },
     "GET /v1/job/writer/evaluations": () => ({ json: jobEvals }),

@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeApi, type FakeApi } from "../../fakes/api.js";
+import { prefixListed, startFakeApi, type FakeApi } from "../../fakes/api.js";
 import { allocStatus } from "../../../src/cli/commands/alloc_status.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
 import { nodeStatus } from "../../../src/cli/commands/node_status.js";
@@ -41,7 +41,7 @@ const WRITER_STATS = {
 
 before(async () => {
   api = await startFakeApi({
-    "GET /v1/jobs": { json: [fx.jobStub] },
+    "GET /v1/jobs": prefixListed([fx.jobStub]),
     "GET /v1/job/writer": { json: fx.job },
     "GET /v1/job/writer/allocations": { json: [fx.allocStub] },
     "GET /v1/job/writer/evaluations": { json: [] },
@@ -123,7 +123,7 @@ describe("job status", () => {
   it("a missing job is one error line and exit 1", async () => {
     const o = io();
     assert.equal(await jobStatus.run(jobStatus.parse(["nope"]), o), 1);
-    assert.deepEqual(o.err, ["Error querying job: Unexpected response code: 404 (not found)"]);
+    assert.deepEqual(o.err, ['Error querying job: No job(s) with prefix or ID "nope" found']);
     assert.deepEqual(o.out, []);
   });
 });

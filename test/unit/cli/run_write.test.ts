@@ -1,7 +1,8 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
-import { startFakeApi, type FakeApi } from "../../fakes/api.js";
+import { prefixListed, startFakeApi, type FakeApi } from "../../fakes/api.js";
+import * as fx from "../../builders/api_records.js";
 import { jobRun } from "../../../src/cli/commands/job_run.js";
 import { jobStop } from "../../../src/cli/commands/job_stop.js";
 import { volumeCreate } from "../../../src/cli/commands/volume_create.js";
@@ -26,6 +27,11 @@ before(async () => {
       if (id === "warn") return { json: { EvalID: "ev-2", Warnings: "group has no tasks", Index: 8 } };
       return { json: { EvalID: "ev-1", EvalCreateIndex: 7, JobModifyIndex: 7, Warnings: "", Index: 7 } };
     },
+    "GET /v1/jobs": prefixListed([
+      { ...fx.jobStub, ID: "writer" },
+      { ...fx.jobStub, ID: "web-1" },
+      { ...fx.jobStub, ID: "web-2" },
+    ]),
     "DELETE /v1/job/writer": { json: { EvalID: "ev-3", EvalCreateIndex: 9, JobModifyIndex: 9, Index: 9 } },
     "PUT /v1/volume/csi/demo/create": (req) => {
       const [vol] = (JSON.parse(req.body) as { Volumes: { ID: string }[] }).Volumes;
@@ -105,7 +111,24 @@ describe("job stop", () => {
   it("an unknown job is an error with exit 1", async () => {
     const o = io();
     assert.equal(await jobStop.run(jobStop.parse(["ghost"]), o), 1);
-    assert.deepEqual(o.err, ["Error deregistering job: Unexpected response code: 404 (not found)"]);
+    assert.deepEqual(o.err, ['Error deregistering job: No job(s) with prefix or ID "ghost" found']);
+  });
+
+  it("a unique ID prefix names the job; a prefix of several is refused with their table", async () => {
+    const o = io();
+    assert.equal(await jobStop.run(jobStop.parse(["wri"]), o), 0);
+    assert.equal(o.out[0], 'Job "writer" stopped');
+    assert.equal(last().url, "/v1/job/writer?purge=false");
+    const before = api.requests.length;
+    const p = io();
+    assert.equal(await jobStop.run(jobStop.parse(["web"]), p), 1);
+    assert.match(p.err[0]!, /^Error deregistering job: Prefix "web" matched multiple jobs\n\nID +Type/);
+    assert.match(p.err[0]!, /\nweb-1 +batch/);
+    assert.match(p.err[0]!, /\nweb-2 +batch/);
+    assert.ok(
+      api.requests.slice(before).every((r) => r.method === "GET"),
+      "nothing was deregistered",
+    );
   });
 });
 
