@@ -17,6 +17,7 @@ import { NodesApi } from "./nodes.js";
 import { OperatorApi } from "./operator.js";
 import { PluginsApi } from "./plugins.js";
 import { StatusApi } from "./status.js";
+import { SystemApi } from "./system.js";
 import { ApiTransport, type ApiClientOptions } from "./transport.js";
 import { VolumesApi } from "./volumes.js";
 
@@ -37,6 +38,7 @@ export class ApiClient {
   readonly acl: AclApi;
   readonly operator: OperatorApi;
   readonly status: StatusApi;
+  readonly system: SystemApi;
   readonly agent: AgentApi;
 
   constructor(options: ApiClientOptions = {}) {
@@ -53,6 +55,7 @@ export class ApiClient {
     this.acl = new AclApi(t);
     this.operator = new OperatorApi(t);
     this.status = new StatusApi(t);
+    this.system = new SystemApi(t);
     this.agent = new AgentApi(t);
   }
 

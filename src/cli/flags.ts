@@ -111,6 +111,7 @@ export function parseCommandArgs<O extends Options>(argv: readonly string[], opt
 export function expectArgs(positionals: string[], min: number, max: number, what: string): void {
   if (positionals.length < min || positionals.length > max) {
     const count = (k: number) => (k === 1 ? "one argument" : `${k} arguments`);
+    if (max === 0) throw new UsageError("this command takes no arguments");
     const n = min === max ? `exactly ${count(min)}` : `${min === 0 ? "at most" : `${min} to`} ${count(max)}`;
     throw new UsageError(`this command takes ${n}: ${what}`);
   }

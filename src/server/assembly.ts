@@ -4,6 +4,7 @@
  * endpoints, the leader's loops behind their gate, the API, and the listener with its gates.
  * Nothing here tests the cluster's mode: what differs is asked of the cluster.
  */
+import { systemGc } from "./gc/system.js";
 import type http from "node:http";
 import type { Logger } from "../internal/log.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
@@ -192,6 +193,7 @@ function buildApi(
     events,
     telemetry,
     agent: opts.agentInfo,
+    gc: systemGc(store, log.child("gc")),
   };
   return { acl, api: createApiHandler(endpoints, log.child("http"), guard), guard, execSockets };
 }

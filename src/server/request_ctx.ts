@@ -3,6 +3,7 @@
  * guards and the event stream take them too. Handlers answer through http/respond.ts and
  * wire/http_io.ts and may throw coded errors.
  */
+import type { SystemGc } from "./gc/system.js";
 import type { AgentInfo } from "./agent_info.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../structs/errors.js";
@@ -45,6 +46,8 @@ export interface HttpEndpoints {
   cluster?: ClusterView;
   /** The agent this server runs in (`/v1/agent/self|health`); absent for a bare server. */
   agent?: AgentInfo;
+  /** `berth system gc` (server/gc/system.ts); absent in tests that build no server. */
+  gc?: SystemGc;
 }
 
 export interface Ctx {

@@ -30,6 +30,7 @@ import { nodeIntroCreate } from "./node_intro_create.js";
 import { operatorQuarantine } from "./operator_quarantine.js";
 import { operatorRaft } from "./operator_raft.js";
 import { serverMembers } from "./server_members.js";
+import { systemGc, systemReconcile } from "./system.js";
 import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
 import { volumeDelete } from "./volume_delete.js";
@@ -118,6 +119,7 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
   plugin: { status: entry(pluginStatus) },
   operator: { quarantine: entry(operatorQuarantine), raft: entry(operatorRaft) },
   server: { members: entry(serverMembers) },
+  system: { gc: entry(systemGc), reconcile: entry(systemReconcile) },
   namespace: {
     apply: entry(namespaceApply),
     list: entry(namespaceList),

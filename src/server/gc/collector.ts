@@ -1,5 +1,5 @@
 /**
- * The garbage collector: every `intervalMs` one pass removes collectable allocs, nodes, plugins,
+ * The garbage collector: every `intervalMs` one pass removes collectable jobs, allocs, nodes, plugins,
  * evaluations and deployments (decide.ts) in a single write transaction. A pass reads every alloc, node and plugin — it is
  * periodic background work, never per request. Nodes go before plugins, so a plugin whose last
  * instance was on a collected node is stamped empty in this pass and removed a threshold later.
@@ -12,9 +12,7 @@
  * instance is gone, instead of staying listed as 0/0 until the next periodic pass. The wake reads
  * the plugins only; it writes only when there is something to remove.
  */
-import { allocIndex, allocTaskGroup, type Allocation } from "../../structs/alloc.js";
-import { findClaim } from "../../structs/claim.js";
-import { volumeSourceForAlloc } from "../../structs/job.js";
+import type { Allocation } from "../../structs/alloc.js";
 import { isAbortError, sleep } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import type { StateStore, StateWriter } from "../state/store.js";
@@ -26,6 +24,8 @@ import {
   pluginCollectable,
 } from "./decide.js";
 import { withDefaults } from "../../internal/with_defaults.js";
+import { collectJobsIn } from "./jobs.js";
+import { holdsClaim } from "./claims.js";
 
 export interface GcOptions {
   intervalMs: number;
@@ -39,7 +39,19 @@ export interface GcOptions {
   evalThresholdMs: number;
   /** How long a terminal deployment stays after it last changed (Nomad's deployment_gc_threshold). */
   deploymentThresholdMs: number;
+  /** How long a dead, stopped (or finished batch) job stays after it last changed (job_gc_threshold). */
+  jobThresholdMs: number;
 }
+
+/** `berth system gc` (Nomad's force GC): every threshold 0, the interval unused. */
+export const FORCE_GC: Omit<GcOptions, "intervalMs"> = {
+  allocThresholdMs: 0,
+  nodeThresholdMs: 0,
+  pluginThresholdMs: 0,
+  evalThresholdMs: 0,
+  deploymentThresholdMs: 0,
+  jobThresholdMs: 0,
+};
 
 export const DEFAULT_GC_OPTIONS: GcOptions = {
   intervalMs: 5 * 60_000,
@@ -48,9 +60,12 @@ export const DEFAULT_GC_OPTIONS: GcOptions = {
   pluginThresholdMs: 0,
   evalThresholdMs: 60 * 60_000,
   deploymentThresholdMs: 60 * 60_000,
+  jobThresholdMs: 4 * 60 * 60_000,
 };
 
 export interface GcResult {
+  /** `namespace/id` of each job removed. */
+  jobs: string[];
   allocs: string[];
   nodes: string[];
   plugins: string[];
@@ -115,23 +130,8 @@ export class GarbageCollector {
   }
 
   /** One pass; `nowMs` is injectable for tests. */
-  async collect(nowMs = Date.now()): Promise<GcResult> {
-    const { result, evals, deployments } = await this.store.txn((tx) => ({
-      result: collectIn(tx, nowMs, this.opts),
-      evals: collectEvalsIn(tx, nowMs, this.opts),
-      deployments: collectDeploymentsIn(tx, nowMs, this.opts),
-    }));
-    const count = result.allocs.length + result.nodes.length + result.plugins.length;
-    if (count + evals.length + deployments.length > 0) {
-      this.log.info("garbage collected", {
-        allocs: result.allocs.length,
-        nodes: result.nodes,
-        plugins: result.plugins,
-        evals: evals.length,
-        deployments: deployments.length,
-      });
-    }
-    return result;
+  collect(nowMs = Date.now()): Promise<GcResult> {
+    return collectOnce(this.store, this.log, nowMs, this.opts);
   }
 
   private async run(signal: AbortSignal): Promise<void> {
@@ -146,9 +146,47 @@ export class GarbageCollector {
   }
 }
 
-/** The transaction body of one pass. */
-export function collectIn(tx: StateWriter, nowMs: number, opts: GcOptions): GcResult {
-  const result: GcResult = { allocs: [], nodes: [], plugins: [] };
+/**
+ * One pass in one write transaction: jobs first (their allocs and evals are then those of a gone
+ * job), then allocs, nodes and plugins, evaluations, deployments. Logged when it removed anything.
+ */
+export async function collectOnce(
+  store: StateStore,
+  log: Logger,
+  nowMs: number,
+  opts: Omit<GcOptions, "intervalMs">,
+): Promise<GcResult & { evals: string[]; deployments: string[] }> {
+  const out = await store.txn((tx) => {
+    const jobs = collectJobsIn(tx, nowMs, opts.jobThresholdMs);
+    const result = collectIn(tx, nowMs, opts);
+    return {
+      ...result,
+      jobs,
+      evals: collectEvalsIn(tx, nowMs, opts),
+      deployments: collectDeploymentsIn(tx, nowMs, opts),
+    };
+  });
+  const count = out.jobs.length + out.allocs.length + out.nodes.length + out.plugins.length;
+  if (count + out.evals.length + out.deployments.length > 0) {
+    log.info("garbage collected", {
+      jobs: out.jobs,
+      allocs: out.allocs.length,
+      nodes: out.nodes,
+      plugins: out.plugins,
+      evals: out.evals.length,
+      deployments: out.deployments.length,
+    });
+  }
+  return out;
+}
+
+/** The allocs, nodes and plugins of one pass (inside its transaction). */
+export function collectIn(
+  tx: StateWriter,
+  nowMs: number,
+  opts: Pick<GcOptions, "allocThresholdMs" | "nodeThresholdMs" | "pluginThresholdMs">,
+): GcResult {
+  const result: GcResult = { jobs: [], allocs: [], nodes: [], plugins: [] };
   for (const a of tx.listAllocs()) {
     const stored = tx.getJob(a.Namespace, a.JobID);
     // An alloc of a purged job whose ID was registered again belongs to no live job.
@@ -203,15 +241,4 @@ export function collectDeploymentsIn(
     out.push(d.ID);
   }
   return out;
-}
-
-/** True while any volume the alloc's group requests still has a claim of it, at any stage. */
-function holdsClaim(tx: StateWriter, alloc: Allocation): boolean {
-  const group = allocTaskGroup(alloc);
-  for (const req of Object.values(group?.Volumes ?? {})) {
-    if (req.Type !== "csi") continue;
-    const vol = tx.getVolume(alloc.Namespace, volumeSourceForAlloc(req, allocIndex(alloc)));
-    if (vol && findClaim(vol, alloc.ID)) return true;
-  }
-  return false;
 }

@@ -21,6 +21,11 @@
  *   that names it is terminal in Nomad's sense (desired to stop, or done on its node), as Nomad's
  *   core scheduler's deploymentGC decides. A purged job's deployments go with the job (the store's
  *   deleteJob), as in Nomad's DeleteJobTxn.
+ * - A job goes (Nomad's job GC, `job_gc_threshold` 4 h) once it is dead and either stopped, or a
+ *   batch or sysbatch job that is not a periodic or parameterized parent; every alloc of it is
+ *   terminal and holds no claim, none of its evals is pending or blocked, and nothing of it changed
+ *   for longer than the threshold (its SubmitTime, its allocs' and evals' ModifyTime). Its allocs,
+ *   evals and deployments then go as those of a purged job.
  */
 import { isAllocTerminal, isClientTerminal, type Allocation } from "../../structs/alloc.js";
 import { isDeploymentActive, type Deployment } from "../../structs/deployment.js";
@@ -79,4 +84,23 @@ export function deploymentCollectable(
   if (isDeploymentActive(d) || nowMs - d.ModifyTime / NS_PER_MS < thresholdMs) return false;
   // Nomad's Allocation.TerminalStatus: an alloc told to stop counts, even before its node stops it.
   return allocs.every((a) => a.DesiredStatus !== "run" || isClientTerminal(a.ClientStatus));
+}
+
+export function jobCollectable(
+  job: Pick<Job, "Status" | "Stop" | "Type" | "Periodic" | "ParameterizedJob" | "SubmitTime">,
+  allocs: { alloc: Pick<Allocation, "ClientStatus" | "DesiredStatus" | "ModifyTime">; holdsClaim: boolean }[],
+  evals: Pick<Evaluation, "Status" | "ModifyTime">[],
+  nowMs: number,
+  thresholdMs: number,
+): boolean {
+  if (job.Status !== "dead") return false;
+  const launcher = (job.Periodic?.Enabled ?? false) || Boolean(job.ParameterizedJob);
+  const batch = (job.Type === "batch" || job.Type === "sysbatch") && !launcher;
+  if (!job.Stop && !batch) return false;
+  if (allocs.some(({ alloc, holdsClaim }) => holdsClaim || !isAllocTerminal(alloc))) return false;
+  if (evals.some((e) => e.Status === "pending" || e.Status === "blocked")) return false;
+  let changedNs = job.SubmitTime;
+  for (const { alloc } of allocs) changedNs = Math.max(changedNs, alloc.ModifyTime);
+  for (const e of evals) changedNs = Math.max(changedNs, e.ModifyTime);
+  return nowMs - changedNs / NS_PER_MS >= thresholdMs;
 }

@@ -22,6 +22,7 @@ import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
 import * as nodes from "./routes_nodes.js";
 import * as operator from "./routes_operator.js";
+import * as system from "./routes_system.js";
 import * as orphans from "./routes_orphans.js";
 import * as deployments from "./routes_deployments.js";
 import * as jobScale from "./routes_job_scale.js";
@@ -117,6 +118,8 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin, g.plugin("read")],
   ["GET", "/v1/metrics", getMetrics, METRICS_GUARD],
   ["GET", "/v1/operator/quarantine", operator.listQuarantine, g.operator("read")],
+  ["PUT", "/v1/system/gc", system.forceGc, g.MANAGEMENT],
+  ["PUT", "/v1/system/reconcile/summaries", system.reconcileSummaries, g.MANAGEMENT],
   ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined, g.operator("write")],
   ["GET", "/v1/deployments", deployments.listDeployments, g.ns("read-job")],
   ["GET", "/v1/deployment/:id", deployments.getDeployment, g.objectNs("deployment", "read-job")],

@@ -22,6 +22,9 @@ import { makeNode } from "../../builders/node.js";
 import { nodePluginInfo } from "../../builders/plugin_info.js";
 import { makeVolume } from "../../builders/volume.js";
 
+/** A pass that removed nothing. */
+const NOTHING = { jobs: [], allocs: [], nodes: [], plugins: [], evals: [], deployments: [] };
+
 const withPlugin = (id: string) => makeNode(id, { CSINodePlugins: { p1: nodePluginInfo("p1") } });
 
 async function placedOn(nodeId: string) {
@@ -164,11 +167,11 @@ test("gc pass: removes freed allocs of stopped jobs and down nodes (with their p
   await store.txn((tx) => markNodeDown(tx, "n2", 0, "down"));
   const gc = new GarbageCollector(store, nullLogger, { allocThresholdMs: 0, nodeThresholdMs: 1000 });
   const later = Date.now() + 10;
-  assert.deepEqual(await gc.collect(later), { allocs: [], nodes: ["n2"], plugins: [] });
+  assert.deepEqual(await gc.collect(later), { ...NOTHING, nodes: ["n2"] });
   assert.equal(store.getNode("n2"), undefined);
   assert.deepEqual(Object.keys(store.getPlugin("p1")!.Nodes), ["n1"], "n2's plugin instance went with it");
   await store.txn((tx) => tx.putVolume({ ...tx.getVolume("default", "vol1")!, PastClaims: {} }));
-  assert.deepEqual(await gc.collect(later), { allocs: [alloc.ID], nodes: [], plugins: [] });
+  assert.deepEqual(await gc.collect(later), { ...NOTHING, allocs: [alloc.ID] });
   assert.equal(store.getAlloc(alloc.ID), undefined);
   assert.deepEqual(store.allocsByVolume("default", "vol1"), []);
   assert.ok(DEFAULT_GC_OPTIONS.intervalMs >= 60_000, "default interval is not aggressive");

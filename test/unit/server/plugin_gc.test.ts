@@ -19,6 +19,9 @@ import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { V1_COLUMNS, writeOldStateFile } from "./old_state.js";
 
+/** A pass that removed nothing. */
+const NOTHING = { jobs: [], allocs: [], nodes: [], plugins: [], evals: [], deployments: [] };
+
 /** A plugin job: group "controller" (count 1) and group "nodes" (count `nodes`), or a monolith. */
 function pluginJob(id: string, opts: { nodes?: number; monolith?: boolean; pluginId?: string } = {}): Job {
   const task = (type: string) => ({
@@ -166,7 +169,7 @@ test("plugin gc: a plugin whose last instance was on a collected node goes a thr
     tx.putNode(makeNode("n1", { Status: "down", CSINodePlugins: { p1: nodePluginInfo("p1") } })),
   );
   now = 2_000;
-  assert.deepEqual(await gc.collect(2_000), { allocs: [], nodes: ["n1"], plugins: [] });
+  assert.deepEqual(await gc.collect(2_000), { ...NOTHING, nodes: ["n1"] });
   assert.equal(s.getPlugin("p1")!.EmptySince, 2_000);
   assert.deepEqual((await gc.collect(7_000)).plugins, ["p1"]);
   s.close();
