@@ -107,7 +107,7 @@ describe("Nomad's keys berth does not use are accepted with a warning naming the
     ],
   ];
   for (const [text, want] of cases) {
-    it(text.split("\n")[0]!, async () => {
+    it(text.split("\n")[0], async () => {
       assert.match(await warningsOf(text + "\n"), want);
     });
   }
