@@ -8,7 +8,8 @@ bind_addr  = "127.0.0.1"   # berth's default; Nomad's is 0.0.0.0
 log_level  = "INFO"
 
 ports {
-  http = 4646   # the HTTP API, and the agents' RPC (berth has no separate rpc/serf ports)
+  http = 4646   # the HTTP API and the node agents' RPC
+  rpc  = 4647   # node agents' RPC too, where Nomad clients dial (`servers = ["host"]` means host:4647)
 }
 
 server {

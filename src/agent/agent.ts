@@ -70,6 +70,8 @@ export class Agent {
       this.server = new Server({
         dataDir: serverDir,
         httpAddr: this.opts.httpAddr,
+        rpcAddr: this.opts.rpcAddr ?? undefined,
+        advertise: this.opts.advertise,
         log: this.log.child("server"),
         limits: fileConfig.limits,
         tls: listenerTls,

@@ -7,7 +7,7 @@
  *     token_max_expiration_ttl = "24h"   # the longest
  *   }
  *
- * Only settings berth honours are accepted; the rest are refused by name with the reason:
+ * Nomad's other settings are accepted and reported as unused (nomad_config_keys.ts), with why:
  * `token_ttl`, `policy_ttl` and `role_ttl` bound Nomad's caches of resolved tokens, policies and
  * roles, but berth reads them from its state on every request (a revoked token stops working at
  * once), so there is nothing to bound; `replication_token` serves cross-region replication, and
@@ -22,13 +22,6 @@ export interface AclSetting {
   tokenMaxExpirationTtlMs?: number;
 }
 
-const REFUSED: Record<string, string> = {
-  token_ttl: "berth resolves tokens from its state on every request; there is no token cache to bound",
-  policy_ttl: "berth reads policies from its state on every change; there is no policy cache to bound",
-  role_ttl: "berth has no ACL roles",
-  replication_token: "berth has a single region; there is nothing to replicate",
-};
-
 export function parseAcl(b: Body): AclSetting {
   const out: AclSetting = {};
   const enabled = b.bool("enabled");
@@ -39,9 +32,6 @@ export function parseAcl(b: Body): AclSetting {
   if (max !== undefined) out.tokenMaxExpirationTtlMs = max;
   if (min !== undefined && max !== undefined && min > max)
     throw b.error("token_min_expiration_ttl must not be longer than token_max_expiration_ttl");
-  for (const [key, why] of Object.entries(REFUSED)) {
-    if (b.has(key)) throw b.error(`${key} is not supported: ${why}`);
-  }
   b.finish();
   return out;
 }

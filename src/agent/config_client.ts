@@ -3,7 +3,8 @@
  *
  *   client {
  *     enabled    = true                      # run a node agent (as -client)
- *     servers    = ["10.0.0.1:4646"]         # berth: the servers' HTTP addresses (as -servers)
+ *     servers    = ["10.0.0.1"]              # the servers (as -servers); a bare host means port 4647
+ *     server_join { retry_join = ["10.0.0.2"] }   # more servers to dial (config_server.ts)
  *     node_class = "storage"                 # Node.NodeClass
  *     meta { rack = "r1" }                   # Node.Meta (as -meta)
  *     host_volume "data" { path = "/srv/data"  read_only = false }
@@ -13,8 +14,8 @@
  *     csi_volume_stats_interval = "1m"   # berth: how often published volumes' usage is read
  *   }
  *
- * Any other key is refused by name (Body.finish), so a setting berth does not honour is never
- * silently ignored. Host volume paths are checked when the agent starts (resolveHostVolumes).
+ * Nomad's other keys are dropped with a warning before this reads the block (config_triage.ts);
+ * a key neither knows is refused by name. Host volume paths are checked when the agent starts (resolveHostVolumes).
  */
 import fs from "node:fs/promises";
 import path from "node:path";
@@ -23,6 +24,7 @@ import { BerthError } from "../structs/errors.js";
 import type { ClientHostVolumeConfig } from "../structs/node.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseClientOptions } from "./config_plugins.js";
+import { parseClientServerJoin } from "./config_server.js";
 
 /** A host volume as configured, before its path is checked (see resolveHostVolumes). */
 export interface HostVolumeSetting {
@@ -59,12 +61,13 @@ export function checkHostVolumeName(where: string, name: string): string {
   return name;
 }
 
-export function parseClient(client: Body): ClientSetting {
+export function parseClient(client: Body, warnings: string[]): ClientSetting {
   const out: ClientSetting = { hostVolumes: [], meta: {} };
   const enabled = client.bool("enabled");
   if (enabled !== undefined) out.enabled = enabled;
   const servers = client.stringList("servers");
-  if (servers !== undefined) out.servers = servers;
+  const joined = parseClientServerJoin(client, warnings);
+  if (servers !== undefined || joined !== undefined) out.servers = [...(servers ?? []), ...(joined ?? [])];
   const nodeClass = client.string("node_class");
   if (nodeClass !== undefined) out.nodeClass = nodeClass;
   for (const [name, b] of client.labelled("host_volume")) {
@@ -97,7 +100,7 @@ export function parseClient(client: Body): ClientSetting {
     out.csiVolumeStatsIntervalMs = Math.round(statsNs / 1e6);
   }
   const options = client.stringMap("options");
-  if (options !== undefined) out.options = parseClientOptions(client, options);
+  if (options !== undefined) out.options = parseClientOptions(client, options, warnings);
   client.finish();
   return out;
 }

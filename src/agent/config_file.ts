@@ -9,11 +9,12 @@
  *   data_dir   = "/var/lib/berth"   # absolute, as Nomad requires (as -data-dir)
  *   bind_addr  = "127.0.0.1"        # the HTTP API's address unless addresses.http says otherwise
  *   log_level  = "INFO"             # TRACE, DEBUG, INFO, WARN or ERROR, any case (as -log-level)
- *   ports     { http = 4646 }
+ *   ports     { http = 4646  rpc = 4647 }                 # config_network.ts
  *   addresses { http = "127.0.0.1" }
- *   server { enabled = true }       # as -server
+ *   advertise { http = "10.0.0.5"  rpc = "10.0.0.5" }
+ *   server { enabled = true  bootstrap_expect = 3 }      # as -server; config_server.ts
  *   server { etcd { endpoints, prefix } }  # state in etcd (config_etcd.ts)
- *   client { enabled = true  … }    # as -client; config_client.ts
+ *   client { enabled = true  servers = ["10.0.0.5"] … }  # as -client; config_client.ts
  *   plugin "raw_exec" { config { enabled = true } }   # config_plugins.ts
  *   limits { … }                    # config_limits.ts
  *   tls { http = true  rpc = true  ca_file = "…" … }  # mutual TLS (config_tls.ts)
@@ -21,9 +22,11 @@
  *   http_api_response_headers { "Access-Control-Allow-Origin" = "https://ui.example" }  # config_http.ts
  *   telemetry { prometheus_metrics = true }                  # config_telemetry.ts
  *
- * berth's agent RPC rides the HTTP port (/v1/agent/rpc), so Nomad's `rpc`/`serf` ports and
- * addresses have nothing to set and are refused by name, like every other key berth does not
- * honour: a setting is never silently ignored. A directory given to -config is read as Nomad reads
+ * A Nomad config starts berth unchanged: a key Nomad knows and berth does not use (`consul`,
+ * `vault`, `ui`, `server { raft_protocol }`, `client { cni_path }`, …) is dropped with a warning
+ * naming it, its place and why (config_triage.ts, nomad_config_keys.ts; `warnings`, which the
+ * agent logs at start); a key neither knows is refused with its place, as Nomad refuses it; a
+ * value berth reads is checked and a bad one refused naming the key. A directory given to -config is read as Nomad reads
  * one: its *.hcl and *.json files (not editor temp files) in name order. Later files win over
  * earlier ones (maps and host volumes merge, `servers` append); the command-line flags win over
  * the files (options.ts).
@@ -35,10 +38,11 @@ import { BerthError } from "../structs/errors.js";
 import type { ReservedSetting, ResourceOverrides } from "../client/fingerprint/resources.js";
 import { parseClient, type HostVolumeSetting } from "./config_client.js";
 import { parseLimits, type LimitsSetting } from "./config_limits.js";
-import { parseEtcdBlock, type EtcdFileSetting } from "./config_etcd.js";
+import type { EtcdFileSetting } from "./config_etcd.js";
+import { NETWORK_KEYS, parseNetwork, type NetworkSetting } from "./config_network.js";
+import { parseServer } from "./config_server.js";
 import { parseTls, type TlsSetting } from "./config_tls.js";
 import { parseAcl, type AclSetting } from "./config_acl.js";
-import { parseClientIntroduction } from "./config_intro.js";
 import type { IntroSettings } from "../server/rpc/node_intro.js";
 import { mergeHttpApi, parseHttpApiResponseHeaders, type HttpApiSetting } from "./config_http.js";
 import { parsePlugins, type PluginSettings } from "./config_plugins.js";
@@ -50,7 +54,7 @@ export { checkHostVolumeName, resolveHostVolumes, type HostVolumeSetting } from 
 export type ConfigLogLevel = "debug" | "info" | "warn" | "error";
 
 /** The merged settings of the config files; an optional field is present only when a file sets it. */
-export interface AgentFileConfig {
+export interface AgentFileConfig extends NetworkSetting {
   hostVolumes: HostVolumeSetting[];
   meta: Record<string, string>;
   /** `name`: the node's name. */
@@ -58,14 +62,11 @@ export interface AgentFileConfig {
   region?: string;
   datacenter?: string;
   dataDir?: string;
-  bindAddr?: string;
-  /** `ports { http }`. */
-  httpPort?: number;
-  /** `addresses { http }`. */
-  httpAddress?: string;
   logLevel?: ConfigLogLevel;
   /** `server { enabled }` (true in any file enables it, as Nomad merges it). */
   serverEnabled?: boolean;
+  /** `server { bootstrap_expect }` (read and checked; berth waits for no peers, config_server.ts). */
+  bootstrapExpect?: number;
   /** `client { enabled }`, merged the same way. */
   clientEnabled?: boolean;
   /** `client { servers }`, appended file after file. */
@@ -97,6 +98,8 @@ export interface AgentFileConfig {
   httpApi?: HttpApiSetting;
   /** Present when some file has a `telemetry` block; later files win per setting. */
   telemetry?: TelemetrySetting;
+  /** The keys accepted but not used, one line each with its file and place (logged at start). */
+  warnings?: string[];
 }
 
 /** Reads and merges the config files (or directories) in order. */
@@ -118,10 +121,9 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
     "region",
     "datacenter",
     "dataDir",
-    "bindAddr",
-    "httpPort",
-    "httpAddress",
+    ...NETWORK_KEYS,
     "logLevel",
+    "bootstrapExpect",
     "nodeClass",
     "csiVolumeStatsIntervalMs",
     "failoverHeartbeatTtlMs",
@@ -144,6 +146,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
     out.clientIntroduction = { ...out.clientIntroduction, ...cfg.clientIntroduction };
   if (cfg.httpApi) out.httpApi = mergeHttpApi(out.httpApi, cfg.httpApi);
   if (cfg.telemetry) out.telemetry = { ...out.telemetry, ...cfg.telemetry };
+  if (cfg.warnings) out.warnings = [...(out.warnings ?? []), ...cfg.warnings];
 }
 
 /** Nomad's isTemporaryFile: editor leftovers in a config dir are skipped. */
@@ -171,21 +174,23 @@ async function configFilesAt(p: string): Promise<string[]> {
 /** One file's settings. JSON is told by content, as hcl v1 tells it (a document starting with `{`). */
 export async function parseAgentConfig(file: string, text: string): Promise<AgentFileConfig> {
   try {
-    return fromBody(Body.of(file, "", agentConfigValue(file, text)));
+    const warnings: string[] = [];
+    const out = fromBody(Body.of(file, "", agentConfigValue(file, text, warnings)), warnings);
+    if (warnings.length > 0) out.warnings = warnings;
+    return out;
   } catch (err) {
     if (err instanceof SpecError) throw new BerthError("ERR_VALIDATION", `-config: ${err.message}`);
     throw err;
   }
 }
 
-function fromBody(top: Body): AgentFileConfig {
-  const out: AgentFileConfig = { hostVolumes: [], meta: {} };
+function fromBody(top: Body, warnings: string[]): AgentFileConfig {
+  const out: AgentFileConfig = { hostVolumes: [], meta: {}, ...parseNetwork(top) };
   const strings = [
     ["name", "nodeName"],
     ["region", "region"],
     ["datacenter", "datacenter"],
     ["data_dir", "dataDir"],
-    ["bind_addr", "bindAddr"],
   ] as const;
   for (const [key, field] of strings) {
     const v = top.string(key);
@@ -197,42 +202,18 @@ function fromBody(top: Body): AgentFileConfig {
     if (!level) throw top.error(`log_level: unknown level ${JSON.stringify(logLevel)} (want ${LOG_LEVELS})`);
     out.logLevel = level;
   }
-  const ports = top.block("ports");
-  if (ports) {
-    const http = ports.integer("http");
-    if (http !== undefined) out.httpPort = checkPort(ports, http);
-    refuseRpcSerf(ports, "port");
-    ports.finish();
-  }
-  const addresses = top.block("addresses");
-  if (addresses) {
-    const http = addresses.string("http");
-    if (http !== undefined) out.httpAddress = checkHost(addresses, "http", http);
-    refuseRpcSerf(addresses, "address");
-    addresses.finish();
-  }
   const server = top.block("server");
   if (server) {
-    const enabled = server.bool("enabled");
-    if (enabled !== undefined) out.serverEnabled = enabled;
-    const expect = server.integer("bootstrap_expect");
-    if (expect !== undefined && expect !== 1) {
-      throw server.error(`bootstrap_expect = ${expect}: berth's server runs alone, so only 1 is honoured`);
-    }
-    const etcd = server.block("etcd");
-    if (etcd) out.etcd = parseEtcdBlock(etcd);
-    const failoverNs = server.duration("failover_heartbeat_ttl");
-    if (failoverNs !== undefined) {
-      if (failoverNs < 1e6) throw server.error("failover_heartbeat_ttl must be at least 1ms");
-      out.failoverHeartbeatTtlMs = Math.round(failoverNs / 1e6);
-    }
-    const intro = server.block("client_introduction");
-    if (intro) out.clientIntroduction = parseClientIntroduction(intro);
-    server.finish();
+    const srv = parseServer(server, warnings);
+    if (srv.enabled !== undefined) out.serverEnabled = srv.enabled;
+    if (srv.bootstrapExpect !== undefined) out.bootstrapExpect = srv.bootstrapExpect;
+    if (srv.etcd) out.etcd = srv.etcd;
+    if (srv.failoverHeartbeatTtlMs !== undefined) out.failoverHeartbeatTtlMs = srv.failoverHeartbeatTtlMs;
+    if (srv.clientIntroduction) out.clientIntroduction = srv.clientIntroduction;
   }
   const client = top.block("client");
   if (client) {
-    const c = parseClient(client);
+    const c = parseClient(client, warnings);
     out.hostVolumes = c.hostVolumes;
     out.meta = c.meta;
     if (c.enabled !== undefined) out.clientEnabled = c.enabled;
@@ -259,7 +240,7 @@ function fromBody(top: Body): AgentFileConfig {
   return out;
 }
 
-type TopString = "name" | "region" | "datacenter" | "data_dir" | "bind_addr";
+type TopString = "name" | "region" | "datacenter" | "data_dir";
 
 function checkTopString(top: Body, key: TopString, v: string): string {
   switch (key) {
@@ -275,40 +256,10 @@ function checkTopString(top: Body, key: TopString, v: string): string {
     case "data_dir":
       if (!path.isAbsolute(v)) throw top.error(`data_dir must be an absolute path, got ${JSON.stringify(v)}`);
       return v;
-    case "bind_addr":
-      return checkHost(top, "bind_addr", v);
     case "name":
       if (v === "" || /[\0\n\r]/.test(v))
         throw top.error(`name ${JSON.stringify(v)} is empty or has a NUL or newline`);
       return v;
-  }
-}
-
-/**
- * One IP or host name to listen on. Nomad also takes go-sockaddr templates and several
- * space-separated addresses; berth listens on one address and evaluates no template.
- */
-function checkHost(b: Body, key: string, v: string): string {
-  if (v.includes("{{")) throw b.error(`${key}: go-sockaddr templates are not supported; write the address`);
-  if (/\s/.test(v.trim())) throw b.error(`${key}: berth listens on one address, got ${JSON.stringify(v)}`);
-  const host = v.trim();
-  if (!/^[A-Za-z0-9.-]+$/.test(host))
-    throw b.error(`${key}: ${JSON.stringify(v)} is not an IPv4 address or host name`);
-  return host;
-}
-
-function checkPort(b: Body, port: number): number {
-  if (port < 0 || port > 65535) throw b.error(`http must be a port between 0 and 65535, got ${port}`);
-  return port;
-}
-
-function refuseRpcSerf(b: Body, what: string): void {
-  for (const key of ["rpc", "serf"]) {
-    if (b.has(key)) {
-      throw b.error(
-        `${key}: berth has no separate ${key.toUpperCase()} ${what}; agents reach the server's RPC through the HTTP port`,
-      );
-    }
   }
 }
 

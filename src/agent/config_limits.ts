@@ -13,9 +13,8 @@
  * The two rpc_auth_failure_* settings are berth's (Nomad has no such limit): a token bucket per
  * client IP of refused Node.Register calls (src/server/rpc/node_auth_limit.ts).
  *
- * Only settings berth honours are accepted. `https_handshake_timeout` is refused by name: with TLS
- * on, berth bounds the handshake at Nomad's default, 5 s (server/tls_listener.ts). Nomad's RPC rate
- * limits (`rpc_default_*_rate`, `endpoint`) are refused as unsupported.
+ * `https_handshake_timeout` is accepted and reported as unused (nomad_config_keys.ts): with TLS on,
+ * berth bounds the handshake at Nomad's default, 5 s (server/tls_listener.ts).
  */
 import type { Body } from "../api/specs/body.js";
 
@@ -55,11 +54,6 @@ export function parseLimits(b: Body): LimitsSetting {
       throw b.error(`rpc_auth_failure_interval must be between 1ms and 1h, got ${ms} ms`);
     }
     out.rpcAuthFailureIntervalMs = Math.round(ms);
-  }
-  if (b.has("https_handshake_timeout")) {
-    throw b.error(
-      "https_handshake_timeout is not supported: with TLS on, berth bounds the handshake at Nomad's default 5s",
-    );
   }
   b.finish();
   return out;

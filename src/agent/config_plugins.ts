@@ -30,7 +30,8 @@
  * `plugin "raw_exec"` block with a `config` replaces what the options say, as Nomad's plugin loader
  * uses a user's plugin config instead of the one derived from the client options. berth's drivers
  * are built in: a plugin block for any other name, `args` (for external plugin binaries) and driver
- * settings berth does not honour are refused by name.
+ * settings berth does not use are accepted and reported as unused (nomad_config_keys.ts), except
+ * the ones that narrow what tasks may do (allow_caps, denied_host_uids, …), which are refused.
  */
 import type { Body } from "../api/specs/body.js";
 import {
@@ -86,21 +87,32 @@ export function goParseBool(s: string): boolean | undefined {
   return undefined;
 }
 
-/** Checks `client { options { … } }`: only honoured keys, each with a value of its kind. */
-export function parseClientOptions(client: Body, options: Record<string, string>): Record<string, string> {
+/**
+ * Checks `client { options { … } }`: the keys berth honours, each with a value of its kind. Nomad
+ * takes any key there (drivers and fingerprinters read their own), so another key is kept out of
+ * the result with a warning, as Nomad's unused options are harmless.
+ */
+export function parseClientOptions(
+  client: Body,
+  options: Record<string, string>,
+  warnings: string[],
+): Record<string, string> {
+  const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(options)) {
     if (!HONOURED_OPTIONS.includes(key)) {
-      throw client.error(
-        `options: ${JSON.stringify(key)} is not supported by berth (supported: ${HONOURED_OPTIONS.map((k) => JSON.stringify(k)).join(", ")})`,
+      warnings.push(
+        `${client.file}: client.options ${JSON.stringify(key)} is accepted but not used (berth reads ${HONOURED_OPTIONS.map((k) => JSON.stringify(k)).join(", ")})`,
       );
+      continue;
     }
     if (BOOLEAN_OPTIONS.includes(key) && goParseBool(value) === undefined) {
       throw client.error(
         `options: ${JSON.stringify(key)} must be "1", "true", "0" or "false", got ${JSON.stringify(value)}`,
       );
     }
+    out[key] = value;
   }
-  return options;
+  return out;
 }
 
 /** The top-level `plugin "NAME" { config { … } }` blocks; undefined when there are none. */
@@ -109,14 +121,6 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
   if (blocks.length === 0) return undefined;
   const out: PluginSettings = {};
   for (const [name, b] of blocks) {
-    if (name !== "raw_exec" && name !== "exec" && name !== "docker") {
-      throw b.error(
-        `berth has no task driver ${JSON.stringify(name)}; its drivers are exec, raw_exec and docker`,
-      );
-    }
-    if (b.has("args")) {
-      throw b.error("args is for external plugin binaries; berth's task drivers are built in");
-    }
     const config = b.block("config");
     b.finish();
     if (!config) continue;
@@ -126,14 +130,7 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
     } else if (name === "docker") {
       out.docker = dockerSettings(config);
     } else {
-      refuseUnhonoured(config, [
-        "no_pivot_root",
-        "default_pid_mode",
-        "default_ipc_mode",
-        "allow_caps",
-        "denied_host_uids",
-        "denied_host_gids",
-      ]);
+      refuseUnhonoured(config, ["allow_caps", "denied_host_uids", "denied_host_gids"]);
       out.exec = {};
     }
     config.finish();
@@ -143,23 +140,7 @@ export function parsePlugins(top: Body): PluginSettings | undefined {
 
 /** `plugin "docker" { config { … } }`: the settings berth honours; Nomad's others refused by name. */
 function dockerSettings(config: Body): DockerSettings {
-  refuseUnhonoured(config, [
-    "auth",
-    "gc",
-    "allow_caps",
-    "allow_runtimes",
-    "pull_activity_timeout",
-    "pids_limit",
-    "extra_labels",
-    "logging",
-    "infra_image",
-    "infra_image_pull_timeout",
-    "image_delay",
-    "disable_log_collection",
-    "tls",
-    "nvidia_runtime",
-    "container_exists_attempts",
-  ]);
+  refuseUnhonoured(config, ["allow_caps"]);
   const endpoint = config.string("endpoint") ?? DEFAULT_DOCKER_SETTINGS.endpoint;
   if (!/^(unix:\/\/\/|tcp:\/\/).+/.test(endpoint)) {
     throw config.error(
@@ -168,7 +149,6 @@ function dockerSettings(config: Body): DockerSettings {
   }
   const volumes = config.block("volumes");
   const volumesEnabled = volumes?.bool("enabled") ?? DEFAULT_DOCKER_SETTINGS.volumesEnabled;
-  if (volumes?.has("selinuxlabel")) throw volumes.error("selinuxlabel is not supported by berth's driver");
   volumes?.finish();
   return {
     endpoint,
@@ -177,7 +157,10 @@ function dockerSettings(config: Body): DockerSettings {
   };
 }
 
-/** Nomad settings of a driver that berth's driver does not implement: refused with that reason. */
+/**
+ * Nomad settings that narrow what a driver's tasks may do, which berth's driver does not implement:
+ * refused, since ignoring one would let a task do what the operator forbade.
+ */
 function refuseUnhonoured(config: Body, keys: string[]): void {
   const key = keys.find((k) => config.has(k));
   if (key !== undefined) throw config.error(`${key} is not supported by berth's driver`);

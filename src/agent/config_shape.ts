@@ -15,13 +15,16 @@
  * blocks and lists concatenate); two blocks that do clash stay apart, and Body refuses them
  * ("only one client block is allowed").
  */
+import { triageItems } from "./config_triage.js";
 import { decodeItems, parseHcl1, type Value } from "./hcl1_source.js";
 
 /** Dotted paths of the labelled blocks in Nomad's agent config that berth reads. */
 const LABELLED = new Set(["plugin", "client.host_volume"]);
 
-export function agentConfigValue(file: string, text: string): Record<string, unknown> {
-  return shapeMap(decodeItems(file, parseHcl1(file, text)), "");
+/** The document's value, without the Nomad keys berth does not use (each one a line in `warnings`). */
+export function agentConfigValue(file: string, text: string, warnings: string[]): Record<string, unknown> {
+  const items = triageItems(file, parseHcl1(file, text), "", warnings);
+  return shapeMap(decodeItems(file, items), "");
 }
 
 type ValueMap = { [k: string]: Value };

@@ -11,8 +11,8 @@
  *   }
  *
  * Nomad's other settings send metrics elsewhere (statsd, statsite, datadog, circonus) or shape
- * metrics berth does not emit (allocation/node publishing, prefix filters); each is refused by
- * name, as every setting berth does not honour, rather than silently ignored.
+ * metrics berth does not emit (allocation/node publishing, prefix filters); each is accepted and
+ * reported as unused (nomad_config_keys.ts) before this reads the block.
  */
 import type { Body } from "../api/specs/body.js";
 import { DEFAULT_TELEMETRY, type TelemetrySettings } from "../internal/metrics/telemetry.js";
@@ -28,19 +28,6 @@ export interface TelemetrySetting {
 const MIN_INTERVAL_MS = 100;
 const MAX_INTERVAL_MS = 3_600_000;
 
-const REFUSED: Record<string, string> = {
-  in_memory_retention_period: "berth keeps only the last finished interval, the one /v1/metrics shows",
-  statsite_address: "berth does not send metrics to statsite; scrape /v1/metrics?format=prometheus",
-  statsd_address: "berth does not send metrics to statsd; scrape /v1/metrics?format=prometheus",
-  datadog_address: "berth does not send metrics to Datadog; scrape /v1/metrics?format=prometheus",
-  datadog_tags: "berth does not send metrics to Datadog",
-  use_node_name: "berth labels gauges with the host name only",
-  publish_allocation_metrics: "berth publishes no per-allocation resource metrics",
-  publish_node_metrics: "berth publishes no host resource metrics",
-  prefix_filter: "berth does not filter metrics by prefix",
-  filter_default: "berth does not filter metrics by prefix",
-};
-
 export function parseTelemetry(b: Body): TelemetrySetting {
   const out: TelemetrySetting = {};
   const prom = b.bool("prometheus_metrics");
@@ -53,9 +40,6 @@ export function parseTelemetry(b: Body): TelemetrySetting {
   if (collection !== undefined) out.collectionIntervalMs = collection;
   const inMemory = interval(b, "in_memory_collection_interval");
   if (inMemory !== undefined) out.inMemoryCollectionIntervalMs = inMemory;
-  for (const [key, why] of Object.entries(REFUSED)) {
-    if (b.has(key)) throw b.error(`${key} is not supported: ${why}`);
-  }
   b.finish();
   return out;
 }

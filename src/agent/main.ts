@@ -22,6 +22,8 @@ export async function runAgent(argv: string[]): Promise<number> {
     level: (process.env.BERTH_LOG_LEVEL as AgentOptions["logLevel"] | undefined) ?? opts.logLevel,
   });
   installLastResortGuard(log);
+  // Nomad keys berth accepts but does not use (config_triage.ts): said once, before anything starts.
+  for (const warning of opts.fileConfig.warnings ?? []) log.warn(`config: ${warning}`);
   const agent = new Agent(opts, log);
   // The first signal starts a graceful stop; repeats are noted, not fatal, so a supervisor that
   // signals the whole process group twice cannot cut the release of volumes short.

@@ -15,6 +15,7 @@ import {
 } from "./config_file.js";
 import { resolveDrivers, type DriverSettings } from "./config_plugins.js";
 import { resolveEtcd } from "./config_etcd.js";
+import { resolveListeners } from "./listen_options.js";
 import type { EtcdSettings } from "../server/state/open_store.js";
 
 export interface AgentOptions {
@@ -25,6 +26,13 @@ export interface AgentOptions {
   dataDir: string | null;
   /** HOST:PORT the server's HTTP API listens on. */
   httpAddr: string;
+  /**
+   * HOST:PORT where the server also takes node agents (Nomad's RPC port, 4647); null: only the HTTP
+   * listener (listen_options.ts says when).
+   */
+  rpcAddr: string | null;
+  /** What the server tells its peers to dial (`advertise`, host:port each); absent: its listeners. */
+  advertise: { http?: string; rpc?: string };
   /** Server addresses a -client agent dials (http://HOST:PORT). */
   servers: string[];
   nodeName: string | null;
@@ -97,7 +105,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -dev                 server and client in one process, throwaway state (a temp data dir)
   -server              run the server (state, scheduler, HTTP API)
   -client              run a node agent
-  -servers=ADDR[,..]   server HTTP addresses a client dials (default: this agent's own in -dev)
+  -servers=ADDR[,..]   server addresses a client dials, HOST[:PORT] (port 4647 when absent, where a
+                       server started from a config file takes node agents; default: this
+                       agent's own server)
   -data-dir=DIR        where state lives (required without -dev)
   -http-addr=HOST:PORT the server's HTTP listen address (default 127.0.0.1:4646)
   -node-name=NAME      the node's name (default: the hostname)
@@ -123,8 +133,10 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
                        server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
                        several servers share it; default: the embedded SQLite file
   -config=FILE|DIR     agent config in Nomad's syntax (HCL or JSON; repeatable): data_dir, bind_addr,
-                       ports, server, client { host_volume, meta, options, … }, plugin "raw_exec",
-                       limits, tls, acl, http_api_response_headers; the flags win over it
+                       ports, addresses, advertise, server, client { servers, server_join,
+                       host_volume, meta, options, … }, plugin, limits, tls, acl, telemetry,
+                       http_api_response_headers; Nomad's keys berth does not use are logged as
+                       warnings; the flags win over it
   -host-volume=NAME:PATH[:ro]
                        a client host volume (repeatable); a relative PATH is made inside the data dir
   -meta=KEY=VALUE      node metadata, as \${meta.KEY} and in node status (repeatable)
@@ -236,16 +248,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       "-data-dir is required unless -dev is given (or data_dir in a -config file)",
     );
   }
-  const httpAddr =
-    flags.httpAddr ?? `${file.httpAddress ?? file.bindAddr ?? "127.0.0.1"}:${file.httpPort ?? 4646}`;
-  if (!/^[^:\s]+:\d{1,5}$/.test(httpAddr)) {
-    throw new BerthError("ERR_VALIDATION", `-http-addr: ${JSON.stringify(httpAddr)} is not HOST:PORT`);
-  }
-  // The flag replaces the files' list (the agent fails over along it), and the flags win.
-  const servers = (flags.servers === undefined ? (file.servers ?? []) : flags.servers.split(","))
-    .map((s) => s.trim())
-    .filter((s) => s !== "")
-    .map((s) => (/^https?:\/\//.test(s) ? s : `http://${s}`));
+  const { httpAddr, rpcAddr, advertise, servers } = resolveListeners(flags, file, server);
   if (client && !server && servers.length === 0) {
     throw new BerthError(
       "ERR_VALIDATION",
@@ -279,6 +282,8 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     client,
     dataDir,
     httpAddr,
+    rpcAddr,
+    advertise,
     servers,
     nodeName: flags.nodeName ?? file.nodeName ?? null,
     clientIntroToken: flags.clientIntroToken ?? null,

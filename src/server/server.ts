@@ -12,7 +12,8 @@ import { parseAddr, warnIfExposed } from "./http/bind.js";
 import type { GateState } from "./leader/gate.js";
 import { memberOf } from "./leader/member.js";
 import { openCluster } from "./leader/open_cluster.js";
-import { listen } from "./listener.js";
+import { listen, type ListenerAddress } from "./listener.js";
+import { openRpcPort, type RpcPort } from "./rpc_port.js";
 import type { ServerOptions } from "./server_options.js";
 import { openStateStore } from "./state/open_store.js";
 
@@ -22,6 +23,8 @@ export class Server {
   private running: ServerParts | undefined;
   /** Where the listener is, once bound. */
   private where: { url: string; bound: string } | undefined;
+  /** The RPC port (options.rpcAddr), once bound. */
+  private rpcPort: RpcPort | undefined;
 
   constructor(private readonly opts: ServerOptions) {
     this.log = opts.log.child("server");
@@ -76,18 +79,33 @@ export class Server {
     this.running = parts;
     const where = await listen(parts.http, at, this.opts.tls);
     this.where = where;
+    if (this.opts.rpcAddr !== undefined)
+      this.rpcPort = await openRpcPort(parts.http, parseAddr(this.opts.rpcAddr));
     await cluster.join(
-      memberOf(this.opts.member ?? {}, where.url, where.bound),
+      memberOf(this.opts.member ?? {}, where.url, where.bound, this.advertised(where)),
       parts.gate,
       parts.scheduler,
       store,
     );
     this.log.info("server started", {
       http_bind: where.bound,
+      rpc_bind: this.rpcPort?.bound,
       data_dir: this.opts.dataDir ?? ":memory:",
       acl: parts.acl.enabled,
     });
     warnIfExposed(this.log, where.addr, parts.acl.enabled);
+    if (this.rpcPort) warnIfExposed(this.log, this.rpcPort.addr, parts.acl.enabled);
+  }
+
+  /** What peers dial: `advertise` (its port defaulting to the listener's), else the listeners. */
+  private advertised(where: ListenerAddress): { http?: string; rpc?: string } {
+    const { http, rpc } = this.opts.advertise ?? {};
+    const withPort = (host: string, port: number) => (/:\d+$/.test(host) ? host : `${host}:${port}`);
+    return {
+      http:
+        http !== undefined ? `${new URL(where.url).protocol}//${withPort(http, where.addr.port)}` : undefined,
+      rpc: rpc !== undefined ? withPort(rpc, this.rpcPort?.addr.port ?? where.addr.port) : this.rpcPort?.dial,
+    };
   }
 
   /**
@@ -102,6 +120,8 @@ export class Server {
   async stop(): Promise<void> {
     const p = this.running;
     this.running = undefined;
+    await this.rpcPort?.close();
+    this.rpcPort = undefined;
     if (p) await stopParts(p);
     this.log.info("server stopped");
   }

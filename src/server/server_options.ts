@@ -24,6 +24,13 @@ export interface ServerOptions {
   dataDir: string | null;
   /** host:port to listen on; port 0 picks a free one. */
   httpAddr: string;
+  /**
+   * host:port of a second port serving the same listener (Nomad's RPC port, where node agents
+   * dial; rpc_port.ts); absent: the HTTP port alone.
+   */
+  rpcAddr?: string;
+  /** What peers are told to dial (`advertise`: "host" or "host:port"); absent: the listeners'. */
+  advertise?: { http?: string; rpc?: string };
   log: Logger;
   /** How long a node may go without a heartbeat before it is marked down. */
   heartbeatTtlMs?: number;

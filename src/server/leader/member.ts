@@ -8,17 +8,19 @@ export function memberOf(
   opts: { name?: string; datacenter?: string },
   httpAddress: string,
   boundAddress: string,
+  advertised: { http?: string; rpc?: string } = {},
 ): ServerMember {
-  // The address others dial: the listener's dial address (a wildcard bind is reached on loopback
-  // from this host; a cluster spread over hosts binds each server to its own address).
-  const url = new URL(httpAddress);
-  const rpc = url.host || boundAddress;
+  // The address others dial: the advertised one (agent config `advertise`), else the listener's
+  // dial address (a wildcard bind is reached on loopback from this host; a cluster spread over
+  // hosts binds each server to its own address or advertises it).
+  const http = advertised.http ?? httpAddress;
+  const rpc = advertised.rpc ?? (new URL(http).host || boundAddress);
   return {
     ID: randomUUID(),
     Name: `${opts.name ?? os.hostname()}.${TLS_REGION}`,
     Region: TLS_REGION,
     Datacenter: opts.datacenter ?? "dc1",
-    HTTPAddr: httpAddress,
+    HTTPAddr: http,
     RPCAddr: rpc,
     StartTime: Date.now(),
   };

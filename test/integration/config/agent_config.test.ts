@@ -74,7 +74,7 @@ async function readyNode(addr: string, rawExecDetected: boolean): Promise<NodeVi
 }
 
 test("-config alone runs a server+client; raw_exec is off until the config enables it", async () => {
-  const port = await freePort();
+  const [port, rpcPort] = await Promise.all([freePort(), freePort()]);
   const addr = `http://127.0.0.1:${port}`;
   const config = path.join(dir, "agent.hcl");
   fs.writeFileSync(
@@ -84,7 +84,10 @@ datacenter = "dc-cfg"
 data_dir   = "${path.join(dir, "data")}"
 bind_addr  = "127.0.0.1"
 log_level  = "DEBUG"
-ports { http = ${port} }
+ports {
+  http = ${port}
+  rpc  = ${rpcPort}
+}
 server { enabled = true }
 client {
   enabled    = true

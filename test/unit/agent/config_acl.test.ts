@@ -24,16 +24,24 @@ describe("agent config acl", () => {
     assert.equal((await parseAgentConfig("b.hcl", "client {}\n")).acl, undefined);
   });
 
-  it("refuses Nomad's cache TTLs and replication token by name, and unknown keys", async () => {
+  it("accepts Nomad's cache TTLs and replication token with a warning; refuses unknown keys", async () => {
     for (const [key, why] of [
-      ["token_ttl", /token_ttl is not supported: berth resolves tokens from its state on every request/],
-      ["policy_ttl", /policy_ttl is not supported/],
-      ["role_ttl", /role_ttl is not supported: berth has no ACL roles/],
-      ["replication_token", /replication_token is not supported: berth has a single region/],
+      [
+        "token_ttl",
+        /c\.hcl:3:3: acl\.token_ttl is accepted but not used: berth resolves tokens from its state/,
+      ],
+      ["policy_ttl", /acl\.policy_ttl is accepted but not used/],
+      ["role_ttl", /acl\.role_ttl is accepted but not used: berth has no ACL roles/],
+      ["replication_token", /acl\.replication_token is accepted but not used: berth has a single region/],
     ] as const) {
-      await assert.rejects(parseAgentConfig("c.hcl", `acl {\n  enabled = true\n  ${key} = "30s"\n}\n`), why);
+      const cfg = await parseAgentConfig("c.hcl", `acl {\n  enabled = true\n  ${key} = "30s"\n}\n`);
+      assert.equal(cfg.acl?.enabled, true);
+      assert.match(cfg.warnings?.join("\n") ?? "", why);
     }
-    await assert.rejects(parseAgentConfig("c.hcl", "acl {\n  enable = true\n}\n"), /enable/);
+    await assert.rejects(
+      parseAgentConfig("c.hcl", "acl {\n  enable = true\n}\n"),
+      /c\.hcl:2:3: unknown key "acl\.enable"/,
+    );
     await assert.rejects(
       parseAgentConfig(
         "c.hcl",

@@ -41,7 +41,7 @@ describe("agent config file", () => {
   });
 
   it("refuses unsupported keys, a missing path and a bad name, naming them", async () => {
-    await assert.rejects(parseAgentConfig("a.hcl", "bogus = 1\n"), /a\.hcl: unsupported key "bogus"/);
+    await assert.rejects(parseAgentConfig("a.hcl", "bogus = 1\n"), /a\.hcl:1:1: unknown key "bogus"/);
     await assert.rejects(
       parseAgentConfig("a.hcl", 'client {\n  host_volume "x" {\n    pth = "/x"\n  }\n}\n'),
       /client host_volume "x": path is required/,

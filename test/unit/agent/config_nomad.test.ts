@@ -152,6 +152,7 @@ const FULL_EXPECTED: AgentFileConfig = {
   httpPort: 5656,
   httpAddress: "127.0.0.3",
   serverEnabled: true,
+  bootstrapExpect: 1,
   clientEnabled: true,
   servers: ["127.0.0.3:5656"],
   nodeClass: "storage",
@@ -419,38 +420,41 @@ describe("raw_exec is disabled unless configured (Nomad's default)", () => {
   });
 });
 
-describe("settings berth does not honour are refused by name", () => {
+describe("keys neither berth nor Nomad has, and bad values of keys berth reads, are refused by name", () => {
   const refusals: [string, RegExp][] = [
-    ['telemetry { statsd_address = "127.0.0.1:8125" }', /a\.hcl: telemetry: statsd_address is not supported/],
+    ['bind_adr = "127.0.0.1"', /a\.hcl:1:1: unknown key "bind_adr": neither berth nor Nomad has it/],
+    [
+      "server {\n  enabled = true\n  bootstrap_expected = 3\n}",
+      /a\.hcl:3:3: unknown key "server\.bootstrap_expected"/,
+    ],
+    [
+      'client { server_join { retry_joins = ["x"] } }',
+      /a\.hcl:1:24: unknown key "client\.server_join\.retry_joins"/,
+    ],
     ['region = "europe"', /region "europe": berth runs a single region, "global"/],
     ['datacenter = "*"', /datacenter "\*"/],
     ['data_dir = "relative/dir"', /data_dir must be an absolute path/],
     ['bind_addr = "{{ GetPrivateIP }}"', /bind_addr: go-sockaddr templates are not supported/],
     ['addresses { http = "127.0.0.1 10.0.0.1" }', /addresses: http: berth listens on one address/],
-    ["ports { rpc = 4647 }", /ports: rpc: berth has no separate RPC port/],
     ["ports { http = 70000 }", /http must be a port between 0 and 65535/],
-    ['addresses { serf = "0.0.0.0" }', /addresses: serf: berth has no separate SERF address/],
-    ["server { bootstrap_expect = 3 }", /bootstrap_expect = 3: berth's server runs alone/],
-    ['server { heartbeat_grace = "10s" }', /server: unsupported key "heartbeat_grace"/],
-    ['client { state_dir = "/x" }', /client: unsupported key "state_dir"/],
-    [
-      'client { options { "driver.allowlist" = "exec" } }',
-      /options: "driver\.allowlist" is not supported by berth/,
-    ],
+    ['ports { rpc = "x" }', /ports: rpc must be a number/],
+    ['addresses { rpc = "a b" }', /addresses: rpc: berth listens on one address/],
+    ['advertise { http = "0.0.0.0" }', /advertise: http: 0\.0\.0\.0 cannot be dialled/],
+    ['advertise { rpc = "10.0.0.1:99999" }', /advertise: rpc must be a port between 0 and 65535/],
+    ["server { bootstrap_expect = -1 }", /server: bootstrap_expect must be 0 or more, got -1/],
+    ['server { bootstrap_expect = "three" }', /server: bootstrap_expect must be a number/],
+    ['server { retry_interval = "soon" }', /server: retry_interval must be a duration/],
+    ['client { server_join { start_join = ["10.0.0.1"] } }', /start_join is not supported for clients/],
+    ['client { server_join { retry_max = "x" } }', /server_join: retry_max must be a number/],
     ['client { host_volume { path = "/x" } }', /host_volume blocks need a label/],
-    ['plugin "podman" { config {} }', /plugin "podman": berth has no task driver "podman"/],
-    ['plugin "docker" { config { gc { image = false } } }', /gc is not supported by berth's driver/],
     ['plugin "docker" { config { allow_caps = ["all"] } }', /allow_caps is not supported by berth's driver/],
     ['plugin "docker" { config { endpoint = "/var/run/docker.sock" } }', /endpoint must be unix:\/\/\//],
-    ['plugin "docker" { config { volumes { selinuxlabel = "z" } } }', /selinuxlabel is not supported/],
-    ['plugin "docker" { config { bogus = 1 } }', /plugin "docker" config: unsupported key "bogus"/],
-    ['plugin "raw_exec" { args = ["-x"] }', /plugin "raw_exec": args is for external plugin binaries/],
+    ['plugin "docker" { config { bogus = 1 } }', /a\.hcl:1:28: unknown key "plugin\.docker\.config\.bogus"/],
     [
       'plugin "raw_exec" { config { denied_host_uids = "0" } }',
       /denied_host_uids is not supported by berth's driver/,
     ],
-    ['plugin "exec" { config { no_pivot_root = true } }', /no_pivot_root is not supported by berth's driver/],
-    ['plugin "exec" { config { bogus = 1 } }', /plugin "exec" config: unsupported key "bogus"/],
+    ['plugin "exec" { config { bogus = 1 } }', /unknown key "plugin\.exec\.config\.bogus"/],
     [
       'plugin "raw_exec" { config { enabled = true } }\nplugin "raw_exec" { config { enabled = false } }',
       /plugin "raw_exec" is defined 2 times/,

@@ -67,7 +67,7 @@ describe("agent config tls", () => {
     );
     await assert.rejects(
       parse("tls {\n  verify_everything = true\n}\n"),
-      /unsupported key "verify_everything"/,
+      /agent\.hcl:2:3: unknown key "tls\.verify_everything"/,
     );
     await assert.rejects(parse('tls {\n  http = "yes"\n}\n'), /http must be true or false/);
     const defaults = await parse('tls {\n  rpc_upgrade_mode = false\n  tls_cipher_suites = ""\n}\n');
