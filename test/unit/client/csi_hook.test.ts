@@ -30,6 +30,8 @@ function harness(
   const hostDir = tempDir("berth-plugin-");
   if (opts.registerPlugin !== false) registry.register(plugin({ hostDir }));
   const mounted = new Set<string>();
+  /** Every path the volume manager's mount check looked at, in order. */
+  const checked: string[] = [];
   // The fake plugin's mounts, in the host's view (under the dir of the plugin registered now):
   // what the volume manager's mount check sees.
   client.onMountChange = (pluginPath, on) => {
@@ -41,7 +43,10 @@ function harness(
     plugins: { nodePlugin: async () => ({ client, capabilities: client.nodeCaps }) },
     log: nullLogger,
     retry: { baseMs: 1, maxMs: 5, deadlineMs: 200, jitter: 0 },
-    isMountPoint: async (p) => mounted.has(p),
+    isMountPoint: async (p) => {
+      checked.push(p);
+      return mounted.has(p);
+    },
   });
   volumeManager.restore(stateDb.listVolumeStubsInUse());
   const rpc = new FakeRpc(client.calls);
@@ -82,9 +87,24 @@ function harness(
     updates,
     runner,
     mounted,
+    checked,
     hostDir,
     untilTaskStarted,
   };
+}
+
+/** Polls `cond` (every 5 ms, up to 10 s): waits for what the code under test does asynchronously. */
+async function until(what: string, cond: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Waits until the mount check has looked at every one of `paths` after `from` checks. */
+function checkedAll(h: { checked: string[] }, from: number, paths: string[]): Promise<void> {
+  return until("the mount check", () => paths.every((p) => h.checked.slice(from).includes(p)));
 }
 
 test("claim is retried on ERR_CSI_MAX_CLAIMS, then the volume is staged, published and handed to tasks", async () => {
@@ -457,13 +477,14 @@ test("a node plugin registering again gets the alloc's lost mounts staged and pu
   const callsBefore = h.client.methods().length;
   const settle = () => new Promise((r) => setTimeout(r, 50));
 
+  const mark = h.checked.length;
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
-  await settle();
+  await checkedAll(h, mark, [stub.targetPath]);
   assert.deepEqual(h.client.methods().slice(callsBefore), [], "mounts in place: no CSI call");
 
   h.mounted.clear();
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 3 }));
-  await settle();
+  await until("the remount event", () => t.state().Events.some((e) => e.Type === "Volume Remounted"));
   assert.deepEqual(h.client.methods().slice(callsBefore), ["NodeStageVolume", "NodePublishVolume"]);
   assert.equal(h.rpc.claims.length, 1, "the claim made at start is reused, not made again");
   const remounted = t.state().Events.filter((e) => e.Type === "Volume Remounted");
@@ -494,7 +515,9 @@ test("a remount a running task could not take gets one outcome: its Refresh Fail
   t.refreshFails = "the new mount did not reach the task";
   h.mounted.delete(stub.targetPath);
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
-  await new Promise((r) => setTimeout(r, 50));
+  await until("the refresh's outcome", () =>
+    t.state().Events.some((e) => e.Type === "Volume Refresh Failed"),
+  );
   assert.equal(t.refreshes.length, 1, "the remount was tried in the task");
   const types = t.state().Events.map((e) => e.Type);
   assert.equal(types.filter((x) => x === "Volume Refresh Failed").length, 1);
@@ -519,24 +542,27 @@ test("each remounted volume is refreshed in the running tasks, once, with its ta
     data.targetPath,
     "the refreshed path is the one tasks mount",
   );
-  const settle = () => new Promise((r) => setTimeout(r, 50));
   const all = [data.stagingPath, data.targetPath, logs.stagingPath, logs.targetPath];
   for (const p of all) h.mounted.add(p);
+  const remountEvents = () => t.state().Events.filter((e) => e.Type === "Volume Remounted").length;
 
+  let mark = h.checked.length;
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 2 }));
-  await settle();
+  await checkedAll(h, mark, [data.targetPath, logs.targetPath]);
   assert.deepEqual(t.refreshes, [], "nothing lost: nothing to refresh");
 
   h.mounted.delete(data.targetPath);
+  mark = h.checked.length;
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 3 }));
-  await settle();
+  await until("the first remount", () => remountEvents() === 1);
+  await checkedAll(h, mark, [logs.targetPath]);
   assert.deepEqual(t.refreshes, [{ hostPath: data.targetPath, remountEventsBefore: 0 }]);
   for (const p of all) h.mounted.add(p);
 
   h.mounted.delete(data.targetPath);
   h.mounted.delete(logs.targetPath);
   h.registry.register(plugin({ hostDir: h.hostDir, registeredAt: 4 }));
-  await settle();
+  await until("both remounts", () => remountEvents() === 3);
   assert.deepEqual(t.refreshes.slice(1), [
     { hostPath: data.targetPath, remountEventsBefore: 1 },
     { hostPath: logs.targetPath, remountEventsBefore: 2 },
