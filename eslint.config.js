@@ -9,7 +9,19 @@ import tseslint from "typescript-eslint";
 // climbs out of its folder, `(../)+LAYER/`, and no folder inside a layer bears a layer's name.
 // Import cycles (type-only included) are not an ESLint rule: dependency-cruiser checks them in the
 // `lint` script (.dependency-cruiser.json).
-const LAYERS = ["hcl1", "structs", "internal", "csi", "server", "client", "api", "cli", "agent", "nodesim"];
+const LAYERS = [
+  "hcl1",
+  "gotemplate",
+  "structs",
+  "internal",
+  "csi",
+  "server",
+  "client",
+  "api",
+  "cli",
+  "agent",
+  "nodesim",
+];
 const GRPC = {
   regex: "^@grpc/",
   message: "Only src/csi/ knows gRPC and protobuf (docs/design.md): go through csi/'s client.",
@@ -102,6 +114,7 @@ export default tseslint.config(
     },
   },
   layer("hcl1", [], "the HCL 1 reader is pure and imports nothing"),
+  layer("gotemplate", [], "Go's text/template engine is pure and imports nothing"),
   layer(
     "structs",
     ["hcl1"],
@@ -109,14 +122,14 @@ export default tseslint.config(
   ),
   layer("internal", ["structs"], "helpers usable by every layer (rpc/peer.ts carries structs' errors)"),
   layer("csi", ["structs", "internal"], "structs ← csi", { grpc: true }),
-  layer("client", ["csi", "structs", "internal"], "structs ← csi ← client; server ✗ client"),
+  layer("client", ["csi", "structs", "internal", "gotemplate"], "structs ← csi ← client; server ✗ client"),
   layer(
     "server",
     ["hcl1", "structs", "internal"],
     "structs ← server; server ✗ client, they meet in structs/",
   ),
   layer("api", ["hcl1"], "the HTTP client keeps its own DTOs"),
-  layer("cli", ["hcl1", "api"], "api ← cli: the CLI is a client of the HTTP API only"),
+  layer("cli", ["hcl1", "gotemplate", "api"], "api ← cli: the CLI is a client of the HTTP API only"),
   layer("nodesim", ["structs", "internal", "csi", "client"], "the node simulator runs the node agent's code"),
   layer(
     "agent",

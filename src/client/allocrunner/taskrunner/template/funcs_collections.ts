@@ -3,7 +3,7 @@
  * last (`{{ .Tags | contains "x" }}` is contains("x", tags); `{{ 7 | subtract 2 }}` is 7 - 2).
  * Integer arithmetic stays integral (`divide` truncates, as Go's int division does).
  */
-import { equal, printValue, typeName, type Value } from "./values.js";
+import { equal, printValue, typeName, type Value } from "../../../../gotemplate/values.js";
 
 type Def = (name: string, n: number | [number, number], fn: (a: Value[]) => Value) => void;
 

@@ -1,11 +1,11 @@
 /**
- * Renders one template source with the task's environment: parse (Go's text/template grammar,
- * parse.ts) against the function table (funcs.ts), then execute (exec.ts) with no data, as Nomad
- * does. Any problem is a TemplateError naming the template, line and column.
+ * Renders one template source with the task's environment: Go's text/template (src/gotemplate/)
+ * against consul-template's function table (funcs.ts), with no data, as Nomad does. Any problem is
+ * a TemplateError naming the template, line and column.
  */
-import { execute, type TemplateFunc } from "./exec.js";
+import type { TemplateFunc } from "../../../../gotemplate/exec.js";
+import { renderGoTemplate } from "../../../../gotemplate/template.js";
 import { templateFuncs, type FuncEnv } from "./funcs.js";
-import { parseTemplate } from "./parse.js";
 
 export interface RenderOptions extends FuncEnv {
   /** The name errors show (Nomad's jobs see the destination path). */
@@ -28,11 +28,5 @@ export function renderTemplate(src: string, opts: RenderOptions): string {
     get: (fn: string): TemplateFunc | undefined =>
       table.get(fn) ?? (fn.startsWith(SPRIG_PREFIX) ? sprigUnsupported : undefined),
   };
-  const nodes = parseTemplate(
-    opts.name,
-    src,
-    { left: opts.leftDelim || "{{", right: opts.rightDelim || "}}" },
-    (fn) => funcs.get(fn) !== undefined,
-  );
-  return execute(nodes, { name: opts.name, funcs, errMissingKey: opts.errMissingKey ?? false });
+  return renderGoTemplate(src, { ...opts, funcs });
 }
