@@ -20,6 +20,7 @@ import {
   findFiles,
   freePort,
   getJson,
+  pluginHealthy,
   killProcessGroupsUnder,
   logTail,
   REPO_ROOT,
@@ -118,14 +119,7 @@ test("the packed release installs offline into a fresh prefix and runs agent -de
 
   const examples = path.join(pkg, "examples", "hostpath");
   await cli("job", "run", "-detach", path.join(examples, "plugin.hcl"));
-  await eventually(
-    "the installed berth's hostpath plugin to be healthy",
-    async () => {
-      const p = await getJson<{ NodesHealthy: number }>(addr, "/v1/plugin/csi/hostpath").catch(() => null);
-      return p && p.NodesHealthy >= 1 ? true : undefined;
-    },
-    60_000,
-  );
+  await pluginHealthy(addr);
   await cli("volume", "create", path.join(examples, "volume.hcl"));
   await cli("job", "run", "-detach", path.join(examples, "job.hcl"));
   await eventually(

@@ -21,6 +21,7 @@ import {
   findFiles,
   freePort,
   getJson,
+  pluginHealthy,
   killProcessGroupsUnder,
   logTail,
   REPO_ROOT,
@@ -150,14 +151,7 @@ test(`an upgrade from ${PREVIOUS}, servers then clients, keeps jobs, claims and 
   const oldClient = client(oldBin, port, "client-old.log");
   await nodeReady();
   await cli("job", "run", path.join(examples, "plugin.hcl"));
-  await eventually(
-    "the hostpath plugin to be healthy",
-    async () => {
-      const p = await getJson<{ NodesHealthy: number }>(addr, "/v1/plugin/csi/hostpath").catch(() => null);
-      return p && p.NodesHealthy >= 1 ? true : undefined;
-    },
-    60_000,
-  );
+  await pluginHealthy(addr);
   await cli("volume", "create", path.join(examples, "volume.hcl"));
   const holderSpec = path.join(dir, "holder.hcl");
   fs.writeFileSync(

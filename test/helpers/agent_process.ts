@@ -137,6 +137,18 @@ export class AgentProcess {
   }
 }
 
+/** Waits until the CSI plugin's node side is healthy on at least one node (as the API reports it). */
+export function pluginHealthy(addr: string, pluginId = "hostpath", timeoutMs = 60_000): Promise<true> {
+  return eventually(
+    `plugin ${pluginId} to be healthy`,
+    async () => {
+      const p = await getJson<{ NodesHealthy: number }>(addr, `/v1/plugin/csi/${pluginId}`).catch(() => null);
+      return p && p.NodesHealthy >= 1 ? true : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** Polls `fn` until it returns a non-undefined value or the time runs out. */
 export async function eventually<T>(
   what: string,
