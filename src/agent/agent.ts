@@ -19,6 +19,7 @@ import { clientTls, dialAddress, serverTls } from "./config_tls.js";
 import { aclOptions } from "./config_acl.js";
 import type { AgentOptions } from "./options.js";
 import { Telemetry } from "../internal/metrics/telemetry.js";
+import { collectRuntimeMetrics } from "../internal/metrics/runtime.js";
 import { telemetrySettings } from "./config_telemetry.js";
 import { agentInfoOf } from "./agent_info.js";
 
@@ -27,6 +28,8 @@ export class Agent {
   private client: Client | null = null;
   private dataDir = "";
   private tempDataDir = false;
+  /** Stops the runtime metrics (internal/metrics/runtime.ts); a no-op until the agent started. */
+  private stopRuntimeMetrics: () => void = () => undefined;
 
   constructor(
     private readonly opts: AgentOptions,
@@ -64,6 +67,7 @@ export class Agent {
     const telemetry = new Telemetry(telemetrySettings(fileConfig.telemetry, this.opts.dev), (err) =>
       this.log.warn("collecting metrics failed", { error: err }),
     );
+    this.stopRuntimeMetrics = collectRuntimeMetrics(telemetry);
     if (this.opts.server) {
       const serverDir = path.join(this.dataDir, "server");
       ensureDirMode(serverDir, PRIVATE_DIR_MODE);
@@ -133,6 +137,7 @@ export class Agent {
 
   /** Graceful stop. -dev: stop and clean up every alloc, then the parts, then the temp dir. */
   async stop(): Promise<void> {
+    this.stopRuntimeMetrics();
     try {
       if (this.client) {
         if (this.opts.dev) await this.client.stopAllAllocs();

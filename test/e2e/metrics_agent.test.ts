@@ -205,6 +205,10 @@ test(
     const pending = family(families, "berth_server_volume_releases_pending");
     assert.deepEqual(pending.samples, [], "no release pending once the writer is gone");
     assert.ok((value(family(families, "berth_server_state_index"), "berth_server_state_index", {}) ?? 0) > 0);
+    // The agent measures its own process (internal/metrics/runtime.ts).
+    assert.ok(
+      (value(family(families, "berth_runtime_alloc_bytes"), "berth_runtime_alloc_bytes", {}) ?? 0) > 0,
+    );
     const evals = family(families, "berth_server_scheduler_eval_seconds");
     assert.ok(
       (value(evals, "berth_server_scheduler_eval_seconds_count", {

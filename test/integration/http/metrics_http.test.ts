@@ -11,6 +11,7 @@ import { Server } from "../../../src/server/server.js";
 import type { ServerOptions } from "../../../src/server/server_options.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { Telemetry, type TelemetrySettings } from "../../../src/internal/metrics/telemetry.js";
+import { collectRuntimeMetrics } from "../../../src/internal/metrics/runtime.js";
 import { decodeGo } from "../../nomadapi/go_decode.js";
 import { family, parseExposition } from "../../helpers/prom_parse.js";
 
@@ -89,4 +90,50 @@ test("Prometheus: parsed by the library's parser; routes by template; no token n
     ],
   );
   assert.equal(family(families, "berth_agent_uptime").type, "gauge");
+});
+
+test("runtime metrics: the process's memory, GC, event loop, handles, fds and CPU, in both formats", async (t) => {
+  const telemetry = new Telemetry({
+    hostname: "test-host",
+    prometheusMetrics: true,
+    collectionIntervalMs: 0,
+  });
+  const stop = collectRuntimeMetrics(telemetry);
+  t.after(stop);
+  const server = new Server({ dataDir: null, httpAddr: "127.0.0.1:0", log: nullLogger, telemetry });
+  await server.start();
+  t.after(() => server.stop());
+  // A few event-loop turns for the delay monitor to sample.
+  await new Promise((r) => setTimeout(r, 50));
+
+  const families = parseExposition(
+    await (await fetch(`${server.httpAddress}/v1/metrics?format=prometheus`)).text(),
+  );
+  const value = (name: string) => {
+    const f = family(families, name);
+    assert.equal(f.type, "gauge", name);
+    return f.samples[0]!.value;
+  };
+  assert.ok(value("berth_runtime_alloc_bytes") > 1 << 20, "a heap of more than 1 MiB in use");
+  assert.ok(value("berth_runtime_sys_bytes") >= value("berth_runtime_alloc_bytes"));
+  assert.ok(value("berth_runtime_open_fds") >= 3);
+  assert.ok(value("berth_runtime_active_handles") >= 1);
+  assert.ok(value("berth_runtime_cpu_user_seconds") > 0);
+  assert.ok(value("berth_runtime_total_gc_runs") >= 0);
+  assert.ok(value("berth_runtime_event_loop_delay_max_ms") >= 0);
+
+  const json = (await (await fetch(`${server.httpAddress}/v1/metrics`)).json()) as {
+    Gauges: { Name: string }[];
+  };
+  decodeGo(json, "MetricsSummary");
+  for (const name of [
+    "berth.runtime.alloc_bytes",
+    "berth.runtime.total_gc_pause_ns",
+    "berth.runtime.open_fds",
+  ]) {
+    assert.ok(
+      json.Gauges.some((g) => g.Name === name),
+      name,
+    );
+  }
 });
