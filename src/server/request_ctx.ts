@@ -22,6 +22,7 @@ import type { AclEndpoint, Identity } from "./acl/endpoint.js";
 import type { EventBroker } from "./events/broker.js";
 import type { Telemetry } from "../internal/metrics/telemetry.js";
 import type { ClusterView } from "./leader/cluster_view.js";
+import type { OperatorSnapshots } from "./operator_snapshot.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -45,6 +46,8 @@ export interface HttpEndpoints {
   cluster?: ClusterView;
   /** The agent this server runs in (`/v1/agent/self|health`); absent for a bare server. */
   agent?: AgentInfo;
+  /** State snapshots (`/v1/operator/snapshot`); absent in tests that build no server. */
+  snapshots?: OperatorSnapshots;
 }
 
 export interface Ctx {

@@ -29,6 +29,7 @@ import { nodeStatus } from "./node_status.js";
 import { nodeIntroCreate } from "./node_intro_create.js";
 import { operatorQuarantine } from "./operator_quarantine.js";
 import { operatorRaft } from "./operator_raft.js";
+import { operatorSnapshot } from "./operator_snapshot.js";
 import { serverMembers } from "./server_members.js";
 import { pluginStatus } from "./plugin_status.js";
 import { volumeCreate } from "./volume_create.js";
@@ -116,7 +117,11 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     status: entry(volumeStatus),
   },
   plugin: { status: entry(pluginStatus) },
-  operator: { quarantine: entry(operatorQuarantine), raft: entry(operatorRaft) },
+  operator: {
+    quarantine: entry(operatorQuarantine),
+    raft: entry(operatorRaft),
+    snapshot: entry(operatorSnapshot),
+  },
   server: { members: entry(serverMembers) },
   namespace: {
     apply: entry(namespaceApply),
