@@ -54,7 +54,9 @@ export function readSnapshotHeader(file: Buffer): SnapshotFileHeader {
     throw new SnapshotFileError("the header is not JSON (the file is corrupt)");
   }
   if (typeof header !== "object" || header === null || header.Format !== FORMAT) {
-    throw new SnapshotFileError(`format version ${JSON.stringify(header?.Format)} is not one this berth reads`);
+    throw new SnapshotFileError(
+      `format version ${JSON.stringify(header?.Format)} is not one this berth reads`,
+    );
   }
   if (!Array.isArray(header.Types) || typeof header.PayloadBytes !== "number") {
     throw new SnapshotFileError("the header lacks its Types or PayloadBytes");

@@ -36,7 +36,10 @@ export class OperatorSnapshots {
     return saveSnapshot({ ...this.p, signal });
   }
 
-  async restore(file: Buffer, signal: AbortSignal | undefined): Promise<{ header: SnapshotHeader; index: number }> {
+  async restore(
+    file: Buffer,
+    signal: AbortSignal | undefined,
+  ): Promise<{ header: SnapshotHeader; index: number }> {
     if (this.p.gate.state !== "leader") {
       const leader = this.p.cluster.leader()?.member.HTTPAddr;
       throw new BerthError(

@@ -32,7 +32,9 @@ export const operatorSnapshot: Command<OperatorSnapshotArgs> = {
     });
     const verb = positionals[0];
     if (verb !== "save" && verb !== "restore" && verb !== "inspect") {
-      throw new UsageError(`unknown subcommand ${JSON.stringify(verb ?? "")} (want save, restore or inspect)`);
+      throw new UsageError(
+        `unknown subcommand ${JSON.stringify(verb ?? "")} (want save, restore or inspect)`,
+      );
     }
     expectArgs(positionals, 2, 2, `${verb} <file>`);
     return {

@@ -50,9 +50,11 @@ const volume = (cli: Cli) => cli.get<VolumeView>("/v1/volume/csi/vol1?claims=tru
 /** Job ID → its CreateIndex, JobModifyIndex (moved by a submission only) and Version. */
 const jobs = async (cli: Cli) =>
   new Map(
-    ((await cli.get<{ ID: string; CreateIndex: number; JobModifyIndex: number; Version?: number }[]>("/v1/jobs")) ?? []).map(
-      (j) => [j.ID, `${j.CreateIndex}/${j.JobModifyIndex}/${j.Version ?? 0}`],
-    ),
+    (
+      (await cli.get<{ ID: string; CreateIndex: number; JobModifyIndex: number; Version?: number }[]>(
+        "/v1/jobs",
+      )) ?? []
+    ).map((j) => [j.ID, `${j.CreateIndex}/${j.JobModifyIndex}/${j.Version ?? 0}`]),
   );
 
 steps.step("a server, a node, csi-hostpath, a volume with secrets claimed by a running job", async () => {
@@ -72,7 +74,9 @@ steps.step("save while the claim is held; inspect offline", async () => {
   const out = await agents.cli.run(["operator", "snapshot", "save", file]);
   assert.equal(out.trim(), `State file written to ${file}`);
   assert.ok(!fs.readFileSync(file).includes(SECRET));
-  const inspect = await runCli(["operator", "snapshot", "inspect", file], { BERTH_ADDR: "http://127.0.0.1:1" });
+  const inspect = await runCli(["operator", "snapshot", "inspect", file], {
+    BERTH_ADDR: "http://127.0.0.1:1",
+  });
   assert.equal(inspect.code, 0, inspect.stderr);
   assert.match(inspect.stdout, /^Mode\s+= sqlite$/m);
   assert.match(inspect.stdout, /^CSIVolume\s+1\s/m);
@@ -121,10 +125,14 @@ steps.step("the node agent moves to B: its claim is released cleanly and the vol
   assert.equal(alloc.ID, held.allocId, "the claimed alloc ran on through the move");
 
   await cliB.run(["job", "stop", "-purge", "app"]);
-  await eventually("the claim to be released", async () => {
-    const v = await volume(cliB);
-    return v && claimCount(v) === 0 ? true : undefined;
-  }, 60_000);
+  await eventually(
+    "the claim to be released",
+    async () => {
+      const v = await volume(cliB);
+      return v && claimCount(v) === 0 ? true : undefined;
+    },
+    60_000,
+  );
   const next = path.join(agents.dir, "next.hcl");
   fs.writeFileSync(
     next,
@@ -138,13 +146,19 @@ steps.step("the node agent moves to B: its claim is released cleanly and the vol
   assert.deepEqual(Object.keys((await volume(cliB))!.WriteAllocs), [claimed.ID]);
 
   await cliB.run(["job", "stop", "-purge", "next"]);
-  await eventually("the second claim to be released", async () => {
-    const v = await volume(cliB);
-    return v && claimCount(v) === 0 ? true : undefined;
-  }, 60_000);
+  await eventually(
+    "the second claim to be released",
+    async () => {
+      const v = await volume(cliB);
+      return v && claimCount(v) === 0 ? true : undefined;
+    },
+    60_000,
+  );
   await cliB.run(["volume", "delete", "vol1"]);
   await cliB.run(["job", "stop", "-purge", "plugin"]);
-  await eventually("nothing mounted under the data dirs", async () =>
-    (await mountsUnder(agents.dir)).length === 0 ? true : undefined,
-  60_000);
+  await eventually(
+    "nothing mounted under the data dirs",
+    async () => ((await mountsUnder(agents.dir)).length === 0 ? true : undefined),
+    60_000,
+  );
 });

@@ -63,8 +63,9 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
     await s.start();
     return s;
   };
+  const started: Server[] = [];
   const a = await start("a");
-  let b: Server | undefined;
+  started.push(a);
   // One simulated node running a CSI plugin "hostpath", so A can register a volume of it.
   const sim = new NodeSim({
     count: 1,
@@ -77,8 +78,7 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   });
   t.after(async () => {
     await sim.stop();
-    await a.stop();
-    await b?.stop();
+    for (const s of started) await s.stop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
   const rootA = (await new ApiClient({ address: a.httpAddress }).acl.bootstrap()).SecretID;
@@ -88,12 +88,22 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
     await new Promise((r) => setTimeout(r, 50));
   }
   await apiA.namespaces.register({ Name: "prod", Description: "production" });
-  await apiA.acl.upsertPolicy({ Name: "readers", Description: "", Rules: 'namespace "*" { policy = "read" }' });
+  await apiA.acl.upsertPolicy({
+    Name: "readers",
+    Description: "",
+    Rules: 'namespace "*" { policy = "read" }',
+  });
   const reader = await apiA.acl.createToken({ Name: "r", Type: "client", Policies: ["readers"] });
   const jobFile = path.join(dir, "web.hcl");
-  fs.writeFileSync(jobFile, 'job "web" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n');
+  fs.writeFileSync(
+    jobFile,
+    'job "web" {\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config { command = "/bin/true" }\n    }\n  }\n}\n',
+  );
   assert.equal((await cli(a.httpAddress, rootA, "job", "run", "-detach", jobFile)).code, 0);
-  assert.equal((await cli(a.httpAddress, rootA, "job", "run", "-detach", "-namespace", "prod", jobFile)).code, 0);
+  assert.equal(
+    (await cli(a.httpAddress, rootA, "job", "run", "-detach", "-namespace", "prod", jobFile)).code,
+    0,
+  );
   const volFile = path.join(dir, "vol.hcl");
   fs.writeFileSync(
     volFile,
@@ -125,14 +135,23 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   const { gunzipSync } = await import("node:zlib");
   assert.ok(!gunzipSync(bytes.subarray(bytes.indexOf(0x0a, 15) + 1)).includes(SECRET));
 
-  b = await start("b");
+  const b = await start("b");
+  started.push(b);
   const rootB = (await new ApiClient({ address: b.httpAddress }).acl.bootstrap()).SecretID;
   const apiB = new ApiClient({ address: b.httpAddress, token: rootB });
   const before = await apiB.jobs.list();
-  const indexB0 = Number((await fetch(`${b.httpAddress}/v1/jobs`, { headers: { "X-Nomad-Token": rootB } })).headers.get("X-Nomad-Index"));
+  const indexB0 = Number(
+    (await fetch(`${b.httpAddress}/v1/jobs`, { headers: { "X-Nomad-Token": rootB } })).headers.get(
+      "X-Nomad-Index",
+    ),
+  );
 
   // Refusals change nothing.
-  assert.equal((await put(b.httpAddress, reader.SecretID, bytes)).status, 403, "A's tokens mean nothing on B yet");
+  assert.equal(
+    (await put(b.httpAddress, reader.SecretID, bytes)).status,
+    403,
+    "A's tokens mean nothing on B yet",
+  );
   const headerEnd = bytes.indexOf(0x0a, 15);
   const corrupt = Buffer.from(bytes);
   corrupt[headerEnd + 40]! ^= 0xff;
@@ -147,7 +166,10 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   }
   const wrongKey = await put(b.httpAddress, rootB, bytes);
   assert.equal(wrongKey.status, 400, wrongKey.text);
-  assert.match(wrongKey.text, /volume default\/vol: its secrets are sealed with key [0-9a-f-]+, which the keystore .* does not hold/);
+  assert.match(
+    wrongKey.text,
+    /volume default\/vol: its secrets are sealed with key [0-9a-f-]+, which the keystore .* does not hold/,
+  );
   assert.ok(!wrongKey.text.includes(SECRET));
   assert.deepEqual(await apiB.jobs.list(), before, "nothing changed on B");
   assert.equal((await apiB.volumes.list()).length, 0);
@@ -156,16 +178,24 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   for (const f of fs.readdirSync(path.join(dir, "a", "keystore"))) {
     fs.copyFileSync(path.join(dir, "a", "keystore", f), path.join(dir, "b", "keystore", f));
   }
-  const waiting = fetch(`${b.httpAddress}/v1/jobs?index=${indexB0}&wait=60s`, { headers: { "X-Nomad-Token": rootB } });
+  const asked = Date.now();
+  const waiting = fetch(`${b.httpAddress}/v1/jobs?index=${indexB0}&wait=300s`, {
+    headers: { "X-Nomad-Token": rootB },
+  });
   const restored = await cli(b.httpAddress, rootB, "operator", "snapshot", "restore", file);
   assert.equal(restored.code, 0, restored.err);
   assert.equal(restored.out, "Snapshot Restored");
   const woke = await waiting;
+  // Woken by the restore, not by the end of its 300 s wait (a bound no run comes near).
+  assert.ok(Date.now() - asked < 120_000, "the blocking query woke");
   const indexB = Number(woke.headers.get("X-Nomad-Index"));
   assert.ok(indexB > indexA, `B's index ${indexB} is above the snapshot's ${indexA}`);
 
   // B's old token is gone; A's work, with A's records and their indexes.
-  assert.equal((await fetch(`${b.httpAddress}/v1/jobs`, { headers: { "X-Nomad-Token": rootB } })).status, 403);
+  assert.equal(
+    (await fetch(`${b.httpAddress}/v1/jobs`, { headers: { "X-Nomad-Token": rootB } })).status,
+    403,
+  );
   const onB = new ApiClient({ address: b.httpAddress, token: rootA });
   const strip = (jobs: { ID: string; Namespace: string; CreateIndex: number; ModifyIndex: number }[]) =>
     jobs.map((j) => `${j.Namespace}/${j.ID}@${j.CreateIndex}-${j.ModifyIndex}`).sort();
@@ -180,7 +210,10 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   const volB = await onB.volumes.info("vol");
   assert.equal(volB.ModifyIndex, volA.ModifyIndex);
   assert.equal(volB.ExternalID, "ext-1");
-  assert.deepEqual((await onB.acl.policies()).map((p) => p.Name), ["readers"]);
+  assert.deepEqual(
+    (await onB.acl.policies()).map((p) => p.Name),
+    ["readers"],
+  );
   const readerOnB = new ApiClient({ address: b.httpAddress, token: reader.SecretID });
   assert.equal((await readerOnB.jobs.list()).length, 1, "A's client token works on B within its policy");
   // Writes go on above the restored index.

@@ -6,7 +6,11 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeSnapshot, encodeSnapshot, type HeaderFields } from "../../../src/server/state/snapshot/format.js";
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  type HeaderFields,
+} from "../../../src/server/state/snapshot/format.js";
 import { readSnapshotHeader } from "../../../src/api/snapshot_file.js";
 import { inspectLines } from "../../../src/cli/commands/operator_snapshot.js";
 

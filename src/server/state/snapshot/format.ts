@@ -65,7 +65,10 @@ export function sha256Hex(b: Buffer): string {
 }
 
 /** The file: magic, header line, payload. */
-export function encodeSnapshot(fields: HeaderFields, payload: Buffer): { file: Buffer; header: SnapshotHeader } {
+export function encodeSnapshot(
+  fields: HeaderFields,
+  payload: Buffer,
+): { file: Buffer; header: SnapshotHeader } {
   const header: SnapshotHeader = {
     Format: SNAPSHOT_FORMAT,
     ...fields,
@@ -111,7 +114,8 @@ function parseHeader(text: string): SnapshotHeader {
   } catch {
     throw snapshotError("the header is not JSON (the file is corrupt)");
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw snapshotError("the header is not an object");
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw snapshotError("the header is not an object");
   const h = v as Record<string, unknown>;
   if (h.Format !== SNAPSHOT_FORMAT) {
     throw snapshotError(
@@ -127,7 +131,8 @@ function parseHeader(text: string): SnapshotHeader {
   };
   ["Index", "Term", "Schema", "PayloadBytes"].forEach(num);
   ["ID", "BerthVersion", "CreatedAt", "PayloadSHA256"].forEach(str);
-  if (h.Mode !== "sqlite" && h.Mode !== "etcd") throw snapshotError("the header's Mode is not sqlite or etcd");
+  if (h.Mode !== "sqlite" && h.Mode !== "etcd")
+    throw snapshotError("the header's Mode is not sqlite or etcd");
   if (!Array.isArray(h.KeyIDs) || !h.KeyIDs.every((k) => typeof k === "string"))
     throw snapshotError("the header's KeyIDs is not a list of strings");
   if (!Array.isArray(h.Types) || !h.Types.every(isTypeStat))

@@ -12,6 +12,7 @@
 import { gunzip } from "node:zlib";
 import { promisify } from "node:util";
 import Database from "better-sqlite3";
+import { isBerthError } from "../../../structs/errors.js";
 import { migrate } from "../engine/schema.js";
 import { SEALED_KEY } from "../secrets/secrets_at_rest.js";
 import { snapshotError, type SnapshotTypeStat } from "./format.js";
@@ -81,11 +82,11 @@ export function imageKeyIds(db: Database.Database): string[] {
   const path = `'$.Secrets."${SEALED_KEY}"'`;
   const intentPath = `'$.Spec.Secrets."${SEALED_KEY}"'`;
   const sealed = [
-    ...(db.prepare(`SELECT json_extract(json, ${path}) FROM volumes WHERE json_valid(json)`).pluck().all()),
-    ...(db
+    ...db.prepare(`SELECT json_extract(json, ${path}) FROM volumes WHERE json_valid(json)`).pluck().all(),
+    ...db
       .prepare(`SELECT json_extract(json, ${intentPath}) FROM volume_intents WHERE json_valid(json)`)
       .pluck()
-      .all()),
+      .all(),
   ];
   const ids = new Set<string>();
   for (const s of sealed) if (typeof s === "string") ids.add(s.split(".")[0] ?? "");
@@ -123,7 +124,7 @@ export async function openPayload(payload: Buffer, expectSchema: number): Promis
     return db;
   } catch (err) {
     db.close();
-    if (err instanceof Error && err.name === "BerthError") throw err;
+    if (isBerthError(err)) throw err;
     throw snapshotError(`the payload's database cannot be read (${(err as Error).message})`);
   }
 }
@@ -132,5 +133,8 @@ export async function openPayload(payload: Buffer, expectSchema: number): Promis
 export function tableRows(db: Database.Database, table: string): { columns: string[]; rows: unknown[][] } {
   const columns = columnsOf(db, table);
   const q = columns.map((c) => `"${c}"`).join(", ");
-  return { columns, rows: db.prepare(`SELECT ${q} FROM "${table}" ORDER BY rowid`).raw().all() as unknown[][] };
+  return {
+    columns,
+    rows: db.prepare(`SELECT ${q} FROM "${table}" ORDER BY rowid`).raw().all() as unknown[][],
+  };
 }

@@ -30,7 +30,10 @@ export function rowsForLive(live: Database.Database, image: Database.Database): 
     if (at.some((i) => i < 0) || columns.length !== liveCols.length) {
       throw snapshotError(`its table ${table} has other columns than this berth's`);
     }
-    out.set(table, rows.map((r) => at.map((i) => r[i])));
+    out.set(
+      table,
+      rows.map((r) => at.map((i) => r[i])),
+    );
   }
   return out;
 }
