@@ -159,7 +159,15 @@ class EtcdStore implements StoreOwn {
     } catch (err) {
       throw this.unavailable(err, "the snapshot was not restored");
     }
+    // The watch brings the restore's entry within milliseconds; a minute means it is lost.
+    const deadline = Date.now() + 60_000;
     while (this.engine.index() < at && !this.closed) {
+      if (Date.now() > deadline) {
+        throw new BerthError(
+          "ERR_STATE_UNAVAILABLE",
+          `the restore was committed to etcd at index ${at}, but this server has not applied it within a minute`,
+        );
+      }
       await this.replica.waitFor([...TABLES], at - 1, signal, 1_000);
     }
     return at;
