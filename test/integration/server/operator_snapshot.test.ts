@@ -121,6 +121,11 @@ test("snapshot save, inspect and restore into a fresh server", async (t) => {
   assert.equal(saved.code, 0, saved.err);
   assert.equal(saved.out, `State file written to ${file}`);
   assert.equal(fs.statSync(file).mode & 0o777, 0o600);
+  assert.deepEqual(
+    fs.readdirSync(path.join(dir, "a")).filter((f) => f.startsWith("snapshot-")),
+    [],
+    "the backup's temp file is gone",
+  );
   const bytes = fs.readFileSync(file);
   const inspect = await cli("http://127.0.0.1:1", "", "operator", "snapshot", "inspect", file);
   assert.equal(inspect.code, 0, inspect.err);

@@ -22,7 +22,7 @@ import { EtcdStateStore } from "../etcd/etcd_store.js";
 import { SqliteStateStore } from "../local/sqlite_store.js";
 import { migrate } from "../engine/schema.js";
 import type { StateStore } from "../store.js";
-import { decodeSnapshot, encodeSnapshot, type SnapshotHeader } from "./format.js";
+import { decodeSnapshot, encodeSnapshot, type HeaderFields, type SnapshotHeader } from "./format.js";
 import { imageIndex, imageKeyIds, imageSchema, imageTypes, openPayload } from "./image.js";
 import { rowsForLive, stampIndexes, writeRows } from "./replace.js";
 import { checkImageSecrets, keyringNow, openImageSecrets, sealImageSecrets, secretsWith } from "./secrets.js";
@@ -60,68 +60,72 @@ function keystoreOf(ctx: SnapshotContext): string {
   return path.join(ctx.dataDir, "keystore");
 }
 
-/** A snapshot of the state now: the file's bytes and its header. */
+/**
+ * A snapshot of the state now: the file's bytes and its header. The image's bytes are read and
+ * gzipped off the event loop where they can be (the SQLite copy is a file); what stays on it is
+ * one pass over the rows for the header's counts.
+ */
 export async function saveSnapshot(ctx: SnapshotContext): Promise<{ file: Buffer; header: SnapshotHeader }> {
   const keystore = keystoreOf(ctx);
-  let image: Database.Database;
-  let mode: SnapshotHeader["Mode"];
-  let term = 0;
   if (ctx.store instanceof SqliteStateStore) {
-    mode = "sqlite";
-    image = await backupImage(ctx.store, ctx.dataDir!);
-  } else if (ctx.store instanceof EtcdStateStore) {
-    mode = "etcd";
+    const tmp = path.join(ctx.dataDir!, `snapshot-${randomUUID()}.db`);
+    try {
+      await ctx.store.backupTo(tmp);
+      const copy = new Database(tmp);
+      let fields: HeaderFields;
+      try {
+        // The copy is in WAL mode, as the state file is; a WAL database does not open from an
+        // image, so the file becomes a plain one (its WAL checkpointed into it) first.
+        copy.pragma("journal_mode = DELETE");
+        fields = describe(copy, ctx, "sqlite", 0);
+      } finally {
+        copy.close();
+      }
+      ctx.signal?.throwIfAborted();
+      return encodeSnapshot(fields, await gzipAsync(await fs.promises.readFile(tmp)));
+    } finally {
+      for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) fs.rmSync(f, { force: true });
+    }
+  }
+  if (ctx.store instanceof EtcdStateStore) {
     const read = await ctx.store.readImage();
-    term = Number(read.revision);
-    image = new Database(read.image);
-    // The rows came from etcd with their secrets as records: sealed here, and no clear copy left
-    // in the image's free pages.
-    image.pragma("secure_delete = ON");
-    sealImageSecrets(image, secretsWith(keyringNow(keystore, true)));
-    image.exec("VACUUM");
-  } else {
-    throw new BerthError("ERR_INTERNAL", "snapshot: this state store cannot be snapshotted");
+    const image = new Database(read.image);
+    try {
+      // The rows came from etcd with their secrets as records: sealed here, and no clear copy
+      // left in the image's free pages.
+      image.pragma("secure_delete = ON");
+      sealImageSecrets(image, secretsWith(keyringNow(keystore, true)));
+      image.exec("VACUUM");
+      const fields = describe(image, ctx, "etcd", Number(read.revision));
+      ctx.signal?.throwIfAborted();
+      return encodeSnapshot(fields, await gzipAsync(image.serialize()));
+    } finally {
+      image.close();
+    }
   }
-  try {
-    ctx.signal?.throwIfAborted();
-    const index = imageIndex(image);
-    const created = Date.now();
-    const fields = {
-      ID: `${index}-${term}-${created}`,
-      BerthVersion: ctx.berthVersion,
-      Mode: mode,
-      Index: index,
-      Term: term,
-      Schema: imageSchema(image),
-      CreatedAt: new Date(created).toISOString(),
-      KeyIDs: imageKeyIds(image),
-      Types: imageTypes(image),
-    };
-    const payload = await gzipAsync(image.serialize());
-    return encodeSnapshot(fields, payload);
-  } finally {
-    image.close();
-  }
+  throw new BerthError("ERR_INTERNAL", "snapshot: this state store cannot be snapshotted");
 }
 
-/** The SQLite store's online backup, opened in memory (the temp file removed at once). */
-async function backupImage(store: SqliteStateStore, dataDir: string): Promise<Database.Database> {
-  const tmp = path.join(dataDir, `snapshot-${randomUUID()}.db`);
-  try {
-    await store.backupTo(tmp);
-    // The copy is in WAL mode, as the state file; a WAL database does not open from an image.
-    const copy = new Database(tmp);
-    let image: Buffer;
-    try {
-      copy.pragma("journal_mode = DELETE");
-      image = copy.serialize();
-    } finally {
-      copy.close();
-    }
-    return new Database(image);
-  } finally {
-    for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) fs.rmSync(f, { force: true });
-  }
+/** The header's fields for an image. */
+function describe(
+  image: Database.Database,
+  ctx: SnapshotContext,
+  mode: SnapshotHeader["Mode"],
+  term: number,
+): HeaderFields {
+  const index = imageIndex(image);
+  const created = Date.now();
+  return {
+    ID: `${index}-${term}-${created}`,
+    BerthVersion: ctx.berthVersion,
+    Mode: mode,
+    Index: index,
+    Term: term,
+    Schema: imageSchema(image),
+    CreatedAt: new Date(created).toISOString(),
+    KeyIDs: imageKeyIds(image),
+    Types: imageTypes(image),
+  };
 }
 
 /**
