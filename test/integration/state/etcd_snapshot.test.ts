@@ -17,6 +17,8 @@ import { ApiClient } from "../../../src/api/index.js";
 import { nullLogger } from "../../../src/internal/log.js";
 import { NodeSim } from "../../../src/nodesim/nodesim.js";
 import { Server } from "../../../src/server/server.js";
+import { createEtcdClient } from "../../../src/server/state/etcd/client.js";
+import { EtcdLog } from "../../../src/server/state/etcd/log.js";
 import { eventually } from "../../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
 
@@ -148,6 +150,17 @@ test(
         ["default", "prod"],
       );
       assert.equal((await api.nodes.list()).length, 1);
+    }
+    // etcd keeps secrets as records (README "State on etcd"): the restore opened them for it.
+    const client = createEtcdClient([etcds[1]!.endpoint], 5_000);
+    try {
+      const etcdLog = new EtcdLog(client, "/snap", 1024 * 1024);
+      const { pointer, revision } = await etcdLog.readSnapPointer();
+      const dump = await etcdLog.readSnapshot(pointer!, revision);
+      const volumes = JSON.stringify(dump.tables.volumes);
+      assert.ok(volumes.includes(SECRET) && !volumes.includes("berth:sealed"), "stored as etcd stores them");
+    } finally {
+      client.close();
     }
     await apiF.namespaces.register({ Name: "after", Description: "" });
     assert.ok((await apiF.namespaces.info("after")).CreateIndex > Index);
