@@ -98,7 +98,7 @@ export function wsTlsOptions(t: TlsConnectOptions): ClientOptions {
 export interface SendInit {
   method?: string;
   headers?: Record<string, string>;
-  body?: string | undefined;
+  body?: string | Uint8Array<ArrayBuffer> | undefined;
   signal?: AbortSignal | undefined;
 }
 

@@ -83,6 +83,32 @@ export class ApiTransport {
   }
 
   /**
+   * Sends one request whose body and answer are bytes (a snapshot file): the answer's body and
+   * headers; errors as `request`'s.
+   */
+  async requestBytes(
+    method: string,
+    path: string,
+    opts: { query?: Query; body?: Uint8Array<ArrayBuffer> } = {},
+  ): Promise<{ body: Buffer; headers: Headers }> {
+    const { url, headers } = this.endpoint(path, opts.query);
+    if (opts.body !== undefined) headers["Content-Type"] = "application/octet-stream";
+    let res: Response;
+    try {
+      res = await this.send(url, { method, headers, body: opts.body, signal: this.signal });
+    } catch (err) {
+      if (err instanceof Error && (err.name === "AbortError" || err.name === "TimeoutError")) throw err;
+      throw new ConnectionError(this.address, err);
+    }
+    const body = Buffer.from(await res.arrayBuffer());
+    if (!res.ok) {
+      const message = body.toString("utf8").trim() || res.statusText || `HTTP ${res.status}`;
+      throw new ApiError(res.status, message, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
+    }
+    return { body, headers: res.headers };
+  }
+
+  /**
    * Sends one request. The JSON answer is trusted to have the documented shape (the server is
    * berth's own); an empty body resolves to undefined.
    */

@@ -38,6 +38,7 @@ import { JobEndpoint } from "./rpc/job.js";
 import { JobLaunchEndpoint } from "./rpc/job_launch.js";
 import { NamespaceEndpoint } from "./rpc/namespace.js";
 import { NodeEndpoint } from "./rpc/node.js";
+import { OperatorSnapshots } from "./operator_snapshot.js";
 import { nodeIntroOf } from "./rpc/node_intro_key.js";
 import { PluginEndpoint } from "./rpc/plugin.js";
 import { VolumeEndpoint } from "./rpc/volume.js";
@@ -92,7 +93,7 @@ export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger)
   // The volumewatcher of this server's current term as leader (its census feeds the metrics).
   const watcher: { current?: VolumeWatcher | undefined } = {};
   const gate = buildGate(opts, { deps, scheduler, claim, volumes, liveness }, ttlMs, watcher, log);
-  const web = buildApi(opts, opened, deps, { node, volumes }, telemetry, log);
+  const web = buildApi(opts, opened, deps, { node, volumes, gate }, telemetry, log);
   const agentRpc = new AgentRpcServer(
     { node, claim, usage: new VolumeUsageEndpoint(opened.store) },
     opened.conns,
@@ -169,7 +170,7 @@ function buildApi(
   opts: ServerOptions,
   { store, events, cluster }: Opened,
   deps: ServerDeps,
-  shared: { node: NodeEndpoint; volumes: VolumeEndpoint },
+  shared: { node: NodeEndpoint; volumes: VolumeEndpoint; gate: LeaderGate },
   telemetry: Telemetry,
   log: Logger,
 ): WebParts {
@@ -194,6 +195,14 @@ function buildApi(
     telemetry,
     agent: opts.agentInfo,
     gc: systemGc(store, log.child("gc")),
+    snapshots: new OperatorSnapshots({
+      store,
+      dataDir: opts.dataDir,
+      berthVersion: opts.agentInfo?.config.Version ?? "unknown",
+      gate: shared.gate,
+      cluster: cluster.view,
+      log: log.child("snapshot"),
+    }),
   };
   return { acl, api: createApiHandler(endpoints, log.child("http"), guard), guard, execSockets };
 }

@@ -23,6 +23,7 @@ import type { AclEndpoint, Identity } from "./acl/endpoint.js";
 import type { EventBroker } from "./events/broker.js";
 import type { Telemetry } from "../internal/metrics/telemetry.js";
 import type { ClusterView } from "./leader/cluster_view.js";
+import type { OperatorSnapshots } from "./operator_snapshot.js";
 
 export interface HttpEndpoints {
   store: StateStore;
@@ -48,6 +49,8 @@ export interface HttpEndpoints {
   agent?: AgentInfo;
   /** `berth system gc` (server/gc/system.ts); absent in tests that build no server. */
   gc?: SystemGc;
+  /** State snapshots (`/v1/operator/snapshot`); absent in tests that build no server. */
+  snapshots?: OperatorSnapshots;
 }
 
 export interface Ctx {

@@ -29,6 +29,7 @@ import { nodeStatus } from "./node_status.js";
 import { nodeIntroCreate } from "./node_intro_create.js";
 import { operatorQuarantine } from "./operator_quarantine.js";
 import { operatorRaft } from "./operator_raft.js";
+import { operatorSnapshot } from "./operator_snapshot.js";
 import { serverMembers } from "./server_members.js";
 import { systemGc, systemReconcile } from "./system.js";
 import { pluginStatus } from "./plugin_status.js";
@@ -117,7 +118,11 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
     status: entry(volumeStatus),
   },
   plugin: { status: entry(pluginStatus) },
-  operator: { quarantine: entry(operatorQuarantine), raft: entry(operatorRaft) },
+  operator: {
+    quarantine: entry(operatorQuarantine),
+    raft: entry(operatorRaft),
+    snapshot: entry(operatorSnapshot),
+  },
   server: { members: entry(serverMembers) },
   system: { gc: entry(systemGc), reconcile: entry(systemReconcile) },
   namespace: {

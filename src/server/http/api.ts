@@ -33,6 +33,7 @@ import * as status from "./routes_status.js";
 import * as agent from "./routes_agent.js";
 import { jobSummary } from "./routes_job_summary.js";
 import { search } from "./routes_search.js";
+import { ownsBodyLimit, restoreSnapshotRoute, saveSnapshotRoute, SNAPSHOT_PATH } from "./routes_snapshot.js";
 import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
@@ -121,6 +122,9 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["PUT", "/v1/system/gc", system.forceGc, g.MANAGEMENT],
   ["PUT", "/v1/system/reconcile/summaries", system.reconcileSummaries, g.MANAGEMENT],
   ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined, g.operator("write")],
+  // Nomad's snapshot routes: a management token only (nomad/operator_endpoint.go).
+  ["GET", SNAPSHOT_PATH, saveSnapshotRoute, g.MANAGEMENT],
+  [["PUT", "POST"], SNAPSHOT_PATH, restoreSnapshotRoute, g.MANAGEMENT],
   ["GET", "/v1/deployments", deployments.listDeployments, g.ns("read-job")],
   ["GET", "/v1/deployment/:id", deployments.getDeployment, g.objectNs("deployment", "read-job")],
   [
@@ -233,7 +237,7 @@ export function createApiHandler(api: HttpEndpoints, log: Logger, guard?: Origin
   }
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     if (guard && !guard.admit(req, res)) return;
-    const tooLarge = contentLengthRefusal(req);
+    const tooLarge = ownsBodyLimit(req) ? null : contentLengthRefusal(req);
     if (tooLarge) {
       // Never buffered: Node reads and drops the body after the answer (closing the connection at
       // once would reset it, and the client could lose the 413), bounded by the request timeout.

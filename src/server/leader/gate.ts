@@ -61,6 +61,8 @@ export class LeaderGate {
   private closed = false;
   /** The term asked for last (by gain), until lose ends it. */
   private current: AbortController | null = null;
+  /** What the election said of the current term (restart begins a new term on it). */
+  private source: TermSource | null = null;
   /** Starts whose term ended before they did (close awaits them). */
   private readonly lingering = new Set<Promise<void>>();
 
@@ -89,6 +91,7 @@ export class LeaderGate {
     if (this.closed || this.current) return this.enqueue(async () => undefined);
     const ctl = new AbortController();
     this.current = ctl;
+    this.source = source;
     const signal = ctl.signal;
     const fence: Fence = {
       refusal: () =>
@@ -122,6 +125,20 @@ export class LeaderGate {
       this.set("follower");
       this.log.info("leader loops stopped", { reason });
     });
+  }
+
+  /**
+   * Ends the current term and begins another on the same election term at once (a snapshot
+   * restore replaced the state under the loops: they follow it by deltas, so each starts afresh
+   * from the store, as after a leader change). Nothing when this server does not lead.
+   */
+  async restart(reason: string): Promise<void> {
+    const source = this.source;
+    if (!this.current || !source || this.closed) return;
+    // Asked for back to back, in one turn: an election's lose after this ends the new term.
+    const stopped = this.lose(reason);
+    const started = this.gain(source);
+    await Promise.all([stopped, started]);
   }
 
   /** Server stop: stops the loops, never starts them again, and waits for starts left running. */

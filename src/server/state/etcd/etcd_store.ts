@@ -26,6 +26,8 @@ import { EtcdReplica, GapError, type Op, type Outcome } from "./replica.js";
 import { createEtcdClient, describeEtcdError } from "./client.js";
 import type { Dump } from "./rows.js";
 import type { GroupCommitStats, QuarantinedRecord, StateWriter, Table } from "../store.js";
+import { TABLES } from "../tables.js";
+import { readImageAtOneRevision, restoreIntoEtcd } from "./etcd_snapshot.js";
 import type { CommitListener } from "../commit_feed.js";
 import type { WatchKey } from "../watch_keys.js";
 import type { SqliteEngine } from "../engine/engine.js";
@@ -134,6 +136,41 @@ class EtcdStore implements StoreOwn {
   /** Batches committed to etcd by this store and the txns they carried (benchmarks). */
   groupCommitStats(): GroupCommitStats {
     return { ...this.counters };
+  }
+
+  /** The state at one etcd revision as a SQLite image (a snapshot save; etcd_snapshot.ts). */
+  readImage(): Promise<{ image: Buffer; index: number; revision: string }> {
+    return readImageAtOneRevision(this.etcdLog, this.log);
+  }
+
+  /**
+   * Replaces the cluster's state with `rows` (a snapshot restore; etcd_snapshot.ts), resolving
+   * with the restore's index once this server's replica has applied it.
+   */
+  async replaceState(
+    rows: Map<string, unknown[][]>,
+    snapshotIndex: number,
+    stamp: (rows: Map<string, unknown[][]>, index: number) => void,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    let at: number;
+    try {
+      at = await restoreIntoEtcd(this.etcdLog, this.replica.rows.schema, snapshotIndex, rows, stamp, signal);
+    } catch (err) {
+      throw this.unavailable(err, "the snapshot was not restored");
+    }
+    // The watch brings the restore's entry within milliseconds; a minute means it is lost.
+    const deadline = Date.now() + 60_000;
+    while (this.engine.index() < at && !this.closed) {
+      if (Date.now() > deadline) {
+        throw new BerthError(
+          "ERR_STATE_UNAVAILABLE",
+          `the restore was committed to etcd at index ${at}, but this server has not applied it within a minute`,
+        );
+      }
+      await this.replica.waitFor([...TABLES], at - 1, signal, 1_000);
+    }
+    return at;
   }
 
   /** Stops following etcd; txns not yet committed are rejected (nothing of them is written). */

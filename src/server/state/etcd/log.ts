@@ -181,6 +181,55 @@ export class EtcdLog {
     return res.succeeded;
   }
 
+  /** P/index as etcd holds it now (0 when never written) and the revision of that read. */
+  async readIndex(): Promise<{ index: number; revision: string }> {
+    const res = await this.client.get(this.indexKey).exec();
+    const kv = res.kvs[0];
+    return { index: kv ? Number(kv.value.toString()) : 0, revision: res.header.revision };
+  }
+
+  /**
+   * A snapshot restore (etcd_snapshot.ts): writes `dump` as the snapshot at `entry`'s index − 1,
+   * then in ONE etcd txn, only if P/index is still `base` and the snapshot pointer still the one
+   * read at `modRevision`: points P/snap at it, deletes the whole log, its blobs and the previous
+   * snapshot, and commits `entry` (its one txn touching every table) as the log's only entry.
+   * Every replica then meets a gap, reloads from the new snapshot and applies the entry, which
+   * wakes its blocking queries. Returns false (and leaves nothing behind) when another write won.
+   */
+  async restoreState(
+    dump: Dump,
+    entry: LogEntry,
+    base: number,
+    prev: SnapPointer | undefined,
+    modRevision: string,
+  ): Promise<boolean> {
+    const last = entry.txns[entry.txns.length - 1]!.i;
+    const id = crypto.randomUUID();
+    const body = deflateRawSync(Buffer.from(JSON.stringify({ ...dump, index: last - 1 })));
+    const dir = `${this.snapDir}${id}/`;
+    const chunks = await this.writeChunks(dir, body);
+    const pointer: SnapPointer = { id, index: last - 1, chunks, schema: dump.schema };
+    const value = Buffer.concat([Buffer.from([INLINE]), deflateRawSync(Buffer.from(JSON.stringify(entry)))]);
+    const ops = [
+      this.client.put(this.snapKey).value(JSON.stringify(pointer)),
+      this.client.delete().inRange({ start: this.logDir, end: this.logKey(last) }),
+      this.client.delete().inRange({ start: this.blobDir, end: this.blobDir + "\uffff" }),
+      this.client.put(this.indexKey).value(String(last)),
+      this.client.put(this.logKey(last)).value(value),
+    ];
+    if (prev) ops.push(this.client.delete().prefix(`${this.snapDir}${prev.id}/`));
+    const indexIs =
+      base === 0
+        ? this.client.if(this.indexKey, "Version", "==", 0)
+        : this.client.if(this.indexKey, "Value", "==", String(base));
+    const res = await indexIs
+      .and(this.snapKey, "Mod", "==", Number(modRevision))
+      .then(...ops)
+      .commit();
+    if (!res.succeeded) await this.client.delete().prefix(dir).exec();
+    return res.succeeded;
+  }
+
   /** Watches new log entries from `revision` on; `onPut` gets each entry's raw value in order. */
   async watch(
     fromRevision: string,

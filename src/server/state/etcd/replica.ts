@@ -200,6 +200,11 @@ export class EtcdReplica {
     }
   }
 
+  /** The replica's database as a SQLite image (db.serialize; a snapshot save reads a replica built for it). */
+  image(): Buffer {
+    return this.db.serialize();
+  }
+
   /** Replaces every row with a snapshot's, and the indexes with the snapshot's. */
   restore(snapshot: Dump): void {
     this.db.transaction(() => this.rows.restore(snapshot))();

@@ -24,6 +24,7 @@ import { SqliteEngine, type IndexMark } from "../engine/engine.js";
 import { runWrite, type Written } from "../engine/writer.js";
 import { STORE_READS, withEngineReads, type StoreOwn, type StoreReads } from "../engine/reads.js";
 import { openSecretsAtRest, type SecretsAtRest } from "../secrets/secrets_at_rest.js";
+import type { Keyring } from "../secrets/keyring.js";
 import { IndexWatch } from "../watch.js";
 import { BatchLostError, DEFAULT_GROUP_COMMIT, GroupCommit, type GroupCommitLimits } from "./group_commit.js";
 import type { WatchKey } from "../watch_keys.js";
@@ -82,6 +83,7 @@ class LocalStore implements StoreOwn {
   private readonly feed: CommitListeners;
   private readonly inTransaction: (body: () => void) => void;
   private readonly inSavepoint: (fn: (tx: StateWriter) => unknown) => unknown;
+  private readonly keystore: string | null;
 
   /** `dataDir` null opens an in-memory store. */
   constructor(dataDir: string | null, opts: SqliteStoreOptions = {}) {
@@ -91,9 +93,10 @@ class LocalStore implements StoreOwn {
     // A file-backed store always seals secrets, under the key in `<dataDir>/keystore/`; a missing
     // or wrong key stops the open here, with the database closed again.
     let atRest: SecretsAtRest | null = null;
-    if (dataDir !== null) {
+    this.keystore = dataDir === null ? null : path.join(dataDir, "keystore");
+    if (this.keystore !== null) {
       try {
-        atRest = openSecretsAtRest(db, path.join(dataDir, "keystore"), log);
+        atRest = openSecretsAtRest(db, this.keystore, log);
       } catch (err) {
         db.close();
         throw err;
@@ -163,6 +166,32 @@ class LocalStore implements StoreOwn {
 
   dropQuarantined(table: string, namespace: string, key: string): Promise<boolean> {
     return Promise.resolve(this.quarantine.drop(table, namespace, key));
+  }
+
+  /**
+   * SQLite's online backup of the state into the file `file` (a snapshot save): a copy as of one
+   * commit, taken in steps while txns go on (better-sqlite3 backs up over this same connection,
+   * so a write during the backup is carried into the copy).
+   */
+  async backupTo(file: string): Promise<void> {
+    await this.db.backup(file);
+  }
+
+  /** The keyring's directory (`<dataDir>/keystore`), null for an in-memory store (nothing sealed). */
+  get keystoreDir(): string | null {
+    return this.keystore;
+  }
+
+  /**
+   * Replaces the state (a snapshot restore): `write` runs in one transaction on the state file,
+   * then the indexes are read again, secrets open with `keyring` from now on, and every blocking
+   * query is woken. Synchronous, so no txn batch interleaves; one that throws changes nothing.
+   */
+  replaceState(write: (db: Database.Database) => void, keyring: Keyring | undefined): void {
+    this.db.transaction(() => write(this.db))();
+    this.engine.loadIndexes();
+    if (keyring) this.engine.atRest?.useKeyring(keyring);
+    this.watch.wakeAll();
   }
 
   /** Commits the txns still queued (their callers are answered), then closes the file. */

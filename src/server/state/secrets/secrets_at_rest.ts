@@ -51,7 +51,16 @@ export class SecretsAtRest {
    */
   private readonly opened = new Map<string, Readonly<Record<string, string>>>();
 
-  constructor(private readonly keyring: Keyring) {}
+  constructor(private keyring: Keyring) {}
+
+  /**
+   * Seals and opens with `keyring` from now on (a snapshot restore: the operator put the keys that
+   * sealed the snapshot into the keystore, and the ring is read again). Opened values stay cached:
+   * a sealed value names its key, so one opened before is the same under the new ring.
+   */
+  useKeyring(keyring: Keyring): void {
+    this.keyring = keyring;
+  }
 
   sealVolume(vol: CSIVolume): CSIVolume {
     const flags = vol.MountOptions?.MountFlags ?? [];
