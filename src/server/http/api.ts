@@ -16,6 +16,7 @@ import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
 import * as launch from "./routes_job_launch.js";
 import * as allocOps from "./routes_alloc_ops.js";
+import * as allocFs from "./routes_alloc_fs.js";
 import { validateJobRoute } from "./routes_validate.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
@@ -87,6 +88,11 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ],
   ["GET", "/v1/client/allocation/:id/stats", allocOps.allocStats, g.objectNs("alloc", "read-job")],
   ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs, g.objectNs("alloc", "read-logs", "read-fs")],
+  // Nomad's FileSystem.List/Stat/Stream: read-fs in the alloc's namespace.
+  ["GET", "/v1/client/fs/ls/:id", allocFs.fsList, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/stat/:id", allocFs.fsStat, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/readat/:id", allocFs.fsReadAt, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/cat/:id", allocFs.fsCat, g.objectNs("alloc", "read-fs")],
   ["GET", "/v1/nodes", csi.listNodes, g.node("read")],
   ["GET", "/v1/node/:id", csi.getNode, g.node("read")],
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode, g.node("write")],
