@@ -22,6 +22,7 @@ import { Telemetry } from "../internal/metrics/telemetry.js";
 import { telemetrySettings } from "./config_telemetry.js";
 import { agentInfoOf } from "./agent_info.js";
 import { ClientHttp } from "./client_http.js";
+import { parseJobspecForServer } from "./jobspec_parser.js";
 
 export class Agent {
   private server: Server | null = null;
@@ -93,6 +94,7 @@ export class Agent {
         // -dev listens on loopback only: its own node is not warned about unless configured.
         intro: fileConfig.clientIntroduction ?? (this.opts.dev ? { enforcement: "none" } : {}),
         agentInfo: agentInfoOf(this.opts, this.dataDir, fileConfig.acl?.enabled === true, () => this.client),
+        jobspecParser: parseJobspecForServer,
       });
       await this.server.start();
       const exposed = nodeRpcWarning({

@@ -192,6 +192,7 @@ function buildApi(
     events,
     telemetry,
     agent: opts.agentInfo,
+    jobspec: opts.jobspecParser,
   };
   return { acl, api: createApiHandler(endpoints, log.child("http"), guard), guard, execSockets };
 }

@@ -3,6 +3,7 @@
  * guards and the event stream take them too. Handlers answer through http/respond.ts and
  * wire/http_io.ts and may throw coded errors.
  */
+import type { JobspecParser } from "./jobspec_parser.js";
 import type { AgentInfo } from "./agent_info.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../structs/errors.js";
@@ -45,6 +46,8 @@ export interface HttpEndpoints {
   cluster?: ClusterView;
   /** The agent this server runs in (`/v1/agent/self|health`); absent for a bare server. */
   agent?: AgentInfo;
+  /** `/v1/jobs/parse`'s jobspec reader (jobspec_parser.ts); absent for a bare server. */
+  jobspec?: JobspecParser;
 }
 
 export interface Ctx {

@@ -18,6 +18,7 @@ import * as launch from "./routes_job_launch.js";
 import * as allocOps from "./routes_alloc_ops.js";
 import * as allocFs from "./routes_alloc_fs.js";
 import { validateJobRoute } from "./routes_validate.js";
+import { parseJobRoute } from "./routes_job_parse.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
@@ -33,6 +34,7 @@ import * as status from "./routes_status.js";
 import * as agent from "./routes_agent.js";
 import { jobSummary } from "./routes_job_summary.js";
 import { search } from "./routes_search.js";
+import { fuzzySearch } from "./routes_search_fuzzy.js";
 import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
@@ -61,6 +63,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/job/:id", jobs.getJob, g.ns("read-job")],
   [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt, g.body(JOB_BODY, ...SUBMIT)],
   [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
+  [["PUT", "POST"], "/v1/jobs/parse", parseJobRoute, g.ns("parse-job", "submit-job")],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
   ["GET", "/v1/job/:id/summary", jobSummary, g.ns("read-job")],
@@ -204,6 +207,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/agent/self", agent.agentSelf, g.agent("read")],
   ["GET", "/v1/regions", agent.regions, g.own("none (anyone, as Nomad)")],
   [["PUT", "POST"], "/v1/search", search, g.SEARCH],
+  [["PUT", "POST"], "/v1/search/fuzzy", fuzzySearch, g.SEARCH],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */
