@@ -145,7 +145,8 @@ export class Agent {
     const fileConfig = this.opts.fileConfig;
     const http = new ClientHttp({
       addr: this.opts.httpAddr,
-      tls: serverTls(fileConfig.tls),
+      // HTTPS only with tls { http = true }; a node's `rpc` alone is about how it dials its servers.
+      tls: fileConfig.tls?.http === true ? serverTls(fileConfig.tls) : undefined,
       dialTls,
       telemetry,
       agent: agentInfoOf(this.opts, this.dataDir, fileConfig.acl?.enabled === true, () => this.client),

@@ -55,6 +55,19 @@ export const fsCat: Route = async (ctx, api) => {
   await sendBytes(ctx, api, pathParam(ctx), 0, Infinity);
 };
 
+/** Resolves once the answer takes more, or the caller has gone (the loop then stops). */
+function drained(ctx: Ctx): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      ctx.res.off("drain", done);
+      ctx.res.off("close", done);
+      resolve();
+    };
+    ctx.res.once("drain", done);
+    ctx.res.once("close", done);
+  });
+}
+
 /** Sends `count` bytes of `path` from `offset` (fewer when the file ends first). */
 async function sendBytes(ctx: Ctx, api: HttpEndpoints, path: string, offset: number, count: number) {
   const id = param(ctx, "id");
@@ -74,7 +87,7 @@ async function sendBytes(ctx: Ctx, api: HttpEndpoints, path: string, offset: num
     if (data.length === 0) break;
     at += data.length;
     left -= data.length;
-    if (!ctx.res.write(data)) await new Promise((r) => ctx.res.once("drain", r));
+    if (!ctx.res.write(data)) await drained(ctx);
     if (left <= 0 || ctx.signal.aborted) break;
     try {
       chunk = await read(at, left);
