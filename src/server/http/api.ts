@@ -96,6 +96,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/client/fs/stat/:id", allocFs.fsStat, g.objectNs("alloc", "read-fs")],
   ["GET", "/v1/client/fs/readat/:id", allocFs.fsReadAt, g.objectNs("alloc", "read-fs")],
   ["GET", "/v1/client/fs/cat/:id", allocFs.fsCat, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/stream/:id", allocFs.fsStream, g.objectNs("alloc", "read-fs")],
   ["GET", "/v1/nodes", csi.listNodes, g.node("read")],
   ["GET", "/v1/node/:id", csi.getNode, g.node("read")],
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode, g.node("write")],

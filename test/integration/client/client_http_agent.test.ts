@@ -217,6 +217,18 @@ test("a client-only agent serves its metrics and health and forwards the rest; a
   );
   assert.deepEqual([readat.status, await readat.text()], [200, "one"]);
 
+  // Nomad's stream frames, not followed: one frame with the bytes from 5 before the end.
+  const stream = await fetch(
+    `${clientAddr}/v1/client/fs/stream/${allocId}?path=alloc/data.txt&origin=end&offset=6&follow=false`,
+    auth(),
+  );
+  assert.equal(stream.status, 200);
+  const frame = JSON.parse(await stream.text()) as { Offset: number; Data: string; File: string };
+  assert.deepEqual(
+    [frame.Offset, Buffer.from(frame.Data, "base64").toString(), frame.File],
+    [29, "three\n", "alloc/data.txt"],
+  );
+
   // Refused: out of the alloc dir, through the task's symlink, a secret.
   const escape = await cli("alloc", "fs", allocId, "../../");
   assert.equal(escape.code, 1);
