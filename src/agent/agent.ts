@@ -22,10 +22,14 @@ import { Telemetry } from "../internal/metrics/telemetry.js";
 import { collectRuntimeMetrics } from "../internal/metrics/runtime.js";
 import { telemetrySettings } from "./config_telemetry.js";
 import { agentInfoOf } from "./agent_info.js";
+import { ClientHttp } from "./client_http.js";
+import { parseJobspecForServer } from "./jobspec_parser.js";
 
 export class Agent {
   private server: Server | null = null;
   private client: Client | null = null;
+  /** A client-only agent's HTTP API (client_http.ts); a server's is the server's own. */
+  private clientHttp: ClientHttp | null = null;
   private dataDir = "";
   private tempDataDir = false;
   /** Stops the runtime metrics (internal/metrics/runtime.ts); a no-op until the agent started. */
@@ -37,12 +41,12 @@ export class Agent {
   ) {}
 
   get httpAddress(): string | null {
-    return this.server?.httpAddress ?? null;
+    return this.server?.httpAddress ?? this.clientHttp?.url ?? null;
   }
 
-  /** HOST:PORT the server's listener is really bound to (0.0.0.0:4646 for a wildcard bind). */
+  /** HOST:PORT the HTTP listener is really bound to (0.0.0.0:4646 for a wildcard bind). */
   get httpBind(): string | null {
-    return this.server?.boundAddress ?? null;
+    return this.server?.boundAddress ?? this.clientHttp?.boundAddress ?? null;
   }
 
   async start(): Promise<void> {
@@ -96,6 +100,7 @@ export class Agent {
         // -dev listens on loopback only: its own node is not warned about unless configured.
         intro: fileConfig.clientIntroduction ?? (this.opts.dev ? { enforcement: "none" } : {}),
         agentInfo: agentInfoOf(this.opts, this.dataDir, fileConfig.acl?.enabled === true, () => this.client),
+        jobspecParser: parseJobspecForServer,
       });
       await this.server.start();
       const exposed = nodeRpcWarning({
@@ -131,13 +136,45 @@ export class Agent {
         csiCallTimeoutMs: this.opts.csiCallTimeoutMs ?? undefined,
         volumeStatsIntervalMs: this.opts.csiVolumeStatsIntervalMs ?? undefined,
       });
+      // Bound first, so a configured address that is taken fails the agent before any task starts.
+      if (!this.server) await this.startClientHttp(telemetry, dialTls);
       await this.client.start();
+    }
+  }
+
+  /**
+   * A client-only agent serves its own HTTP API (client_http.ts) with the listener TLS a server
+   * would use. A configured address that cannot be bound fails the agent; the default one (another
+   * agent on this host has it) is a warning: the node's work does not depend on its API.
+   */
+  private async startClientHttp(telemetry: Telemetry, dialTls: ReturnType<typeof clientTls>): Promise<void> {
+    const fileConfig = this.opts.fileConfig;
+    const http = new ClientHttp({
+      addr: this.opts.httpAddr,
+      // HTTPS only with tls { http = true }; a node's `rpc` alone is about how it dials its servers.
+      tls: fileConfig.tls?.http === true ? serverTls(fileConfig.tls) : undefined,
+      dialTls,
+      telemetry,
+      agent: agentInfoOf(this.opts, this.dataDir, fileConfig.acl?.enabled === true, () => this.client),
+      server: () => this.client?.serverAddress ?? null,
+      log: this.log.child("http"),
+    });
+    try {
+      await http.start();
+      this.clientHttp = http;
+    } catch (err) {
+      if (this.opts.httpAddrGiven) throw err;
+      this.log.warn("the client's HTTP API is not served: its default address could not be bound", {
+        http_addr: this.opts.httpAddr,
+        error: err,
+      });
     }
   }
 
   /** Graceful stop. -dev: stop and clean up every alloc, then the parts, then the temp dir. */
   async stop(): Promise<void> {
     this.stopRuntimeMetrics();
+    await this.clientHttp?.stop();
     try {
       if (this.client) {
         if (this.opts.dev) await this.client.stopAllAllocs();

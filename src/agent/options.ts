@@ -24,7 +24,7 @@ export interface AgentOptions {
   client: boolean;
   /** Null in -dev without -data-dir: a temp dir is made and removed at exit. */
   dataDir: string | null;
-  /** HOST:PORT the server's HTTP API listens on. */
+  /** HOST:PORT the agent's HTTP API listens on (a server's, or a client-only agent's). */
   httpAddr: string;
   /**
    * HOST:PORT where the server also takes node agents (Nomad's RPC port, 4647); null: only the HTTP
@@ -33,6 +33,12 @@ export interface AgentOptions {
   rpcAddr: string | null;
   /** What the server tells its peers to dial (`advertise`, host:port each); absent: its listeners. */
   advertise: { http?: string; rpc?: string };
+  /**
+   * Whether httpAddr was configured (-http-addr, or `addresses`/`ports`/`bind_addr` in a file)
+   * rather than the default: a client-only agent that cannot bind a configured address fails, one
+   * that cannot bind the default goes on without its API (agent.ts).
+   */
+  httpAddrGiven: boolean;
   /** Server addresses a -client agent dials (http://HOST:PORT). */
   servers: string[];
   nodeName: string | null;
@@ -284,6 +290,11 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     httpAddr,
     rpcAddr,
     advertise,
+    httpAddrGiven:
+      flags.httpAddr !== undefined ||
+      file.httpAddress !== undefined ||
+      file.bindAddr !== undefined ||
+      file.httpPort !== undefined,
     servers,
     nodeName: flags.nodeName ?? file.nodeName ?? null,
     clientIntroToken: flags.clientIntroToken ?? null,

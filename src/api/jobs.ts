@@ -44,6 +44,15 @@ export class JobsApi {
       query: { diffs: opts.diffs ? "true" : undefined },
     });
   }
+  /**
+   * The server's reading of an HCL jobspec (Nomad's `Jobs().ParseHCLOpts`, `PUT /v1/jobs/parse`);
+   * `canonicalize`: with the server's defaults filled in.
+   */
+  parseHcl(jobHcl: string, opts: { variables?: string; canonicalize?: boolean } = {}): Promise<Job> {
+    return this.t.request("PUT", "/v1/jobs/parse", {
+      body: { JobHCL: jobHcl, Variables: opts.variables ?? "", Canonicalize: opts.canonicalize ?? false },
+    });
+  }
   /** The server's validation of a job, registering nothing (Nomad's `PUT /v1/validate/job`). */
   validate(job: Job): Promise<JobValidateResponse> {
     return this.t.request("PUT", "/v1/validate/job", { body: { Job: job } });

@@ -12,6 +12,7 @@ export const ALIASES: Record<string, [noun: string, verb: string]> = {
   inspect: ["job", "inspect"],
   init: ["job", "init"],
   logs: ["alloc", "logs"],
+  fs: ["alloc", "fs"],
   exec: ["alloc", "exec"],
   "alloc-status": ["alloc", "status"],
   "eval-status": ["eval", "status"],

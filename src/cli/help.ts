@@ -16,7 +16,7 @@ export function mainHelp(): string[] {
   lines.push(
     "  version        Prints berth's version",
     "",
-    "Nomad's shortcuts work: run, plan, validate, stop, inspect, init (job …), logs, exec,",
+    "Nomad's shortcuts work: run, plan, validate, stop, inspect, init (job …), logs, fs, exec,",
     "alloc-status (alloc …), eval-status, node-status, node-drain, server-members.",
     "",
     "Every command takes -address=<addr> (default: $BERTH_ADDR, else http://127.0.0.1:4646);",

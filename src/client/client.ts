@@ -80,6 +80,11 @@ export class Client {
     return this.conn?.connected ?? false;
   }
 
+  /** The URL of the server this agent is connected to (or dials next); null before start. */
+  get serverAddress(): string | null {
+    return this.conn?.serverAddr ?? null;
+  }
+
   private get nodeName(): string {
     return this.opts.nodeName ?? os.hostname();
   }

@@ -203,6 +203,7 @@ function buildApi(
       cluster: cluster.view,
       log: log.child("snapshot"),
     }),
+    jobspec: opts.jobspecParser,
   };
   return { acl, api: createApiHandler(endpoints, log.child("http"), guard), guard, execSockets };
 }

@@ -4,6 +4,7 @@
  * wire/http_io.ts and may throw coded errors.
  */
 import type { SystemGc } from "./gc/system.js";
+import type { JobspecParser } from "./jobspec_parser.js";
 import type { AgentInfo } from "./agent_info.js";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { validationError } from "../structs/errors.js";
@@ -51,6 +52,8 @@ export interface HttpEndpoints {
   gc?: SystemGc;
   /** State snapshots (`/v1/operator/snapshot`); absent in tests that build no server. */
   snapshots?: OperatorSnapshots;
+  /** `/v1/jobs/parse`'s jobspec reader (jobspec_parser.ts); absent for a bare server. */
+  jobspec?: JobspecParser;
 }
 
 export interface Ctx {

@@ -1,4 +1,5 @@
 /** What a server is started with (server.ts); the agent maps its flags and config file onto it. */
+import type { JobspecParser } from "./jobspec_parser.js";
 import type { AgentInfo } from "./agent_info.js";
 import type { Logger } from "../internal/log.js";
 import type { Telemetry } from "../internal/metrics/telemetry.js";
@@ -75,6 +76,8 @@ export interface ServerOptions {
   intro?: Partial<IntroSettings>;
   /** What the agent says of itself on `/v1/agent/self` and `/v1/agent/health` (agent_info.ts). */
   agentInfo?: AgentInfo;
+  /** The jobspec reader of `/v1/jobs/parse` (jobspec_parser.ts); absent: the route answers 500. */
+  jobspecParser?: JobspecParser;
 }
 
 export const DEFAULT_HEARTBEAT_TTL_MS = 30_000;

@@ -38,6 +38,7 @@ import type {
   AllocStatsRequest,
 } from "./rpc_alloc.js";
 import type { AllocResourceUsage } from "./resource_usage.js";
+import type { AllocFileInfo, AllocFsPathRequest, AllocFsReadRequest, AllocFsReadResponse } from "./rpc_fs.js";
 import type { ControllerGetVolumeRequest, ControllerGetVolumeResponse } from "./volume_condition.js";
 import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volume_state.js";
 
@@ -354,6 +355,9 @@ export interface ClientMethods {
   "ClientAlloc.ReadLog": [AllocReadLogRequest, AllocReadLogResponse];
   "ClientAlloc.Exec": [AllocExecRequest, AllocExecResponse];
   "ClientAlloc.Stats": [AllocStatsRequest, AllocResourceUsage];
+  "ClientFS.List": [AllocFsPathRequest, AllocFileInfo[]];
+  "ClientFS.Stat": [AllocFsPathRequest, AllocFileInfo];
+  "ClientFS.ReadAt": [AllocFsReadRequest, AllocFsReadResponse];
   "ClientAlloc.ExecOpen": [ExecOpenRequest, ExecOpenResponse];
   "ClientAlloc.ExecInput": [ExecInputRequest, Record<string, never>];
   "ClientAlloc.ExecOutput": [ExecOutputRequest, ExecOutputResponse];

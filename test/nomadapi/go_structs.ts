@@ -732,6 +732,25 @@ export const GO_STRUCTS: Record<string, GoStructField[]> = {
     { name: "Type", type: "string" },
     { name: "Name", type: "string" },
   ],
+  // api/search.go: PUT /v1/search/fuzzy.
+  FuzzyMatch: [
+    { name: "ID", type: "string" },
+    { name: "Scope", type: "[]string", omitempty: true },
+  ],
+  FuzzySearchResponse: [
+    { name: "Matches", type: "map[string][]FuzzyMatch" },
+    { name: "Truncations", type: "map[string]bool" },
+    { embed: "QueryMeta" },
+  ],
+  // api/fs.go: GET /v1/client/fs/ls|stat.
+  AllocFileInfo: [
+    { name: "Name", type: "string" },
+    { name: "IsDir", type: "bool" },
+    { name: "Size", type: "int64" },
+    { name: "FileMode", type: "string" },
+    { name: "ModTime", type: "time.Time" },
+    { name: "ContentType", type: "string" },
+  ],
   // api/search.go: PUT /v1/search (contexts.Context is a string).
   SearchResponse: [
     { name: "Matches", type: "map[string][]string" },

@@ -3,6 +3,7 @@ import type { Command, Parsed } from "../command.js";
 import type { CommandIO } from "../io.js";
 import { allocExec } from "./alloc_exec.js";
 import { allocLogs } from "./alloc_logs.js";
+import { allocFs } from "./alloc_fs.js";
 import { allocRestart, allocSignal, allocStop } from "./alloc_ops.js";
 import { allocStatus } from "./alloc_status.js";
 import { evalList, evalStatus } from "./eval_status.js";
@@ -85,6 +86,7 @@ export const COMMANDS: Record<string, Record<string, Entry>> = {
   alloc: {
     status: entry(allocStatus),
     logs: entry(allocLogs),
+    fs: entry(allocFs),
     exec: entry(allocExec),
     stop: entry(allocStop),
     restart: entry(allocRestart),

@@ -20,6 +20,7 @@ import { spawnJoined } from "../drivers/shared/cgroups/spawn_joined.js";
 import { logSource, readLog } from "./client_alloc_logs.js";
 import type { AllocAccess, ClientAllocPeer } from "./alloc_peer.js";
 import { registerAllocStatsHandler } from "./client_alloc_stats.js";
+import { registerAllocFsHandlers } from "./client_alloc_fs.js";
 import { registerExecSessionHandlers } from "./client_exec_session.js";
 import { childrenOf } from "../drivers/shared/proc.js";
 import { signalNumber, taskCommand } from "./task_process.js";
@@ -117,6 +118,7 @@ export function registerClientAllocHandlers(
   });
 
   registerAllocStatsHandler(peer, allocs, driverOf);
+  registerAllocFsHandlers(peer, allocs, allocsDir);
   registerExecSessionHandlers(
     peer,
     (allocId, name) => {

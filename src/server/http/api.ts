@@ -16,7 +16,9 @@ import type { OriginGuard } from "./origin.js";
 import * as jobs from "./routes_jobs.js";
 import * as launch from "./routes_job_launch.js";
 import * as allocOps from "./routes_alloc_ops.js";
+import * as allocFs from "./routes_alloc_fs.js";
 import { validateJobRoute } from "./routes_validate.js";
+import { parseJobRoute } from "./routes_job_parse.js";
 import * as csi from "./routes_csi.js";
 import * as ops from "./routes_volume_ops.js";
 import * as evals from "./routes_evals.js";
@@ -34,6 +36,7 @@ import * as agent from "./routes_agent.js";
 import { jobSummary } from "./routes_job_summary.js";
 import { search } from "./routes_search.js";
 import { ownsBodyLimit, restoreSnapshotRoute, saveSnapshotRoute, SNAPSHOT_PATH } from "./routes_snapshot.js";
+import { fuzzySearch } from "./routes_search_fuzzy.js";
 import { bindLeaderView } from "./leader_headers.js";
 import * as g from "../acl/guards.js";
 import type { Guard } from "../acl/guards.js";
@@ -62,6 +65,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/job/:id", jobs.getJob, g.ns("read-job")],
   [["PUT", "POST"], "/v1/job/:id", jobs.registerJobAt, g.body(JOB_BODY, ...SUBMIT)],
   [["PUT", "POST"], "/v1/validate/job", validateJobRoute, g.ns("read-job")],
+  [["PUT", "POST"], "/v1/jobs/parse", parseJobRoute, g.ns("parse-job", "submit-job")],
   ["DELETE", "/v1/job/:id", jobs.deregisterJob, g.JOB_DEREGISTER],
   ["GET", "/v1/job/:id/allocations", jobs.jobAllocations, g.ns("read-job")],
   ["GET", "/v1/job/:id/summary", jobSummary, g.ns("read-job")],
@@ -89,6 +93,12 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ],
   ["GET", "/v1/client/allocation/:id/stats", allocOps.allocStats, g.objectNs("alloc", "read-job")],
   ["GET", "/v1/client/fs/logs/:id", allocOps.allocLogs, g.objectNs("alloc", "read-logs", "read-fs")],
+  // Nomad's FileSystem.List/Stat/Stream: read-fs in the alloc's namespace.
+  ["GET", "/v1/client/fs/ls/:id", allocFs.fsList, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/stat/:id", allocFs.fsStat, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/readat/:id", allocFs.fsReadAt, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/cat/:id", allocFs.fsCat, g.objectNs("alloc", "read-fs")],
+  ["GET", "/v1/client/fs/stream/:id", allocFs.fsStream, g.objectNs("alloc", "read-fs")],
   ["GET", "/v1/nodes", csi.listNodes, g.node("read")],
   ["GET", "/v1/node/:id", csi.getNode, g.node("read")],
   [["PUT", "POST"], "/v1/node/:id/drain", nodes.drainNode, g.node("write")],
@@ -205,6 +215,7 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/agent/self", agent.agentSelf, g.agent("read")],
   ["GET", "/v1/regions", agent.regions, g.own("none (anyone, as Nomad)")],
   [["PUT", "POST"], "/v1/search", search, g.SEARCH],
+  [["PUT", "POST"], "/v1/search/fuzzy", fuzzySearch, g.SEARCH],
 ];
 
 /** Every route with what it requires: the README's ACL table is checked against this. */

@@ -8,6 +8,7 @@
  *   secrets), this server's member record as in `/v1/agent/members`, and an empty stats map.
  * - `GET /v1/regions`: the regions this cluster knows — berth has one, "global".
  */
+import type { ServerResponse } from "node:http";
 import { validationError } from "../../structs/errors.js";
 import type { AgentInfo } from "../agent_info.js";
 import type { Route } from "../request_ctx.js";
@@ -19,9 +20,14 @@ interface Health {
   message: string;
 }
 
+/**
+ * `hasLeader`: whether this agent's server knows a leader; null when the agent runs no server (a
+ * client-only agent, agent/client_http.ts): its server part is then left out, or "server not
+ * enabled" when `?type=server` asks for it, as Nomad's.
+ */
 export function healthOf(
   agent: AgentInfo | undefined,
-  hasLeader: boolean,
+  hasLeader: boolean | null,
   types: readonly string[],
 ): { client?: Health; server?: Health } {
   for (const t of types) {
@@ -29,7 +35,9 @@ export function healthOf(
   }
   const want = (t: string) => types.length === 0 || types.includes(t);
   const out: { client?: Health; server?: Health } = {};
-  if (want("server"))
+  if (hasLeader === null) {
+    if (types.includes("server")) out.server = { ok: false, message: "server not enabled" };
+  } else if (want("server"))
     out.server = hasLeader ? { ok: true, message: "ok" } : { ok: false, message: "no leader" };
   if (want("client")) {
     const client = agent?.client() ?? null;
@@ -43,11 +51,18 @@ export function healthOf(
 }
 
 export const agentHealth: Route = async (ctx, api) => {
-  const health = healthOf(api.agent, (api.cluster?.leader() ?? null) !== null, ctx.query.getAll("type"));
-  if (Object.values(health).every((h) => h.ok)) return sendJson(ctx.res, health);
-  ctx.res.writeHead(500, { "Content-Type": "application/json" });
-  ctx.res.end(JSON.stringify(health));
+  sendHealth(
+    ctx.res,
+    healthOf(api.agent, (api.cluster?.leader() ?? null) !== null, ctx.query.getAll("type")),
+  );
 };
+
+/** 200 with the JSON when every part is ok, else 500 with the same JSON (load balancers read it). */
+export function sendHealth(res: ServerResponse, health: { client?: Health; server?: Health }): void {
+  if (Object.values(health).every((h) => h.ok)) return sendJson(res, health);
+  res.writeHead(500, { "Content-Type": "application/json" });
+  res.end(JSON.stringify(health));
+}
 
 export const agentSelf: Route = async (ctx, api) => {
   const leader = api.cluster?.leader() ?? null;

@@ -11,7 +11,9 @@
  * route templates — but those IDs are every namespace's, so `telemetry { metrics_require_acl =
  * true }` makes the route need `agent:read` when ACLs are on.
  */
+import type { ServerResponse } from "node:http";
 import { BerthError, validationError } from "../../structs/errors.js";
+import type { Telemetry } from "../../internal/metrics/telemetry.js";
 import { aclOf, type Guard } from "../acl/guards.js";
 import { permissionDenied } from "../acl/endpoint.js";
 import type { Ctx, HttpEndpoints } from "../request_ctx.js";
@@ -30,9 +32,13 @@ export const METRICS_GUARD: Guard = {
 export async function getMetrics(ctx: Ctx, api: HttpEndpoints): Promise<void> {
   const t = api.telemetry;
   if (!t) throw new BerthError("ERR_INTERNAL", "this agent keeps no metrics");
-  const format = ctx.query.get("format") ?? "";
+  await sendMetrics(ctx.res, t, ctx.query.get("format") ?? "");
+}
+
+/** The answer for `format` from `t` (also a client-only agent's, agent/client_http.ts). */
+export async function sendMetrics(res: ServerResponse, t: Telemetry, format: string): Promise<void> {
   if (format === "") {
-    sendJson(ctx.res, await t.summary());
+    sendJson(res, await t.summary());
     return;
   }
   if (format !== "prometheus") {
@@ -45,6 +51,6 @@ export async function getMetrics(ctx: Ctx, api: HttpEndpoints): Promise<void> {
     throw new BerthError("ERR_UNSUPPORTED_MEDIA_TYPE", "Prometheus is not enabled");
   }
   const text = await t.prometheus();
-  ctx.res.writeHead(200, { "Content-Type": t.contentType });
-  ctx.res.end(text);
+  res.writeHead(200, { "Content-Type": t.contentType });
+  res.end(text);
 }

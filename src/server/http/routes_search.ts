@@ -29,9 +29,9 @@ const CONTEXTS = [
   "volumes",
   "namespaces",
 ] as const;
-type Context = (typeof CONTEXTS)[number];
+export type Context = (typeof CONTEXTS)[number];
 
-interface Search {
+export interface Search {
   prefix: string;
   /** undefined: every namespace (as "*"). */
   namespace: string | undefined;
@@ -40,10 +40,10 @@ interface Search {
 /** The IDs of one context matching the search, at most limit (callers ask one more to see a cut). */
 type Finder = (api: HttpEndpoints, ctx: Ctx, s: Search, limit: number) => string[];
 
-const inNs = (ctx: Ctx, s: Search, ns: string, ...ops: string[]) =>
+export const inNs = (ctx: Ctx, s: Search, ns: string, ...ops: string[]) =>
   (s.namespace === undefined || s.namespace === ns) && allowNs(ctx, ns, ...ops);
 
-const FINDERS: Record<Context, Finder> = {
+export const FINDERS: Record<Context, Finder> = {
   jobs: (api, ctx, s, limit) => ranged(api, ctx, s, limit, "read-job", (q) => api.store.jobRange(q)),
   volumes: (api, ctx, s, limit) => ranged(api, ctx, s, limit, CSI_LIST_OPS, (q) => api.store.volumeRange(q)),
   nodes: (api, _ctx, s, limit) =>
@@ -71,7 +71,7 @@ const FINDERS: Record<Context, Finder> = {
 };
 
 /** Whether the caller may read a context at all (a namespaced one: in the searched namespace). */
-function mayRead(ctx: Ctx, context: Context, s: Search): boolean {
+export function mayRead(ctx: Ctx, context: Context, s: Search): boolean {
   const acl = aclOf(ctx);
   if (acl === undefined) return true;
   if (context === "nodes") return acl.allowNodeRead();

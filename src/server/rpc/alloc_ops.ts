@@ -65,6 +65,20 @@ export class AllocOps {
     return this.call(alloc, "ClientAlloc.ReadLog", { AllocID: id, ...req }, signal);
   }
 
+  /**
+   * One of Nomad's client FS calls (`alloc fs`) on the alloc's node, for any alloc the store still
+   * has (a finished alloc's files stay readable while its dir is on the node, as its logs).
+   */
+  fs<M extends "ClientFS.List" | "ClientFS.Stat" | "ClientFS.ReadAt">(
+    id: string,
+    method: M,
+    req: Omit<ClientMethods[M][0], "AllocID">,
+    signal?: AbortSignal,
+  ): Promise<ClientMethods[M][1]> {
+    const alloc = this.get(id);
+    return this.call(alloc, method, { AllocID: id, ...req }, signal);
+  }
+
   /** What the alloc's running tasks use now, measured on its node (ClientAlloc.Stats). */
   stats(id: string, signal?: AbortSignal): Promise<AllocResourceUsage> {
     const alloc = this.running(id, "");

@@ -40,6 +40,12 @@ const ROUTES: Row[] = [
     "",
   ],
   [
+    (c) => c.jobs.parseHcl('job "web" {}', { canonicalize: true }),
+    "PUT /v1/jobs/parse?namespace=ns1",
+    '{"JobHCL":"job \\"web\\" {}","Variables":"","Canonicalize":true}',
+    "",
+  ],
+  [
     (c) => c.jobs.validate(job),
     "PUT /v1/validate/job?namespace=ns1",
     '{"Job":{"ID":"web","Name":"web"}}',
