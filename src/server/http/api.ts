@@ -129,12 +129,12 @@ const ROUTES: [Method | Method[], string, Route, Guard][] = [
   ["GET", "/v1/plugin/csi/:id", csi.getPlugin, g.plugin("read")],
   ["GET", "/v1/metrics", getMetrics, METRICS_GUARD],
   ["GET", "/v1/operator/quarantine", operator.listQuarantine, g.operator("read")],
-  ["PUT", "/v1/system/gc", system.forceGc, g.MANAGEMENT],
-  ["PUT", "/v1/system/reconcile/summaries", system.reconcileSummaries, g.MANAGEMENT],
   ["DELETE", "/v1/operator/quarantine/:table/:key", operator.deleteQuarantined, g.operator("write")],
   // Nomad's snapshot routes: a management token only (nomad/operator_endpoint.go).
   ["GET", SNAPSHOT_PATH, saveSnapshotRoute, g.MANAGEMENT],
   [["PUT", "POST"], SNAPSHOT_PATH, restoreSnapshotRoute, g.MANAGEMENT],
+  ["PUT", "/v1/system/gc", system.forceGc, g.MANAGEMENT],
+  ["PUT", "/v1/system/reconcile/summaries", system.reconcileSummaries, g.MANAGEMENT],
   ["GET", "/v1/deployments", deployments.listDeployments, g.ns("read-job")],
   ["GET", "/v1/deployment/:id", deployments.getDeployment, g.objectNs("deployment", "read-job")],
   [
