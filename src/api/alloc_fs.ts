@@ -4,7 +4,7 @@
  * stream; list and stat are JSON.
  */
 import type { ApiClient } from "./client.js";
-import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+import { streamGet } from "./stream_get.js";
 import { enc } from "./transport.js";
 
 /** Nomad's AllocFileInfo. ModTime is RFC 3339. */
@@ -50,17 +50,5 @@ export async function* readAllocFile(
           offset: String(q.offset),
           limit: q.limit === undefined ? undefined : String(q.limit),
         });
-  let res: Response;
-  try {
-    res = await api.transport.send(url, { headers, signal: q.signal });
-  } catch (err) {
-    if (err instanceof Error && err.name === "AbortError") return;
-    throw new ConnectionError(api.address, err);
-  }
-  if (!res.ok) {
-    const text = (await res.text()).trim();
-    throw new ApiError(res.status, text || res.statusText, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
-  }
-  if (!res.body) return;
-  for await (const chunk of res.body) yield chunk;
+  yield* streamGet(api, { url, headers }, q.signal);
 }

@@ -8,6 +8,7 @@ import { WebSocket } from "ws";
 import type { ApiClient } from "./client.js";
 import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
 import { wsTlsOptions } from "./tls.js";
+import { streamGet } from "./stream_get.js";
 
 export interface LogQuery {
   task: string;
@@ -30,23 +31,7 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
     offset: q.offset === undefined ? undefined : String(q.offset),
     origin: q.origin,
   });
-  let res: Response;
-  try {
-    res = await api.transport.send(url, { headers, signal: q.signal });
-  } catch (err) {
-    if (err instanceof Error && err.name === "AbortError") return;
-    throw new ConnectionError(api.address, err);
-  }
-  if (!res.ok) {
-    const text = (await res.text()).trim();
-    throw new ApiError(res.status, text || res.statusText, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
-  }
-  if (!res.body) return;
-  try {
-    for await (const chunk of res.body) yield chunk;
-  } catch (err) {
-    if (!(err instanceof Error && err.name === "AbortError")) throw err;
-  }
+  yield* streamGet(api, { url, headers }, q.signal);
 }
 
 /**

@@ -5,7 +5,7 @@
  * exactly where that read ended, so nothing written in between is lost.
  */
 import type { ApiClient } from "./client.js";
-import { ApiError, ConnectionError, ERROR_CODE_HEADER } from "./errors.js";
+import { streamGet } from "./stream_get.js";
 import type { LogQuery } from "./alloc_stream.js";
 
 export interface LogFrame {
@@ -28,26 +28,9 @@ export async function* streamLogFrames(
     offset: q.offset === undefined ? undefined : String(q.offset),
     origin: q.origin,
   });
-  let res: Response;
-  try {
-    // Through the client's transport: https with its TLS settings, as every other request of it.
-    res = await api.transport.send(url, { headers, signal: q.signal });
-  } catch (err) {
-    if (err instanceof Error && err.name === "AbortError") return;
-    throw new ConnectionError(api.address, err);
-  }
-  if (!res.ok) {
-    const text = (await res.text()).trim();
-    throw new ApiError(res.status, text || res.statusText, res.headers.get(ERROR_CODE_HEADER) ?? undefined);
-  }
-  if (!res.body) return;
   const splitter = new JsonObjectSplitter();
-  try {
-    for await (const chunk of res.body) {
-      for (const text of splitter.push(chunk)) yield toFrame(text);
-    }
-  } catch (err) {
-    if (!(err instanceof Error && err.name === "AbortError")) throw err;
+  for await (const chunk of streamGet(api, { url, headers }, q.signal)) {
+    for (const text of splitter.push(chunk)) yield toFrame(text);
   }
   if (splitter.rest().trim() !== "") throw new Error("the log stream ended inside a frame");
 }
