@@ -10,10 +10,11 @@ import { captureIO } from "../../fakes/command_io.js";
 import * as fx from "../../builders/api_records.js";
 import type { Command, Parsed } from "../../../src/cli/command.js";
 import { aclPolicy } from "../../../src/cli/commands/acl_policy.js";
-import { aclToken } from "../../../src/cli/commands/acl_token.js";
+import { aclBootstrap, aclToken } from "../../../src/cli/commands/acl_token.js";
 import { allocStatus } from "../../../src/cli/commands/alloc_status.js";
 import { deploymentList, deploymentStatus } from "../../../src/cli/commands/deployment_status.js";
 import { evalList, evalStatus } from "../../../src/cli/commands/eval_status.js";
+import { nodeIntroCreate } from "../../../src/cli/commands/node_intro_create.js";
 import { jobHistory } from "../../../src/cli/commands/job_history.js";
 import { jobInspect } from "../../../src/cli/commands/job_inspect.js";
 import { jobStatus } from "../../../src/cli/commands/job_status.js";
@@ -96,6 +97,11 @@ before(async () => {
     },
     "GET /v1/agent/members": { json: MEMBERS },
     "GET /v1/status/leader": { json: "127.0.0.2:4647" },
+    "PUT /v1/acl/token": { json: { AccessorID: "acc-2", SecretID: "sec-2", Name: "new", Type: "client" } },
+    "PUT /v1/acl/bootstrap": {
+      json: { AccessorID: "acc-0", SecretID: "sec-0", Name: "Bootstrap Token", Type: "management" },
+    },
+    "PUT /v1/acl/identity/client-introduction-token": { json: { JWT: "h.p.s" } },
   });
 });
 after(() => api.close());
@@ -165,6 +171,20 @@ describe("-t on the read commands", () => {
     assert.deepEqual(await run(aclToken, ["list", "-t", "{{range .}}{{.Name}}:{{.Type}}{{end}}"]), {
       code: 0,
       out: ["ci:client"],
+      err: [],
+    });
+  });
+
+  it("the commands that create a token: acl token create, acl bootstrap, node intro create", async () => {
+    assert.deepEqual(await run(aclToken, ["create", "-name", "new", "-t", "{{.SecretID}}"]), {
+      code: 0,
+      out: ["sec-2"],
+      err: [],
+    });
+    assert.deepEqual(await run(aclBootstrap, ["-t", "{{.Type}}"]), { code: 0, out: ["management"], err: [] });
+    assert.deepEqual(await run(nodeIntroCreate, ["create", "-t", "{{.JWT}}"]), {
+      code: 0,
+      out: ["h.p.s"],
       err: [],
     });
   });
