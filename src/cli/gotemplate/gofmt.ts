@@ -1,7 +1,7 @@
 /**
  * Go's fmt for the values a template sees: how `{{.X}}` prints a value (%v), Sprint and Sprintln
  * (`print`, `println`), and Sprintf (`printf`) with the verbs operators write — %v %+v %s %d %q %t
- * %f %e %g %x %X %o %b %c %U %% — flags `-+# 0`, width and precision, and Go's in-band complaints
+ * %f %e %g %x %X %o %b %c %U %T %% — flags `-+# 0`, width and precision, and Go's in-band complaints
  * (`%!d(string=x)`, `%!s(MISSING)`, `%!(EXTRA int=1)`).
  */
 import { kindOf, sortedEntries, typeName } from "./values.js";
@@ -270,6 +270,10 @@ export function sprintf(format: string, args: unknown[]): string {
     }
     const arg = args[argi++];
     const v = arg === undefined ? null : arg;
+    if (verb === "T") {
+      out += pad(v === null ? "<nil>" : typeName(v), f, false);
+      continue;
+    }
     const s = formatOne(v, verb, f);
     const numeric = kindOf(v) === "int" || kindOf(v) === "float";
     out += s === undefined ? bad(verb, v) : pad(s, f, numeric);

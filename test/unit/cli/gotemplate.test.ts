@@ -83,6 +83,7 @@ const CASES: [template: string, expected: string, data?: unknown][] = [
     "%!d(string=x)|x %!s(MISSING)|x%!(EXTRA int=3)|%!s(<nil>)",
   ],
   ['{{printf "%s" .Empty}}|{{printf "%d" (sprig_list 1 2)}}|{{printf "%%"}}', "[]|[1 2]|%"],
+  ['{{printf "%T %T %T %T" 1 1.5 "s" .Allocs}}', "int float64 string []interface {}"],
   // Go's builtins.
   ['{{len .Allocs}} {{len .Job.Meta}} {{len "héllo"}}', "2 2 6"],
   [
