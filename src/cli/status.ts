@@ -1,24 +1,26 @@
 /**
  * What the read commands share: `<noun> status [options] [<id>]` lists everything or shows one,
- * `-json` prints the API's JSON instead of text, and a failed query is one stderr line and exit 1.
+ * `-json` prints the API's JSON instead of text, `-t` a Go template over that JSON
+ * (output_format.ts), and a failed query is one stderr line and exit 1.
  */
 import { fail, type Command, type Parsed } from "./command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "./flags.js";
-import { json, table } from "./format.js";
+import { table } from "./format.js";
 import type { CommandIO } from "./io.js";
+import { formatted, OUTPUT_FLAGS, printFormatted, refuseBoth, type OutputArgs } from "./output_format.js";
 
-export interface StatusArgs extends Parsed {
+export interface StatusArgs extends Parsed, OutputArgs {
   id: string | undefined;
-  json: boolean;
   verbose: boolean;
 }
 
-const READ = { json: { type: "boolean" }, verbose: { type: "boolean" } } as const;
-const CSI_READ = { ...READ, type: { type: "string" } } as const;
+/** The flags every read command takes: `-json`, `-t`, `-verbose`. */
+export const READ_FLAGS = { ...OUTPUT_FLAGS, verbose: { type: "boolean" } } as const;
+const CSI_READ = { ...READ_FLAGS, type: { type: "string" } } as const;
 
-/** `-json`, `-verbose` (and `-type csi` when `csi`), with `min` to one positional named by `what`. */
+/** `-json`, `-t`, `-verbose` (and `-type csi` when `csi`), with `min` to one positional named by `what`. */
 export function parseStatusArgs(argv: string[], min: 0 | 1, what: string, csi = false): StatusArgs {
-  const { values, positionals } = csi ? parseCommandArgs(argv, CSI_READ) : parseCommandArgs(argv, READ);
+  const { values, positionals } = csi ? parseCommandArgs(argv, CSI_READ) : parseCommandArgs(argv, READ_FLAGS);
   expectArgs(positionals, min, 1, what);
   const type = "type" in values ? values.type : undefined;
   if (type !== undefined && type !== "csi") {
@@ -28,6 +30,7 @@ export function parseStatusArgs(argv: string[], min: 0 | 1, what: string, csi = 
     address: values.address,
     id: positionals[0],
     json: values.json ?? false,
+    template: values.t,
     verbose: values.verbose ?? false,
   };
 }
@@ -51,7 +54,7 @@ export interface OneView<T, A extends StatusArgs = StatusArgs> {
   doing: string;
   fetch(id: string, io: CommandIO): Promise<T>;
   render(value: T, p: A, io: CommandIO): string[] | Promise<string[]>;
-  /** What -json prints; the fetched value unless given. */
+  /** What -json prints (and -t sees); the fetched value unless given. */
   json?(value: T): unknown;
 }
 
@@ -63,16 +66,15 @@ async function show<T>(
   render: (value: T) => string[] | Promise<string[]>,
   asJson: (value: T) => unknown = (value) => value,
 ): Promise<number> {
+  const refused = refuseBoth(io, p);
+  if (refused !== undefined) return refused;
   let value: T;
   try {
     value = await fetch();
   } catch (err) {
     return fail(io, doing, err);
   }
-  if (p.json) {
-    io.stdout(json(asJson(value)));
-    return 0;
-  }
+  if (formatted(p)) return printFormatted(io, p, asJson(value));
   (await render(value)).forEach((l) => io.stdout(l));
   return 0;
 }

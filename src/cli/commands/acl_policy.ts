@@ -2,6 +2,7 @@
 import { attempt, fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { json } from "../format.js";
+import { fetchAndPrint, OUTPUT_FLAGS, outputArgs, type OutputArgs } from "../output_format.js";
 import { group, sub } from "./acl_group.js";
 import { policyLines, policyListLines } from "./acl_format.js";
 
@@ -71,23 +72,18 @@ const del: Command<NameArgs> = {
     }),
 };
 
-interface ListArgs extends Parsed {
-  json: boolean;
-}
+type ListArgs = Parsed & OutputArgs;
 
 const list: Command<ListArgs> = {
-  usage: "Usage: berth acl policy list [-json]",
-  help: "Lists the ACL policies (a management token sees all, other tokens their own).",
+  usage: "Usage: berth acl policy list [-json] [-t <template>]",
+  help: "Lists the ACL policies (a management token sees all, other tokens their own). -json prints the API's JSON, -t formats it with a Go template.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, OUTPUT_FLAGS);
     expectArgs(positionals, 0, 0, "none");
-    return { address: values.address, json: values.json ?? false };
+    return { address: values.address, ...outputArgs(values) };
   },
   run: (p, io) =>
-    attempt(io, "retrieving ACL policies", async () => {
-      const policies = await io.api.acl.policies();
-      (p.json ? [json(policies)] : policyListLines(policies)).forEach((l) => io.stdout(l));
-    }),
+    fetchAndPrint(io, p, "retrieving ACL policies", () => io.api.acl.policies(), policyListLines),
 };
 
 export const aclPolicy = group(

@@ -6,6 +6,7 @@ import type { ACLTokenRequest } from "../../api/index.js";
 import { attempt, fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { describeError, json } from "../format.js";
+import { fetchAndPrint, OUTPUT_FLAGS, outputArgs, type OutputArgs } from "../output_format.js";
 import { group, sub } from "./acl_group.js";
 import { tokenLines, tokenListLines } from "./acl_format.js";
 
@@ -19,18 +20,18 @@ function noArgs(argv: string[]): JsonArgs {
   return { address: values.address, json: values.json ?? false };
 }
 
-interface BootstrapArgs extends JsonArgs {
+interface BootstrapArgs extends Parsed, OutputArgs {
   /** A file holding the secret to give the bootstrap token ("-": stdin); none: the server picks. */
   secretFile: string | undefined;
 }
 
 export const aclBootstrap: Command<BootstrapArgs> = {
-  usage: "Usage: berth acl bootstrap [-json] [<path>]",
+  usage: "Usage: berth acl bootstrap [-json] [-t <template>] [<path>]",
   help: "Bootstraps the ACL system once: creates and prints the first management token. Keep its Secret ID: it is shown only now. <path> (- for standard input) holds a UUID to use as that secret, as Nomad's.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, OUTPUT_FLAGS);
     expectArgs(positionals, 0, 1, "[<path>]");
-    return { address: values.address, json: values.json ?? false, secretFile: positionals[0] };
+    return { address: values.address, ...outputArgs(values), secretFile: positionals[0] };
   },
   async run(p, io) {
     let secret: string | undefined;
@@ -41,15 +42,11 @@ export const aclBootstrap: Command<BootstrapArgs> = {
         return fail(io, "reading provided token", err);
       }
     }
-    return attempt(io, "bootstrapping", async () => {
-      const token = await io.api.acl.bootstrap(secret);
-      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
-    });
+    return fetchAndPrint(io, p, "bootstrapping", () => io.api.acl.bootstrap(secret), tokenLines);
   },
 };
 
-interface TokenArgs extends Parsed {
-  json: boolean;
+interface TokenArgs extends Parsed, OutputArgs {
   name: string | undefined;
   type: string | undefined;
   policies: string[];
@@ -59,7 +56,7 @@ interface TokenArgs extends Parsed {
 }
 
 const TOKEN_FLAGS = {
-  json: { type: "boolean" },
+  ...OUTPUT_FLAGS,
   name: { type: "string" },
   type: { type: "string" },
   policy: { type: "string", multiple: true },
@@ -72,7 +69,7 @@ function tokenArgs(argv: string[], accessor: boolean): TokenArgs {
   expectArgs(positionals, accessor ? 1 : 0, accessor ? 1 : 0, accessor ? "<token_accessor_id>" : "none");
   return {
     address: values.address,
-    json: values.json ?? false,
+    ...outputArgs(values),
     name: values.name,
     type: values.type,
     policies: values.policy ?? [],
@@ -84,27 +81,32 @@ function tokenArgs(argv: string[], accessor: boolean): TokenArgs {
 
 const create: Command<TokenArgs> = {
   usage:
-    "Usage: berth acl token create [-name <name>] [-type client|management] [-policy <name>]... [-global] [-ttl <duration>] [-json]",
+    "Usage: berth acl token create [-name <name>] [-type client|management] [-policy <name>]... [-global] [-ttl <duration>] [-json] [-t <template>]",
   help: "Creates an ACL token (type client by default, with the policies named by -policy) and prints it with its Secret ID, shown only now. Needs a management token.",
   parse: (argv) => tokenArgs(argv, false),
   run: (p, io) =>
-    attempt(io, "creating token", async () => {
-      const req: ACLTokenRequest = {
-        Name: p.name ?? "",
-        Type: p.type ?? "client",
-        Policies: p.policies,
-        Global: p.global,
-        ExpirationTTL: p.ttl || undefined,
-      };
-      // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
-      for (const policy of p.policies) {
-        await io.api.acl.policy(policy).catch((err: unknown) => {
-          io.stderr(`Error fetching info on ${policy} policy: ${describeError(err)}`);
-        });
-      }
-      const token = await io.api.acl.createToken(req);
-      (p.json ? [json(token)] : tokenLines(token)).forEach((l) => io.stdout(l));
-    }),
+    fetchAndPrint(
+      io,
+      p,
+      "creating token",
+      async () => {
+        const req: ACLTokenRequest = {
+          Name: p.name ?? "",
+          Type: p.type ?? "client",
+          Policies: p.policies,
+          Global: p.global,
+          ExpirationTTL: p.ttl || undefined,
+        };
+        // As Nomad's CLI: a policy that does not exist (yet) is only a warning.
+        for (const policy of p.policies) {
+          await io.api.acl.policy(policy).catch((err: unknown) => {
+            io.stderr(`Error fetching info on ${policy} policy: ${describeError(err)}`);
+          });
+        }
+        return io.api.acl.createToken(req);
+      },
+      tokenLines,
+    ),
 };
 
 const update: Command<TokenArgs> = {
@@ -170,15 +172,22 @@ const self: Command<JsonArgs> = {
     }),
 };
 
-const list: Command<JsonArgs> = {
-  usage: "Usage: berth acl token list [-json]",
-  help: "Lists the ACL tokens. Needs a management token.",
-  parse: noArgs,
+const list: Command<Parsed & OutputArgs> = {
+  usage: "Usage: berth acl token list [-json] [-t <template>]",
+  help: "Lists the ACL tokens. Needs a management token. -json prints the API's JSON, -t formats it with a Go template.",
+  parse(argv) {
+    const { values, positionals } = parseCommandArgs(argv, OUTPUT_FLAGS);
+    expectArgs(positionals, 0, 0, "none");
+    return { address: values.address, ...outputArgs(values) };
+  },
   run: (p, io) =>
-    attempt(io, "retrieving ACL tokens", async () => {
-      const tokens = await io.api.acl.tokens();
-      (p.json ? [json(tokens)] : tokenListLines(tokens, io.now())).forEach((l) => io.stdout(l));
-    }),
+    fetchAndPrint(
+      io,
+      p,
+      "retrieving ACL tokens",
+      () => io.api.acl.tokens(),
+      (t) => tokenListLines(t, io.now()),
+    ),
 };
 
 export const aclToken = group("acl token", "Manages ACL tokens: create, update, info, list, self, delete.", {

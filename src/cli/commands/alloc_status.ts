@@ -5,7 +5,7 @@ import { ago, formatTimeNs, kv, orNone, shortId, table } from "../format.js";
 import type { CommandIO } from "../io.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { getByIdOrPrefix } from "../prefix.js";
-import { showOne, type OneView, type StatusArgs } from "../status.js";
+import { READ_FLAGS, showOne, type OneView, type StatusArgs } from "../status.js";
 import { taskResourceLines } from "./alloc_resources.js";
 import { formatMountOptions } from "./volume_format.js";
 import { allocRescheduleLines } from "../reschedule_info.js";
@@ -15,18 +15,14 @@ export interface AllocStatusArgs extends StatusArgs {
   stats: boolean;
 }
 
-const FLAGS = {
-  json: { type: "boolean" },
-  verbose: { type: "boolean" },
-  stats: { type: "boolean" },
-} as const;
+const FLAGS = { ...READ_FLAGS, stats: { type: "boolean" } } as const;
 
 /** Events shown per task unless -verbose, newest first. */
 const RECENT_EVENTS = 10;
 
 export const allocStatus: Command<AllocStatusArgs> = {
   usage: "Usage: berth alloc status [options] <allocation>",
-  help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes, and each task's resources (with what it uses now, when it runs) and recent events. -json prints the API's JSON; -verbose shows full IDs and every event; -stats shows the measured memory and CPU figures.",
+  help: "Shows an allocation (by ID or unique ID prefix): placement, status, CSI volumes, and each task's resources (with what it uses now, when it runs) and recent events. -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs and every event; -stats shows the measured memory and CPU figures.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, FLAGS);
     expectArgs(positionals, 1, 1, "<allocation>");
@@ -34,6 +30,7 @@ export const allocStatus: Command<AllocStatusArgs> = {
       address: values.address,
       id: positionals[0]!,
       json: values.json ?? false,
+      template: values.t,
       verbose: values.verbose ?? false,
       stats: values.stats ?? false,
     };

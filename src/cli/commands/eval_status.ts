@@ -8,7 +8,7 @@ import { evalFailureStatus, failedPlacementLines, hasFailures } from "../evals.j
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { ago, formatTimeNs, kv, orNone, shortId } from "../format.js";
 import { getByIdOrPrefix } from "../prefix.js";
-import { showList, statusCommand, type ListView, type StatusArgs } from "../status.js";
+import { READ_FLAGS, showList, statusCommand, type ListView, type StatusArgs } from "../status.js";
 
 function listView(filter: { job?: string; status?: string }): ListView<Evaluation> {
   return {
@@ -40,7 +40,7 @@ function listView(filter: { job?: string; status?: string }): ListView<Evaluatio
 
 export const evalStatus = statusCommand({
   usage: "Usage: berth eval status [options] [<evaluation>]",
-  help: "Lists evaluations (newest first), or shows one (by ID or unique ID prefix) with the reasons its allocations found no node. -json prints the API's JSON; -verbose shows full IDs, exact times and the linked evaluations.",
+  help: "Lists evaluations (newest first), or shows one (by ID or unique ID prefix) with the reasons its allocations found no node. -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs, exact times and the linked evaluations.",
   what: "[<evaluation>]",
   list: listView({}),
   one: {
@@ -63,11 +63,10 @@ export interface EvalListArgs extends StatusArgs {
 
 export const evalList: Command<EvalListArgs> = {
   usage: "Usage: berth eval list [options]",
-  help: "Lists evaluations, newest first. -job and -status keep those of one job or in one status (blocked, complete, cancelled); -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists evaluations, newest first. -job and -status keep those of one job or in one status (blocked, complete, cancelled); -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
-      json: { type: "boolean" },
-      verbose: { type: "boolean" },
+      ...READ_FLAGS,
       job: { type: "string" },
       status: { type: "string" },
     });
@@ -76,6 +75,7 @@ export const evalList: Command<EvalListArgs> = {
       address: values.address,
       id: undefined,
       json: values.json ?? false,
+      template: values.t,
       verbose: values.verbose ?? false,
       job: values.job,
       status: values.status,

@@ -7,27 +7,27 @@
 import { fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { formatTimeNs, json, kv } from "../format.js";
+import { maybeFormatted, OUTPUT_FLAGS, outputArgs, refuseBoth, type OutputArgs } from "../output_format.js";
 import { getByIdOrPrefix } from "../prefix.js";
 import { jobDiffLines } from "../plan_format.js";
 import type { JobDiff, JobVersionsResponse } from "../../api/index.js";
 
-export interface JobHistoryArgs extends Parsed {
+export interface JobHistoryArgs extends Parsed, OutputArgs {
   id: string;
   version: number | undefined;
   full: boolean;
-  json: boolean;
   /** `-p`: each version's diff against the one before it. */
   diffs: boolean;
 }
 
 export const jobHistory: Command<JobHistoryArgs> = {
   usage: "Usage: berth job history [options] <job>",
-  help: "Shows the job's kept versions (the last six), newest first: version, whether it deployed successfully (Stable) and when it was submitted. -version N shows one; -full adds each version's JSON; -p each version's diff against the version before it; -json prints the API's JSON.",
+  help: "Shows the job's kept versions (the last six), newest first: version, whether it deployed successfully (Stable) and when it was submitted. -version N shows one; -full adds each version's JSON; -p each version's diff against the version before it; -json prints the API's JSON, -t formats it with a Go template.",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       version: { type: "string" },
       full: { type: "boolean" },
-      json: { type: "boolean" },
+      ...OUTPUT_FLAGS,
       p: { type: "boolean" },
     });
     expectArgs(positionals, 1, 1, "<job>");
@@ -38,11 +38,13 @@ export const jobHistory: Command<JobHistoryArgs> = {
       id: positionals[0]!,
       version: v === undefined ? undefined : Number(v),
       full: values.full ?? false,
-      json: values.json ?? false,
+      ...outputArgs(values),
       diffs: values.p ?? false,
     };
   },
   async run(p, io) {
+    const refused = refuseBoth(io, p);
+    if (refused !== undefined) return refused;
     let versions: JobVersionsResponse["Versions"];
     let diffs: (JobDiff | undefined)[] = [];
     try {
@@ -69,10 +71,8 @@ export const jobHistory: Command<JobHistoryArgs> = {
         return 1;
       }
     }
-    if (p.json) {
-      io.stdout(json(p.version !== undefined ? versions[0] : versions));
-      return 0;
-    }
+    const done = maybeFormatted(io, p, p.version !== undefined ? versions[0] : versions);
+    if (done !== undefined) return done;
     versions.forEach((v, i) => {
       if (i > 0) io.stdout("");
       kv([

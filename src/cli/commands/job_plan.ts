@@ -1,46 +1,68 @@
 /**
  * `berth job plan [options] <path>`: the scheduler's dry run of a jobspec (what would be placed,
  * stopped, updated), with the diff against the registered job, as Nomad's: exit 0 when nothing
- * would change allocations, 1 when something would, 255 on error.
+ * would change allocations, 1 when something would, 255 on error. `-json-output` prints the plan
+ * response as JSON and `-t` a Go template over it instead of the text (exit codes unchanged);
+ * `-json` is the input flag: the file is the API's JSON job.
  */
-import { parseJobSpec } from "../../api/index.js";
 import { type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
 import { describeError } from "../format.js";
+import {
+  jobOptionsProblem,
+  JOB_FILE_FLAGS,
+  jobFileArgs,
+  readJobFile,
+  type JobFileArgs,
+} from "../job_file.js";
+import { formatted, printFormatted } from "../output_format.js";
 import { dryRunLines, jobDiffLines, planExitCode } from "../plan_format.js";
-import { hclInputs, VARIABLE_FLAGS } from "./job_run.js";
 
-export interface JobPlanArgs extends Parsed {
-  file: string;
+export interface JobPlanArgs extends Parsed, JobFileArgs {
   diff: boolean;
   verbose: boolean;
-  vars: string[];
-  varFiles: string[];
+  /** `-json-output`: the plan response as JSON. */
+  jsonOutput: boolean;
+  /** `-t`: a Go template over the plan response. */
+  template: string | undefined;
 }
 
 export const jobPlan: Command<JobPlanArgs> = {
   usage: "Usage: berth job plan [options] <path>",
-  help: "Shows what submitting the job in <path> would do: the diff against the registered job and the scheduler's dry run (placements, failures, warnings), changing nothing. Exit code 0: no allocation would be created or destroyed; 1: some would; 255: error. -diff=false leaves out the diff; -verbose expands added and removed groups and tasks; -var/-var-file set variables.",
+  help: "Shows what submitting the job in <path> would do: the diff against the registered job and the scheduler's dry run (placements, failures, warnings), changing nothing. Exit code 0: no allocation would be created or destroyed; 1: some would; 255: error. -diff=false leaves out the diff; -verbose expands added and removed groups and tasks; -var/-var-file set variables; -json reads <path> as the API's JSON job. -json-output prints the plan response as JSON, -t formats it with a Go template (same exit codes).",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       diff: { type: "string" },
       verbose: { type: "boolean" },
-      ...VARIABLE_FLAGS,
+      "json-output": { type: "boolean" },
+      t: { type: "string" },
+      ...JOB_FILE_FLAGS,
     });
     expectArgs(positionals, 1, 1, "<path>");
     return {
       address: values.address,
-      file: positionals[0]!,
+      ...jobFileArgs(positionals[0]!, values),
       diff: values.diff !== "false",
       verbose: values.verbose ?? false,
-      vars: values.var ?? [],
-      varFiles: values["var-file"] ?? [],
+      jsonOutput: values["json-output"] ?? false,
+      template: values.t,
     };
   },
   async run(p, io) {
+    // Nomad: -json already names the input, so the output flags are -json-output and -t.
+    const output = { json: p.jsonOutput, template: p.template };
+    if (p.jsonOutput && (p.template ?? "") !== "") {
+      io.stderr("Both -json-output and -t formatting are not allowed");
+      return 255;
+    }
+    const problem = jobOptionsProblem(p);
+    if (problem !== undefined) {
+      io.stderr(`Invalid job options: ${problem}`);
+      return 255;
+    }
     let job;
     try {
-      job = await parseJobSpec(p.file, await io.readFile(p.file), await hclInputs(io, p.vars, p.varFiles));
+      job = await readJobFile(io, p);
     } catch (err) {
       io.stderr(`Error getting job struct: ${describeError(err)}`);
       return 255;
@@ -51,6 +73,11 @@ export const jobPlan: Command<JobPlanArgs> = {
     } catch (err) {
       io.stderr(`Error during plan: ${describeError(err)}`);
       return 255;
+    }
+    // Machine-readable output replaces the text and its check-index advice.
+    if (formatted(output)) {
+      const code = printFormatted(io, output, res, 255);
+      return code !== 0 ? code : planExitCode(res);
     }
     if (p.diff && res.Diff) {
       jobDiffLines(res.Diff, p.verbose).forEach((l) => io.stdout(l));

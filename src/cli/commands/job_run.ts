@@ -2,37 +2,26 @@
  * `berth job run [options] <path>`: parses a jobspec (HCL or JSON; `-var`, `-var-file` and
  * NOMAD_VAR_* fill its variables), registers it and, as Nomad does, monitors the evaluation and
  * its deployment until they finish (`-detach` prints the evaluation ID and returns at once;
- * `-output` prints the API's JSON instead of submitting).
+ * `-output` prints the API's JSON instead of submitting; `-json` reads the file as that JSON).
  */
-import { parseJobSpec, type HclInputs } from "../../api/index.js";
 import { attempt, fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
 import { json } from "../format.js";
-import type { CommandIO } from "../io.js";
+import {
+  jobOptionsProblem,
+  JOB_FILE_FLAGS,
+  jobFileArgs,
+  readJobFile,
+  type JobFileArgs,
+} from "../job_file.js";
 import { monitorEvaluation, rfc3339Local } from "../monitor.js";
 
-export interface JobRunArgs extends Parsed {
-  file: string;
+export interface JobRunArgs extends Parsed, JobFileArgs {
   detach: boolean;
   verbose: boolean;
   output: boolean;
   /** `-check-index N`: run only if the registered job's JobModifyIndex is N (0: only a new job). */
   checkIndex: number | undefined;
-  vars: string[];
-  varFiles: string[];
-}
-
-/** The variable flags `job run`, `job plan` and `job validate` share. */
-export const VARIABLE_FLAGS = {
-  var: { type: "string", multiple: true },
-  "var-file": { type: "string", multiple: true },
-} as const;
-
-/** -var, -var-file (read now, in order) and the environment, for the jobspec's variables. */
-export async function hclInputs(io: CommandIO, vars: string[], varFiles: string[]): Promise<HclInputs> {
-  const files = [];
-  for (const file of varFiles) files.push({ file, text: await io.readFile(file) });
-  return { vars, varFiles: files, env: io.env ?? {} };
 }
 
 /** Go's time.Duration String for whole seconds ("59s", "1m0s", "23h59m0s"). */
@@ -63,7 +52,8 @@ export const jobRun: Command<JobRunArgs> = {
     "Registers the job in <path> (HCL or JSON; - reads stdin) and monitors its evaluation and deployment " +
     "until they finish. -detach returns after registering, printing the evaluation ID; -verbose shows full " +
     "IDs; -var 'name=value' and -var-file=<file> set the jobspec's variables (NOMAD_VAR_<name> too); " +
-    "-output prints the job as the API's JSON without submitting it; -check-index N (from `job plan`) " +
+    "-output prints the job as the API's JSON without submitting it; -json reads <path> as that JSON " +
+    '(the job, or {"Job": {...}}); -check-index N (from `job plan`) ' +
     "registers only if the job has not changed since. Exit code 2: some allocations could " +
     "not be placed.",
   parse(argv) {
@@ -72,7 +62,7 @@ export const jobRun: Command<JobRunArgs> = {
       verbose: { type: "boolean" },
       output: { type: "boolean" },
       "check-index": { type: "string" },
-      ...VARIABLE_FLAGS,
+      ...JOB_FILE_FLAGS,
     });
     expectArgs(positionals, 1, 1, "<path>");
     const ci = values["check-index"];
@@ -80,19 +70,22 @@ export const jobRun: Command<JobRunArgs> = {
       throw new UsageError("-check-index must be a non-negative integer");
     return {
       address: values.address,
-      file: positionals[0]!,
+      ...jobFileArgs(positionals[0]!, values),
       detach: values.detach ?? false,
       verbose: values.verbose ?? false,
       output: values.output ?? false,
       checkIndex: ci === undefined ? undefined : Number(ci),
-      vars: values.var ?? [],
-      varFiles: values["var-file"] ?? [],
     };
   },
   async run(p, io) {
+    const problem = jobOptionsProblem(p);
+    if (problem !== undefined) {
+      io.stderr(`Invalid job options: ${problem}`);
+      return 1;
+    }
     let job;
     try {
-      job = await parseJobSpec(p.file, await io.readFile(p.file), await hclInputs(io, p.vars, p.varFiles));
+      job = await readJobFile(io, p);
     } catch (err) {
       return fail(io, `parsing job file ${p.file}`, err);
     }

@@ -16,7 +16,7 @@ export type JobStatusArgs = StatusArgs;
 
 export const jobStatus = statusCommand({
   usage: "Usage: berth job status [options] [<job>]",
-  help: "Lists jobs, or shows one job with its allocations and, while some of them wait for a node, why (Placement Failure), and when failed allocs are rescheduled (Future Rescheduling Attempts). -json prints the API's JSON; -verbose shows full IDs and the job's evaluations.",
+  help: "Lists jobs, or shows one job with its allocations and, while some of them wait for a node, why (Placement Failure), and when failed allocs are rescheduled (Future Rescheduling Attempts). -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs and the job's evaluations.",
   what: "[<job>]",
   list: {
     doing: "querying jobs",

@@ -3,34 +3,35 @@
  * NOMAD_VAR_*) and asks the server to validate it, registering nothing; Nomad's output and exit
  * codes (0 valid, 1 invalid or unreadable).
  */
-import { parseJobSpec } from "../../api/index.js";
 import { fail, type Command, type Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { hclInputs, VARIABLE_FLAGS } from "./job_run.js";
+import {
+  jobOptionsProblem,
+  JOB_FILE_FLAGS,
+  jobFileArgs,
+  readJobFile,
+  type JobFileArgs,
+} from "../job_file.js";
 
-export interface JobValidateArgs extends Parsed {
-  file: string;
-  vars: string[];
-  varFiles: string[];
-}
+export type JobValidateArgs = Parsed & JobFileArgs;
 
 export const jobValidate: Command<JobValidateArgs> = {
   usage: "Usage: berth job validate [options] <path>",
-  help: "Checks the job in <path> (HCL or JSON; - reads stdin) for syntax errors and validation problems without registering it. -var 'name=value' and -var-file=<file> set its variables.",
+  help: "Checks the job in <path> (HCL or JSON; - reads stdin) for syntax errors and validation problems without registering it. -var 'name=value' and -var-file=<file> set its variables; -json reads <path> as the API's JSON job (the job, or {\"Job\": {...}}).",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, VARIABLE_FLAGS);
+    const { values, positionals } = parseCommandArgs(argv, JOB_FILE_FLAGS);
     expectArgs(positionals, 1, 1, "<path>");
-    return {
-      address: values.address,
-      file: positionals[0]!,
-      vars: values.var ?? [],
-      varFiles: values["var-file"] ?? [],
-    };
+    return { address: values.address, ...jobFileArgs(positionals[0]!, values) };
   },
   async run(p, io) {
+    const problem = jobOptionsProblem(p);
+    if (problem !== undefined) {
+      io.stderr(`Invalid job options: ${problem}`);
+      return 1;
+    }
     let job;
     try {
-      job = await parseJobSpec(p.file, await io.readFile(p.file), await hclInputs(io, p.vars, p.varFiles));
+      job = await readJobFile(io, p);
     } catch (err) {
       return fail(io, "getting job struct", err);
     }

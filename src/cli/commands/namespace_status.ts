@@ -5,14 +5,14 @@
  * `-json` prints the API's JSON.
  */
 import type { Namespace } from "../../api/index.js";
-import { attempt, type Command, type Parsed } from "../command.js";
+import type { Command, Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "../flags.js";
-import { json, kv, table } from "../format.js";
+import { kv, table } from "../format.js";
 import type { CommandIO } from "../io.js";
+import { fetchAndPrint, OUTPUT_FLAGS, outputArgs, type OutputArgs } from "../output_format.js";
 
-export interface NamespaceReadArgs extends Parsed {
+export interface NamespaceReadArgs extends Parsed, OutputArgs {
   name: string;
-  json: boolean;
 }
 
 function formatNamespaces(list: Namespace[]): string[] {
@@ -23,17 +23,14 @@ function formatNamespaces(list: Namespace[]): string[] {
 
 export const namespaceList: Command<NamespaceReadArgs> = {
   usage: "Usage: berth namespace list [options]",
-  help: "Lists the namespaces (name and description), sorted by name. -json prints the API's JSON.",
+  help: "Lists the namespaces (name and description), sorted by name. -json prints the API's JSON, -t formats it with a Go template.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, OUTPUT_FLAGS);
     if (positionals.length > 0) throw new UsageError("this command takes no arguments");
-    return { address: values.address, name: "", json: values.json ?? false };
+    return { address: values.address, name: "", ...outputArgs(values) };
   },
   run: (p, io) =>
-    attempt(io, "retrieving namespaces", async () => {
-      const list = await io.api.namespaces.list();
-      for (const line of p.json ? [json(list)] : formatNamespaces(list)) io.stdout(line);
-    }),
+    fetchAndPrint(io, p, "retrieving namespaces", () => io.api.namespaces.list(), formatNamespaces),
 };
 
 /** Nomad's getNamespace: the prefix's one match, or its exact match among several. */
@@ -61,24 +58,21 @@ function basics(ns: Namespace): string[] {
   ]);
 }
 
+/** Nomad's namespace status text: the basics, then the metadata sorted by key. */
+function namespaceLines(ns: Namespace): string[] {
+  const lines = basics(ns);
+  const meta = Object.entries(ns.Meta ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (meta.length > 0) lines.push("", "Metadata", ...kv(meta));
+  return lines;
+}
+
 export const namespaceStatus: Command<NamespaceReadArgs> = {
   usage: "Usage: berth namespace status [options] <namespace>",
-  help: "Shows one namespace (by name or unique prefix): its description, quota, the task drivers and network modes its jobs may use, and its metadata. -json prints the API's JSON.",
+  help: "Shows one namespace (by name or unique prefix): its description, quota, the task drivers and network modes its jobs may use, and its metadata. -json prints the API's JSON, -t formats it with a Go template.",
   parse(argv) {
-    const { values, positionals } = parseCommandArgs(argv, { json: { type: "boolean" } });
+    const { values, positionals } = parseCommandArgs(argv, OUTPUT_FLAGS);
     expectArgs(positionals, 1, 1, "<namespace>");
-    return { address: values.address, name: positionals[0]!, json: values.json ?? false };
+    return { address: values.address, name: positionals[0]!, ...outputArgs(values) };
   },
-  run: (p, io) =>
-    attempt(io, "retrieving namespaces", async () => {
-      const ns = await lookup(io, p.name);
-      if (p.json) return io.stdout(json(ns));
-      for (const line of basics(ns)) io.stdout(line);
-      const meta = Object.entries(ns.Meta ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      if (meta.length > 0) {
-        io.stdout("");
-        io.stdout("Metadata");
-        for (const line of kv(meta)) io.stdout(line);
-      }
-    }),
+  run: (p, io) => fetchAndPrint(io, p, "retrieving namespaces", () => lookup(io, p.name), namespaceLines),
 };

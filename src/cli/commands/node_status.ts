@@ -8,7 +8,7 @@ export type NodeStatusArgs = StatusArgs;
 
 export const nodeStatus = statusCommand({
   usage: "Usage: berth node status [options] [<node>]",
-  help: "Lists client nodes, or shows one node (by ID or unique ID prefix) with its task drivers, CSI plugins and host volumes. -json prints the API's JSON; -verbose shows full IDs, attributes and meta.",
+  help: "Lists client nodes, or shows one node (by ID or unique ID prefix) with its task drivers, CSI plugins and host volumes. -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs, attributes and meta.",
   what: "[<node>]",
   list: {
     doing: "querying node status",

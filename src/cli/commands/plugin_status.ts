@@ -9,7 +9,7 @@ export type PluginStatusArgs = StatusArgs;
 
 export const pluginStatus = statusCommand({
   usage: "Usage: berth plugin status [options] [<plugin>]",
-  help: "Lists CSI plugins, or shows one plugin (by ID or unique prefix) with its healthy/expected controllers and nodes and its allocations. -json prints the API's JSON; -verbose shows full IDs and the plugin's controller and node capabilities and accessible topologies.",
+  help: "Lists CSI plugins, or shows one plugin (by ID or unique prefix) with its healthy/expected controllers and nodes and its allocations. -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs and the plugin's controller and node capabilities and accessible topologies.",
   what: "[<plugin>]",
   csi: true,
   list: {

@@ -6,13 +6,13 @@
  * are what `/v1/status/leader` answers, as Nomad decides it.
  */
 import type { AgentMember } from "../../api/index.js";
-import { attempt, type Command, type Parsed } from "../command.js";
+import type { Command, Parsed } from "../command.js";
 import { expectArgs, parseCommandArgs } from "../flags.js";
-import { json, table } from "../format.js";
+import { table } from "../format.js";
+import { fetchAndPrint, OUTPUT_FLAGS, outputArgs, type OutputArgs } from "../output_format.js";
 
-export interface ServerMembersArgs extends Parsed {
+export interface ServerMembersArgs extends Parsed, OutputArgs {
   detailed: boolean;
-  json: boolean;
 }
 
 function isLeader(m: AgentMember, leader: string): boolean {
@@ -49,24 +49,28 @@ export function membersTable(members: AgentMember[], leader: string, detailed: b
 }
 
 export const serverMembers: Command<ServerMembersArgs> = {
-  usage: "Usage: berth server members [-detailed] [-json] [options]",
-  help: "Lists the live servers of the cluster and which one leads (Nomad's columns; berth elects its leader through an etcd lease, so Raft Version is \"-\"). -detailed adds the protocol and every tag (id, started, leader_since on the leader); -json prints the API's JSON (GET /v1/agent/members).",
+  usage: "Usage: berth server members [-detailed] [-json] [-t <template>] [options]",
+  help: "Lists the live servers of the cluster and which one leads (Nomad's columns; berth elects its leader through an etcd lease, so Raft Version is \"-\"). -detailed adds the protocol and every tag (id, started, leader_since on the leader); -json prints the members as JSON and -t formats them with a Go template (as Nomad's: the list of GET /v1/agent/members, each with the tag Leader=true|false).",
   parse(argv) {
     const { values, positionals } = parseCommandArgs(argv, {
       detailed: { type: "boolean" },
-      json: { type: "boolean" },
+      ...OUTPUT_FLAGS,
     });
     expectArgs(positionals, 0, 0, "");
-    return { address: values.address, detailed: values.detailed ?? false, json: values.json ?? false };
+    return { address: values.address, detailed: values.detailed ?? false, ...outputArgs(values) };
   },
-  run(p, io) {
-    return attempt(io, "querying servers", async () => {
-      const [members, leader] = await Promise.all([io.api.agent.members(), io.api.status.leader()]);
-      if (p.json) {
-        io.stdout(json(members));
-        return;
-      }
-      for (const line of membersTable(members.Members, leader, p.detailed)) io.stdout(line);
-    });
-  },
+  run: (p, io) =>
+    fetchAndPrint(
+      io,
+      p,
+      "querying servers",
+      async () => {
+        const [members, leader] = await Promise.all([io.api.agent.members(), io.api.status.leader()]);
+        return { leader, members: members.Members };
+      },
+      ({ leader, members }) => membersTable(members, leader, p.detailed),
+      // Nomad's -json and -t: the members, each tagged Leader=true|false.
+      ({ leader, members }) =>
+        members.map((m) => ({ ...m, Tags: { ...m.Tags, Leader: String(isLeader(m, leader)) } })),
+    ),
 };

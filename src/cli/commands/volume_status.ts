@@ -12,7 +12,7 @@ export type VolumeStatusArgs = StatusArgs;
 
 export const volumeStatus = statusCommand({
   usage: "Usage: berth volume status [options] [<volume>]",
-  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with, its measured usage and health (bytes, inodes and condition reported by the node that publishes it; the condition its controller plugin reports) and the allocations that claim it. -json prints the API's JSON; -verbose shows full IDs.",
+  help: "Lists CSI volumes, or shows one volume (by ID or unique prefix): plugin health, modes, capacity, topologies, the capabilities it was registered with, its measured usage and health (bytes, inodes and condition reported by the node that publishes it; the condition its controller plugin reports) and the allocations that claim it. -json prints the API's JSON, -t formats it with a Go template; -verbose shows full IDs.",
   what: "[<volume>]",
   csi: true,
   list: {

@@ -41,7 +41,14 @@ describe("flag normalisation", () => {
 
 describe("job commands parse", () => {
   it("job run", () => {
-    const defaults = { output: false, verbose: false, checkIndex: undefined, vars: [], varFiles: [] };
+    const defaults = {
+      output: false,
+      verbose: false,
+      checkIndex: undefined,
+      json: false,
+      vars: [],
+      varFiles: [],
+    };
     assert.deepEqual(jobRun.parse(["job.hcl"]), {
       address: undefined,
       file: "job.hcl",
@@ -79,13 +86,16 @@ describe("job commands parse", () => {
   });
 
   it("job status", () => {
-    assert.deepEqual(jobStatus.parse([]), { address: undefined, id: undefined, json: false, verbose: false });
+    const none = { address: undefined, id: undefined, json: false, template: undefined, verbose: false };
+    assert.deepEqual(jobStatus.parse([]), none);
     assert.deepEqual(jobStatus.parse(["-json", "-verbose", "-address", "h:1", "web"]), {
       address: "h:1",
       id: "web",
       json: true,
+      template: undefined,
       verbose: true,
     });
+    assert.deepEqual(jobStatus.parse(["-t", "{{.ID}}"]), { ...none, template: "{{.ID}}" });
     usageError(() => jobStatus.parse(["a", "b"]), /at most one argument: \[<job>\]/);
     usageError(() => jobStatus.parse(["-address"]), /argument missing/);
   });
@@ -97,6 +107,7 @@ describe("read commands parse", () => {
       address: undefined,
       id: "abc",
       json: true,
+      template: undefined,
       verbose: false,
       stats: false,
     });
@@ -109,14 +120,16 @@ describe("read commands parse", () => {
     ["volume status", volumeStatus],
     ["plugin status", pluginStatus],
   ] as const) {
-    it(`${name} takes an optional ID and -json/-verbose`, () => {
-      assert.deepEqual(cmd.parse([]), { address: undefined, id: undefined, json: false, verbose: false });
+    it(`${name} takes an optional ID and -json/-t/-verbose`, () => {
+      const none = { address: undefined, id: undefined, json: false, template: undefined, verbose: false };
+      assert.deepEqual(cmd.parse([]), none);
       assert.deepEqual(cmd.parse(["x", "-json", "-verbose"]), {
-        address: undefined,
+        ...none,
         id: "x",
         json: true,
         verbose: true,
       });
+      assert.deepEqual(cmd.parse(["-t={{.ID}}", "x"]), { ...none, id: "x", template: "{{.ID}}" });
       usageError(() => cmd.parse(["a", "b"]), /at most one argument/);
     });
   }

@@ -35,6 +35,7 @@ test("node intro create takes Nomad's flags; -ttl in ns", () => {
     nodePool: "default",
     ttlNs: 15 * 60e9,
     json: false,
+    template: undefined,
   });
   assert.throws(() => nodeIntroCreate.parse(["make"]), UsageError);
   assert.throws(() => nodeIntroCreate.parse(["create", "-ttl", "soon"]), /-ttl/);
