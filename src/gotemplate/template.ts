@@ -1,6 +1,5 @@
 /**
- * Go's `text/template`, as berth renders it for task templates (client/…/template) and the CLI's
- * `-t` (cli/go_template.ts): parse against a function table (a name the table lacks is a parse
+ * Go's `text/template`, as berth renders task templates (client/…/template): parse against a function table (a name the table lacks is a parse
  * error, as Go's), then execute with `data` as dot. Errors are TemplateErrors naming template,
  * line and column. The engine is berth's own: no maintained npm package implements Go's templates
  * faithfully (trim markers, pipelines passing the last argument, Go's truth and printing rules).
