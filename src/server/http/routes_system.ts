@@ -8,7 +8,8 @@ import { BerthError } from "../../structs/errors.js";
 import type { Route } from "../request_ctx.js";
 
 export const forceGc: Route = async (ctx, api) => {
-  if (api.gc === undefined) throw new BerthError("ERR_NOT_FOUND", "system gc is not served here: ask a server");
+  if (api.gc === undefined)
+    throw new BerthError("ERR_NOT_FOUND", "system gc is not served here: ask a server");
   await api.gc.force();
   ctx.res.writeHead(200, { "Content-Length": "0" });
   ctx.res.end();
