@@ -83,7 +83,7 @@ export function capabilityFromWire(w: WireVolumeCapability | null | undefined): 
         type: "mount",
         fsType: w.mount.fs_type,
         mountFlags: [...w.mount.mount_flags],
-        volumeMountGroup: group || undefined,
+        ...(group ? { volumeMountGroup: group } : {}),
       },
     };
   }
