@@ -71,6 +71,8 @@ export function validateVolumeSpec(
   if (bounded) {
     checkBytes(f("ExternalID"), ExternalID, MAX_EXTERNAL_ID_BYTES);
     checkBytes(f("Name"), Name, MAX_VOLUME_NAME_BYTES);
+    // The name reaches the plugin, which names the storage by it: refused before any call.
+    if (hasControlCharacter(Name)) throw validationError(f("Name"), "contains control characters");
     checkStringMap(f("Secrets"), secrets);
     checkStringMap(f("Parameters"), Parameters);
     checkStringMap(f("Context"), Context);
@@ -203,4 +205,13 @@ export function checkDistinctVolumes(
     }
     seen.set(key, i);
   });
+}
+
+/** A C0 control character or DEL anywhere in `s`. */
+function hasControlCharacter(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
 }

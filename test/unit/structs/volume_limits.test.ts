@@ -73,6 +73,13 @@ test("a 100k-character external ID and an overlong name are refused; at the boun
   assert.equal(v.ExternalID.length, MAX_EXTERNAL_ID_BYTES);
 });
 
+test("a name with a control character is refused before any plugin sees it; other characters pass", () => {
+  refused(register({ Name: "a\u0000b" }), "Volumes[0].Name", /contains control characters/);
+  refused(register({ Name: "tab\there" }), "Volumes[0].Name", /contains control characters/);
+  refused(register({ Name: "del\u007f" }), "Volumes[0].Name", /contains control characters/);
+  assert.equal(validateVolumeSpec(spec({ Name: "données été" }), "create").Name, "données été");
+});
+
 test("mount flags are bounded on volumes and on a job's volume requests", () => {
   refused(
     register({ MountOptions: { MountFlags: Array.from({ length: 65 }, () => "ro") } }),
