@@ -79,7 +79,7 @@ export async function fetchAndPrint<T>(
   p: OutputArgs,
   doing: string,
   fetch: () => Promise<T>,
-  lines: (value: T) => string[],
+  lines: (value: T) => string[] | Promise<string[]>,
   /** What -json prints and -t sees; the fetched value unless given. */
   asData: (value: T) => unknown = (value) => value,
 ): Promise<number> {
@@ -93,6 +93,6 @@ export async function fetchAndPrint<T>(
   }
   const done = maybeFormatted(io, p, asData(value));
   if (done !== undefined) return done;
-  lines(value).forEach((l) => io.stdout(l));
+  (await lines(value)).forEach((l) => io.stdout(l));
   return 0;
 }

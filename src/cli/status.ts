@@ -3,11 +3,11 @@
  * `-json` prints the API's JSON instead of text, `-t` a Go template over that JSON
  * (output_format.ts), and a failed query is one stderr line and exit 1.
  */
-import { fail, type Command, type Parsed } from "./command.js";
+import type { Command, Parsed } from "./command.js";
 import { expectArgs, parseCommandArgs, UsageError } from "./flags.js";
 import { table } from "./format.js";
 import type { CommandIO } from "./io.js";
-import { formatted, OUTPUT_FLAGS, printFormatted, refuseBoth, type OutputArgs } from "./output_format.js";
+import { fetchAndPrint, OUTPUT_FLAGS, type OutputArgs } from "./output_format.js";
 
 export interface StatusArgs extends Parsed, OutputArgs {
   id: string | undefined;
@@ -58,29 +58,8 @@ export interface OneView<T, A extends StatusArgs = StatusArgs> {
   json?(value: T): unknown;
 }
 
-async function show<T>(
-  io: CommandIO,
-  p: StatusArgs,
-  doing: string,
-  fetch: () => Promise<T>,
-  render: (value: T) => string[] | Promise<string[]>,
-  asJson: (value: T) => unknown = (value) => value,
-): Promise<number> {
-  const refused = refuseBoth(io, p);
-  if (refused !== undefined) return refused;
-  let value: T;
-  try {
-    value = await fetch();
-  } catch (err) {
-    return fail(io, doing, err);
-  }
-  if (formatted(p)) return printFormatted(io, p, asJson(value));
-  (await render(value)).forEach((l) => io.stdout(l));
-  return 0;
-}
-
 export function showList<T>(view: ListView<T>, p: StatusArgs, io: CommandIO): Promise<number> {
-  return show(
+  return fetchAndPrint(
     io,
     p,
     view.doing,
@@ -100,7 +79,7 @@ export function showOne<T, A extends StatusArgs>(
   io: CommandIO,
 ): Promise<number> {
   const asJson = (v: T) => (view.json ? view.json(v) : v);
-  return show(
+  return fetchAndPrint(
     io,
     p,
     view.doing,
