@@ -25,7 +25,7 @@ import { validateJob } from "../../../src/structs/job_validate.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
 import { makeVolume } from "../../builders/volume.js";
-import { V2_COLUMNS, writeOldStateFile } from "./old_state.js";
+import { V2_COLUMNS, writeOldStateFile } from "../../builders/old_state.js";
 
 type Side = "controller" | "node" | "monolith";
 

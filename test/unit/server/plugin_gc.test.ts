@@ -17,7 +17,7 @@ import { validateJob } from "../../../src/structs/job_validate.js";
 import { expectedOf, jobPluginUses } from "../../../src/structs/plugin_jobs.js";
 import { makeNode } from "../../builders/node.js";
 import { controllerInfo, nodePluginInfo } from "../../builders/plugin_info.js";
-import { V1_COLUMNS, writeOldStateFile } from "./old_state.js";
+import { V1_COLUMNS, writeOldStateFile } from "../../builders/old_state.js";
 
 /** A pass that removed nothing. */
 const NOTHING = { jobs: [], allocs: [], nodes: [], plugins: [], evals: [], deployments: [] };

@@ -28,6 +28,7 @@ import type { Dump } from "./rows.js";
 import type { GroupCommitStats, QuarantinedRecord, StateWriter, Table } from "../store.js";
 import { TABLES } from "../tables.js";
 import { readImageAtOneRevision, restoreIntoEtcd } from "./etcd_snapshot.js";
+import { upgradeEtcdSchema } from "./schema_upgrade.js";
 import type { CommitListener } from "../commit_feed.js";
 import type { WatchKey } from "../watch_keys.js";
 import type { SqliteEngine } from "../engine/engine.js";
@@ -275,8 +276,10 @@ class EtcdStore implements StoreOwn {
     return next;
   }
 
-  /** The initial load: snapshot, then the log after it, all at one etcd revision; then the watch. */
+  /** The initial load: an older release's state migrated (schema_upgrade.ts), then the snapshot
+   * and the log after it at one etcd revision; then the watch. */
   private async load(): Promise<void> {
+    await upgradeEtcdSchema({ client: this.client, etcdLog: this.etcdLog, log: this.log });
     const revision = await this.reload();
     this.watcher = await this.etcdLog.watch(
       String(Number(revision) + 1),

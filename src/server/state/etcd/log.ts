@@ -59,6 +59,8 @@ const chunkKey = (n: number) => String(n).padStart(6, "0");
 const PAGE = 16;
 
 export class EtcdLog {
+  /** The cluster's prefix without a trailing slash (other keys live beside the log's under it). */
+  readonly root: string;
   readonly indexKey: string;
   private readonly logDir: string;
   private readonly blobDir: string;
@@ -71,6 +73,7 @@ export class EtcdLog {
     private readonly maxValueBytes: number,
   ) {
     const p = prefix.replace(/\/+$/, "");
+    this.root = p;
     this.indexKey = `${p}/index`;
     this.logDir = `${p}/log/`;
     this.blobDir = `${p}/blob/`;
@@ -181,9 +184,11 @@ export class EtcdLog {
     return res.succeeded;
   }
 
-  /** P/index as etcd holds it now (0 when never written) and the revision of that read. */
-  async readIndex(): Promise<{ index: number; revision: string }> {
-    const res = await this.client.get(this.indexKey).exec();
+  /** P/index as etcd holds it now, or at `revision` (0 when never written), and the revision read at. */
+  async readIndex(revision?: string): Promise<{ index: number; revision: string }> {
+    let q = this.client.get(this.indexKey);
+    if (revision) q = q.revision(revision);
+    const res = await q.exec();
     const kv = res.kvs[0];
     return { index: kv ? Number(kv.value.toString()) : 0, revision: res.header.revision };
   }

@@ -15,6 +15,7 @@
  *   carry the schema version, and rows of another schema version are refused with a clear error.
  */
 import type Database from "better-sqlite3";
+import { BerthError } from "../../../structs/errors.js";
 
 /** One row write: `[table, "put", columns]` or `[table, "del", primary key columns]`. */
 export type RowOp = [table: string, op: "put" | "del", values: unknown[]];
@@ -130,12 +131,21 @@ export class ReplicaRows {
     }
   }
 
+  /**
+   * Rows of another schema are refused (ERR_CONFLICT, not an etcd outage): an older release's are
+   * migrated before the first load (schema_upgrade.ts), so they show up here only when a server of
+   * the older release still writes; a newer release's mean this server is the old one.
+   */
   checkSchema(schema: number): void {
-    if (schema !== this.schema) {
-      throw new Error(
-        `the state in etcd has schema version ${schema}, this server's is ${this.schema}: run one berth version on every server`,
-      );
-    }
+    if (schema === this.schema) return;
+    const why =
+      schema > this.schema
+        ? "it was written by a later release: upgrade this server"
+        : "a server of an older release still writes it: stop the older servers";
+    throw new BerthError(
+      "ERR_CONFLICT",
+      `the state in etcd has schema version ${schema}, this server's is ${this.schema}; ${why} (run one berth version on every server)`,
+    );
   }
 
   private table(name: string): TableShape {

@@ -5,7 +5,7 @@
  */
 import path from "node:path";
 import Database from "better-sqlite3";
-import { migrate } from "../../../src/server/state/engine/schema.js";
+import { migrate } from "../../src/server/state/engine/schema.js";
 
 /** Table → the comma-separated columns it has at the older version. */
 export const V1_COLUMNS: Record<string, string> = {
