@@ -27,8 +27,9 @@ import {
   REPO_ROOT,
   runCli,
 } from "../helpers/agent_process.js";
+import { PREVIOUS_RELEASE, unpackPreviousRelease } from "../helpers/previous_release.js";
 
-const PREVIOUS = "0.1.0";
+const PREVIOUS = PREVIOUS_RELEASE;
 /** The holder's `sleep` argument, which finds its process on the host. */
 const MARK = "3599.25";
 const examples = path.join(REPO_ROOT, "examples", "hostpath");
@@ -40,26 +41,7 @@ let passed = false;
 
 before(() => {
   dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "berth-upgrade-")));
-  const release = path.join(dir, "release");
-  fs.mkdirSync(release);
-  execFileSync("tar", [
-    "-xzf",
-    path.join(REPO_ROOT, "test", "fixtures", `release-${PREVIOUS}`, `berth-${PREVIOUS}.tgz`),
-    "-C",
-    release,
-  ]);
-  // The old release runs on this repo's dependencies (the same package.json ranges), copied into
-  // its package dir — hard links where the file system allows — so that exec tasks, which see the
-  // launcher's package dir but not this checkout, resolve them too (a symlink would point outside).
-  const from = path.join(REPO_ROOT, "node_modules");
-  const to = path.join(release, "package", "node_modules");
-  try {
-    execFileSync("cp", ["-al", from, to], { stdio: "ignore" });
-  } catch {
-    fs.rmSync(to, { recursive: true, force: true });
-    execFileSync("cp", ["-a", from, to]);
-  }
-  oldBin = path.join(release, "package", "bin", "berth");
+  oldBin = unpackPreviousRelease(dir);
 });
 
 after(async () => {
