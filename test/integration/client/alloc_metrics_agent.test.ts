@@ -116,7 +116,14 @@ test("a running task's usage is published on the node's /v1/metrics and gone aft
   assert.ok(rss, "an RSS series");
   assert.deepEqual(
     { ...rss.labels, host: undefined },
-    { job: "metered", task_group: "g", alloc_id: allocId, task: "sleeper", namespace: "default", host: undefined },
+    {
+      job: "metered",
+      task_group: "g",
+      alloc_id: allocId,
+      task: "sleeper",
+      namespace: "default",
+      host: undefined,
+    },
   );
   assert.ok(rss.value > 0, `the sleeper's RSS is measured (${rss.value})`);
   assert.equal(ofAlloc(m, "berth_client_allocs_memory_allocated", allocId)?.value, 64 * 1024 * 1024);
@@ -128,7 +135,10 @@ test("a running task's usage is published on the node's /v1/metrics and gone aft
   assert.ok(total.labels.node_id, "labelled with the node");
   assert.ok((m.get("berth_client_host_cpu_total_percent") ?? []).some((s) => s.labels.cpu === "cpu0"));
 
-  const json = await getJson<{ Gauges: { Name: string; Labels: Record<string, string> }[] }>(addr, "/v1/metrics");
+  const json = await getJson<{ Gauges: { Name: string; Labels: Record<string, string> }[] }>(
+    addr,
+    "/v1/metrics",
+  );
   assert.ok(
     json.Gauges.some((g) => g.Name === "berth.client.allocs.memory.rss" && g.Labels.alloc_id === allocId),
     "the JSON summary has it too",
