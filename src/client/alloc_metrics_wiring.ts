@@ -26,13 +26,14 @@ export function startAllocMetrics(
   const t = opts.telemetry;
   if (!t || (!t.settings.publishAllocationMetrics && !t.settings.publishNodeMetrics)) return null;
   const node = { node_id: nodeId, datacenter: opts.datacenter ?? "dc1", node_class: opts.nodeClass ?? "" };
+  let mhz: number | undefined; // read once, as the stats route's sampler does
   const publisher = new AllocMetricsPublisher({
     telemetry: t,
     intervalMs: t.settings.collectionIntervalMs,
     tasks: t.settings.publishAllocationMetrics
       ? () => runningTasks(runnersOf(sync), (n) => drivers.get(n))
       : () => [],
-    coreMhz: hostCoreMhz,
+    coreMhz: () => (mhz ??= hostCoreMhz()),
     log: opts.log.child("alloc_metrics"),
     host: t.settings.publishNodeMetrics ? new HostMetrics(t, () => node) : undefined,
   });
