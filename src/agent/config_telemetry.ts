@@ -8,10 +8,12 @@
  *     collection_interval           = "1s"   # gauges are collected at most this often
  *     in_memory_collection_interval = "10s"  # the JSON answer's aggregation interval
  *     metrics_require_acl           = true   # berth's: with ACLs on, /v1/metrics needs agent:read
+ *     publish_allocation_metrics    = true   # a node's running tasks' usage as gauges (default false)
+ *     publish_node_metrics          = true   # a node's host memory and CPU as gauges (default false)
  *   }
  *
  * Nomad's other settings send metrics elsewhere (statsd, statsite, datadog, circonus) or shape
- * metrics berth does not emit (allocation/node publishing, prefix filters); each is accepted and
+ * metrics berth does not emit (alloc metadata labels, prefix filters); each is accepted and
  * reported as unused (nomad_config_keys.ts) before this reads the block.
  */
 import type { Body } from "../api/specs/body.js";
@@ -23,6 +25,8 @@ export interface TelemetrySetting {
   collectionIntervalMs?: number;
   inMemoryCollectionIntervalMs?: number;
   metricsRequireAcl?: boolean;
+  publishAllocationMetrics?: boolean;
+  publishNodeMetrics?: boolean;
 }
 
 const MIN_INTERVAL_MS = 100;
@@ -34,6 +38,10 @@ export function parseTelemetry(b: Body): TelemetrySetting {
   if (prom !== undefined) out.prometheusMetrics = prom;
   const acl = b.bool("metrics_require_acl");
   if (acl !== undefined) out.metricsRequireAcl = acl;
+  const allocs = b.bool("publish_allocation_metrics");
+  if (allocs !== undefined) out.publishAllocationMetrics = allocs;
+  const node = b.bool("publish_node_metrics");
+  if (node !== undefined) out.publishNodeMetrics = node;
   const host = b.bool("disable_hostname");
   if (host !== undefined) out.disableHostname = host;
   const collection = interval(b, "collection_interval");
@@ -60,6 +68,8 @@ export function telemetrySettings(file: TelemetrySetting | undefined, dev: boole
     ...DEFAULT_TELEMETRY,
     prometheusMetrics: file?.prometheusMetrics ?? dev,
     metricsRequireAcl: file?.metricsRequireAcl ?? false,
+    publishAllocationMetrics: file?.publishAllocationMetrics ?? false,
+    publishNodeMetrics: file?.publishNodeMetrics ?? false,
     ...(file?.disableHostname === undefined ? {} : { disableHostname: file.disableHostname }),
     ...(file?.collectionIntervalMs === undefined ? {} : { collectionIntervalMs: file.collectionIntervalMs }),
     ...(file?.inMemoryCollectionIntervalMs === undefined

@@ -186,6 +186,8 @@ const TELEMETRY: BlockKeys = {
     "collection_interval",
     "in_memory_collection_interval",
     "metrics_require_acl",
+    "publish_allocation_metrics",
+    "publish_node_metrics",
   ],
   ignored: {
     in_memory_retention_period: "berth keeps only the last finished interval, the one /v1/metrics shows",
@@ -199,11 +201,8 @@ const TELEMETRY: BlockKeys = {
     ),
     ...each(["circonus_broker_id", "circonus_broker_select_tag"], METRICS_SINK),
     use_node_name: "berth labels gauges with the host name only",
-    publish_allocation_metrics:
-      "berth publishes no per-allocation resource metrics (see /v1/client/allocation/:id/stats)",
-    publish_node_metrics: "berth publishes no host resource metrics",
-    include_alloc_metadata_in_metrics: "berth publishes no per-allocation metrics",
-    allowed_metadata_keys_in_metrics: "berth publishes no per-allocation metrics",
+    include_alloc_metadata_in_metrics: "berth labels allocation metrics with job, group, alloc, task only",
+    allowed_metadata_keys_in_metrics: "berth labels allocation metrics with job, group, alloc, task only",
     ...each(["prefix_filter", "filter_default"], "berth does not filter metrics by prefix"),
     ...each(["disable_dispatched_job_summary_metrics", "disable_quota_utilization_metrics"], NOT_BERTH),
     ...each(["disable_rpc_rate_metrics_labels", "disable_allocation_hook_metrics"], NOT_BERTH),

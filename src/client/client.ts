@@ -16,8 +16,8 @@ import { AllocSync } from "./alloc_sync.js";
 import { AllocUpdateBatcher } from "./alloc_updates.js";
 import { CsiManager } from "./csimanager/manager.js";
 import { VolumeManager } from "./csimanager/volume_manager.js";
-import type { VolumeStatsPoller } from "./csimanager/volume_stats.js";
 import { volumeStatsPoller } from "./volume_stats_wiring.js";
+import { startAllocMetrics } from "./alloc_metrics_wiring.js";
 import { KeyedMutex } from "../internal/keyed_mutex.js";
 import type { TaskDriver } from "./drivers/driver.js";
 import { ExecDriver } from "./drivers/exec/exec_driver.js";
@@ -39,7 +39,6 @@ import { runnerFactory, taskNodeOf } from "./runner_factory.js";
 import { csiClientFactory } from "./csi_metrics.js";
 import { leaseFile, NodeLease } from "./fence/node_lease.js";
 import { SelfFence } from "./fence/self_fence.js";
-
 import type { ClientOptions } from "./client_options.js";
 import { introTokenField } from "./intro_token.js";
 export type { ClientOptions };
@@ -48,7 +47,8 @@ export class Client {
   private stateDb: StateDB | null = null;
   private conn: ServerConnection | null = null;
   private csi: CsiManager | null = null;
-  private volumeStats: VolumeStatsPoller | null = null;
+  private volumeStats: ReturnType<typeof volumeStatsPoller> | null = null;
+  private allocMetrics: ReturnType<typeof startAllocMetrics> = null;
   private sync: AllocSync | null = null;
   private lease: NodeLease | null = null;
   private fence: SelfFence | null = null;
@@ -74,7 +74,6 @@ export class Client {
   private nodeSecret = "";
   /** Orders this agent's Node.Register and Node.UpdateFingerprint reports (report_order.ts). */
   private reports: ReportClock | undefined;
-  /** The name registered with the server and seen by tasks as `node.unique.name`. */
   /** Whether the agent holds a connection to a server now (`/v1/agent/health`'s client part). */
   get serverConnected(): boolean {
     return this.conn?.connected ?? false;
@@ -217,12 +216,13 @@ export class Client {
     this.fence.start();
     conn.start();
     sync.start();
-    // Simulated nodes (seams) run no real plugin: they have no volume stats to poll.
+    // Simulated nodes (seams) run no real plugin or task: no volume stats to poll, no usage to publish.
     if (!this.opts.seams) {
       const intervalMs = this.opts.volumeStatsIntervalMs;
       const parts = { nodeId: this.nodeId, stateDb, registry, plugins: csi, locks, conn, intervalMs };
       this.volumeStats = volumeStatsPoller({ ...parts, log: log.child("volume_stats") });
       this.volumeStats.start();
+      this.allocMetrics = startAllocMetrics(this.opts, this.nodeId, sync, this.drivers);
     }
     this.heartbeat = this.heartbeatLoop();
     log.info("node agent started", { node: this.nodeId, dataDir });
@@ -267,7 +267,7 @@ export class Client {
     for (const d of this.drivers.values()) d.detach();
     await this.updates?.flush().catch(() => undefined);
     this.updates?.stop();
-    await this.volumeStats?.stop();
+    await Promise.all([this.volumeStats?.stop(), this.allocMetrics?.stop()]);
     await this.heartbeat;
     await this.lease?.flushed();
     await Promise.all([this.fingerprintSending, this.driverWatch]);

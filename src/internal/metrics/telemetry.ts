@@ -39,11 +39,17 @@ export interface TelemetrySettings {
    * every namespace stop reaching anonymous scrapers.
    */
   metricsRequireAcl: boolean;
+  /** `publish_allocation_metrics`: the node publishes its running tasks' usage (client/alloc_metrics.ts). */
+  publishAllocationMetrics: boolean;
+  /** `publish_node_metrics`: the node publishes its host's memory and CPU use (client/host_metrics.ts). */
+  publishNodeMetrics: boolean;
 }
 
 export const DEFAULT_TELEMETRY: Readonly<TelemetrySettings> = {
   prometheusMetrics: false,
   metricsRequireAcl: false,
+  publishAllocationMetrics: false,
+  publishNodeMetrics: false,
   disableHostname: false,
   hostname: os.hostname(),
   collectionIntervalMs: 1_000,

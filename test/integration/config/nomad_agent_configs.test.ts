@@ -111,7 +111,6 @@ test("Nomad's server, client and single-node configs start berth; the client joi
     /server\.hcl:\d+:\d+: server\.raft_protocol is accepted but not used/,
     /server\.hcl:\d+:\d+: ports\.serf is accepted but not used/,
     /server\.hcl: server\.bootstrap_expect|server server_join: accepted but not used/,
-    /telemetry\.publish_node_metrics is accepted but not used/,
   ]);
   assertWarningsOnly(client.log, [
     /client\.hcl:\d+:\d+: client\.cni_path is accepted but not used/,

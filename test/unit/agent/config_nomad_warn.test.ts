@@ -30,8 +30,8 @@ describe("Nomad's keys berth does not use are accepted with a warning naming the
     ["reporting {\n  license {\n    enabled = false\n  }\n}", /reporting is accepted but not used/],
     ['keyring "awskms" {\n  active = true\n}', /keyring is accepted but not used/],
     [
-      "telemetry {\n  publish_allocation_metrics = true\n  publish_node_metrics = true\n}",
-      /a\.hcl:2:3: telemetry\.publish_allocation_metrics is accepted/,
+      "telemetry {\n  publish_allocation_metrics = true\n  include_alloc_metadata_in_metrics = true\n}",
+      /a\.hcl:3:3: telemetry\.include_alloc_metadata_in_metrics is accepted/,
     ],
     [
       'telemetry {\n  statsd_address = "127.0.0.1:8125"\n}',

@@ -26,6 +26,16 @@ test("reads Nomad's telemetry block; -dev turns Prometheus on unless the file sa
   assert.equal(none.inMemoryCollectionIntervalMs, 10_000);
   assert.equal(telemetrySettings(undefined, true).prometheusMetrics, true, "-dev: on");
   assert.equal(telemetrySettings({ prometheusMetrics: false }, true).prometheusMetrics, false);
+  assert.equal(none.publishAllocationMetrics, false, "Nomad's default: off");
+  assert.equal(none.publishNodeMetrics, false);
+  const publish = await parseAgentConfig(
+    "p.hcl",
+    "telemetry {\n  publish_allocation_metrics = true\n  publish_node_metrics = true\n}\n",
+  );
+  assert.deepEqual(publish.telemetry, { publishAllocationMetrics: true, publishNodeMetrics: true });
+  const on = telemetrySettings(publish.telemetry, false);
+  assert.equal(on.publishAllocationMetrics, true);
+  assert.equal(on.publishNodeMetrics, true);
   const json = await parseAgentConfig("a.json", JSON.stringify({ telemetry: { prometheus_metrics: true } }));
   assert.deepEqual(json.telemetry, { prometheusMetrics: true });
 });

@@ -5,6 +5,7 @@ import { Badge, KV, Loaded, Page, Section, Table } from "../components.js";
 import { ago, short, when } from "../format.js";
 import { Link, navigate, paths } from "../router.js";
 import type { Allocation, TaskState } from "../types.js";
+import { AllocStats } from "./alloc_stats.js";
 import { TaskLogs } from "./logs.js";
 
 export function AllocPage(props: { id: string; task?: string }) {
@@ -50,6 +51,16 @@ function AllocBody(props: { a: Allocation; task?: string }) {
                   )),
             ],
           ]}
+        />
+      </Section>
+      <Section title="Resource use">
+        <AllocStats
+          allocId={a.ID}
+          running={a.ClientStatus === "running"}
+          tasks={taskNames.map((name) => {
+            const r = group?.Tasks.find((t) => t.Name === name)?.Resources;
+            return { name, cpu: r?.CPU ?? undefined, memoryMB: r?.MemoryMB ?? undefined };
+          })}
         />
       </Section>
       {taskNames.map((name) => (
