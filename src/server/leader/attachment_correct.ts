@@ -18,7 +18,11 @@
  *   context to compare it with).
  */
 import { isAllocTerminal } from "../../structs/alloc.js";
-import type { AttachmentAction, AttachmentOutcome, VolumeAttachmentReconcile } from "../../structs/attachment_reconcile.js";
+import type {
+  AttachmentAction,
+  AttachmentOutcome,
+  VolumeAttachmentReconcile,
+} from "../../structs/attachment_reconcile.js";
 import { reconcileRecordChanged } from "../../structs/attachment_reconcile.js";
 import { asBerthError } from "../../structs/errors.js";
 import { NS_PER_MS } from "../../structs/job.js";
@@ -49,9 +53,7 @@ export interface Correction {
   message: string;
 }
 
-export type VolumeOutcome =
-  | { kind: "changed" }
-  | { kind: "corrected"; corrections: Correction[] };
+export type VolumeOutcome = { kind: "changed" } | { kind: "corrected"; corrections: Correction[] };
 
 /** The facts the decision needs of a claim's alloc and node, from the store. */
 export function claimFacts(store: Pick<StateStore, "getAlloc" | "getNode">): (c: VolumeClaim) => ClaimFacts {
@@ -74,7 +76,8 @@ export async function correctVolume(
   signal: AbortSignal,
 ): Promise<VolumeOutcome> {
   const vol = volumeView(ctx.store, ref.namespace, ref.id);
-  if (!vol || vol.ExternalID !== ref.externalId || vol.ModifyIndex > listedAtIndex) return { kind: "changed" };
+  if (!vol || vol.ExternalID !== ref.externalId || vol.ModifyIndex > listedAtIndex)
+    return { kind: "changed" };
   const corrections: Correction[] = [];
   for (const step of decideAttachments(vol, published, claimFacts(ctx.store))) {
     if (signal.aborted) break;
@@ -160,20 +163,33 @@ async function perform(
     const e = asBerthError(err);
     // The storage already lacks the volume or the node: nothing attached there to undo.
     if (step.kind === "unpublish-stale" && e.code === "ERR_CSI_NOT_FOUND") {
-      return { ...base, outcome: "done", code: "", message: `node ${step.externalNodeId} detached already (NOT_FOUND)` };
+      return {
+        ...base,
+        outcome: "done",
+        code: "",
+        message: `node ${step.externalNodeId} detached already (NOT_FOUND)`,
+      };
     }
     return {
       ...base,
       outcome: "failed",
       code: e.code,
       // The plugin's words with the volume's secret values redacted, as the condition poll keeps them.
-      message: conditionMessage(`${step.kind} on node ${step.externalNodeId} failed (${e.code}): ${e.message}`, vol.Secrets),
+      message: conditionMessage(
+        `${step.kind} on node ${step.externalNodeId} failed (${e.code}): ${e.message}`,
+        vol.Secrets,
+      ),
     };
   }
 }
 
 /** The correction on the volume (re-read: one deleted or re-registered meanwhile is left alone). */
-async function record(ctx: CorrectionContext, vol: CSIVolume, step: AttachmentStep, made: Correction): Promise<void> {
+async function record(
+  ctx: CorrectionContext,
+  vol: CSIVolume,
+  step: AttachmentStep,
+  made: Correction,
+): Promise<void> {
   const rec: VolumeAttachmentReconcile = {
     Action: made.action,
     Outcome: made.outcome,

@@ -34,7 +34,11 @@ export interface ClaimFacts {
 }
 
 function allClaims(vol: CSIVolume): VolumeClaim[] {
-  return [...Object.values(vol.WriteClaims), ...Object.values(vol.ReadClaims), ...Object.values(vol.PastClaims)];
+  return [
+    ...Object.values(vol.WriteClaims),
+    ...Object.values(vol.ReadClaims),
+    ...Object.values(vol.PastClaims),
+  ];
 }
 
 /** Whether berth treats the volume as one that goes through ControllerPublish. */

@@ -10,7 +10,13 @@ import { asBerthError } from "../../structs/errors.js";
 import type { ControllerClient } from "../clientconn/controller.js";
 
 export type PublishedListing =
-  | { ok: true; /** External volume ID → the provider's node IDs it is published to. */ published: Map<string, string[]> }
+  | {
+      ok: true;
+      /** External volume ID → the provider's node IDs it is published to. */ published: Map<
+        string,
+        string[]
+      >;
+    }
   | { ok: false; reason: string; code: string };
 
 export interface ListingLimits {

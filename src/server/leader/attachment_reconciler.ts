@@ -155,7 +155,11 @@ export class AttachmentReconciler {
   }
 
   /** One plugin; false when the pass must end (the term is over). */
-  private async reconcilePlugin(pluginId: string, result: ReconcileResult, signal: AbortSignal): Promise<boolean> {
+  private async reconcilePlugin(
+    pluginId: string,
+    result: ReconcileResult,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const listedAt = this.store.index();
     const listing = await listPublished(this.controllers, pluginId, this.opts, signal);
     if (!listing.ok) {
@@ -169,7 +173,12 @@ export class AttachmentReconciler {
       });
       return true;
     }
-    const ctx: CorrectionContext = { store: this.store, controllers: this.controllers, nowMs: this.nowMs, ...this.opts };
+    const ctx: CorrectionContext = {
+      store: this.store,
+      controllers: this.controllers,
+      nowMs: this.nowMs,
+      ...this.opts,
+    };
     const facts = claimFacts(this.store);
     for (const vol of volumeListView(this.store, { pluginId })) {
       const published = listing.published.get(vol.ExternalID);
@@ -200,9 +209,20 @@ export class AttachmentReconciler {
 
   private report(pluginId: string, namespace: string, volumeId: string, c: Correction): void {
     this.counters?.corrections.inc({ plugin_id: pluginId, action: c.action, outcome: c.outcome });
-    const fields = { plugin: pluginId, namespace, volume: volumeId, action: c.action, node: c.externalNodeId };
-    if (c.outcome === "failed") this.log.warn("attachment correction failed; the next pass retries", { ...fields, error: c.message });
-    else this.log.info(`attachment ${c.outcome === "dry-run" ? "drift found (dry run)" : "corrected"}`, { ...fields, detail: c.message });
+    const fields = {
+      plugin: pluginId,
+      namespace,
+      volume: volumeId,
+      action: c.action,
+      node: c.externalNodeId,
+    };
+    if (c.outcome === "failed")
+      this.log.warn("attachment correction failed; the next pass retries", { ...fields, error: c.message });
+    else
+      this.log.info(`attachment ${c.outcome === "dry-run" ? "drift found (dry run)" : "corrected"}`, {
+        ...fields,
+        detail: c.message,
+      });
   }
 
   private async run(signal: AbortSignal): Promise<void> {

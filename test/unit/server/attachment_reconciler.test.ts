@@ -173,7 +173,10 @@ test("attachment reconcile: dry run calls nothing and records each finding once"
   const { store, conn, reconciler, record } = await setup({ dryRun: true });
   const r = await reconciler.pass();
   assert.deepEqual(conn.calls, ["list:", "list:t1"]);
-  assert.deepEqual(r.corrections.map((c) => c.outcome), ["dry-run", "dry-run"]);
+  assert.deepEqual(
+    r.corrections.map((c) => c.outcome),
+    ["dry-run", "dry-run"],
+  );
   assert.equal(record("v1")?.Outcome, "dry-run");
   const index = store.tableIndex("volumes");
   await reconciler.pass();
@@ -238,9 +241,14 @@ test("claim publish: FAILED_PRECONDITION is told and answered at once; RESOURCE_
     Secrets: {},
     VolumeContext: {},
   };
-  await assert.rejects(publishForClaim(failing("ERR_CSI_FAILED_PRECONDITION", 1), req, undefined), /another node/);
+  await assert.rejects(
+    publishForClaim(failing("ERR_CSI_FAILED_PRECONDITION", 1), req, undefined),
+    /another node/,
+  );
   assert.deepEqual([calls, told], [1, ["p1"]], "one round, told once");
   calls = 0;
-  assert.deepEqual(await publishForClaim(failing("ERR_CSI_RESOURCE_EXHAUSTED", 1), req, undefined), { k: "v" });
+  assert.deepEqual(await publishForClaim(failing("ERR_CSI_RESOURCE_EXHAUSTED", 1), req, undefined), {
+    k: "v",
+  });
   assert.deepEqual([calls, told], [2, ["p1", "p1"]]);
 });
