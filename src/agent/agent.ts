@@ -91,6 +91,10 @@ export class Agent {
           this.opts.csiControllerConditionIntervalMs !== null
             ? { intervalMs: this.opts.csiControllerConditionIntervalMs }
             : undefined,
+        attachmentReconcile: {
+          intervalMs: this.opts.csiAttachmentReconcileIntervalMs ?? undefined,
+          dryRun: this.opts.csiAttachmentReconcileDryRun,
+        },
         telemetry,
         etcd: this.opts.etcd ?? undefined,
         member: {

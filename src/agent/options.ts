@@ -66,6 +66,10 @@ export interface AgentOptions {
   failoverHeartbeatTtlMs: number | null;
   /** Server: how often the leader polls controllers' ControllerGetVolume condition (ms); null: default. */
   csiControllerConditionIntervalMs: number | null;
+  /** Server: how often the leader reconciles claims with providers' attachments (ms); null: default (5 min). */
+  csiAttachmentReconcileIntervalMs?: number | null;
+  /** Server: the attachment reconciler only reports (records, logs, counts) what it would correct. */
+  csiAttachmentReconcileDryRun?: boolean;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
   configFiles: string[];
   /** The config files' host volumes, then the -host-volume flags (a later name wins). */
@@ -100,6 +104,8 @@ export interface AgentFlags {
   heartbeatTtl?: string;
   failoverHeartbeatTtl?: string;
   csiControllerConditionInterval?: string;
+  csiAttachmentReconcileInterval?: string;
+  csiAttachmentReconcileDryRun?: boolean;
   etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
@@ -135,6 +141,11 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-controller-condition-interval=DUR
                        server: how often the volume condition of controllers that report one
                        (GET_VOLUME and VOLUME_CONDITION) is polled (default 1m)
+  -csi-attachment-reconcile-interval=DUR
+                       server: how often claims are reconciled with the attachments controllers
+                       list (LIST_VOLUMES_PUBLISHED_NODES) (default 5m)
+  -csi-attachment-reconcile-dry-run
+                       server: the attachment reconciler reports what it would correct, calls nothing
   -etcd-endpoints=URL[,..]
                        server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
                        several servers share it; default: the embedded SQLite file
@@ -179,6 +190,8 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "heartbeat-ttl": { type: "string" },
         "failover-heartbeat-ttl": { type: "string" },
         "csi-controller-condition-interval": { type: "string" },
+        "csi-attachment-reconcile-interval": { type: "string" },
+        "csi-attachment-reconcile-dry-run": { type: "boolean", default: false },
         "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
@@ -199,6 +212,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     configFiles: values.config ?? [],
     hostVolumes: (values["host-volume"] ?? []).map(hostVolumeFlag),
     meta: Object.fromEntries((values.meta ?? []).map(metaFlag)),
+    csiAttachmentReconcileDryRun: values["csi-attachment-reconcile-dry-run"],
   };
   const strings = [
     ["servers", "servers"],
@@ -216,6 +230,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["heartbeat-ttl", "heartbeatTtl"],
     ["failover-heartbeat-ttl", "failoverHeartbeatTtl"],
     ["csi-controller-condition-interval", "csiControllerConditionInterval"],
+    ["csi-attachment-reconcile-interval", "csiAttachmentReconcileInterval"],
     ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
@@ -317,6 +332,11 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       "csi-controller-condition-interval",
       flags.csiControllerConditionInterval,
     ),
+    csiAttachmentReconcileIntervalMs: durationFlag(
+      "csi-attachment-reconcile-interval",
+      flags.csiAttachmentReconcileInterval,
+    ),
+    csiAttachmentReconcileDryRun: flags.csiAttachmentReconcileDryRun === true,
     configFiles: flags.configFiles,
     hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],
     meta,

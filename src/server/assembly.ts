@@ -25,6 +25,7 @@ import { ReadQueue } from "./http/read_queue.js";
 import type { Cluster } from "./leader/cluster_mode.js";
 import { LeaderGate } from "./leader/gate.js";
 import { ClusterLiveness } from "./leader/liveness.js";
+import { PublishRefusals } from "./leader/attachment_hints.js";
 import { buildLeaderLoops } from "./leader/loops.js";
 import { ClusterKeyedMutex, mayAttach } from "./leader/volume_locks.js";
 import { buildListener } from "./listener.js";
@@ -79,7 +80,8 @@ export interface Opened {
 /** Builds every part of the server; nothing listens yet and no loop runs (the gate is closed). */
 export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger): ServerParts {
   const telemetry = opts.telemetry ?? new Telemetry();
-  const { deps, scheduler } = buildDeps(opened, telemetry, log);
+  const publishRefusals = new PublishRefusals();
+  const { deps, scheduler } = buildDeps(opened, telemetry, publishRefusals, log);
   const ttlMs = opts.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
   const liveness = buildLiveness(opts, opened, scheduler, ttlMs, log);
   const node = new NodeEndpoint(
@@ -92,7 +94,13 @@ export function assembleServer(opts: ServerOptions, opened: Opened, log: Logger)
   const volumes = new VolumeEndpoint(deps);
   // The volumewatcher of this server's current term as leader (its census feeds the metrics).
   const watcher: { current?: VolumeWatcher | undefined } = {};
-  const gate = buildGate(opts, { deps, scheduler, claim, volumes, liveness }, ttlMs, watcher, log);
+  const gate = buildGate(
+    opts,
+    { deps, scheduler, claim, volumes, liveness, publishRefusals, telemetry },
+    ttlMs,
+    watcher,
+    log,
+  );
   const web = buildApi(opts, opened, deps, { node, volumes, gate }, telemetry, log);
   const agentRpc = new AgentRpcServer(
     { node, claim, usage: new VolumeUsageEndpoint(opened.store) },
@@ -133,12 +141,14 @@ function buildGate(
     claim: ClaimEndpoint;
     volumes: VolumeEndpoint;
     liveness: ClusterLiveness;
+    publishRefusals: PublishRefusals;
+    telemetry: Telemetry;
   },
   ttlMs: number,
   watcher: { current?: VolumeWatcher | undefined },
   log: Logger,
 ): LeaderGate {
-  const { deps, scheduler, claim, volumes, liveness } = parts;
+  const { deps, scheduler, claim, volumes, liveness, publishRefusals, telemetry } = parts;
   return new LeaderGate(
     () =>
       buildLeaderLoops({
@@ -152,6 +162,8 @@ function buildGate(
         volumeLocks: deps.volumeLocks,
         log,
         onVolumeWatcher: (w) => (watcher.current = w),
+        publishRefusals,
+        telemetry,
         volumeWatcher: fenceHold(ttlMs, opts),
       }),
     log.child("leader"),
@@ -255,6 +267,7 @@ function buildHttp(
 function buildDeps(
   { store, conns, cluster }: Opened,
   telemetry: Telemetry,
+  publishRefusals: PublishRefusals,
   log: Logger,
 ): { deps: ServerDeps; scheduler: MeasuredScheduler } {
   const scheduler = new MeasuredScheduler(store, log.child("scheduler"), telemetry);
@@ -268,6 +281,7 @@ function buildDeps(
       (key) => mayAttach(store, key),
     ),
     log,
+    publishRefused: (pluginId) => publishRefusals.refused(pluginId),
   };
   return { deps, scheduler };
 }

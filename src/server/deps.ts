@@ -31,6 +31,11 @@ export interface ServerDeps {
   /** Serialises claim/unpublish/create/delete/deregister per volume (`namespace/id`). */
   volumeLocks: KeyedMutex;
   log: Logger;
+  /**
+   * Told when a claim's ControllerPublish is refused FAILED_PRECONDITION or RESOURCE_EXHAUSTED
+   * (rpc/claim_publish.ts): the leader's attachment reconciler then reconciles the plugin at once.
+   */
+  publishRefused?: (pluginId: string) => void;
 }
 
 export function volumeKey(namespace: string, id: string): string {

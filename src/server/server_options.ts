@@ -11,6 +11,7 @@ import type { EventBrokerOptions } from "./events/broker.js";
 import type { GcOptions } from "./gc/collector.js";
 import type { ConnLimits } from "./http/conn_limits.js";
 import type { HttpApiSettings } from "./http/origin.js";
+import type { AttachmentReconcileOptions } from "./leader/attachment_reconciler.js";
 import type { MemberOptions } from "./leader/cluster.js";
 import type { OrphanReconcilerOptions } from "./orphans/reconciler.js";
 import type { NodeAuthLimits } from "./rpc/node_auth_limit.js";
@@ -43,6 +44,8 @@ export interface ServerOptions {
   volumeWatcher?: Partial<VolumeWatcherOptions>;
   /** Overrides of the controller condition poll's interval, concurrency and call deadline. */
   controllerCondition?: Partial<ControllerConditionOptions>;
+  /** Overrides of the attachment reconciler's interval, dry run and limits (leader/attachment_reconciler.ts). */
+  attachmentReconcile?: Partial<AttachmentReconcileOptions>;
   /** Overrides of the garbage collector's interval and thresholds. */
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */

@@ -12,6 +12,7 @@ import {
 } from "./csi_terms.js";
 import type { CSIVolumeUsage } from "./volume_usage.js";
 import type { CSIVolumeControllerCondition } from "./volume_condition.js";
+import type { VolumeAttachmentReconcile } from "./attachment_reconcile.js";
 
 export type { CSIVolumeUsage } from "./volume_usage.js";
 export type { CSIVolumeControllerCondition } from "./volume_condition.js";
@@ -207,6 +208,8 @@ export interface CSIVolume {
    * absent until the leader polled a plugin that reports it. Answered with `?usage=true` only.
    */
   ControllerCondition?: CSIVolumeControllerCondition | null;
+  /** The attachment reconciler's last correction (attachment_reconcile.ts); absent until one. */
+  AttachmentReconcile?: VolumeAttachmentReconcile | null;
 }
 
 export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {

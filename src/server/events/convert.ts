@@ -150,6 +150,7 @@ function volumeEvent(before: CSIVolume | undefined, after: CSIVolume | undefined
   const decision = after && claimDecisionType(before, after);
   if (!after) type = "CSIVolumeDeregistered";
   else if (turnedAbnormal(before, after)) type = "CSIVolumeAbnormal";
+  else if (reconciled(before, after)) type = "CSIVolumeAttachmentReconciled";
   else if (decision) type = decision;
   else if (before && claimsOf(before) !== claimsOf(after)) type = "CSIVolumeClaim";
   return {
@@ -171,6 +172,12 @@ function turnedAbnormal(before: CSIVolume | undefined, after: CSIVolume): boolea
   const side = (v: CSIVolume | undefined, field: "Usage" | "ControllerCondition") =>
     (v as { [k: string]: { Abnormal?: unknown } | null | undefined } | undefined)?.[field]?.Abnormal === true;
   return (["Usage", "ControllerCondition"] as const).some((f) => side(after, f) && !side(before, f));
+}
+
+/** The attachment reconciler recorded a correction (structs/attachment_reconcile.ts). */
+function reconciled(before: CSIVolume | undefined, after: CSIVolume): boolean {
+  const time = (v: CSIVolume | undefined) => v?.AttachmentReconcile?.Time;
+  return time(after) !== undefined && time(after) !== time(before);
 }
 
 function claimsOf(v: CSIVolume): string {

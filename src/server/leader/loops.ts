@@ -5,8 +5,9 @@
  * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
  * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
  * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
- * reconciler and the controller condition poll (ControllerGetVolume of volumes whose controller
- * reports conditions).
+ * reconciler, the controller condition poll (ControllerGetVolume of volumes whose controller
+ * reports conditions) and the attachment reconciler (the provider's published nodes against
+ * berth's claims: attachment_reconciler.ts).
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -23,6 +24,7 @@
  * included: they run in the watcher's loop, started inside the fence).
  */
 import type { Logger } from "../../internal/log.js";
+import type { Telemetry } from "../../internal/metrics/telemetry.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
 import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "../gc/collector.js";
@@ -36,6 +38,8 @@ import type { Scheduler } from "../scheduler/scheduler.js";
 import type { StateStore } from "../state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watcher.js";
 import { ControllerConditionPoller, type ControllerConditionOptions } from "../volumecondition/poller.js";
+import { AttachmentReconciler, type AttachmentReconcileOptions } from "./attachment_reconciler.js";
+import type { PublishRefusals } from "./attachment_hints.js";
 import type { LeaderLoop, LeaderTerm } from "./gate.js";
 import type { ClusterLiveness } from "./liveness.js";
 
@@ -56,6 +60,10 @@ export interface LeaderLoopParts {
   volumeLocks: KeyedMutex;
   controllerCondition?: Partial<ControllerConditionOptions>;
   periodic?: Partial<PeriodicDispatcherOptions>;
+  attachmentReconcile?: Partial<AttachmentReconcileOptions>;
+  /** Claims' refused ControllerPublish calls, which make the attachment reconciler run at once. */
+  publishRefusals?: PublishRefusals;
+  telemetry?: Telemetry;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
@@ -94,6 +102,18 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
         p.volumeLocks,
         log.child("controllercondition"),
         p.controllerCondition,
+      ),
+    ),
+    loop(
+      "attachment reconcile",
+      new AttachmentReconciler(
+        store,
+        p.controllers,
+        p.volumeLocks,
+        log.child("attachmentreconcile"),
+        p.attachmentReconcile,
+        p.publishRefusals,
+        p.telemetry,
       ),
     ),
   ];

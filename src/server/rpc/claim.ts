@@ -39,6 +39,7 @@ import {
 } from "../../structs/volume.js";
 import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeWake } from "../scheduler/blocked_wait.js";
+import { publishForClaim } from "./claim_publish.js";
 import { recordClaim } from "./claim_record.js";
 import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
@@ -112,15 +113,14 @@ export class ClaimEndpoint {
   }
 
   /** ControllerPublishVolume of a claim already recorded: its PublishContext for the node's calls. */
-  private async controllerPublish(
+  private controllerPublish(
     vol: CSIVolume,
     externalNodeId: string,
     req: VolumeClaimRequest,
     signal: AbortSignal | undefined,
   ): Promise<Record<string, string>> {
-    const resp = await this.deps.controllers.call(
-      vol.PluginID,
-      "ClientCSI.ControllerPublishVolume",
+    return publishForClaim(
+      this.deps,
       {
         PluginID: vol.PluginID,
         ExternalVolumeID: vol.ExternalID,
@@ -131,9 +131,8 @@ export class ClaimEndpoint {
         Secrets: vol.Secrets ?? {},
         VolumeContext: vol.Context,
       },
-      { requires: "SupportsAttachDetach", signal },
+      signal,
     );
-    return resp.PublishContext ?? {};
   }
 
   /**

@@ -62,6 +62,18 @@ test("-csi-controller-condition-interval takes a duration for the server; absent
   assert.throws(() => opts("0s"), /must be longer than zero/);
 });
 
+test("-csi-attachment-reconcile-interval and -dry-run reach the server's options; absent keeps the defaults", () => {
+  const opts = (...flags: string[]) => parseAgentArgs(["-server", "-data-dir=/d", ...flags]);
+  const set = opts("-csi-attachment-reconcile-interval=90s", "-csi-attachment-reconcile-dry-run");
+  assert.deepEqual([set.csiAttachmentReconcileIntervalMs, set.csiAttachmentReconcileDryRun], [90_000, true]);
+  const unset = opts();
+  assert.deepEqual(
+    [unset.csiAttachmentReconcileIntervalMs, unset.csiAttachmentReconcileDryRun],
+    [null, false],
+  );
+  assert.throws(() => opts("-csi-attachment-reconcile-interval=0s"), /must be longer than zero/);
+});
+
 test("-heartbeat-ttl takes a duration for the server; absent keeps the server's default", () => {
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d", "-heartbeat-ttl=5s"]).heartbeatTtlMs, 5000);
   assert.equal(parseAgentArgs(["-server", "-data-dir=/d"]).heartbeatTtlMs, null);

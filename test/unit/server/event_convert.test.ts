@@ -78,6 +78,21 @@ test("volumes: registered, claim, abnormal, deregistered; redacted on the wire, 
   assert.equal(one(put("volumes", both, both)).Type, "CSIVolumeRegistered");
   const healed = { ...vol, ControllerCondition: { Abnormal: false, Message: "ok", UpdateTime: 2 } };
   assert.equal(one(put("volumes", healed, ctlAbnormal)).Type, "CSIVolumeRegistered");
+  // The attachment reconciler's record (a new correction: its Time moved) is its own event.
+  const rec = {
+    Action: "unpublish-stale" as const,
+    Outcome: "done" as const,
+    ExternalNodeID: "ghost",
+    NodeID: "",
+    AllocationID: "",
+    Message: "unpublished",
+    Time: 5,
+  };
+  const reconciled = { ...vol, AttachmentReconcile: rec };
+  assert.equal(one(put("volumes", reconciled, vol)).Type, "CSIVolumeAttachmentReconciled");
+  assert.equal(one(put("volumes", { ...reconciled, Capacity: 9 }, reconciled)).Type, "CSIVolumeRegistered");
+  const again = { ...vol, AttachmentReconcile: { ...rec, Time: 6 } };
+  assert.equal(one(put("volumes", again, reconciled)).Type, "CSIVolumeAttachmentReconciled");
   const gone = one({ table: "volumes", namespace: "default", id: "v1", op: "delete", before: vol });
   assert.equal(gone.Type, "CSIVolumeDeregistered");
   assert.equal(gone.parsed.Payload.Volume.Secrets, null);
