@@ -8,7 +8,12 @@
  */
 import fs from "node:fs/promises";
 import path from "node:path";
-import { DIR_GROUP_BITS, FILE_GROUP_BITS, needsOwnershipWalk, type MountGroupPolicy } from "../structs/mount_group.js";
+import {
+  DIR_GROUP_BITS,
+  FILE_GROUP_BITS,
+  needsOwnershipWalk,
+  type MountGroupPolicy,
+} from "../structs/mount_group.js";
 import { throwIfAborted } from "./abort.js";
 
 export interface OwnershipResult {
@@ -25,7 +30,8 @@ export async function applyGroupOwnership(
   signal?: AbortSignal,
 ): Promise<OwnershipResult> {
   const top = await fs.lstat(root);
-  if (!needsOwnershipWalk(policy, { gid: top.gid, mode: top.mode }, gid)) return { walked: false, changed: 0 };
+  if (!needsOwnershipWalk(policy, { gid: top.gid, mode: top.mode }, gid))
+    return { walked: false, changed: 0 };
   let changed = 0;
   const stack = [root];
   while (stack.length > 0) {

@@ -28,7 +28,8 @@ export function immutableFieldChanges(prev: CSIVolume, spec: CSIVolume): Immutab
       field,
       message: `cannot be changed on an existing volume (it is ${JSON.stringify(was)}, the spec says ${JSON.stringify(now)})`,
     });
-  if (spec.Name !== "" && spec.Name !== spec.ID && spec.Name !== prev.Name) changed("Name", prev.Name, spec.Name);
+  if (spec.Name !== "" && spec.Name !== spec.ID && spec.Name !== prev.Name)
+    changed("Name", prev.Name, spec.Name);
   if (spec.ExternalID !== "" && spec.ExternalID !== prev.ExternalID)
     changed("ExternalID", prev.ExternalID, spec.ExternalID);
   if (spec.PluginID !== prev.PluginID) changed("PluginID", prev.PluginID, spec.PluginID);
@@ -80,7 +81,8 @@ export function decideExpansion(
   if (users.length === 0) return { kind: "expand", requires: "SupportsExpand" };
   if (controllers.some((c) => c?.SupportsOnlineExpand === true))
     return { kind: "expand", requires: "SupportsOnlineExpand" };
-  if (!controllers.some((c) => c?.SupportsExpand === true)) return { kind: "expand", requires: "SupportsExpand" };
+  if (!controllers.some((c) => c?.SupportsExpand === true))
+    return { kind: "expand", requires: "SupportsExpand" };
   const allocs = [...new Set(users.map((c) => c.AllocationID))].sort();
   return {
     kind: "refuse",
@@ -92,7 +94,11 @@ export function decideExpansion(
 }
 
 function claimsOf(vol: Pick<CSIVolume, "ReadClaims" | "WriteClaims" | "PastClaims">): VolumeClaim[] {
-  return [...Object.values(vol.ReadClaims), ...Object.values(vol.WriteClaims), ...Object.values(vol.PastClaims)];
+  return [
+    ...Object.values(vol.ReadClaims),
+    ...Object.values(vol.WriteClaims),
+    ...Object.values(vol.PastClaims),
+  ];
 }
 
 function sameStringMap(a: Record<string, string>, b: Record<string, string>): boolean {

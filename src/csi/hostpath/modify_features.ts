@@ -23,7 +23,9 @@ import type { ExpansionMode } from "./expansion_mode.js";
 const expansionOf = (config: HostpathConfig): ExpansionMode => config.expansion ?? "online";
 
 /** The VolumeExpansion plugin capability, by --expansion. */
-export function expansionPluginCapabilities(config: HostpathConfig): { volume_expansion: { type: string } }[] {
+export function expansionPluginCapabilities(
+  config: HostpathConfig,
+): { volume_expansion: { type: string } }[] {
   const mode = expansionOf(config);
   return mode === "none" ? [] : [{ volume_expansion: { type: mode === "online" ? "ONLINE" : "OFFLINE" } }];
 }
@@ -72,9 +74,13 @@ export async function applyVolumeMountGroup(
   const group = cap.mount?.volume_mount_group ?? "";
   if (group === "") return;
   if (!ctx.config.volumeMountGroup) {
-    throw rpcError(status.INVALID_ARGUMENT, "volume_mount_group sent, but VOLUME_MOUNT_GROUP is not advertised");
+    throw rpcError(
+      status.INVALID_ARGUMENT,
+      "volume_mount_group sent, but VOLUME_MOUNT_GROUP is not advertised",
+    );
   }
-  if (!/^[0-9]+$/.test(group)) throw rpcError(status.INVALID_ARGUMENT, `volume_mount_group ${group} is not a gid`);
+  if (!/^[0-9]+$/.test(group))
+    throw rpcError(status.INVALID_ARGUMENT, `volume_mount_group ${group} is not a gid`);
   // On the staging mount, which is always writable (a read-only publish could not be changed).
   const res = await applyGroupOwnership(stagingPath, Number(group), "on_root_mismatch");
   ctx.log.info("volume mount group applied", { path: stagingPath, group, changed: res.changed });

@@ -16,11 +16,18 @@ test("defaults: ONLINE expansion, no MODIFY_VOLUME, no VOLUME_MOUNT_GROUP (as be
   assert.deepEqual(storagePluginCapabilities(c), [{ volume_expansion: { type: "ONLINE" } }]);
   assert.ok(names(storageControllerCapabilities(c)).includes("EXPAND_VOLUME"));
   assert.ok(!names(storageControllerCapabilities(c)).includes("MODIFY_VOLUME"));
-  assert.deepEqual(names(storageNodeCapabilities(c)), ["EXPAND_VOLUME", "GET_VOLUME_STATS", "VOLUME_CONDITION"]);
+  assert.deepEqual(names(storageNodeCapabilities(c)), [
+    "EXPAND_VOLUME",
+    "GET_VOLUME_STATS",
+    "VOLUME_CONDITION",
+  ]);
 });
 
 test("--expansion=offline|none, --modify-volume, --volume-mount-group", () => {
-  const off = parseHostpathFlags([...base, "--expansion=offline", "--modify-volume", "--volume-mount-group"], {});
+  const off = parseHostpathFlags(
+    [...base, "--expansion=offline", "--modify-volume", "--volume-mount-group"],
+    {},
+  );
   assert.deepEqual(storagePluginCapabilities(off), [{ volume_expansion: { type: "OFFLINE" } }]);
   assert.ok(names(storageControllerCapabilities(off)).includes("MODIFY_VOLUME"));
   assert.ok(names(storageNodeCapabilities(off)).includes("VOLUME_MOUNT_GROUP"));
@@ -28,5 +35,8 @@ test("--expansion=offline|none, --modify-volume, --volume-mount-group", () => {
   assert.deepEqual(storagePluginCapabilities(none), []);
   assert.ok(!names(storageControllerCapabilities(none)).includes("EXPAND_VOLUME"));
   assert.ok(!names(storageNodeCapabilities(none)).includes("EXPAND_VOLUME"));
-  assert.throws(() => parseHostpathFlags([...base, "--expansion=sometimes"], {}), /--expansion: expected one of/);
+  assert.throws(
+    () => parseHostpathFlags([...base, "--expansion=sometimes"], {}),
+    /--expansion: expected one of/,
+  );
 });

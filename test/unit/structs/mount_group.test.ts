@@ -14,7 +14,10 @@ test("a mount group is a numeric gid; the policy needs a group and is one of two
   assert.throws(() => checkMountGroup("M", "users", undefined), /M\.MountGroup: must be a numeric group ID/);
   assert.throws(() => checkMountGroup("M", "4294967295", undefined), /M\.MountGroup/);
   assert.throws(() => checkMountGroup("M", "-1", undefined), /M\.MountGroup/);
-  assert.throws(() => checkMountGroup("M", "1000", "sometimes"), /M\.MountGroupPolicy: must be one of always/);
+  assert.throws(
+    () => checkMountGroup("M", "1000", "sometimes"),
+    /M\.MountGroupPolicy: must be one of always/,
+  );
   assert.throws(() => checkMountGroup("M", undefined, "always"), /M\.MountGroupPolicy: is set without/);
 });
 
