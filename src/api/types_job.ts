@@ -10,6 +10,9 @@ export interface MountOptions {
   FSType: string;
   /** Redacted by the server (`["[REDACTED]"]`) whenever non-empty. */
   MountFlags: string[];
+  /** berth's: the group a non-root task writes the volume as, and when it is re-applied. */
+  MountGroup?: string;
+  MountGroupPolicy?: string;
 }
 
 export interface VolumeRequest {

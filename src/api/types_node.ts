@@ -38,6 +38,9 @@ export interface CSIControllerInfo {
   SupportsListVolumesAttachedNodes?: boolean;
   SupportsCondition?: boolean;
   SupportsGet?: boolean;
+  /** berth's: MODIFY_VOLUME, and the plugin's ONLINE expansion (present only when true). */
+  SupportsModify?: boolean;
+  SupportsOnlineExpand?: boolean;
 }
 
 /** One plugin instance on one node. */

@@ -60,6 +60,8 @@ export interface CSIVolume {
   /** Always null in answers: secrets never leave the server. */
   Secrets: Record<string, string> | null;
   Parameters: Record<string, string>;
+  /** berth's: parameters ControllerModifyVolume may change (absent when none). */
+  MutableParameters?: Record<string, string>;
   Context: Record<string, string>;
   /** Bytes. */
   Capacity: number;
@@ -179,6 +181,7 @@ export type CSIVolumeSpec = Partial<
     | "MountOptions"
     | "Secrets"
     | "Parameters"
+    | "MutableParameters"
     | "Context"
     | "RequestedCapacityMin"
     | "RequestedCapacityMax"

@@ -49,6 +49,7 @@ function createVolumeToWire(req: CreateVolumeRequest): object {
           preferred: req.accessibilityRequirements.preferred.map(topologyToWire),
         }
       : null,
+    ...(req.mutableParameters ? { mutable_parameters: req.mutableParameters } : {}),
   };
 }
 

@@ -40,6 +40,7 @@ type StorageOps = Pick<
   | "deleteSnapshot"
   | "listSnapshots"
   | "controllerExpandVolume"
+  | "controllerModifyVolume"
   | "listVolumes"
   | "getCapacity"
   | "controllerGetVolume"
@@ -160,6 +161,22 @@ function inventoryOps(
   };
 }
 
+/** ControllerModifyVolume: the mutable parameters, with the secrets named as sensitive. */
+function modifyOps(call: CsiUnaryCall, timeoutMs: number): Pick<StorageOps, "controllerModifyVolume"> {
+  return {
+    async controllerModifyVolume(req, o) {
+      await call(
+        "Controller",
+        "ControllerModifyVolume",
+        { volume_id: req.volumeId, secrets: req.secrets, mutable_parameters: req.mutableParameters },
+        o,
+        timeoutMs,
+        sensitiveValues(req.secrets, []),
+      );
+    },
+  };
+}
+
 /** A volume's size: ControllerExpandVolume, NodeExpandVolume, NodeGetVolumeStats. */
 function sizeOps(
   call: CsiUnaryCall,
@@ -218,5 +235,10 @@ function sizeOps(
 }
 
 export function storageOps(call: CsiUnaryCall, timeoutMs: number): StorageOps {
-  return { ...snapshotOps(call, timeoutMs), ...inventoryOps(call, timeoutMs), ...sizeOps(call, timeoutMs) };
+  return {
+    ...snapshotOps(call, timeoutMs),
+    ...inventoryOps(call, timeoutMs),
+    ...sizeOps(call, timeoutMs),
+    ...modifyOps(call, timeoutMs),
+  };
 }

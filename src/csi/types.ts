@@ -85,6 +85,8 @@ export interface CreateVolumeRequest {
   secrets: Record<string, string>;
   contentSource: { snapshotId: string } | { volumeId: string } | null;
   accessibilityRequirements: { requisite: CsiTopology[]; preferred: CsiTopology[] } | null;
+  /** CSI 1.9's mutable_parameters; set only for a plugin with MODIFY_VOLUME (absent: none). */
+  mutableParameters?: Record<string, string>;
 }
 
 export interface ControllerPublishRequest {
@@ -190,6 +192,13 @@ export interface ControllerExpandVolumeRequest {
   secrets: Record<string, string>;
   /** Null when the volume is not in use (offline expansion needs none). */
   volumeCapability: CsiVolumeCapability | null;
+}
+
+/** ControllerModifyVolume (MODIFY_VOLUME, CSI 1.9): changes a volume's mutable parameters. */
+export interface ControllerModifyVolumeRequest {
+  volumeId: string;
+  secrets: Record<string, string>;
+  mutableParameters: Record<string, string>;
 }
 
 export interface ControllerExpandVolumeResult {
@@ -305,6 +314,7 @@ export interface CsiControllerClient {
     req: ControllerExpandVolumeRequest,
     opts?: CsiCallOptions,
   ): Promise<ControllerExpandVolumeResult>;
+  controllerModifyVolume(req: ControllerModifyVolumeRequest, opts?: CsiCallOptions): Promise<void>;
   listVolumes(req: ListVolumesRequest, opts?: CsiCallOptions): Promise<ListVolumesResult>;
   getCapacity(req: GetCapacityRequest, opts?: CsiCallOptions): Promise<CsiCapacity>;
   controllerGetVolume(req: { volumeId: string }, opts?: CsiCallOptions): Promise<ControllerGetVolumeResult>;

@@ -62,6 +62,8 @@ export interface WireCreateVolumeRequest {
   secrets: StringMap;
   volume_content_source: WireContentSource | null;
   accessibility_requirements: { requisite: WireTopology[]; preferred: WireTopology[] } | null;
+  /** CSI 1.9 (MODIFY_VOLUME); decoded as {} when absent. */
+  mutable_parameters?: StringMap;
 }
 
 export interface WireNodeStageRequest {

@@ -110,6 +110,7 @@ function unimplementedStorage() {
     deleteSnapshot: () => unimplemented("DeleteSnapshot"),
     listSnapshots: () => unimplemented("ListSnapshots"),
     controllerExpandVolume: () => unimplemented("ControllerExpandVolume"),
+    controllerModifyVolume: () => unimplemented("ControllerModifyVolume"),
     listVolumes: () => unimplemented("ListVolumes"),
     getCapacity: () => unimplemented("GetCapacity"),
     controllerGetVolume: () => unimplemented("ControllerGetVolume"),

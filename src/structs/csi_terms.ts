@@ -20,6 +20,12 @@ export interface MountOptions {
   FSType: string;
   /** May carry credentials (some plugins take them as mount flags): redacted in every API answer. */
   MountFlags: string[];
+  /**
+   * berth's (Nomad has neither; structs/mount_group.ts): the numeric group a non-root task writes
+   * the volume as, and when berth re-applies it ("always" | "on_root_mismatch"). Absent when unset.
+   */
+  MountGroup?: string;
+  MountGroupPolicy?: "always" | "on_root_mismatch";
 }
 
 export const PLUGIN_TYPES = ["node", "controller", "monolith"] as const;
@@ -49,6 +55,13 @@ export interface CSIControllerInfo {
   SupportsListVolumesAttachedNodes: boolean;
   SupportsCondition: boolean;
   SupportsGet: boolean;
+  /**
+   * berth's additions (Nomad has neither), present only when true so a plugin without them answers
+   * Nomad's shape: MODIFY_VOLUME (ControllerModifyVolume), and the plugin's ONLINE volume expansion
+   * capability (a volume may grow while published; without it berth expands only unused volumes).
+   */
+  SupportsModify?: boolean;
+  SupportsOnlineExpand?: boolean;
 }
 
 /** One plugin instance on one node, as fingerprinted by that node's csimanager. */

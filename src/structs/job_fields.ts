@@ -125,7 +125,13 @@ export const VOLUME_REQUEST_FIELDS = new Set([
   "PerAlloc",
 ]);
 /** "FsType": what older berth clients wrote, read as Go's case-insensitive decoder does. */
-export const MOUNT_OPTIONS_FIELDS = new Set(["FSType", "FsType", "MountFlags"]);
+export const MOUNT_OPTIONS_FIELDS = new Set([
+  "FSType",
+  "FsType",
+  "MountFlags",
+  "MountGroup",
+  "MountGroupPolicy",
+]);
 export const VOLUME_MOUNT_FIELDS = new Set([
   "Volume",
   "Destination",

@@ -300,6 +300,10 @@ function controllerInfo(field: string, input: unknown): CSIControllerInfo | null
   if (!c) return null;
   const out = {} as CSIControllerInfo;
   for (const k of CONTROLLER_FLAGS) out[k] = optBool(`${field}.${k}`, c[k], false);
+  // berth's optional flags (csi_terms.ts): kept only when true, as the fingerprint sends them.
+  for (const k of ["SupportsModify", "SupportsOnlineExpand"] as const) {
+    if (optBool(`${field}.${k}`, c[k], false)) out[k] = true;
+  }
   return out;
 }
 

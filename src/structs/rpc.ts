@@ -184,6 +184,8 @@ export interface ControllerCreateVolumeRequest {
   SnapshotID: string;
   CloneID: string;
   TopologyRequest: TopologyRequest | null;
+  /** berth's: the new volume's mutable parameters (needs MODIFY_VOLUME); absent when none. */
+  MutableParameters?: Record<string, string>;
 }
 export interface ControllerCreateVolumeResponse {
   ExternalVolumeID: string;
@@ -279,6 +281,14 @@ export interface ControllerExpandVolumeResponse {
   NodeExpansionRequired: boolean;
 }
 
+/** ControllerModifyVolume (MODIFY_VOLUME): the volume's mutable parameters as they are to be. */
+export interface ControllerModifyVolumeRequest {
+  PluginID: string;
+  ExternalVolumeID: string;
+  MutableParameters: Record<string, string>;
+  Secrets: Record<string, string>;
+}
+
 export interface ControllerListVolumesRequest {
   PluginID: string;
   MaxEntries: number;
@@ -345,6 +355,7 @@ export interface ClientMethods {
   "ClientCSI.ControllerDeleteSnapshot": [ControllerDeleteSnapshotRequest, Record<string, never>];
   "ClientCSI.ControllerListSnapshots": [ControllerListSnapshotsRequest, ControllerListSnapshotsResponse];
   "ClientCSI.ControllerExpandVolume": [ControllerExpandVolumeRequest, ControllerExpandVolumeResponse];
+  "ClientCSI.ControllerModifyVolume": [ControllerModifyVolumeRequest, Record<string, never>];
   "ClientCSI.ControllerListVolumes": [ControllerListVolumesRequest, ControllerListVolumesResponse];
   "ClientCSI.ControllerGetVolume": [ControllerGetVolumeRequest, ControllerGetVolumeResponse];
   "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];

@@ -166,6 +166,11 @@ export interface CSIVolume {
   MountOptions: MountOptions | null;
   Secrets: Record<string, string> | null;
   Parameters: Record<string, string>;
+  /**
+   * berth's (CSI 1.9's mutable_parameters; Nomad has none): parameters the controller may change on
+   * an existing volume (ControllerModifyVolume, volume_reapply.ts). Absent when the spec sets none.
+   */
+  MutableParameters?: Record<string, string>;
   Context: Record<string, string>;
   Capacity: number;
   RequestedCapacityMin: number;

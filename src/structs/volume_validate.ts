@@ -5,6 +5,7 @@
  */
 import { validationError } from "./errors.js";
 import { checkId } from "./ids.js";
+import { checkMountGroup } from "./mount_group.js";
 import {
   checkBytes,
   checkMountFlags,
@@ -67,6 +68,7 @@ export function validateVolumeSpec(
   const { SnapshotID, CloneID } = contentSource(spec, f);
   const secrets = optStringMap(f("Secrets"), spec.Secrets);
   const Parameters = optStringMap(f("Parameters"), spec.Parameters);
+  const MutableParameters = optStringMap(f("MutableParameters"), spec.MutableParameters);
   const Context = optStringMap(f("Context"), spec.Context);
   if (bounded) {
     checkBytes(f("ExternalID"), ExternalID, MAX_EXTERNAL_ID_BYTES);
@@ -75,9 +77,10 @@ export function validateVolumeSpec(
     if (hasControlCharacter(Name)) throw validationError(f("Name"), "contains control characters");
     checkStringMap(f("Secrets"), secrets);
     checkStringMap(f("Parameters"), Parameters);
+    checkStringMap(f("MutableParameters"), MutableParameters);
     checkStringMap(f("Context"), Context);
   }
-  return newVolume({
+  const vol = newVolume({
     ID,
     Name,
     Namespace,
@@ -96,6 +99,9 @@ export function validateVolumeSpec(
     Topologies: topologies(f("Topologies"), spec.Topologies),
     RequestedTopologies: topologyRequest(f("RequestedTopologies"), spec.RequestedTopologies),
   });
+  // Absent unless set, so a volume without them keeps Nomad's answer shape.
+  if (Object.keys(MutableParameters).length > 0) vol.MutableParameters = MutableParameters;
+  return vol;
 }
 
 /** The requested capacity range: each bound an integer ≥ 0, the minimum not above a set maximum. */
@@ -158,6 +164,7 @@ export function mountOptions(field: string, input: unknown, bounded = true): Mou
     // berth clients wrote that).
     FSType: optString(`${field}.FSType`, m.FSType ?? m.FsType, ""),
     MountFlags: mountFlags(`${field}.MountFlags`, m.MountFlags, bounded),
+    ...checkMountGroup(field, m.MountGroup, m.MountGroupPolicy),
   };
 }
 

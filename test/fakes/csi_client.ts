@@ -227,6 +227,9 @@ export class FakeCsiClient implements CsiClient {
       nodeExpansionRequired: true,
     }));
   }
+  controllerModifyVolume(req: unknown, o?: CsiCallOptions) {
+    return this.record("ControllerModifyVolume", req, o, () => undefined);
+  }
   listVolumes(req: unknown, o?: CsiCallOptions) {
     return this.record("ListVolumes", req, o, () => ({ entries: [], nextToken: "" }));
   }

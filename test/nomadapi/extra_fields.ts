@@ -17,6 +17,9 @@ export const NOMAD_SERVER_FIELDS: ExtraFields = {
     ControllerJobs: "map[string]map[string]interface{}",
     NodeJobs: "map[string]map[string]interface{}",
   },
+  // berth's own (issue 33; Nomad has neither): MODIFY_VOLUME and the ONLINE expansion capability,
+  // present only when the plugin advertises them (structs/csi_terms.ts).
+  CSIControllerInfo: { SupportsModify: "bool", SupportsOnlineExpand: "bool" },
   // structs.AllocatedCpuResources has the cores a task reserved; api.AllocatedCpuResources does not.
   AllocatedCpuResources: { ReservedCores: "[]uint16" },
   // structs.AllocListStub has the alloc's DesiredTransition; api.AllocationListStub does not.

@@ -244,8 +244,21 @@ function volumeFrom(alias: string, b: Body): VolumeRequest {
   return req;
 }
 
-export function mountOptionsFrom(b: Body): { FSType: string; MountFlags: string[] } {
-  const mo = { FSType: b.string("fs_type") ?? "", MountFlags: b.stringList("mount_flags") ?? [] };
+export function mountOptionsFrom(b: Body): {
+  FSType: string;
+  MountFlags: string[];
+  MountGroup?: string;
+  MountGroupPolicy?: string;
+} {
+  const mo: { FSType: string; MountFlags: string[]; MountGroup?: string; MountGroupPolicy?: string } = {
+    FSType: b.string("fs_type") ?? "",
+    MountFlags: b.stringList("mount_flags") ?? [],
+  };
+  // berth's (structs/mount_group.ts); the server validates them.
+  const group = b.string("mount_group");
+  if (group !== undefined) mo.MountGroup = group;
+  const policy = b.string("mount_group_policy");
+  if (policy !== undefined) mo.MountGroupPolicy = policy;
   b.finish();
   return mo;
 }

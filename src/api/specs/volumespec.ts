@@ -56,9 +56,11 @@ const STRINGS: [string, StringKey][] = [
   ["snapshot_id", "SnapshotID"],
   ["clone_id", "CloneID"],
 ];
-const MAPS: [string, "Secrets" | "Parameters" | "Context"][] = [
+const MAPS: [string, "Secrets" | "Parameters" | "MutableParameters" | "Context"][] = [
   ["secrets", "Secrets"],
   ["parameters", "Parameters"],
+  // berth's (CSI's mutable_parameters; Nomad's spec has no such key): see README "Modify a volume".
+  ["mutable_parameters", "MutableParameters"],
   ["context", "Context"],
 ];
 /** The keys Nomad's decoder reads by hand (matched exactly, not case-insensitively). */

@@ -20,6 +20,8 @@ const CONTROLLER_CAPS: [keyof NonNullable<CSIInfo["ControllerInfo"]>, string][] 
   ["SupportsListVolumesAttachedNodes", "LIST_VOLUMES_PUBLISHED_NODES"],
   ["SupportsCondition", "VOLUME_CONDITION"],
   ["SupportsGet", "GET_VOLUME"],
+  ["SupportsModify", "MODIFY_VOLUME"],
+  ["SupportsOnlineExpand", "ONLINE_EXPANSION"],
 ];
 
 const NODE_CAPS: [keyof NonNullable<CSIInfo["NodeInfo"]>, string][] = [

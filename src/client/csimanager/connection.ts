@@ -38,6 +38,7 @@ const OPTIONS_AT: Record<CsiMethod, 0 | 1> = {
   deleteSnapshot: 1,
   listSnapshots: 1,
   controllerExpandVolume: 1,
+  controllerModifyVolume: 1,
   listVolumes: 1,
   getCapacity: 1,
   controllerGetVolume: 1,

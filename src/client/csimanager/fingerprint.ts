@@ -63,7 +63,7 @@ export async function fingerprintPlugin(
       info.ControllerInfo = null;
     } else {
       controllerCapabilities = await client.controllerGetCapabilities(call);
-      info.ControllerInfo = toControllerInfo(controllerCapabilities);
+      info.ControllerInfo = toControllerInfo(controllerCapabilities, pluginCaps);
       info.NodeInfo = null;
     }
     info.Healthy = probe.ready;
@@ -94,8 +94,11 @@ export function toNodeInfo(info: CsiNodeInfo, caps: CsiNodeCapabilities): CSINod
   };
 }
 
-export function toControllerInfo(caps: CsiControllerCapabilities): CSIControllerInfo {
-  return {
+export function toControllerInfo(
+  caps: CsiControllerCapabilities,
+  plugin?: Pick<CsiPluginCapabilities, "onlineExpansion">,
+): CSIControllerInfo {
+  const info: CSIControllerInfo = {
     SupportsCreateDelete: caps.createDeleteVolume,
     SupportsAttachDetach: caps.publishUnpublishVolume,
     SupportsListVolumes: caps.listVolumes,
@@ -109,6 +112,10 @@ export function toControllerInfo(caps: CsiControllerCapabilities): CSIController
     SupportsCondition: caps.volumeCondition,
     SupportsGet: caps.getVolume,
   };
+  // Present only when true (csi_terms.ts): a plugin without them answers Nomad's shape.
+  if (caps.modifyVolume) info.SupportsModify = true;
+  if (caps.expandVolume && plugin?.onlineExpansion) info.SupportsOnlineExpand = true;
+  return info;
 }
 
 /** Equality for change detection: UpdateTime alone changing is not a change worth reporting. */

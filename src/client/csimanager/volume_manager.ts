@@ -23,6 +23,7 @@ import { BerthError, isBerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
 import type { CsiVolumeCapability } from "../../csi/types.js";
 import { csiCapabilityOf } from "../../csi/capability_of.js";
+import { applyMountGroupAfterPublish, nodeCapabilityOf } from "./mount_group.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
 import { DEFAULT_CSI_RETRY, retryCsiCall, type CsiRetryPolicy } from "./csi_retry.js";
@@ -158,7 +159,7 @@ export class VolumeManager {
       { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
       req.usage,
     );
-    const capability = toCapability(req.usage);
+    const capability = nodeCapabilityOf(req.usage, node.capabilities);
     const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
     const users = this.users(skey);
     const stages = node.capabilities.stageUnstageVolume;
@@ -187,6 +188,7 @@ export class VolumeManager {
     try {
       await fs.mkdir(path.dirname(paths.hostTargetPath), { recursive: true });
       await publishOnNode(steps, stages);
+      await applyMountGroupAfterPublish(paths.hostTargetPath, req.usage, node.capabilities, log, signal);
     } catch (err) {
       await this.cleanupFailedPublish(node, req, log);
       throw err;

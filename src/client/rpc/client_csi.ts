@@ -63,8 +63,19 @@ function registerVolumeLifecycleHandlers(
   timeoutMs: number,
 ): void {
   peer.handle("ClientCSI.ControllerCreateVolume", async (req, signal) => {
-    const { client } = await controller(req.PluginID, "createDeleteVolume", signal);
-    const created = await client.createVolume(toCreateVolumeRequest(req), { signal, timeoutMs });
+    const { client, caps } = await controller(req.PluginID, "createDeleteVolume", signal);
+    const mutable = req.MutableParameters ?? {};
+    // CSI: mutable_parameters are sent only to a plugin that advertises MODIFY_VOLUME.
+    if (Object.keys(mutable).length > 0 && !caps?.modifyVolume) {
+      throw new BerthError(
+        "ERR_CSI_NOT_SUPPORTED",
+        `CSI plugin ${JSON.stringify(req.PluginID)} does not advertise MODIFY_VOLUME: a volume with mutable_parameters cannot be created through it`,
+        { field: "MutableParameters" },
+      );
+    }
+    const wanted = toCreateVolumeRequest(req);
+    if (Object.keys(mutable).length > 0) wanted.mutableParameters = { ...mutable };
+    const created = await client.createVolume(wanted, { signal, timeoutMs });
     log.info("volume created", { plugin: req.PluginID, name: req.Name, externalId: created.volumeId });
     return {
       ExternalVolumeID: created.volumeId,

@@ -68,7 +68,7 @@ function registerSnapshotHandlers(
   });
 }
 
-/** ControllerExpandVolume. */
+/** ControllerExpandVolume and ControllerModifyVolume. */
 function registerExpandHandler(
   peer: ClientCsiPeer,
   controller: ControllerOf,
@@ -90,6 +90,20 @@ function registerExpandHandler(
     );
     log.info("volume expanded", { plugin: req.PluginID, externalId: req.ExternalVolumeID });
     return { CapacityBytes: res.capacityBytes, NodeExpansionRequired: res.nodeExpansionRequired };
+  });
+
+  peer.handle("ClientCSI.ControllerModifyVolume", async (req, signal) => {
+    const { client } = await controller(req.PluginID, "modifyVolume", signal);
+    await client.controllerModifyVolume(
+      {
+        volumeId: req.ExternalVolumeID,
+        secrets: { ...req.Secrets },
+        mutableParameters: { ...req.MutableParameters },
+      },
+      { signal, timeoutMs },
+    );
+    log.info("volume modified", { plugin: req.PluginID, externalId: req.ExternalVolumeID });
+    return {};
   });
 }
 

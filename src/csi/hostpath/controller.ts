@@ -8,6 +8,7 @@ import { rpcError, type HostpathContext } from "./context.js";
 import { resolveContentSource, sameSource } from "./content_source.js";
 import { SnapshotStore } from "./snapshots.js";
 import { accessibleTopology, requestedTopology } from "./topology.js";
+import { withMutableParameters } from "./modify.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
@@ -93,8 +94,9 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
   };
   const topology = requestedTopology(req);
   if (topology) vol.accessibleTopology = topology;
-  await ctx.volumes.create(vol, source?.fill);
-  return volumeAnswer(ctx, vol);
+  const made = withMutableParameters(ctx, vol, req.mutable_parameters);
+  await ctx.volumes.create(made, source?.fill);
+  return volumeAnswer(ctx, made);
 }
 
 /** Mount points whose source is this volume's directory (bind mounts keep it as their root). */

@@ -1,5 +1,6 @@
 /** Command-line flags of `berth csi-hostpath`. */
 import { socketPathOf } from "../proto.js";
+import { expansionModeOf, type ExpansionMode } from "./expansion_mode.js";
 
 /**
  * Which CSI services the process serves: monolith = Identity+Controller+Node; controller =
@@ -32,12 +33,17 @@ export interface HostpathConfig {
    * Controller/NodeExpandVolume, as plugins for storage without a size do. The recorded size is kept.
    */
   reportCapacityZero?: boolean;
+  /** --expansion, --modify-volume, --volume-mount-group (modify_features.ts); absent: online, off, off. */
+  expansion?: ExpansionMode;
+  modifyVolume?: boolean;
+  volumeMountGroup?: boolean;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
-       [--report-capacity-zero]
+       [--report-capacity-zero] [--expansion=online|offline|none] [--modify-volume]
+       [--volume-mount-group]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -50,7 +56,11 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
                   failures, hangs, held-back answers and no-ops, re-read whenever it changes (for
                   fault-injection tests)
   --report-capacity-zero  answer capacity_bytes 0 (unknown) for every volume, as storage without a
-                  size does`;
+                  size does
+  --expansion     the VolumeExpansion capability: online (default), offline (refuses to expand a
+                  volume in use) or none (no expansion at all)
+  --modify-volume advertise MODIFY_VOLUME (ControllerModifyVolume records mutable_parameters)
+  --volume-mount-group  advertise VOLUME_MOUNT_GROUP (NodePublish applies volume_mount_group)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -64,6 +74,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let mode: HostpathMode = "monolith";
   let attachRequired = false;
   let reportCapacityZero = false;
+  const features: Pick<HostpathConfig, "expansion" | "modifyVolume" | "volumeMountGroup"> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -82,6 +93,9 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "faults") faults = value();
     else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
     else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
+    else if (name === "expansion") features.expansion = expansionModeOf(value());
+    else if (name === "modify-volume") features.modifyVolume = boolFlag(name, eq, arg);
+    else if (name === "volume-mount-group") features.volumeMountGroup = boolFlag(name, eq, arg);
     else if (name === "mode") mode = modeOf(value());
     else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
     else if (name.startsWith("topology-")) {
@@ -105,6 +119,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     mode,
     attachRequired,
     reportCapacityZero,
+    ...features,
   };
 }
 

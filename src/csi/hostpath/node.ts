@@ -12,6 +12,7 @@ import { requirePublished } from "./controller_publish.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../../internal/mountinfo.js";
+import { applyVolumeMountGroup } from "./modify_features.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {
@@ -62,6 +63,7 @@ export async function nodePublishVolume(ctx: HostpathContext, req: WireNodePubli
       `volume ${req.volume_id} is not staged at ${req.staging_target_path}`,
     );
   }
+  await applyVolumeMountGroup(ctx, req.staging_target_path, req.volume_capability);
   const existing = await mountAt(req.target_path);
   if (existing) {
     if (fromVolume(existing.root, req.volume_id) && isReadOnly(existing) === req.readonly) return {};

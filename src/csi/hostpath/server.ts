@@ -25,10 +25,10 @@ import { nodePublishVolume, nodeStageVolume, nodeUnpublishVolume, nodeUnstageVol
 import { VolumeStore } from "./volumes.js";
 import {
   STORAGE_CONTROLLER_HANDLERS,
-  STORAGE_NODE_CAPABILITIES,
   STORAGE_NODE_HANDLERS,
-  STORAGE_PLUGIN_CAPABILITIES,
   storageControllerCapabilities,
+  storageNodeCapabilities,
+  storagePluginCapabilities,
 } from "./storage_ops.js";
 
 export const HOSTPATH_PLUGIN_NAME = "csi-hostpath.berth.io";
@@ -43,7 +43,7 @@ const IDENTITY: Record<string, Handler> = {
     capabilities: [
       ...(ctx.config.mode === "node" ? [] : [{ service: { type: "CONTROLLER_SERVICE" } }]),
       { service: { type: "VOLUME_ACCESSIBILITY_CONSTRAINTS" } },
-      ...STORAGE_PLUGIN_CAPABILITIES,
+      ...storagePluginCapabilities(ctx.config),
     ],
   }),
   Probe: () => ({ ready: { value: true } }),
@@ -77,8 +77,8 @@ function unimplemented(what: string) {
 }
 
 const NODE: Record<string, Handler> = {
-  NodeGetCapabilities: () => ({
-    capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }, ...STORAGE_NODE_CAPABILITIES],
+  NodeGetCapabilities: (ctx) => ({
+    capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }, ...storageNodeCapabilities(ctx.config)],
   }),
   NodeGetInfo: (ctx) => ({
     node_id: ctx.config.nodeId,

@@ -8,7 +8,15 @@ import type { HostpathContext } from "./context.js";
 import { createSnapshot, deleteSnapshot, listSnapshots } from "./controller_snapshot.js";
 import { getCapacity, listVolumes } from "./controller_list.js";
 import { controllerGetVolume } from "./controller_get.js";
-import { controllerExpandVolume, nodeExpandVolume } from "./expand.js";
+import { nodeExpandVolume } from "./expand.js";
+import { controllerModifyVolume } from "./modify.js";
+import {
+  expandByMode,
+  expands,
+  expansionPluginCapabilities,
+  featureControllerCapabilities,
+  featureNodeCapabilities,
+} from "./modify_features.js";
 import { SnapshotStore } from "./snapshots.js";
 import type { HostpathConfig } from "./flags.js";
 import { nodeGetVolumeStats } from "./volume_stats.js";
@@ -22,7 +30,8 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
   CreateSnapshot: (ctx, r) => createSnapshot(ctx, snapshots(ctx), r as never),
   DeleteSnapshot: (ctx, r) => deleteSnapshot(ctx, snapshots(ctx), r as never),
   ListSnapshots: (ctx, r) => listSnapshots(snapshots(ctx), r as never),
-  ControllerExpandVolume: (ctx, r) => controllerExpandVolume(ctx, r as never),
+  ControllerExpandVolume: (ctx, r) => expandByMode(ctx, r as never),
+  ControllerModifyVolume: (ctx, r) => controllerModifyVolume(ctx, r as never),
   ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
   GetCapacity: (ctx) => getCapacity(ctx),
   ControllerGetVolume: (ctx, r) => controllerGetVolume(ctx, r as never),
@@ -39,18 +48,25 @@ export function storageControllerCapabilities(config: HostpathConfig): { rpc: { 
     "CREATE_DELETE_SNAPSHOT",
     "LIST_SNAPSHOTS",
     "CLONE_VOLUME",
-    "EXPAND_VOLUME",
+    ...(expands(config) ? ["EXPAND_VOLUME"] : []),
     "LIST_VOLUMES",
     "GET_CAPACITY",
     "GET_VOLUME",
     "VOLUME_CONDITION",
     ...(config.attachRequired ? ["LIST_VOLUMES_PUBLISHED_NODES"] : []),
+    ...featureControllerCapabilities(config),
   ].map((type) => ({ rpc: { type } }));
 }
 
-export const STORAGE_NODE_CAPABILITIES = ["EXPAND_VOLUME", "GET_VOLUME_STATS", "VOLUME_CONDITION"].map(
-  (type) => ({ rpc: { type } }),
-);
+/** Node RPC capabilities for the handlers above (and --volume-mount-group's). */
+export function storageNodeCapabilities(config: HostpathConfig): { rpc: { type: string } }[] {
+  return [
+    ...(expands(config) ? ["EXPAND_VOLUME"] : []),
+    "GET_VOLUME_STATS",
+    "VOLUME_CONDITION",
+    ...featureNodeCapabilities(config),
+  ].map((type) => ({ rpc: { type } }));
+}
 
-/** Volumes can grow while in use (NodeExpandVolume on a published volume). */
-export const STORAGE_PLUGIN_CAPABILITIES = [{ volume_expansion: { type: "ONLINE" } }];
+/** Volume expansion: ONLINE by default (NodeExpandVolume on a published volume); see --expansion. */
+export const storagePluginCapabilities = expansionPluginCapabilities;

@@ -16,6 +16,8 @@ export interface HostpathVolume {
   contentSource?: { snapshotId: string } | { volumeId: string };
   /** Segments it is accessible from, from CreateVolume's accessibility_requirements (topology.ts). */
   accessibleTopology?: Record<string, string>[];
+  /** CSI mutable_parameters, from CreateVolume or ControllerModifyVolume (modify_features.ts). */
+  mutableParameters?: Record<string, string>;
 }
 
 const ID_RE = /^hp-[0-9a-f]{24}$/;

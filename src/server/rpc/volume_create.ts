@@ -9,8 +9,9 @@
  *    plugin, and an interrupted create of that ID (an orphan) has the same name and plugin. A refused spec is a 4xx naming its field, and nothing is called or written.
  * 2. The request holds the lock of every volume it names (in one sorted order, so two requests never
  *    wait on each other), so no claim, delete or other create of those volumes interleaves.
- * 3. Volumes that already exist with storage are expanded when the spec asks for more capacity
- *    (volume_expand.ts) and otherwise answered as they are. An expansion is recorded as soon as it
+ * 3. Volumes that already exist with storage are a re-apply (volume_reapply.ts): a changed immutable
+ *    field is refused in step 1, changed mutable parameters go to ControllerModifyVolume, and more
+ *    capacity is an expansion (volume_expand.ts); otherwise they are answered as they are. An expansion is recorded as soon as it
  *    succeeds and is never undone (volumes never shrink); repeating the request converges.
  * 4. The new volumes are created one by one (CreateVolume is idempotent by name in CSI, so a retried
  *    create after a lost answer finds the same storage). If volume k fails, the storage this request
@@ -33,7 +34,7 @@ import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeWake } from "../scheduler/blocked_wait.js";
 import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
-import { expandIfRequested } from "./volume_expand.js";
+import { checkImmutable, reapplyExisting } from "./volume_reapply.js";
 import { requirePlugin } from "./volume_register.js";
 
 /** Storage this request created: what compensation deletes and the record stores. */
@@ -140,7 +141,7 @@ async function createLocked(deps: ServerDeps, vols: CSIVolume[], signal?: AbortS
   for (const [i, v] of vols.entries()) {
     const existing = volumeView(deps.store, v.Namespace, v.ID);
     if (existing && existing.ExternalID !== "") {
-      answers.set(i, await expandIfRequested(deps, existing, v, `Volumes[${i}]`, signal));
+      answers.set(i, await reapplyExisting(deps, existing, v, `Volumes[${i}]`, signal));
     } else fresh.push({ v, i });
   }
   await recordIntents(deps, fresh);
@@ -191,6 +192,7 @@ export async function createStorage(deps: ServerDeps, v: CSIVolume, signal?: Abo
       SnapshotID: v.SnapshotID,
       CloneID: v.CloneID,
       TopologyRequest: v.RequestedTopologies,
+      MutableParameters: v.MutableParameters,
     },
     { requires: "SupportsCreateDelete", signal },
   );
@@ -296,6 +298,7 @@ function checkCreate(state: StateReader, v: CSIVolume, i: number): void {
       `volume ${JSON.stringify(v.ID)} exists with plugin ${JSON.stringify(existing.PluginID)}`,
     );
   }
+  if (existing && existing.ExternalID !== "") checkImmutable(existing, v, `Volumes[${i}]`);
 }
 
 /** Runs `fn` holding the lock of every key, taken in the given (sorted) order. */

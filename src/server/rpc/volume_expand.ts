@@ -9,8 +9,13 @@
  * Capacity 0 means "unknown" (CSI: a plugin may answer capacity_bytes 0; Nomad skips its capacity
  * checks for Capacity 0). For such a volume the capacity already granted is the recorded
  * RequestedCapacityMin, so an unchanged spec applied again is a no-op, not an expansion request.
+ *
+ * ONLINE/OFFLINE (structs/volume_reapply.ts decideExpansion): a volume with claims is expanded only
+ * through a controller whose plugin advertises ONLINE expansion; otherwise the request is refused
+ * (409) before any plugin call, telling the operator to stop the volume's users first.
  */
 import { BerthError, asBerthError, validationError } from "../../structs/errors.js";
+import { decideExpansion } from "../../structs/volume_reapply.js";
 import { liveClaimsOf } from "./volume_claims.js";
 import type { CSIVolume } from "../../structs/volume.js";
 import type { ServerDeps } from "../deps.js";
@@ -39,6 +44,14 @@ export async function expandIfRequested(
     );
   }
   if (min <= knownCapacity(existing)) return existing;
+  const controllers = Object.values(deps.store.getPlugin(existing.PluginID)?.Controllers ?? {});
+  const decision = decideExpansion(
+    existing,
+    controllers.filter((c) => c.Healthy).map((c) => c.ControllerInfo),
+  );
+  if (decision.kind === "refuse") {
+    throw new BerthError("ERR_CONFLICT", decision.message, { field: `${field}.RequestedCapacityMin` });
+  }
   const claim = liveClaimsOf(existing)[0];
   const resp = await deps.controllers.call(
     existing.PluginID,
@@ -52,7 +65,7 @@ export async function expandIfRequested(
       MountOptions: existing.MountOptions,
       Secrets: { ...existing.Secrets, ...requested.Secrets },
     },
-    { requires: "SupportsExpand", signal },
+    { requires: decision.requires, signal },
   );
   if (resp.NodeExpansionRequired) await expandOnNodes(deps, existing, requested, resp.CapacityBytes, signal);
   const expanded = await deps.store.txn((tx) => {

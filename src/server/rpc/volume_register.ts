@@ -13,7 +13,9 @@
  * Parameters (when the new spec has any) — and a change answers 409 with Nomad's texts
  * ("unable to update volume: volume name cannot be updated"). A spec without a name carries the
  * default Name = ID (volume_validate.ts), which is read as "not set". Context is replaced only
- * when the new spec has one. The answer carries the stored volumes (Nomad's
+ * when the new spec has one. Changed MutableParameters and a larger capacity_min of an existing
+ * volume are applied through the controller first (ControllerModifyVolume, expansion as `create`
+ * does; volume_reapply.ts), each recorded as it succeeds. The answer carries the stored volumes (Nomad's
  * CSIVolumeRegisterResponse.Volumes), and CreateTime/ModifyTime (Unix ns) are stamped.
  */
 import { BerthError, validationError } from "../../structs/errors.js";
@@ -24,6 +26,7 @@ import { checkDistinctVolumes } from "../../structs/volume_validate.js";
 import type { ServerDeps } from "../deps.js";
 import { volumeWake } from "../scheduler/blocked_wait.js";
 import type { StateReader } from "../state/store.js";
+import { reapplyRegistered } from "./volume_reapply.js";
 
 export async function registerVolumes(
   deps: ServerDeps,
@@ -43,6 +46,7 @@ export async function registerVolumes(
     const plugin = deps.store.pluginSummary(v.PluginID);
     if (plugin?.ControllerRequired) await validateWithController(deps, v, signal);
   }
+  for (const [i, v] of vols.entries()) await reapplyRegistered(deps, v, `Volumes[${i}]`, signal);
   const stored: CSIVolume[] = [];
   await deps.store.txn((tx) => {
     stored.length = 0;

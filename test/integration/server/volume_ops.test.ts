@@ -90,6 +90,8 @@ const allCaps: Partial<CSIControllerInfo> = {
   SupportsCreateDeleteSnapshot: true,
   SupportsListSnapshots: true,
   SupportsExpand: true,
+  // In-use volumes are expanded only through a plugin with ONLINE expansion (volume_reapply.ts).
+  SupportsOnlineExpand: true,
   SupportsListVolumes: true,
 };
 

@@ -50,6 +50,7 @@ test("every controller ClientMethods entry has a handler (node ones need nodeVol
     "ClientCSI.ControllerGetVolume",
     "ClientCSI.ControllerListSnapshots",
     "ClientCSI.ControllerListVolumes",
+    "ClientCSI.ControllerModifyVolume",
     "ClientCSI.ControllerPublishVolume",
     "ClientCSI.ControllerUnpublishVolume",
     "ClientCSI.ControllerValidateVolume",

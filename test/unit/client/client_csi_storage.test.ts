@@ -85,7 +85,7 @@ test("with nodeVolumes every ClientMethods entry has a handler", () => {
   const { handlers } = setup();
   assert.ok(handlers.has("ClientCSI.NodeExpandVolume") && handlers.has("ClientCSI.NodeDetachVolume"));
   assert.ok(handlers.has("ClientCSI.NodeVolumeState"));
-  assert.equal(handlers.size, 14);
+  assert.equal(handlers.size, 15);
 });
 
 test("snapshot calls convert both ways; creation time crosses as Unix seconds", async () => {
@@ -269,4 +269,23 @@ test("ControllerGetVolume needs GET_VOLUME and VOLUME_CONDITION, and answers the
     ((await call("ClientCSI.ControllerGetVolume", req)) as { Condition: unknown }).Condition,
     null,
   );
+});
+
+test("ControllerModifyVolume sends the mutable parameters, only to a plugin with MODIFY_VOLUME", async () => {
+  const { call, client } = setup();
+  const req = {
+    PluginID: "fake",
+    ExternalVolumeID: "ext-vol1",
+    MutableParameters: { iops: "3000" },
+    Secrets: { k: "v" },
+  };
+  await assert.rejects(call("ClientCSI.ControllerModifyVolume", req), /MODIFY_VOLUME|modifyVolume/);
+  assert.equal(client.callsOf("ControllerModifyVolume").length, 0, "refused before any call");
+  client.controllerCaps = { ...client.controllerCaps, modifyVolume: true };
+  assert.deepEqual(await call("ClientCSI.ControllerModifyVolume", req), {});
+  assert.deepEqual(client.callsOf("ControllerModifyVolume")[0]!.req, {
+    volumeId: "ext-vol1",
+    secrets: { k: "v" },
+    mutableParameters: { iops: "3000" },
+  });
 });
