@@ -91,6 +91,8 @@ export class Agent {
           this.opts.csiControllerConditionIntervalMs !== null
             ? { intervalMs: this.opts.csiControllerConditionIntervalMs }
             : undefined,
+        capacity:
+          this.opts.csiCapacityIntervalMs !== null ? { intervalMs: this.opts.csiCapacityIntervalMs } : undefined,
         telemetry,
         etcd: this.opts.etcd ?? undefined,
         member: {

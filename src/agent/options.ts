@@ -66,6 +66,8 @@ export interface AgentOptions {
   failoverHeartbeatTtlMs: number | null;
   /** Server: how often the leader polls controllers' ControllerGetVolume condition (ms); null: default. */
   csiControllerConditionIntervalMs: number | null;
+  /** Server: how often the leader asks controllers GetCapacity per topology segment (ms); null: default. */
+  csiCapacityIntervalMs: number | null;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
   configFiles: string[];
   /** The config files' host volumes, then the -host-volume flags (a later name wins). */
@@ -100,6 +102,7 @@ export interface AgentFlags {
   heartbeatTtl?: string;
   failoverHeartbeatTtl?: string;
   csiControllerConditionInterval?: string;
+  csiCapacityInterval?: string;
   etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
@@ -135,6 +138,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-controller-condition-interval=DUR
                        server: how often the volume condition of controllers that report one
                        (GET_VOLUME and VOLUME_CONDITION) is polled (default 1m)
+  -csi-capacity-interval=DUR
+                       server: how often controllers that advertise GET_CAPACITY are asked for the
+                       capacity of each topology segment (default 1m; also after creates/deletes)
   -etcd-endpoints=URL[,..]
                        server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
                        several servers share it; default: the embedded SQLite file
@@ -179,6 +185,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "heartbeat-ttl": { type: "string" },
         "failover-heartbeat-ttl": { type: "string" },
         "csi-controller-condition-interval": { type: "string" },
+        "csi-capacity-interval": { type: "string" },
         "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
@@ -216,6 +223,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["heartbeat-ttl", "heartbeatTtl"],
     ["failover-heartbeat-ttl", "failoverHeartbeatTtl"],
     ["csi-controller-condition-interval", "csiControllerConditionInterval"],
+    ["csi-capacity-interval", "csiCapacityInterval"],
     ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
@@ -317,6 +325,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       "csi-controller-condition-interval",
       flags.csiControllerConditionInterval,
     ),
+    csiCapacityIntervalMs: durationFlag("csi-capacity-interval", flags.csiCapacityInterval),
     configFiles: flags.configFiles,
     hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],
     meta,

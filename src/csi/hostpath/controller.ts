@@ -8,6 +8,7 @@ import { rpcError, type HostpathContext } from "./context.js";
 import { resolveContentSource, sameSource } from "./content_source.js";
 import { SnapshotStore } from "./snapshots.js";
 import { accessibleTopology, requestedTopology } from "./topology.js";
+import { checkRoom } from "./capacity.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
@@ -92,6 +93,7 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
     contentSource: source ? source.source : undefined,
   };
   const topology = requestedTopology(req);
+  await checkRoom(ctx, topology, capacity);
   if (topology) vol.accessibleTopology = topology;
   await ctx.volumes.create(vol, source?.fill);
   return volumeAnswer(ctx, vol);

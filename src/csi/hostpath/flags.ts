@@ -1,5 +1,6 @@
 /** Command-line flags of `berth csi-hostpath`. */
 import { socketPathOf } from "../proto.js";
+import { capacityFlag, type HostpathCapacity } from "./capacity_flags.js";
 
 /**
  * Which CSI services the process serves: monolith = Identity+Controller+Node; controller =
@@ -32,12 +33,14 @@ export interface HostpathConfig {
    * Controller/NodeExpandVolume, as plugins for storage without a size do. The recorded size is kept.
    */
   reportCapacityZero?: boolean;
+  /** GetCapacity's totals per segment (capacity.ts); absent or empty: the state dir's free space. */
+  capacity?: HostpathCapacity;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
-       [--report-capacity-zero]
+       [--report-capacity-zero] [--capacity=BYTES] [--capacity-KEY=VALUE=BYTES ...]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -50,7 +53,10 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
                   failures, hangs, held-back answers and no-ops, re-read whenever it changes (for
                   fault-injection tests)
   --report-capacity-zero  answer capacity_bytes 0 (unknown) for every volume, as storage without a
-                  size does`;
+                  size does
+  --capacity      GetCapacity answers BYTES minus the sizes of the segment's volumes, and
+                  CreateVolume refuses a volume that does not fit (default: the free space)
+  --capacity-K=V=BYTES  the same for the segments with K=V (give every instance the same flags)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -64,6 +70,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let mode: HostpathMode = "monolith";
   let attachRequired = false;
   let reportCapacityZero = false;
+  const capacity: HostpathCapacity = { total: null, segments: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -82,6 +89,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "faults") faults = value();
     else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
     else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
+    else if (capacityFlag(capacity, name, value)) continue;
     else if (name === "mode") mode = modeOf(value());
     else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
     else if (name.startsWith("topology-")) {
@@ -105,6 +113,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     mode,
     attachRequired,
     reportCapacityZero,
+    capacity,
   };
 }
 

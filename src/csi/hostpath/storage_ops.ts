@@ -6,7 +6,8 @@
  */
 import type { HostpathContext } from "./context.js";
 import { createSnapshot, deleteSnapshot, listSnapshots } from "./controller_snapshot.js";
-import { getCapacity, listVolumes } from "./controller_list.js";
+import { listVolumes } from "./controller_list.js";
+import { getSegmentCapacity } from "./capacity.js";
 import { controllerGetVolume } from "./controller_get.js";
 import { controllerExpandVolume, nodeExpandVolume } from "./expand.js";
 import { SnapshotStore } from "./snapshots.js";
@@ -24,7 +25,7 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
   ListSnapshots: (ctx, r) => listSnapshots(snapshots(ctx), r as never),
   ControllerExpandVolume: (ctx, r) => controllerExpandVolume(ctx, r as never),
   ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
-  GetCapacity: (ctx) => getCapacity(ctx),
+  GetCapacity: (ctx, r) => getSegmentCapacity(ctx, r as never),
   ControllerGetVolume: (ctx, r) => controllerGetVolume(ctx, r as never),
 };
 

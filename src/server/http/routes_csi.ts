@@ -6,6 +6,7 @@ import type { CSIVolume } from "../../structs/volume.js";
 import { readJson } from "../wire/http_io.js";
 import { blockingIndex, boolParam, parseSecretsHeader, sendJson } from "./respond.js";
 import { nodeFull, nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "../views/stubs.js";
+import { capacityView } from "../views/capacity.js";
 import { namespaceOf, param, type Ctx, type Route } from "../request_ctx.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
@@ -162,7 +163,8 @@ export const getPlugin: Route = async (ctx, api) => {
   const plugin = api.plugins.get(id);
   // Only the allocations of namespaces the caller may read-job in (Nomad's CSIPlugin.Get).
   const allocs = api.plugins.allocations(plugin).filter((a) => allowNs(ctx, a.Namespace, "read-job"));
-  sendJson(ctx.res, pluginFull(plugin, allocs), index);
+  const Capacity = capacityView(api.store.getPluginCapacity(plugin.ID), Date.now());
+  sendJson(ctx.res, { ...pluginFull(plugin, allocs), Capacity }, index);
 };
 
 export const listNodes: Route = async (ctx, api) => {

@@ -5,8 +5,8 @@
  * volumewatcher (it resumes every unfinished release from the claim's checkpoint in the store),
  * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
  * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
- * reconciler and the controller condition poll (ControllerGetVolume of volumes whose controller
- * reports conditions).
+ * reconciler, the controller condition poll (ControllerGetVolume of volumes whose controller
+ * reports conditions) and the capacity poll (GetCapacity per plugin and topology segment).
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -36,6 +36,7 @@ import type { Scheduler } from "../scheduler/scheduler.js";
 import type { StateStore } from "../state/store.js";
 import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watcher.js";
 import { ControllerConditionPoller, type ControllerConditionOptions } from "../volumecondition/poller.js";
+import { CapacityPoller, type CapacityPollOptions } from "../capacity/poller.js";
 import type { LeaderLoop, LeaderTerm } from "./gate.js";
 import type { ClusterLiveness } from "./liveness.js";
 
@@ -55,6 +56,7 @@ export interface LeaderLoopParts {
   controllers: ControllerClient;
   volumeLocks: KeyedMutex;
   controllerCondition?: Partial<ControllerConditionOptions>;
+  capacity?: Partial<CapacityPollOptions>;
   periodic?: Partial<PeriodicDispatcherOptions>;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
@@ -96,6 +98,7 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
         p.controllerCondition,
       ),
     ),
+    loop("capacity", new CapacityPoller(store, p.controllers, log.child("capacity"), p.capacity)),
   ];
 }
 
