@@ -92,7 +92,9 @@ export class Agent {
             ? { intervalMs: this.opts.csiControllerConditionIntervalMs }
             : undefined,
         capacity:
-          this.opts.csiCapacityIntervalMs !== null ? { intervalMs: this.opts.csiCapacityIntervalMs } : undefined,
+          this.opts.csiCapacityIntervalMs !== null
+            ? { intervalMs: this.opts.csiCapacityIntervalMs }
+            : undefined,
         telemetry,
         etcd: this.opts.etcd ?? undefined,
         member: {

@@ -80,7 +80,9 @@ export function segmentsWithCapacity(
   requiredBytes: number,
   nowMs: number,
 ): Topology[] {
-  return segments.filter((t) => segmentVerdict(entries, t.Segments, requiredBytes, nowMs).state !== "too-small");
+  return segments.filter(
+    (t) => segmentVerdict(entries, t.Segments, requiredBytes, nowMs).state !== "too-small",
+  );
 }
 
 /** What a create should send as its accessibility requirements, or why it cannot go anywhere. */
@@ -115,12 +117,17 @@ export function placeCreate(
   if (measured.every(ok)) return { request };
   const allowed = measured
     .filter(ok)
-    .sort((a, b) => available(entries, b) - available(entries, a) || cmp(segmentKey(a.Segments), segmentKey(b.Segments)));
+    .sort(
+      (a, b) =>
+        available(entries, b) - available(entries, a) || cmp(segmentKey(a.Segments), segmentKey(b.Segments)),
+    );
   if (allowed.length === 0) return { refused: refusal(entries, measured, requiredBytes, nowMs) };
   // A whole-plugin entry ({}) that fits: the request needs no segment.
   if (allowed.some((t) => Object.keys(t.Segments).length === 0)) return { request };
   const firstPreferred = preferred.filter(ok);
-  const rest = allowed.filter((t) => !firstPreferred.some((p) => segmentKey(p.Segments) === segmentKey(t.Segments)));
+  const rest = allowed.filter(
+    (t) => !firstPreferred.some((p) => segmentKey(p.Segments) === segmentKey(t.Segments)),
+  );
   return { request: { Required: allowed, Preferred: [...firstPreferred, ...rest] } };
 }
 

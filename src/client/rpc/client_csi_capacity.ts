@@ -7,7 +7,11 @@
 import type { ClientCsiPeer } from "./client_csi_peer.js";
 import type { ControllerOf } from "./client_csi_storage.js";
 
-export function registerCapacityHandler(peer: ClientCsiPeer, controller: ControllerOf, timeoutMs: number): void {
+export function registerCapacityHandler(
+  peer: ClientCsiPeer,
+  controller: ControllerOf,
+  timeoutMs: number,
+): void {
   peer.handle("ClientCSI.ControllerGetCapacity", async (req, signal) => {
     const { client } = await controller(req.PluginID, "getCapacity", signal);
     const res = await client.getCapacity(

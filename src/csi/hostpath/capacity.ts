@@ -77,11 +77,18 @@ export async function getSegmentCapacity(
 }
 
 /** OUT_OF_RANGE when a new volume of `bytes` does not fit in what is left of its segment. */
-export async function checkRoom(ctx: HostpathContext, topology: Segments[] | null, bytes: number): Promise<void> {
+export async function checkRoom(
+  ctx: HostpathContext,
+  topology: Segments[] | null,
+  bytes: number,
+): Promise<void> {
   const seg = topology?.[0] ?? {};
   const left = await leftIn(ctx, seg);
   if (left !== null && bytes > left) {
-    const name = Object.entries(seg).map(([k, v]) => `${k}=${v}`).join(",") || "(all segments)";
+    const name =
+      Object.entries(seg)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",") || "(all segments)";
     throw rpcError(status.OUT_OF_RANGE, `segment ${name} has ${left} bytes left, the volume needs ${bytes}`);
   }
 }

@@ -27,4 +27,3 @@ function bytesOf(name: string, v: string): number {
   if (!Number.isSafeInteger(n) || n < 0) throw new Error(`--${name}: bad number of bytes ${v}`);
   return n;
 }
-

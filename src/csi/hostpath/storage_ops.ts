@@ -25,7 +25,7 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
   ListSnapshots: (ctx, r) => listSnapshots(snapshots(ctx), r as never),
   ControllerExpandVolume: (ctx, r) => controllerExpandVolume(ctx, r as never),
   ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
-  GetCapacity: (ctx, r) => getSegmentCapacity(ctx, r as never),
+  GetCapacity: (ctx, r) => getSegmentCapacity(ctx, r),
   ControllerGetVolume: (ctx, r) => controllerGetVolume(ctx, r as never),
 };
 

@@ -143,7 +143,11 @@ export class CapacityPoller {
   }
 
   /** Polls one plugin and records it; false when the term ended (nothing more may be sent). */
-  private async pollPlugin(pluginId: string, signal: AbortSignal, result: CapacityPassResult): Promise<boolean> {
+  private async pollPlugin(
+    pluginId: string,
+    signal: AbortSignal,
+    result: CapacityPassResult,
+  ): Promise<boolean> {
     const prev = this.store.getPluginCapacity(pluginId);
     const asks: (Topology | null)[] = this.segmentsOf(pluginId);
     if (asks.length === 0) asks.push(null);
@@ -159,7 +163,12 @@ export class CapacityPoller {
             pluginId,
             "ClientCSI.ControllerGetCapacity",
             { PluginID: pluginId, Topology: seg, Parameters: {} },
-            { requires: "SupportsGetCapacity", signal, timeoutMs: this.opts.callTimeoutMs, retryDeadlineMs: 0 },
+            {
+              requires: "SupportsGetCapacity",
+              signal,
+              timeoutMs: this.opts.callTimeoutMs,
+              retryDeadlineMs: 0,
+            },
           );
           const now = this.clock.now();
           entries.push({
@@ -279,9 +288,16 @@ function volumeChange(before: CSIVolume | undefined, after: CSIVolume | undefine
 }
 
 /** The plugin whose segments or controllers a plugin change may have moved. */
-function pluginChange(before: CSIPluginSummary | undefined, after: CSIPluginSummary | undefined): string | undefined {
+function pluginChange(
+  before: CSIPluginSummary | undefined,
+  after: CSIPluginSummary | undefined,
+): string | undefined {
   if (!after) return undefined;
-  if (before && before.NodesHealthy === after.NodesHealthy && before.ControllersHealthy === after.ControllersHealthy)
+  if (
+    before &&
+    before.NodesHealthy === after.NodesHealthy &&
+    before.ControllersHealthy === after.ControllersHealthy
+  )
     return undefined;
   return after.ID;
 }

@@ -12,7 +12,11 @@ import type { CSIVolume, TopologyRequest } from "../../structs/volume.js";
 import type { StateReader } from "../state/store.js";
 
 /** The TopologyRequest CreateVolume of `v` sends; throws ERR_CSI_NO_CAPACITY when none fits. */
-export function capacityTopologyRequest(state: StateReader, v: CSIVolume, nowMs: number): TopologyRequest | null {
+export function capacityTopologyRequest(
+  state: StateReader,
+  v: CSIVolume,
+  nowMs: number,
+): TopologyRequest | null {
   const entries = state.getPluginCapacity(v.PluginID)?.Entries ?? [];
   const placed = placeCreate(entries, v.RequestedTopologies, v.RequestedCapacityMin, nowMs);
   if ("refused" in placed) {

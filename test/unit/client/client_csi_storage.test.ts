@@ -85,7 +85,7 @@ test("with nodeVolumes every ClientMethods entry has a handler", () => {
   const { handlers } = setup();
   assert.ok(handlers.has("ClientCSI.NodeExpandVolume") && handlers.has("ClientCSI.NodeDetachVolume"));
   assert.ok(handlers.has("ClientCSI.NodeVolumeState"));
-  assert.equal(handlers.size, 14);
+  assert.equal(handlers.size, 15);
 });
 
 test("snapshot calls convert both ways; creation time crosses as Unix seconds", async () => {
@@ -267,6 +267,29 @@ test("ControllerGetVolume needs GET_VOLUME and VOLUME_CONDITION, and answers the
   client.volumeCondition = null;
   assert.equal(
     ((await call("ClientCSI.ControllerGetVolume", req)) as { Condition: unknown }).Condition,
+    null,
+  );
+});
+
+test("ControllerGetCapacity needs GET_CAPACITY and asks for the segment it names", async () => {
+  const { call, client } = setup();
+  const req = { PluginID: "fake", Topology: { Segments: { zone: "a" } }, Parameters: { tier: "fast" } };
+  await assert.rejects(call("ClientCSI.ControllerGetCapacity", req), /GET_CAPACITY/);
+  assert.equal(client.callsOf("GetCapacity").length, 0, "nothing unadvertised is called");
+  client.controllerCaps = { ...client.controllerCaps, getCapacity: true };
+  assert.deepEqual(await call("ClientCSI.ControllerGetCapacity", req), {
+    AvailableCapacity: 0,
+    MaximumVolumeSize: null,
+    MinimumVolumeSize: null,
+  });
+  assert.deepEqual(client.callsOf("GetCapacity")[0]!.req, {
+    volumeCapabilities: [],
+    parameters: { tier: "fast" },
+    accessibleTopology: { segments: { zone: "a" } },
+  });
+  await call("ClientCSI.ControllerGetCapacity", { ...req, Topology: null });
+  assert.equal(
+    (client.callsOf("GetCapacity")[1]!.req as { accessibleTopology: unknown }).accessibleTopology,
     null,
   );
 });
