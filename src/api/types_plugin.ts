@@ -27,11 +27,14 @@ export interface CSIPlugin {
   /** Unix nanoseconds: first written, last changed (0 on records from before berth kept them). */
   CreateTime: number;
   ModifyTime: number;
-  /** berth: what the leader's GetCapacity poll last measured per topology segment; null: never. */
+  /**
+   * berth, on `?capacity=true` only: what the leader's GetCapacity poll last measured per topology
+   * segment; null: never measured.
+   */
   Capacity?: CSIPluginCapacity | null;
 }
 
-/** berth's plugin capacity (GET /v1/plugin/csi/:id `Capacity`). */
+/** berth's plugin capacity (GET /v1/plugin/csi/:id?capacity=true `Capacity`). */
 export interface CSIPluginCapacity {
   Entries: CSICapacityEntry[];
   /** The last poll's failure, "" when it succeeded. */

@@ -2,8 +2,8 @@
  * Storage capacity as the leader measured it (issue 33 item 2; Nomad #10325, Kubernetes
  * CSIStorageCapacity): per plugin, one entry per topology segment its controller was asked
  * GetCapacity for. Kept in the state store beside the plugin (`plugin_capacity`, one row per plugin)
- * and shown in `GET /v1/plugin/csi/:id` as `Capacity`. Pure data and the ClientCSI call's shapes;
- * what fits where is capacity_fit.ts.
+ * and shown in `GET /v1/plugin/csi/:id?capacity=true` as `Capacity`. Pure data and the ClientCSI
+ * call's shapes; what fits where is capacity_fit.ts.
  */
 import type { Topology } from "./volume.js";
 

@@ -46,7 +46,7 @@ function group(name: string, node: string, type: "controller" | "node", zone?: s
   return hostpathPluginGroup(name, { driver: "raw_exec", type, args, node });
 }
 
-const plugin = () => cluster.getJson<PluginView>("/v1/plugin/csi/hostpath");
+const plugin = () => cluster.getJson<PluginView>("/v1/plugin/csi/hostpath?capacity=true");
 
 /** Zone → free bytes, once the capacity says `want` (a predicate over it). */
 function capacityWhen(what: string, want: (byZone: Record<string, number>) => boolean) {
