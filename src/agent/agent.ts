@@ -95,6 +95,10 @@ export class Agent {
           intervalMs: this.opts.csiAttachmentReconcileIntervalMs ?? undefined,
           dryRun: this.opts.csiAttachmentReconcileDryRun,
         },
+        capacity:
+          this.opts.csiCapacityIntervalMs !== null
+            ? { intervalMs: this.opts.csiCapacityIntervalMs }
+            : undefined,
         telemetry,
         etcd: this.opts.etcd ?? undefined,
         member: {

@@ -70,6 +70,8 @@ export interface AgentOptions {
   csiAttachmentReconcileIntervalMs?: number | null;
   /** Server: the attachment reconciler only reports (records, logs, counts) what it would correct. */
   csiAttachmentReconcileDryRun?: boolean;
+  /** Server: how often the leader asks controllers GetCapacity per topology segment (ms); null: default. */
+  csiCapacityIntervalMs: number | null;
   /** Agent config files or directories (-config, repeatable), read in order before the rest. */
   configFiles: string[];
   /** The config files' host volumes, then the -host-volume flags (a later name wins). */
@@ -106,6 +108,7 @@ export interface AgentFlags {
   csiControllerConditionInterval?: string;
   csiAttachmentReconcileInterval?: string;
   csiAttachmentReconcileDryRun?: boolean;
+  csiCapacityInterval?: string;
   etcdEndpoints?: string;
   configFiles: string[];
   hostVolumes: HostVolumeSetting[];
@@ -146,6 +149,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
                        list (LIST_VOLUMES_PUBLISHED_NODES) (default 5m)
   -csi-attachment-reconcile-dry-run
                        server: the attachment reconciler reports what it would correct, calls nothing
+  -csi-capacity-interval=DUR
+                       server: how often controllers that advertise GET_CAPACITY are asked for the
+                       capacity of each topology segment (default 1m; also after creates/deletes)
   -etcd-endpoints=URL[,..]
                        server: keep the state in etcd (client URLs, e.g. http://127.0.0.1:2379) so
                        several servers share it; default: the embedded SQLite file
@@ -192,6 +198,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-controller-condition-interval": { type: "string" },
         "csi-attachment-reconcile-interval": { type: "string" },
         "csi-attachment-reconcile-dry-run": { type: "boolean", default: false },
+        "csi-capacity-interval": { type: "string" },
         "etcd-endpoints": { type: "string" },
         config: { type: "string", multiple: true },
         "host-volume": { type: "string", multiple: true },
@@ -231,6 +238,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["failover-heartbeat-ttl", "failoverHeartbeatTtl"],
     ["csi-controller-condition-interval", "csiControllerConditionInterval"],
     ["csi-attachment-reconcile-interval", "csiAttachmentReconcileInterval"],
+    ["csi-capacity-interval", "csiCapacityInterval"],
     ["etcd-endpoints", "etcdEndpoints"],
   ] as const;
   for (const [flag, field] of strings) {
@@ -337,6 +345,7 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
       flags.csiAttachmentReconcileInterval,
     ),
     csiAttachmentReconcileDryRun: flags.csiAttachmentReconcileDryRun === true,
+    csiCapacityIntervalMs: durationFlag("csi-capacity-interval", flags.csiCapacityInterval),
     configFiles: flags.configFiles,
     hostVolumes: [...file.hostVolumes, ...flags.hostVolumes],
     meta,

@@ -8,7 +8,8 @@ export class PluginsApi {
   list(opts: ListOptions = {}): Promise<CSIPluginListStub[]> {
     return this.t.request("GET", "/v1/plugins", { query: { type: "csi", ...listQuery(opts) } });
   }
+  /** The plugin with berth's measured capacities (`?capacity=true`), which `plugin status` shows. */
   info(id: string): Promise<CSIPlugin> {
-    return this.t.request("GET", `/v1/plugin/csi/${enc(id)}`);
+    return this.t.request("GET", `/v1/plugin/csi/${enc(id)}`, { query: { capacity: "true" } });
   }
 }

@@ -27,6 +27,32 @@ export interface CSIPlugin {
   /** Unix nanoseconds: first written, last changed (0 on records from before berth kept them). */
   CreateTime: number;
   ModifyTime: number;
+  /**
+   * berth, on `?capacity=true` only: what the leader's GetCapacity poll last measured per topology
+   * segment; null: never measured.
+   */
+  Capacity?: CSIPluginCapacity | null;
+}
+
+/** berth's plugin capacity (GET /v1/plugin/csi/:id?capacity=true `Capacity`). */
+export interface CSIPluginCapacity {
+  Entries: CSICapacityEntry[];
+  /** The last poll's failure, "" when it succeeded. */
+  LastError: string;
+  ModifyIndex: number;
+}
+
+export interface CSICapacityEntry {
+  /** The topology segment; empty: the plugin as a whole. */
+  Segments: Record<string, string>;
+  AvailableBytes: number;
+  MaximumVolumeSize: number | null;
+  MinimumVolumeSize: number | null;
+  /** Unix ms. */
+  MeasuredAt: number;
+  StaleAt: number;
+  /** Past StaleAt: placement treats the segment's capacity as unknown. */
+  Stale: boolean;
 }
 
 /** Nomad's JobDescription: a job that runs a plugin and how many of its allocs do. */

@@ -19,6 +19,7 @@ import type { IntroSettings } from "./rpc/node_intro.js";
 import type { EtcdSettings } from "./state/open_store.js";
 import type { GroupCommitLimits } from "./state/local/group_commit.js";
 import type { ControllerConditionOptions } from "./volumecondition/poller.js";
+import type { CapacityPollOptions } from "./capacity/poller.js";
 import type { VolumeWatcherOptions } from "./volumewatcher/watcher.js";
 
 export interface ServerOptions {
@@ -46,6 +47,8 @@ export interface ServerOptions {
   controllerCondition?: Partial<ControllerConditionOptions>;
   /** Overrides of the attachment reconciler's interval, dry run and limits (leader/attachment_reconciler.ts). */
   attachmentReconcile?: Partial<AttachmentReconcileOptions>;
+  /** Overrides of the capacity poll's interval, staleness, refresh delay and call deadline. */
+  capacity?: Partial<CapacityPollOptions>;
   /** Overrides of the garbage collector's interval and thresholds. */
   gc?: Partial<GcOptions>;
   /** Overrides of the node drainer's coalescing and backoff. */

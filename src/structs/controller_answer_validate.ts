@@ -171,6 +171,15 @@ const CHECKERS: Checkers = {
       NextToken: optToken("NextToken", o.NextToken),
     };
   },
+  "ClientCSI.ControllerGetCapacity": (a) => {
+    const o = object(a);
+    const opt = (f: string, v: unknown) => (v === undefined || v === null ? null : bytes(f, v));
+    return {
+      AvailableCapacity: bytes("AvailableCapacity", o.AvailableCapacity),
+      MaximumVolumeSize: opt("MaximumVolumeSize", o.MaximumVolumeSize),
+      MinimumVolumeSize: opt("MinimumVolumeSize", o.MinimumVolumeSize),
+    };
+  },
   "ClientCSI.ControllerGetVolume": (a) => {
     const o = object(a);
     const nodes = array("PublishedExternalNodeIDs", o.PublishedExternalNodeIDs, MAX_PAGE_ENTRIES);

@@ -44,6 +44,9 @@ export const ERROR_CODES = [
   "ERR_CSI_UNKNOWN",
   // A capability the plugin does not advertise; berth refuses before calling.
   "ERR_CSI_NOT_SUPPORTED",
+  // No topology segment's last measured capacity holds the volume (capacity_fit.ts); refused
+  // before any plugin call.
+  "ERR_CSI_NO_CAPACITY",
   // A plugin answered NodeStage/NodePublish with success but nothing is mounted at the host path.
   "ERR_CSI_NOT_MOUNTED",
   // A node answered a controller call with something malformed (an empty external ID, a bad

@@ -41,6 +41,7 @@ import type { AllocResourceUsage } from "./resource_usage.js";
 import type { AllocFileInfo, AllocFsPathRequest, AllocFsReadRequest, AllocFsReadResponse } from "./rpc_fs.js";
 import type { ControllerGetVolumeRequest, ControllerGetVolumeResponse } from "./volume_condition.js";
 import type { NodeVolumeStateRequest, NodeVolumeStateResponse } from "./rpc_volume_state.js";
+import type { ControllerGetCapacityRequest, ControllerGetCapacityResponse } from "./capacity.js";
 
 // ---- node → server ----
 
@@ -358,6 +359,7 @@ export interface ClientMethods {
   "ClientCSI.ControllerModifyVolume": [ControllerModifyVolumeRequest, Record<string, never>];
   "ClientCSI.ControllerListVolumes": [ControllerListVolumesRequest, ControllerListVolumesResponse];
   "ClientCSI.ControllerGetVolume": [ControllerGetVolumeRequest, ControllerGetVolumeResponse];
+  "ClientCSI.ControllerGetCapacity": [ControllerGetCapacityRequest, ControllerGetCapacityResponse];
   "ClientCSI.NodeExpandVolume": [NodeExpandVolumeRequest, NodeExpandVolumeResponse];
   "ClientCSI.NodeDetachVolume": [NodeDetachVolumeRequest, Record<string, never>];
   "ClientCSI.NodeVolumeState": [NodeVolumeStateRequest, NodeVolumeStateResponse];

@@ -4,6 +4,7 @@ import { allocationsSection } from "../allocs.js";
 import { getByIdOrPrefix } from "../prefix.js";
 import { statusCommand, type StatusArgs } from "../status.js";
 import { capabilitySections } from "./plugin_caps.js";
+import { capacitySection } from "./plugin_capacity.js";
 
 export type PluginStatusArgs = StatusArgs;
 
@@ -45,6 +46,7 @@ export const pluginStatus = statusCommand({
         ["Nodes Expected", String(plugin.NodesExpected)],
       ]),
       ...(p.verbose ? capabilitySections(plugin.Controllers, plugin.Nodes) : []),
+      ...capacitySection(plugin.Capacity, io.now()),
       "",
       ...allocationsSection(plugin.Allocations ?? [], p.verbose, io.now()),
     ],

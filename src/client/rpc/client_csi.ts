@@ -16,6 +16,7 @@ import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { CreateVolumeRequest, CsiClient, CsiTopology, CsiVolumeCapability } from "../../csi/types.js";
 import { registerNodeVolumeHandlers, type NodeVolumeAccess } from "./client_csi_node.js";
 import { registerStorageHandlers, type ControllerOf } from "./client_csi_storage.js";
+import { registerCapacityHandler } from "./client_csi_capacity.js";
 import type { ClientCsiPeer } from "./client_csi_peer.js";
 
 export type { ClientCsiPeer } from "./client_csi_peer.js";
@@ -171,6 +172,7 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
   const log = deps.log.child("client_csi");
   const controller = controllerOf(deps, timeoutMs);
   registerStorageHandlers(peer, controller, log, timeoutMs);
+  registerCapacityHandler(peer, controller, timeoutMs);
   if (deps.nodeVolumes) registerNodeVolumeHandlers(peer, deps.nodeVolumes, log);
   registerVolumeLifecycleHandlers(peer, controller, log, timeoutMs);
   registerPublishHandlers(peer, controller, log, timeoutMs);

@@ -9,6 +9,7 @@ import { resolveContentSource, sameSource } from "./content_source.js";
 import { SnapshotStore } from "./snapshots.js";
 import { accessibleTopology, requestedTopology } from "./topology.js";
 import { withMutableParameters } from "./modify.js";
+import { checkRoom } from "./capacity.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
@@ -93,6 +94,7 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
     contentSource: source ? source.source : undefined,
   };
   const topology = requestedTopology(req);
+  await checkRoom(ctx, topology, capacity);
   if (topology) vol.accessibleTopology = topology;
   const made = withMutableParameters(ctx, vol, req.mutable_parameters);
   await ctx.volumes.create(made, source?.fill);

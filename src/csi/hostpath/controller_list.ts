@@ -1,11 +1,9 @@
 /**
  * ListVolumes and GetCapacity of csi-hostpath. ListVolumes reports the nodes a volume is published
  * to only in --attach-required mode, the only mode that knows them (and advertises
- * LIST_VOLUMES_PUBLISHED_NODES). GetCapacity is the free space of the state dir's filesystem.
+ * LIST_VOLUMES_PUBLISHED_NODES). GetCapacity is capacity.ts.
  */
-import fs from "node:fs/promises";
-import { rpcError, type HostpathContext } from "./context.js";
-import { status } from "@grpc/grpc-js";
+import type { HostpathContext } from "./context.js";
 import { volumeAnswer } from "./controller.js";
 import { page } from "./paging.js";
 
@@ -26,13 +24,4 @@ export async function listVolumes(
     out.push({ volume, status });
   }
   return { entries: out, next_token: nextToken };
-}
-
-export async function getCapacity(ctx: HostpathContext): Promise<object> {
-  try {
-    const st = await fs.statfs(ctx.config.stateDir);
-    return { available_capacity: st.bavail * st.bsize };
-  } catch (err) {
-    throw rpcError(status.INTERNAL, `cannot read the free space of the state dir: ${(err as Error).message}`);
-  }
 }

@@ -1,6 +1,7 @@
 /** Command-line flags of `berth csi-hostpath`. */
 import { socketPathOf } from "../proto.js";
 import { expansionModeOf, type ExpansionMode } from "./expansion_mode.js";
+import { capacityFlag, type HostpathCapacity } from "./capacity_flags.js";
 
 /**
  * Which CSI services the process serves: monolith = Identity+Controller+Node; controller =
@@ -37,13 +38,15 @@ export interface HostpathConfig {
   expansion?: ExpansionMode;
   modifyVolume?: boolean;
   volumeMountGroup?: boolean;
+  /** GetCapacity's totals per segment (capacity.ts); absent or empty: the state dir's free space. */
+  capacity?: HostpathCapacity;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
        [--report-capacity-zero] [--expansion=online|offline|none] [--modify-volume]
-       [--volume-mount-group]
+       [--volume-mount-group] [--capacity=BYTES] [--capacity-KEY=VALUE=BYTES ...]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -60,7 +63,10 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --expansion     the VolumeExpansion capability: online (default), offline (refuses to expand a
                   volume in use) or none (no expansion at all)
   --modify-volume advertise MODIFY_VOLUME (ControllerModifyVolume records mutable_parameters)
-  --volume-mount-group  advertise VOLUME_MOUNT_GROUP (NodePublish applies volume_mount_group)`;
+  --volume-mount-group  advertise VOLUME_MOUNT_GROUP (NodePublish applies volume_mount_group)
+  --capacity      GetCapacity answers BYTES minus the sizes of the segment's volumes, and
+                  CreateVolume refuses a volume that does not fit (default: the free space)
+  --capacity-K=V=BYTES  the same for the segments with K=V (give every instance the same flags)`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -75,6 +81,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let attachRequired = false;
   let reportCapacityZero = false;
   const features: Pick<HostpathConfig, "expansion" | "modifyVolume" | "volumeMountGroup"> = {};
+  const capacity: HostpathCapacity = { total: null, segments: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -96,6 +103,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "expansion") features.expansion = expansionModeOf(value());
     else if (name === "modify-volume") features.modifyVolume = boolFlag(name, eq, arg);
     else if (name === "volume-mount-group") features.volumeMountGroup = boolFlag(name, eq, arg);
+    else if (capacityFlag(capacity, name, value)) continue;
     else if (name === "mode") mode = modeOf(value());
     else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
     else if (name.startsWith("topology-")) {
@@ -120,6 +128,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     attachRequired,
     reportCapacityZero,
     ...features,
+    capacity,
   };
 }
 

@@ -6,7 +6,8 @@
  */
 import type { HostpathContext } from "./context.js";
 import { createSnapshot, deleteSnapshot, listSnapshots } from "./controller_snapshot.js";
-import { getCapacity, listVolumes } from "./controller_list.js";
+import { listVolumes } from "./controller_list.js";
+import { getSegmentCapacity } from "./capacity.js";
 import { controllerGetVolume } from "./controller_get.js";
 import { nodeExpandVolume } from "./expand.js";
 import { controllerModifyVolume } from "./modify.js";
@@ -33,7 +34,7 @@ export const STORAGE_CONTROLLER_HANDLERS: Record<string, HostpathHandler> = {
   ControllerExpandVolume: (ctx, r) => expandByMode(ctx, r as never),
   ControllerModifyVolume: (ctx, r) => controllerModifyVolume(ctx, r as never),
   ListVolumes: (ctx, r) => listVolumes(ctx, r as never),
-  GetCapacity: (ctx) => getCapacity(ctx),
+  GetCapacity: (ctx, r) => getSegmentCapacity(ctx, r),
   ControllerGetVolume: (ctx, r) => controllerGetVolume(ctx, r as never),
 };
 

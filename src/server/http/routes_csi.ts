@@ -6,6 +6,7 @@ import type { CSIVolume } from "../../structs/volume.js";
 import { readJson } from "../wire/http_io.js";
 import { blockingIndex, boolParam, parseSecretsHeader, sendJson } from "./respond.js";
 import { nodeFull, nodeStub, pluginFull, pluginStub, volumeFull, volumeStub } from "../views/stubs.js";
+import { capacityView } from "../views/capacity.js";
 import { namespaceOf, param, type Ctx, type Route } from "../request_ctx.js";
 import { sendCachedPage } from "./list_cache.js";
 import { listOptions, optionsKey, pageOf } from "./list_options.js";
@@ -158,11 +159,18 @@ export const listPlugins: Route = async (ctx, api) => {
 
 export const getPlugin: Route = async (ctx, api) => {
   const id = param(ctx, "id");
+  const capacity = boolParam(ctx.query, "capacity");
   const index = await blockingIndex(api.store, ctx.query, ["plugins", "allocs"], ctx.signal);
   const plugin = api.plugins.get(id);
   // Only the allocations of namespaces the caller may read-job in (Nomad's CSIPlugin.Get).
   const allocs = api.plugins.allocations(plugin).filter((a) => allowNs(ctx, a.Namespace, "read-job"));
-  sendJson(ctx.res, pluginFull(plugin, allocs), index);
+  // `capacity=true` (berth's, never sent by Nomad's clients) adds the measured capacities.
+  const full = pluginFull(plugin, allocs);
+  sendJson(
+    ctx.res,
+    capacity ? { ...full, Capacity: capacityView(api.store.getPluginCapacity(plugin.ID), Date.now()) } : full,
+    index,
+  );
 };
 
 export const listNodes: Route = async (ctx, api) => {

@@ -6,8 +6,9 @@
  * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
  * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
  * reconciler, the controller condition poll (ControllerGetVolume of volumes whose controller
- * reports conditions) and the attachment reconciler (the provider's published nodes against
- * berth's claims: attachment_reconciler.ts).
+ * reports conditions), the attachment reconciler (the provider's published nodes against
+ * berth's claims: attachment_reconciler.ts) and the capacity poll (GetCapacity per plugin and
+ * topology segment).
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -40,6 +41,7 @@ import { VolumeWatcher, type VolumeWatcherOptions } from "../volumewatcher/watch
 import { ControllerConditionPoller, type ControllerConditionOptions } from "../volumecondition/poller.js";
 import { AttachmentReconciler, type AttachmentReconcileOptions } from "./attachment_reconciler.js";
 import type { PublishRefusals } from "./attachment_hints.js";
+import { CapacityPoller, type CapacityPollOptions } from "../capacity/poller.js";
 import type { LeaderLoop, LeaderTerm } from "./gate.js";
 import type { ClusterLiveness } from "./liveness.js";
 
@@ -59,6 +61,7 @@ export interface LeaderLoopParts {
   controllers: ControllerClient;
   volumeLocks: KeyedMutex;
   controllerCondition?: Partial<ControllerConditionOptions>;
+  capacity?: Partial<CapacityPollOptions>;
   periodic?: Partial<PeriodicDispatcherOptions>;
   attachmentReconcile?: Partial<AttachmentReconcileOptions>;
   /** Claims' refused ControllerPublish calls, which make the attachment reconciler run at once. */
@@ -116,6 +119,7 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
         p.telemetry,
       ),
     ),
+    loop("capacity", new CapacityPoller(store, p.controllers, log.child("capacity"), p.capacity)),
   ];
 }
 

@@ -36,6 +36,7 @@ import type { StateReader } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { checkImmutable, reapplyExisting } from "./volume_reapply.js";
 import { requirePlugin } from "./volume_register.js";
+import { capacityTopologyRequest } from "./volume_create_capacity.js";
 
 /** Storage this request created: what compensation deletes and the record stores. */
 export interface Created {
@@ -191,7 +192,7 @@ export async function createStorage(deps: ServerDeps, v: CSIVolume, signal?: Abo
       Secrets: v.Secrets ?? {},
       SnapshotID: v.SnapshotID,
       CloneID: v.CloneID,
-      TopologyRequest: v.RequestedTopologies,
+      TopologyRequest: capacityTopologyRequest(deps.store, v, Date.now()),
       MutableParameters: v.MutableParameters,
     },
     { requires: "SupportsCreateDelete", signal },
@@ -261,6 +262,7 @@ const NOTHING_CREATED: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   "ERR_CSI_RESOURCE_EXHAUSTED",
   "ERR_CSI_UNIMPLEMENTED",
   "ERR_CSI_NOT_SUPPORTED",
+  "ERR_CSI_NO_CAPACITY",
   "ERR_CSI_FAILED_PRECONDITION",
   "ERR_CSI_PLUGIN_UNAVAILABLE",
   "ERR_NODE_NOT_CONNECTED",

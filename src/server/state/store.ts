@@ -40,6 +40,7 @@ import type { Evaluation } from "../../structs/eval.js";
 import type { Job } from "../../structs/job.js";
 import type { Namespace } from "../../structs/namespace.js";
 import type { PeriodicLaunch } from "../../structs/periodic.js";
+import type { PluginCapacity } from "../../structs/capacity.js";
 import type { Node } from "../../structs/node.js";
 import type { CSIInfo, CSIPlugin, CSIPluginSummary } from "../../structs/plugin.js";
 import type { CSIVolume } from "../../structs/volume.js";
@@ -131,6 +132,11 @@ export interface StateReader extends AclStateReader {
   /** A periodic job's last launch (Nomad's PeriodicLaunch), kept beside the job; see putPeriodicLaunch. */
   getPeriodicLaunch(namespace: string, id: string): PeriodicLaunch | undefined;
 
+  /** What the leader's capacity poll last measured for the plugin (structs/capacity.ts); kept beside it. */
+  getPluginCapacity(pluginId: string): PluginCapacity | undefined;
+  /** Every plugin's capacities, by plugin ID. */
+  listPluginCapacities(): PluginCapacity[];
+
   getDeployment(id: string): Deployment | undefined;
   /** Oldest first (by CreateIndex); all namespaces when `namespace` is undefined. */
   listDeployments(namespace?: string): Deployment[];
@@ -184,6 +190,12 @@ export interface StateWriter extends StateReader, AclStateWriter {
    */
   putPeriodicLaunch(launch: PeriodicLaunch): PeriodicLaunch;
   deletePeriodicLaunch(namespace: string, id: string): void;
+  /**
+   * Records a plugin's measured capacities (the leader's capacity poll). Kept beside the plugin as
+   * its instances are: counts as a write of `plugins`, not a record of the commit feed.
+   */
+  putPluginCapacity(capacity: PluginCapacity): PluginCapacity;
+  deletePluginCapacity(pluginId: string): void;
   putDeployment(d: Deployment): Deployment;
   deleteDeployment(id: string): void;
   putNamespace(ns: Namespace): Namespace;

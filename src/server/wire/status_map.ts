@@ -44,6 +44,7 @@ export const HTTP_STATUS: Readonly<Record<ErrorCode, number>> = {
   ERR_CSI_INTERNAL: 500,
   ERR_CSI_UNKNOWN: 500,
   ERR_CSI_NOT_SUPPORTED: 400,
+  ERR_CSI_NO_CAPACITY: 409,
   ERR_CSI_NOT_MOUNTED: 500,
   // The node that ran the call answered with something malformed: a bad upstream answer.
   ERR_CSI_BAD_ANSWER: 502,

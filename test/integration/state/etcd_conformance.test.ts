@@ -6,6 +6,7 @@ import { after } from "node:test";
 import { EtcdStateStore } from "../../../src/server/state/etcd/etcd_store.js";
 import { runStateStoreConformance } from "../../conformance/state_store.js";
 import { runScaleConformance } from "../../conformance/state_store_scale.js";
+import { runPluginCapacityConformance } from "../../conformance/plugin_capacity.js";
 import { runCommitFeedConformance } from "../../conformance/commit_feed.js";
 import type { MakeStore } from "../../conformance/state_store.js";
 import { startEtcd, type EtcdServer } from "../../helpers/etcd_server.js";
@@ -30,3 +31,4 @@ const makeStore: MakeStore = async ({ now }) => {
 runStateStoreConformance("etcd", makeStore);
 runScaleConformance("etcd", makeStore);
 runCommitFeedConformance("etcd", makeStore);
+runPluginCapacityConformance("etcd", makeStore);

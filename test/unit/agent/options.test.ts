@@ -83,3 +83,11 @@ test("-heartbeat-ttl takes a duration for the server; absent keeps the server's 
     /-heartbeat-ttl: must be longer than zero/,
   );
 });
+
+test("-csi-capacity-interval takes a duration for the server; absent keeps the default", () => {
+  const opts = (v?: string) =>
+    parseAgentArgs(["-server", "-data-dir=/d", ...(v === undefined ? [] : [`-csi-capacity-interval=${v}`])]);
+  assert.equal(opts("30s").csiCapacityIntervalMs, 30_000);
+  assert.equal(opts().csiCapacityIntervalMs, null);
+  assert.throws(() => opts("often"), /-csi-capacity-interval: "often" is not a duration/);
+});

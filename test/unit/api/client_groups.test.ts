@@ -241,7 +241,7 @@ const ROUTES: Row[] = [
     "a=1,b=2",
   ],
   [(c) => c.plugins.list({ prefix: "p" }), "GET /v1/plugins?type=csi&prefix=p&namespace=ns1", "", ""],
-  [(c) => c.plugins.info("p"), "GET /v1/plugin/csi/p?namespace=ns1", "", ""],
+  [(c) => c.plugins.info("p"), "GET /v1/plugin/csi/p?capacity=true&namespace=ns1", "", ""],
   [(c) => c.operator.quarantine(), "GET /v1/operator/quarantine?namespace=ns1", "", ""],
   [
     (c) => c.operator.deleteQuarantined("jobs", "k", "ns"),

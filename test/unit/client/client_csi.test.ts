@@ -47,6 +47,7 @@ test("every controller ClientMethods entry has a handler (node ones need nodeVol
     "ClientCSI.ControllerDeleteSnapshot",
     "ClientCSI.ControllerDeleteVolume",
     "ClientCSI.ControllerExpandVolume",
+    "ClientCSI.ControllerGetCapacity",
     "ClientCSI.ControllerGetVolume",
     "ClientCSI.ControllerListSnapshots",
     "ClientCSI.ControllerListVolumes",

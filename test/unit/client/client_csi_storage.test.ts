@@ -289,3 +289,26 @@ test("ControllerModifyVolume sends the mutable parameters, only to a plugin with
     mutableParameters: { iops: "3000" },
   });
 });
+
+test("ControllerGetCapacity needs GET_CAPACITY and asks for the segment it names", async () => {
+  const { call, client } = setup();
+  const req = { PluginID: "fake", Topology: { Segments: { zone: "a" } }, Parameters: { tier: "fast" } };
+  await assert.rejects(call("ClientCSI.ControllerGetCapacity", req), /GET_CAPACITY/);
+  assert.equal(client.callsOf("GetCapacity").length, 0, "nothing unadvertised is called");
+  client.controllerCaps = { ...client.controllerCaps, getCapacity: true };
+  assert.deepEqual(await call("ClientCSI.ControllerGetCapacity", req), {
+    AvailableCapacity: 0,
+    MaximumVolumeSize: null,
+    MinimumVolumeSize: null,
+  });
+  assert.deepEqual(client.callsOf("GetCapacity")[0]!.req, {
+    volumeCapabilities: [],
+    parameters: { tier: "fast" },
+    accessibleTopology: { segments: { zone: "a" } },
+  });
+  await call("ClientCSI.ControllerGetCapacity", { ...req, Topology: null });
+  assert.equal(
+    (client.callsOf("GetCapacity")[1]!.req as { accessibleTopology: unknown }).accessibleTopology,
+    null,
+  );
+});

@@ -138,7 +138,8 @@ test("alloc jobs: an older state file's allocs are split on open and read the sa
     const before = s.listAllocs();
     s.close();
 
-    // The file as the schema before allocs' job copies left it (and so before periodic launches):
+    // The file as the schema before allocs' job copies left it (and so before periodic launches and
+    // plugin capacities):
     // every alloc row with its job inside.
     const db = new Database(path.join(dir, "state.db"));
     try {
@@ -149,8 +150,9 @@ test("alloc jobs: an older state file's allocs are split on open and read the sa
         ALTER TABLE allocs DROP COLUMN job_key;
         DROP TABLE alloc_jobs;
         DROP TABLE periodic_launches;
+        DROP TABLE plugin_capacity;
       `);
-      db.pragma(`user_version = ${version - 2}`);
+      db.pragma(`user_version = ${version - 3}`);
     } finally {
       db.close();
     }

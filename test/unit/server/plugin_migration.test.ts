@@ -37,9 +37,10 @@ test("plugin summaries: an older state file's full plugin records become summari
     const db = new Database(path.join(dir, "state.db"));
     try {
       const version = db.pragma("user_version", { simple: true }) as number;
-      // Three schema steps back: before plugin summaries, and so before allocs' job copies and
-      // periodic launches.
+      // Four schema steps back: before plugin summaries, and so before allocs' job copies,
+      // periodic launches and plugin capacities.
       db.exec(`
+        DROP TABLE plugin_capacity;
         DROP TABLE periodic_launches;
         DROP INDEX allocs_by_job_key;
         ALTER TABLE allocs DROP COLUMN job_key;
@@ -56,7 +57,7 @@ test("plugin summaries: an older state file's full plugin records become summari
       db.prepare("UPDATE plugins SET json = ? WHERE id = 'p1'").run(
         JSON.stringify({ ...full, EmptySince: 0 }),
       );
-      db.pragma(`user_version = ${version - 3}`);
+      db.pragma(`user_version = ${version - 4}`);
     } finally {
       db.close();
     }

@@ -28,6 +28,7 @@ const EXPECTED: Record<number, ErrorCode[]> = {
     "ERR_CSI_IN_USE",
     "ERR_CSI_VOLUME_UNSCHEDULABLE",
     "ERR_CSI_ALREADY_EXISTS",
+    "ERR_CSI_NO_CAPACITY",
     "ERR_CSI_FAILED_PRECONDITION",
     "ERR_CSI_ABORTED",
   ],

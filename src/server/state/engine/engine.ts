@@ -24,6 +24,8 @@ import { prepareDeploymentStatements, type DeploymentStatements } from "./deploy
 import { prepareNamespaceStatements, type NamespaceStatements } from "./namespaces.js";
 import { prepareIntentStatements, type IntentStatements } from "./intents.js";
 import { preparePeriodicStatements, type PeriodicStatements } from "./periodic.js";
+import { prepareCapacityStatements, type CapacityStatements } from "./capacity.js";
+import type { PluginCapacity } from "../../../structs/capacity.js";
 import type { PeriodicLaunch } from "../../../structs/periodic.js";
 import { parseRow, parseRows, prepareStatements, type Statements } from "./statements.js";
 import { AllocJobs, prepareAllocJobStatements } from "./alloc_jobs.js";
@@ -57,6 +59,7 @@ export class SqliteEngine implements StoreReads {
   readonly intentStatements: IntentStatements;
   readonly deploymentStatements: DeploymentStatements;
   readonly periodicStatements: PeriodicStatements;
+  readonly capacityStatements: CapacityStatements;
   readonly namespaceStatements: NamespaceStatements;
   readonly aclStatements: AclStatements;
   readonly pluginStatements: PluginStatements;
@@ -84,6 +87,7 @@ export class SqliteEngine implements StoreReads {
     this.intentStatements = prepareIntentStatements(db);
     this.deploymentStatements = prepareDeploymentStatements(db);
     this.periodicStatements = preparePeriodicStatements(db);
+    this.capacityStatements = prepareCapacityStatements(db);
     this.namespaceStatements = prepareNamespaceStatements(db);
     this.aclStatements = prepareAclStatements(db);
     this.pluginStatements = preparePluginStatements(db);
@@ -258,6 +262,12 @@ export class SqliteEngine implements StoreReads {
   }
   getPeriodicLaunch(namespace: string, id: string): PeriodicLaunch | undefined {
     return parseRow<PeriodicLaunch>(this.periodicStatements.get.get(namespace, id));
+  }
+  getPluginCapacity(pluginId: string): PluginCapacity | undefined {
+    return parseRow<PluginCapacity>(this.capacityStatements.get.get(pluginId));
+  }
+  listPluginCapacities(): PluginCapacity[] {
+    return parseRows<PluginCapacity>(this.capacityStatements.list.all());
   }
   getDeployment(id: string): Deployment | undefined {
     return parseRow<Deployment>(this.deploymentStatements.get.get(id));

@@ -41,6 +41,8 @@ export const READER_READS = [
   "getVolumeIntent",
   "listVolumeIntents",
   "getPeriodicLaunch",
+  "getPluginCapacity",
+  "listPluginCapacities",
   "getDeployment",
   "listDeployments",
   "deploymentsByJob",

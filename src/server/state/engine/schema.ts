@@ -18,6 +18,7 @@ import {
 import { migrateNamespaces } from "./namespaces.js";
 import { CHANGE_INDEXES_MIGRATION } from "./changes.js";
 import { PERIODIC_LAUNCHES_MIGRATION } from "./periodic.js";
+import { PLUGIN_CAPACITY_MIGRATION } from "./capacity.js";
 import { migratePluginSummaries } from "./plugins.js";
 
 /**
@@ -222,6 +223,8 @@ const MIGRATIONS: Migration[] = [
   migrateAllocJobs,
   // The last launch of each periodic job (periodic.ts), Nomad's periodic_launch table.
   PERIODIC_LAUNCHES_MIGRATION,
+  // What the leader's capacity poll measured per plugin and topology segment (capacity.ts).
+  PLUGIN_CAPACITY_MIGRATION,
 ];
 
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */

@@ -17,6 +17,7 @@ import { jobPluginUses } from "../../../structs/plugin_jobs.js";
 import type { CSIVolume } from "../../../structs/volume.js";
 import type { VolumeCreateIntent } from "../../../structs/volume_intent.js";
 import type { PeriodicLaunch } from "../../../structs/periodic.js";
+import type { PluginCapacity } from "../../../structs/capacity.js";
 import { allocLiveJobs } from "./derive_plugins.js";
 import { contentOf, stamp } from "./records.js";
 import type { SqliteEngine } from "./engine.js";
@@ -321,6 +322,21 @@ class TxnWriter implements Omit<StateWriter, Exclude<(typeof READER_READS)[numbe
   deletePeriodicLaunch(namespace: string, id: string): void {
     if (this.engine.periodicStatements.del.run(namespace, id).changes === 0) return;
     this.touched.add("jobs");
+  }
+
+  /** Kept beside its plugin (capacity.ts): a write of the `plugins` table, not a record of the feed. */
+  putPluginCapacity(capacity: PluginCapacity): PluginCapacity {
+    const prev = this.engine.getPluginCapacity(capacity.PluginID);
+    if (prev && contentOf(prev) === contentOf(capacity)) return prev;
+    const rec = stamp(capacity, prev, this.writeIndex);
+    this.engine.capacityStatements.put.run(rec.PluginID, JSON.stringify(rec));
+    this.touched.add("plugins");
+    return rec;
+  }
+
+  deletePluginCapacity(pluginId: string): void {
+    if (this.engine.capacityStatements.del.run(pluginId).changes === 0) return;
+    this.touched.add("plugins");
   }
 
   putDeployment(d: Deployment): Deployment {

@@ -38,6 +38,7 @@ const TYPE_NAMES: Record<string, string> = {
   acl_policies: "ACLPolicy",
   acl_tokens: "ACLToken",
   periodic_launches: "PeriodicLaunch",
+  plugin_capacity: "CSIPluginCapacity",
 };
 
 /** The tables whose rows a snapshot carries, by name (every table but the local ones). */
