@@ -3,6 +3,7 @@
  * Nomad operator's JSON jobspec registers as-is. Validation lives in job_validate.ts.
  */
 import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./csi_terms.js";
+import type { VolumeCapability, TopologyRequest, VolumeOnPurge } from "./volume.js";
 import type { Constraint } from "./constraint.js";
 import type {
   Affinity,
@@ -49,6 +50,29 @@ export interface VolumeRequest {
   PerAlloc: boolean;
   /** Nomad's sticky host volumes; kept (set only when true), not honoured. */
   Sticky?: boolean;
+  /**
+   * berth's volumes from the jobspec (issue 33): when set (csi only), the volume `Source` (or each
+   * `Source[N]` with PerAlloc) is created on first placement if it does not exist. Set only when
+   * written. See job_volume_create.ts.
+   */
+  Create?: VolumeCreateSpec;
+}
+
+/**
+ * What `volume create` needs, in the volume's own field names (CSIVolume), from a group volume's
+ * `create` block. No Secrets: refused (a job is stored and answered without sealing).
+ */
+export interface VolumeCreateSpec {
+  PluginID: string;
+  RequestedCapabilities: VolumeCapability[];
+  RequestedCapacityMin: number;
+  RequestedCapacityMax: number;
+  Parameters: Record<string, string>;
+  RequestedTopologies: TopologyRequest | null;
+  SnapshotID: string;
+  CloneID: string;
+  /** What a purge of the job does to the volumes it created. */
+  OnPurge: VolumeOnPurge;
 }
 
 export interface VolumeMount {

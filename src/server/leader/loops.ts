@@ -6,7 +6,8 @@
  * the drainer, the deployment watcher, the periodic dispatcher (server/periodic/: it launches the
  * periodic jobs' children, and once the ticks missed while no leader ran), GC, the orphan
  * reconciler and the controller condition poll (ControllerGetVolume of volumes whose controller
- * reports conditions).
+ * reports conditions); the job volume loop (jobvolumes/: volumes from the jobspec, created on first
+ * placement and deleted with a purged job) runs beside GC.
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -26,6 +27,7 @@ import type { Logger } from "../../internal/log.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
 import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "../gc/collector.js";
+import { JobVolumeLoop, type JobVolumeOptions } from "../jobvolumes/loop.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "../orphans/reconciler.js";
 import { PeriodicDispatcher, type PeriodicDispatcherOptions } from "../periodic/dispatcher.js";
 import type { KeyedMutex } from "../../internal/keyed_mutex.js";
@@ -56,6 +58,7 @@ export interface LeaderLoopParts {
   volumeLocks: KeyedMutex;
   controllerCondition?: Partial<ControllerConditionOptions>;
   periodic?: Partial<PeriodicDispatcherOptions>;
+  jobVolumes?: Partial<JobVolumeOptions>;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
@@ -85,6 +88,8 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
     // After the start-up pass: a child it launches is evaluated by the leader's own scheduler.
     new PeriodicDispatcher(store, scheduler, log.child("periodic"), p.periodic),
     loop("gc", new GarbageCollector(store, log.child("gc"), p.gc)),
+    // Volumes from the jobspec: created on first placement, deleted with a purged job (jobvolumes/).
+    loop("job volumes", new JobVolumeLoop(store, p.volumes, log.child("jobvolumes"), p.jobVolumes)),
     loop("orphans", new OrphanReconciler(p.volumes.orphans, log.child("orphans"), p.orphans)),
     loop(
       "controller condition",
