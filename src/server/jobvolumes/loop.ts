@@ -64,7 +64,7 @@ export class JobVolumeLoop {
   /** Volumes to create, by key: found in an alloc's change, kept until created or not needed. */
   private readonly toCreate = new Map<string, { allocId: string; notBefore: number }>();
   /** Keys of the volumes created with OnPurge "delete" (as far as the deltas told). */
-  private readonly deleteOnPurge = new Set<string>();
+  private readonly deleteOnPurge = new Map<string, { namespace: string; id: string }>();
 
   constructor(
     private readonly store: StateStore,
@@ -121,7 +121,7 @@ export class JobVolumeLoop {
       try {
         await this.volumes.create([spec], signal);
         this.toCreate.delete(key);
-        if (spec.CreatedBy?.OnPurge === "delete") this.deleteOnPurge.add(key);
+        if (spec.CreatedBy?.OnPurge === "delete") this.track(spec);
         out.created.push(spec.ID);
         this.log.info("volume created for its job", { volume: spec.ID, job: spec.CreatedBy?.JobID });
       } catch (err) {
@@ -135,9 +135,9 @@ export class JobVolumeLoop {
         });
       }
     }
-    for (const key of [...this.deleteOnPurge]) {
+    for (const [key, where] of [...this.deleteOnPurge]) {
       if (signal.aborted) return out;
-      const id = await this.deleteIfPurged(key, signal);
+      const id = await this.deleteIfPurged(key, where, signal);
       if (id) out.deleted.push(id);
     }
     return out;
@@ -155,8 +155,12 @@ export class JobVolumeLoop {
       }
     }
     for (const v of this.store.volumesModifiedSince(index)) {
-      if (v.CreatedBy?.OnPurge === "delete") this.deleteOnPurge.add(volumeKey(v.Namespace, v.ID));
+      if (v.CreatedBy?.OnPurge === "delete") this.track(v);
     }
+  }
+
+  private track(v: Pick<CSIVolume, "Namespace" | "ID">): void {
+    this.deleteOnPurge.set(volumeKey(v.Namespace, v.ID), { namespace: v.Namespace, id: v.ID });
   }
 
   /** The create spec for `key` when it is still wanted: the volume is missing and the alloc live. */
@@ -181,9 +185,11 @@ export class JobVolumeLoop {
   }
 
   /** Deletes the volume of `key` when its job is gone and nothing uses it; its ID when deleted. */
-  private async deleteIfPurged(key: string, signal: AbortSignal): Promise<string | undefined> {
-    const sep = key.indexOf("\u0000");
-    const [namespace, id] = [key.slice(0, sep), key.slice(sep + 1)];
+  private async deleteIfPurged(
+    key: string,
+    { namespace, id }: { namespace: string; id: string },
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
     const vol = this.store.getVolume(namespace, id);
     if (!vol || vol.CreatedBy?.OnPurge !== "delete") {
       this.deleteOnPurge.delete(key);
