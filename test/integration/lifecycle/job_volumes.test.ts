@@ -182,3 +182,10 @@ steps.step("a purge deletes on_purge = delete volumes once freed, and keeps reta
   assert.ok(kept, "a retain volume outlives its purged job");
   await cli.run(["volume", "delete", "keep[0]"]);
 });
+
+steps.step("the plugin job stops and leaves no mount behind", async () => {
+  await cli.run(["job", "stop", "-purge", "plugin"]);
+  await eventually("the plugin's directory to be unmounted", async () =>
+    (await mountsUnder(dataDir)).length === 0 ? true : undefined,
+  );
+});
