@@ -3,7 +3,6 @@
  * Nomad operator's JSON jobspec registers as-is. Validation lives in job_validate.ts.
  */
 import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./csi_terms.js";
-import type { VolumeCapability, TopologyRequest, VolumeOnPurge } from "./volume.js";
 import type { Constraint } from "./constraint.js";
 import type {
   Affinity,
@@ -64,15 +63,19 @@ export interface VolumeRequest {
  */
 export interface VolumeCreateSpec {
   PluginID: string;
-  RequestedCapabilities: VolumeCapability[];
+  // Structurally volume.ts's VolumeCapability and TopologyRequest (volume.ts imports job.ts).
+  RequestedCapabilities: { AccessMode: AccessMode; AttachmentMode: AttachmentMode }[];
   RequestedCapacityMin: number;
   RequestedCapacityMax: number;
   Parameters: Record<string, string>;
-  RequestedTopologies: TopologyRequest | null;
+  RequestedTopologies: {
+    Required: { Segments: Record<string, string> }[] | null;
+    Preferred: { Segments: Record<string, string> }[] | null;
+  } | null;
   SnapshotID: string;
   CloneID: string;
-  /** What a purge of the job does to the volumes it created. */
-  OnPurge: VolumeOnPurge;
+  /** What a purge of the job does to the volumes it created (volume.ts's VolumeOnPurge). */
+  OnPurge: "delete" | "retain";
 }
 
 export interface VolumeMount {

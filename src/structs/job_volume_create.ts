@@ -39,7 +39,11 @@ export const VOLUME_CREATE_FIELDS = new Set([
  * list must offer them. Secrets are refused: a job is stored and answered as written, so a secret
  * in it would be stored and shown in plain text (use `volume create` for a volume that needs one).
  */
-export function volumeCreateSpec(field: string, input: unknown, req: VolumeRequest): VolumeCreateSpec | undefined {
+export function volumeCreateSpec(
+  field: string,
+  input: unknown,
+  req: VolumeRequest,
+): VolumeCreateSpec | undefined {
   if (input === undefined || input === null) return undefined;
   const c = asObject(field, input);
   checkFields(field, c, VOLUME_CREATE_FIELDS);
@@ -99,7 +103,9 @@ export function volumeCreateSpec(field: string, input: unknown, req: VolumeReque
 }
 
 /** The group's csi volume requests that create their volume. */
-export function createRequestsOf(group: Pick<TaskGroup, "Volumes">): (VolumeRequest & { Create: VolumeCreateSpec })[] {
+export function createRequestsOf(
+  group: Pick<TaskGroup, "Volumes">,
+): (VolumeRequest & { Create: VolumeCreateSpec })[] {
   return Object.values(group.Volumes).filter(
     (r): r is VolumeRequest & { Create: VolumeCreateSpec } => r.Type === "csi" && r.Create !== undefined,
   );
@@ -171,7 +177,9 @@ export function plannedVolumeCreates(
   for (const g of job.TaskGroups) {
     if (g.Count <= 0) continue;
     for (const req of createRequestsOf(g)) {
-      const ids = req.PerAlloc ? Array.from({ length: g.Count }, (_, i) => `${req.Source}[${i}]`) : [req.Source];
+      const ids = req.PerAlloc
+        ? Array.from({ length: g.Count }, (_, i) => `${req.Source}[${i}]`)
+        : [req.Source];
       for (const id of ids) {
         if (seen.has(id) || exists(job.Namespace, id)) continue;
         seen.add(id);

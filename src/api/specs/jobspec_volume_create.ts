@@ -14,7 +14,10 @@ export function volumeCreateFrom(b: Body): VolumeCreateRequest {
   const max = b.size("capacity_max");
   if (max !== undefined) out.RequestedCapacityMax = max;
   const caps = b.blocks("capability").map((c) => {
-    const cap = { AccessMode: c.string("access_mode") ?? "", AttachmentMode: c.string("attachment_mode") ?? "" };
+    const cap = {
+      AccessMode: c.string("access_mode") ?? "",
+      AttachmentMode: c.string("attachment_mode") ?? "",
+    };
     c.finish();
     return cap;
   });
@@ -25,7 +28,10 @@ export function volumeCreateFrom(b: Body): VolumeCreateRequest {
   if (secrets !== undefined) out.Secrets = secrets;
   const topo = b.block("topology_request");
   if (topo) {
-    out.RequestedTopologies = { Required: topologies(topo.block("required")), Preferred: topologies(topo.block("preferred")) };
+    out.RequestedTopologies = {
+      Required: topologies(topo.block("required")),
+      Preferred: topologies(topo.block("preferred")),
+    };
     topo.finish();
   }
   for (const [key, field] of [

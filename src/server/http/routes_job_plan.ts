@@ -47,7 +47,9 @@ export const planJobRoute: Route = async (ctx, api) => {
       NextPeriodicLaunch: ZERO_TIME,
       Warnings: registerWarnings(api.store, spec),
       // berth: the volumes the job's `volume { create { … } }` blocks would create on placement.
-      CreatedVolumes: nullIfEmpty(plannedVolumeCreates(spec, (ns, vid) => api.store.getVolume(ns, vid) !== undefined)),
+      CreatedVolumes: nullIfEmpty(
+        plannedVolumeCreates(spec, (ns, vid) => api.store.getVolume(ns, vid) !== undefined),
+      ),
       Index: index,
     },
     index,

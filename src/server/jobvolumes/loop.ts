@@ -46,7 +46,12 @@ export const DEFAULT_JOB_VOLUME_OPTIONS: JobVolumeOptions = { intervalMs: 5_000,
 /** What the loop needs of the volume endpoint (rpc/volume.ts). */
 export interface JobVolumeActions {
   create(vols: CSIVolume[], signal?: AbortSignal): Promise<unknown>;
-  delete(namespace: string, id: string, secrets: Record<string, string>, signal?: AbortSignal): Promise<unknown>;
+  delete(
+    namespace: string,
+    id: string,
+    secrets: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<unknown>;
 }
 
 export interface JobVolumePass {

@@ -208,7 +208,9 @@ function toBeCreated(
   index: number,
 ): (VolumeRequest & { Create: VolumeCreateSpec }) | undefined {
   if (!req.Create) return undefined;
-  return ctx.state.getVolume(job.Namespace, volumeSourceForAlloc(req, index)) ? undefined : { ...req, Create: req.Create };
+  return ctx.state.getVolume(job.Namespace, volumeSourceForAlloc(req, index))
+    ? undefined
+    : { ...req, Create: req.Create };
 }
 
 const csiRequestLists = new WeakMap<TaskGroup, VolumeRequest[]>();

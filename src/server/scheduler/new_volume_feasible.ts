@@ -16,7 +16,13 @@
  */
 import { allocIndex, allocTaskGroup, isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { checkClaim } from "../../structs/claim.js";
-import { claimModeOf, volumeSourceForAlloc, type Job, type VolumeCreateSpec, type VolumeRequest } from "../../structs/job.js";
+import {
+  claimModeOf,
+  volumeSourceForAlloc,
+  type Job,
+  type VolumeCreateSpec,
+  type VolumeRequest,
+} from "../../structs/job.js";
 import { ownEntry, type Node } from "../../structs/node.js";
 import { newVolume, type CSIVolume, type Topology, type VolumeClaim } from "../../structs/volume.js";
 import {
@@ -60,7 +66,11 @@ export function newVolumeFeasible(
 }
 
 /** The seam for capacity-aware placement (see the file's comment); null: no capacity refusal. */
-function capacityRefusal(_ctx: CsiPlanContext, _create: VolumeCreateSpec, _nodeTopo: Topology | null): string | null {
+function capacityRefusal(
+  _ctx: CsiPlanContext,
+  _create: VolumeCreateSpec,
+  _nodeTopo: Topology | null,
+): string | null {
   return null;
 }
 

@@ -16,7 +16,14 @@ import { after } from "node:test";
 import { mountsUnder } from "../../helpers/mounts.js";
 import { hostpathPluginJob } from "../../builders/hostpath_plugin_job.js";
 import { AgentProcess, eventually, freePort, runCli } from "../../helpers/agent_process.js";
-import { Cli, claimCount, cleanUp, keepLogIfFailed, Steps, type VolumeView } from "../restart/restart_fixtures.js";
+import {
+  Cli,
+  claimCount,
+  cleanUp,
+  keepLogIfFailed,
+  Steps,
+  type VolumeView,
+} from "../restart/restart_fixtures.js";
 
 const SLEEP = 86_411;
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "berth-jobvol-")));
@@ -123,7 +130,10 @@ steps.step("an agent and the hostpath plugin", async () => {
 steps.step("job plan lists the volumes the job would create", async () => {
   const plan = await runCli(["job", "plan", appJob("db", 2, "delete")], cli.env);
   assert.equal(plan.code, 1, `allocations would be placed: ${plan.stderr}`);
-  assert.match(plan.stdout, /- Volume "db\[0\]" \(plugin "hostpath", group "db", on purge: delete\) will be created/);
+  assert.match(
+    plan.stdout,
+    /- Volume "db\[0\]" \(plugin "hostpath", group "db", on purge: delete\) will be created/,
+  );
   assert.match(plan.stdout, /- Volume "db\[1\]" \(plugin "hostpath"/);
   assert.equal(await volume("db[0]"), undefined, "a plan creates nothing");
 });
@@ -141,7 +151,11 @@ steps.step("placement creates one volume per alloc where it runs, and the tasks 
     const v = await volume(id);
     assert.ok(v, `volume ${id} was created`);
     assert.deepEqual(v.CreatedBy, { JobID: job, TaskGroup: "db", Volume: "data", OnPurge: onPurge });
-    assert.deepEqual(v.Topologies, [{ Segments: { "berth.io/hostname": nodeId } }], "created where the alloc runs");
+    assert.deepEqual(
+      v.Topologies,
+      [{ Segments: { "berth.io/hostname": nodeId } }],
+      "created where the alloc runs",
+    );
     assert.equal(claimCount(v), 2, `${id} has one write claim (WriteAllocs + WriteClaims)`);
   }
   const written = await eventually("the tasks to write their index", async () => {

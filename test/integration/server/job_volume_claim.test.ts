@@ -42,7 +42,12 @@ test("a claim waits while the job's volume is being created, then succeeds", asy
     "ClientCSI.ControllerCreateVolume": async (p) => {
       calls.push({ method: "create", params: p });
       if (!available) throw new BerthError("ERR_CSI_INTERNAL", "storage busy");
-      return { ExternalVolumeID: `ext-${p.Name}`, CapacityBytes: p.CapacityMin, VolumeContext: {}, Topologies: [] };
+      return {
+        ExternalVolumeID: `ext-${p.Name}`,
+        CapacityBytes: p.CapacityMin,
+        VolumeContext: {},
+        Topologies: [],
+      };
     },
   });
   t.after(() => peer.close());
@@ -97,7 +102,7 @@ test("a claim waits while the job's volume is being created, then succeeds", asy
   available = true;
   const vol = await eventually("the volume to be recorded", async () => {
     const r = await http(base, "GET", "/v1/volume/csi/data");
-    return r.status === 200 ? r.json : undefined;
+    return r.status === 200 ? (r.json as { ExternalID: string; CreatedBy: unknown }) : undefined;
   });
   assert.equal(vol.ExternalID, "ext-data");
   assert.deepEqual(vol.CreatedBy, { JobID: "db", TaskGroup: "g", Volume: "data", OnPurge: "delete" });

@@ -61,7 +61,9 @@ test("job volume loop: create on placement, delete after purge once unclaimed, k
   try {
     const topo = { Segments: { host: "n1" } };
     await store.txn((tx) => {
-      tx.putNode(makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1", {}, { AccessibleTopology: topo }) } }));
+      tx.putNode(
+        makeNode("n1", { CSINodePlugins: { p1: nodePluginInfo("p1", {}, { AccessibleTopology: topo }) } }),
+      );
       tx.putJob(job);
     });
     const stored = store.getJob("default", "db")!;
@@ -72,7 +74,12 @@ test("job volume loop: create on placement, delete after purge once unclaimed, k
     const first = await loop.pass();
     assert.deepEqual(first.created, ["data[0]"]);
     assert.deepEqual(r.created[0]!.RequestedTopologies, { Required: [topo], Preferred: [topo] });
-    assert.deepEqual(r.created[0]!.CreatedBy, { JobID: "db", TaskGroup: "g", Volume: "data", OnPurge: "delete" });
+    assert.deepEqual(r.created[0]!.CreatedBy, {
+      JobID: "db",
+      TaskGroup: "g",
+      Volume: "data",
+      OnPurge: "delete",
+    });
     assert.deepEqual((await loop.pass()).created, [], "created once");
 
     // Claimed, then the job is purged: not deleted while the claim stands.
@@ -88,7 +95,9 @@ test("job volume loop: create on placement, delete after purge once unclaimed, k
     await store.txn((tx) => {
       const v = tx.getVolume("default", "data[0]")!;
       tx.putVolume({ ...v, WriteClaims: { [alloc.ID]: claim } });
-      tx.putVolume(makeVolume("kept", { CreatedBy: { JobID: "db", TaskGroup: "g", Volume: "x", OnPurge: "retain" } }));
+      tx.putVolume(
+        makeVolume("kept", { CreatedBy: { JobID: "db", TaskGroup: "g", Volume: "x", OnPurge: "retain" } }),
+      );
       tx.deleteJob("default", "db");
       tx.putAlloc({ ...tx.getAlloc(alloc.ID)!, DesiredStatus: "stop", ClientStatus: "complete" });
     });

@@ -135,7 +135,16 @@ test("the create block's refusals name the field", () => {
     ).field,
     `${CREATE_FIELD}.RequestedCapabilities`,
   );
-  const host = refusal(job({ Type: "host", Source: "h", AccessMode: "", AttachmentMode: "", PerAlloc: false, Create: { PluginID: "p" } }));
+  const host = refusal(
+    job({
+      Type: "host",
+      Source: "h",
+      AccessMode: "",
+      AttachmentMode: "",
+      PerAlloc: false,
+      Create: { PluginID: "p" },
+    }),
+  );
   assert.equal(host.field, CREATE_FIELD);
 });
 
@@ -165,7 +174,11 @@ test("a plan lists the volumes that do not exist yet, one per alloc index", () =
       ["data[2]", "p", "g", "data", "retain"],
     ],
   );
-  assert.deepEqual(plannedVolumeCreates({ ...j, Stop: true }, () => false), [], "a stopped job creates none");
+  assert.deepEqual(
+    plannedVolumeCreates({ ...j, Stop: true }, () => false),
+    [],
+    "a stopped job creates none",
+  );
   const shared = validateJob(job({ PerAlloc: false, Create: { PluginID: "p" } }, 3));
   assert.deepEqual(
     plannedVolumeCreates(shared, () => false).map((p) => p.ID),
