@@ -11,6 +11,7 @@ export type * from "./types_job.js";
 export type * from "./types_alloc.js";
 export type * from "./types_node.js";
 export type * from "./types_volume.js";
+export type * from "./types_volume_create.js";
 export type * from "./types_plugin.js";
 export type * from "./types_operator.js";
 export type * from "./types_update.js";

@@ -3,6 +3,8 @@
  * Part of the API's own DTOs (see types.ts); same conventions.
  */
 
+import type { VolumeCreateRequest } from "./types_volume_create.js";
+
 /** "service" | "batch" | "system" | "sysbatch" */
 export type JobType = string;
 
@@ -28,6 +30,8 @@ export interface VolumeRequest {
   /** Claim `Source[N]` for the alloc with index N. */
   PerAlloc: boolean;
   Sticky?: boolean;
+  /** Create the volume on first placement when it does not exist (types_volume_create.ts). */
+  Create?: VolumeCreateRequest;
 }
 
 export interface VolumeMount {

@@ -4,6 +4,7 @@
  */
 import type { AllocationListStub, AllocationMetric, Evaluation } from "./types_alloc.js";
 import type { Job } from "./types_job.js";
+import type { PlannedVolumeCreate } from "./types_volume_create.js";
 
 export interface FieldDiff {
   /** "Added" | "Deleted" | "Edited" | "None" */
@@ -70,6 +71,8 @@ export interface JobPlanResponse {
   /** RFC 3339. */
   NextPeriodicLaunch: string;
   Warnings: string;
+  /** berth: the volumes the job's `volume { create { … } }` blocks would create (null: none). */
+  CreatedVolumes?: PlannedVolumeCreate[] | null;
   Index: number;
 }
 

@@ -6,6 +6,7 @@
 import type { AllocationListStub } from "./types_alloc.js";
 import type { MountOptions } from "./types_job.js";
 import type { CSITopology } from "./types_node.js";
+import type { VolumeCreatedBy } from "./types_volume_create.js";
 
 export interface VolumeCapability {
   /** "single-node-reader-only" | "single-node-writer" | "multi-node-reader-only" | "multi-node-single-writer" | "multi-node-multi-writer" */
@@ -88,6 +89,8 @@ export interface CSIVolume {
   /** Unix nanoseconds of the first / latest register or create; 0 on volumes from before them. */
   CreateTime: number;
   ModifyTime: number;
+  /** berth: set on a volume a job created from its jobspec. */
+  CreatedBy?: VolumeCreatedBy;
 }
 
 /**

@@ -115,6 +115,14 @@ export function dryRunLines(res: JobPlanResponse, jobType: string): string[] {
   return out;
 }
 
+/** berth: a line per volume the job's `volume { create { … } }` blocks would create. */
+export function createdVolumeLines(res: JobPlanResponse): string[] {
+  return (res.CreatedVolumes ?? []).map(
+    (v) =>
+      `- Volume ${q(v.ID)} (plugin ${q(v.PluginID)}, group ${q(v.TaskGroup)}, on purge: ${v.OnPurge}) will be created on first placement`,
+  );
+}
+
 /** Nomad's exit code: 1 when the plan would create or destroy allocations, else 0. */
 export function planExitCode(res: JobPlanResponse): number {
   if (res.Diff?.Type === "None") return 0;

@@ -49,6 +49,33 @@ export interface VolumeRequest {
   PerAlloc: boolean;
   /** Nomad's sticky host volumes; kept (set only when true), not honoured. */
   Sticky?: boolean;
+  /**
+   * berth's volumes from the jobspec (issue 33): when set (csi only), the volume `Source` (or each
+   * `Source[N]` with PerAlloc) is created on first placement if it does not exist. Set only when
+   * written. See job_volume_create.ts.
+   */
+  Create?: VolumeCreateSpec;
+}
+
+/**
+ * What `volume create` needs, in the volume's own field names (CSIVolume), from a group volume's
+ * `create` block. No Secrets: refused (a job is stored and answered without sealing).
+ */
+export interface VolumeCreateSpec {
+  PluginID: string;
+  // Structurally volume.ts's VolumeCapability and TopologyRequest (volume.ts imports job.ts).
+  RequestedCapabilities: { AccessMode: AccessMode; AttachmentMode: AttachmentMode }[];
+  RequestedCapacityMin: number;
+  RequestedCapacityMax: number;
+  Parameters: Record<string, string>;
+  RequestedTopologies: {
+    Required: { Segments: Record<string, string> }[] | null;
+    Preferred: { Segments: Record<string, string> }[] | null;
+  } | null;
+  SnapshotID: string;
+  CloneID: string;
+  /** What a purge of the job does to the volumes it created (volume.ts's VolumeOnPurge). */
+  OnPurge: "delete" | "retain";
 }
 
 export interface VolumeMount {

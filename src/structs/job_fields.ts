@@ -123,6 +123,7 @@ export const VOLUME_REQUEST_FIELDS = new Set([
   "AttachmentMode",
   "MountOptions",
   "PerAlloc",
+  "Create",
 ]);
 /** "FsType": what older berth clients wrote, read as Go's case-insensitive decoder does. */
 export const MOUNT_OPTIONS_FIELDS = new Set([

@@ -43,6 +43,7 @@ import { checkedConstraints, restart, task } from "./task_validate.js";
 import { groupUpdate, jobUpdate } from "./update_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
+import { volumeCreateSpec } from "./job_volume_create.js";
 
 const JOB_TYPES: readonly JobType[] = ["service", "batch", "system", "sysbatch"];
 /**
@@ -265,5 +266,7 @@ function volumeRequest(field: string, key: string, input: unknown): VolumeReques
     PerAlloc,
   };
   if (optBool(`${field}.Sticky`, v.Sticky, false)) out.Sticky = true;
+  const create = volumeCreateSpec(`${field}.Create`, v.Create, out);
+  if (create) out.Create = create;
   return out;
 }

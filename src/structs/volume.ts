@@ -215,6 +215,21 @@ export interface CSIVolume {
   ControllerCondition?: CSIVolumeControllerCondition | null;
   /** The attachment reconciler's last correction (attachment_reconcile.ts); absent until one. */
   AttachmentReconcile?: VolumeAttachmentReconcile | null;
+  /** berth: the job that created this volume from its jobspec, and its purge lifecycle. */
+  CreatedBy?: VolumeCreatedBy;
+}
+
+/** What a job's purge does to a volume the job created: delete it (once unclaimed) or keep it. */
+export type VolumeOnPurge = "delete" | "retain";
+export const VOLUME_ON_PURGE: readonly VolumeOnPurge[] = ["delete", "retain"];
+
+/** Set on a volume a job's `volume { create { … } }` made (structs/job_volume_create.ts). */
+export interface VolumeCreatedBy {
+  JobID: string;
+  TaskGroup: string;
+  /** The group's volume block (its alias). */
+  Volume: string;
+  OnPurge: VolumeOnPurge;
 }
 
 export function newVolume(init: Partial<CSIVolume> & Pick<CSIVolume, "ID" | "PluginID">): CSIVolume {

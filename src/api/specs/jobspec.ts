@@ -33,6 +33,7 @@ import {
   updateFrom,
 } from "./jobspec_stanzas.js";
 import { secretsFrom, taskFrom, vaultFrom, type TaskDefaults } from "./jobspec_task.js";
+import { volumeCreateFrom } from "./jobspec_volume_create.js";
 import type { Job, RestartPolicy, TaskGroup, VolumeRequest } from "../types.js";
 
 const NS_PER_S = 1e9;
@@ -240,6 +241,8 @@ function volumeFrom(alias: string, b: Body): VolumeRequest {
     PerAlloc: b.bool("per_alloc") ?? false,
   };
   if (b.bool("sticky")) req.Sticky = true;
+  const create = b.block("create");
+  if (create) req.Create = volumeCreateFrom(create);
   b.finish();
   return req;
 }

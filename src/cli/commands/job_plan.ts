@@ -16,7 +16,7 @@ import {
   type JobFileArgs,
 } from "../job_file.js";
 import { formatted, printFormatted } from "../output_format.js";
-import { dryRunLines, jobDiffLines, planExitCode } from "../plan_format.js";
+import { createdVolumeLines, dryRunLines, jobDiffLines, planExitCode } from "../plan_format.js";
 
 export interface JobPlanArgs extends Parsed, JobFileArgs {
   diff: boolean;
@@ -85,6 +85,7 @@ export const jobPlan: Command<JobPlanArgs> = {
     }
     io.stdout("Scheduler dry-run:");
     dryRunLines(res, job.Type).forEach((l) => io.stdout(l));
+    createdVolumeLines(res).forEach((l) => io.stdout(l));
     io.stdout("");
     if (res.Warnings) {
       io.stdout("Job Warnings:");

@@ -6,6 +6,7 @@ import { validationError } from "../../structs/errors.js";
 import { isObject } from "../../structs/json_check.js";
 import { NS_PER_MS } from "../../structs/job.js";
 import { validateJob } from "../../structs/job_validate.js";
+import { plannedVolumeCreates } from "../../structs/job_volume_create.js";
 import { specOf } from "../rpc/job.js";
 import { planJob } from "../scheduler/job_plan.js";
 import { registerWarnings } from "../job_register_warnings.js";
@@ -45,8 +46,16 @@ export const planJobRoute: Route = async (ctx, api) => {
       Diff: result.diff,
       NextPeriodicLaunch: ZERO_TIME,
       Warnings: registerWarnings(api.store, spec),
+      // berth: the volumes the job's `volume { create { … } }` blocks would create on placement.
+      CreatedVolumes: nullIfEmpty(
+        plannedVolumeCreates(spec, (ns, vid) => api.store.getVolume(ns, vid) !== undefined),
+      ),
       Index: index,
     },
     index,
   );
 };
+
+function nullIfEmpty<T>(list: T[]): T[] | null {
+  return list.length === 0 ? null : list;
+}

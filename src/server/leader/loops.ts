@@ -8,7 +8,8 @@
  * reconciler, the controller condition poll (ControllerGetVolume of volumes whose controller
  * reports conditions), the attachment reconciler (the provider's published nodes against
  * berth's claims: attachment_reconciler.ts) and the capacity poll (GetCapacity per plugin and
- * topology segment).
+ * topology segment); the job volume loop (jobvolumes/: volumes from the jobspec, created on first
+ * placement and deleted with a purged job) runs beside GC.
  *
  * Scheduler passes run on the leader alone: a follower sends its endpoints' passes and
  * "retry the blocked jobs" triggers to the leader (scheduler_front.ts), so the blocked set and the
@@ -29,6 +30,7 @@ import type { Telemetry } from "../../internal/metrics/telemetry.js";
 import { DeploymentWatcher, type DeploymentWatcherOptions } from "../deploymentwatcher/watcher.js";
 import { NodeDrainer, type DrainerOptions } from "../drainer/drainer.js";
 import { GarbageCollector, type GcOptions } from "../gc/collector.js";
+import { JobVolumeLoop, type JobVolumeOptions } from "../jobvolumes/loop.js";
 import { OrphanReconciler, type OrphanReconcilerOptions } from "../orphans/reconciler.js";
 import { PeriodicDispatcher, type PeriodicDispatcherOptions } from "../periodic/dispatcher.js";
 import type { KeyedMutex } from "../../internal/keyed_mutex.js";
@@ -67,6 +69,7 @@ export interface LeaderLoopParts {
   /** Claims' refused ControllerPublish calls, which make the attachment reconciler run at once. */
   publishRefusals?: PublishRefusals;
   telemetry?: Telemetry;
+  jobVolumes?: Partial<JobVolumeOptions>;
   /** Told of each term's volumewatcher when it starts, and of none once it stopped (its census feeds metrics). */
   onVolumeWatcher?: (watcher: VolumeWatcher | undefined) => void;
 }
@@ -96,6 +99,8 @@ export function buildLeaderLoops(p: LeaderLoopParts): LeaderLoop[] {
     // After the start-up pass: a child it launches is evaluated by the leader's own scheduler.
     new PeriodicDispatcher(store, scheduler, log.child("periodic"), p.periodic),
     loop("gc", new GarbageCollector(store, log.child("gc"), p.gc)),
+    // Volumes from the jobspec: created on first placement, deleted with a purged job (jobvolumes/).
+    loop("job volumes", new JobVolumeLoop(store, p.volumes, log.child("jobvolumes"), p.jobVolumes)),
     loop("orphans", new OrphanReconciler(p.volumes.orphans, log.child("orphans"), p.orphans)),
     loop(
       "controller condition",

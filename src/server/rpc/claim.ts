@@ -41,6 +41,7 @@ import { volumeKey, type ServerDeps } from "../deps.js";
 import { volumeWake } from "../scheduler/blocked_wait.js";
 import { publishForClaim } from "./claim_publish.js";
 import { recordClaim } from "./claim_record.js";
+import { pendingCreateOf } from "./job_volume_pending.js";
 import type { StateWriter } from "../state/store.js";
 import { volumeView } from "../state/views.js";
 import { checkNodeAllocUsesVolume, checkNodeUsesVolume } from "./node_scope.js";
@@ -88,7 +89,15 @@ export class ClaimEndpoint {
       );
     }
     const vol = volumeView(this.deps.store, namespace, req.VolumeID);
-    if (!vol) throw notFound("volume", req.VolumeID);
+    if (!vol) {
+      // A volume the alloc's job creates on first placement: its plugin, before it exists.
+      const create =
+        req.AllocationID === undefined
+          ? undefined
+          : pendingCreateOf(this.deps.store, namespace, req.AllocationID, req.VolumeID);
+      if (create) return { ID: req.VolumeID, Namespace: namespace, PluginID: create.PluginID };
+      throw notFound("volume", req.VolumeID);
+    }
     return { ID: vol.ID, Namespace: vol.Namespace, PluginID: vol.PluginID };
   }
 

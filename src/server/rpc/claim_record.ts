@@ -3,6 +3,7 @@
  * volume for the alloc, and records the claim — with the ControllerPublish it is about to make,
  * when the volume needs one — before any call leaves the server.
  */
+import { awaitingCreate, pendingCreateOf } from "./job_volume_pending.js";
 import { isAllocTerminal, type Allocation } from "../../structs/alloc.js";
 import { applyClaim, findClaim, markControllerPublished } from "../../structs/claim.js";
 import { BerthError, notFound } from "../../structs/errors.js";
@@ -65,7 +66,10 @@ export function recordClaim(
 ): { vol: CSIVolume; externalNodeId: string } {
   const alloc = claimingAlloc(tx, req, namespace);
   const vol = volumeView(tx, namespace, req.VolumeID);
-  if (!vol) throw notFound("volume", req.VolumeID);
+  if (!vol) {
+    if (pendingCreateOf(tx, namespace, alloc.ID, req.VolumeID)) throw awaitingCreate(req.VolumeID);
+    throw notFound("volume", req.VolumeID);
+  }
   const nodePlugin = nodePluginOf(tx, req, vol);
   const held = findClaim(vol, alloc.ID);
   if (isAllocTerminal(alloc) && held?.State !== "taken") {

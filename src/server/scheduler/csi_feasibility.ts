@@ -353,7 +353,7 @@ function liveVolumesFromIndex(ctx: CsiPlanContext, view: NodeUsageView, nodeId: 
  * IDs of the plugin's volumes that live or planned allocs on the node use: the node's live allocs
  * read once per plan, the plan's placements added as they come.
  */
-function volumesInUseOnNode(
+export function volumesInUseOnNode(
   ctx: CsiPlanContext,
   nodeId: string,
   namespace: string,

@@ -18,12 +18,14 @@ import {
   volumeSourceForAlloc,
   type Job,
   type TaskGroup,
+  type VolumeCreateSpec,
   type VolumeRequest,
 } from "../../structs/job.js";
 import { inAnyDatacenter } from "../../structs/datacenter.js";
 import { hostVolumeFits, ownEntry, type Node } from "../../structs/node.js";
 import type { StateReader } from "../state/store.js";
 import { csiFeasible } from "./csi_feasibility.js";
+import { newVolumeFeasible } from "./new_volume_feasible.js";
 import type { NodeUsageView } from "./node_usage.js";
 
 export interface PlanContext {
@@ -172,6 +174,9 @@ export function feasibilityFor(
   const reasons = byNode;
   const wants = csiRequestsOf(group).map((req) => ({
     volumeId: volumeSourceForAlloc(req, index),
+    // A volume the job creates on first placement and that does not exist yet: the node must fit
+    // a new volume (new_volume_feasible.ts), read once per alloc (state is fixed in a plan).
+    create: toBeCreated(ctx, job, req, index),
     want: {
       AllocationID: allocId,
       Mode: claimModeOf(req),
@@ -187,11 +192,25 @@ export function feasibilityFor(
     }
     if (reason) return reason;
     for (const w of wants) {
-      const refusal = csiFeasible(ctx, node, job, w.volumeId, w.want);
+      const refusal = w.create
+        ? newVolumeFeasible(ctx, node, job, w.create, w.volumeId, w.want)
+        : csiFeasible(ctx, node, job, w.volumeId, w.want);
       if (refusal) return refusal;
     }
     return null;
   };
+}
+
+function toBeCreated(
+  ctx: PlanContext,
+  job: Job,
+  req: VolumeRequest,
+  index: number,
+): (VolumeRequest & { Create: VolumeCreateSpec }) | undefined {
+  if (!req.Create) return undefined;
+  return ctx.state.getVolume(job.Namespace, volumeSourceForAlloc(req, index))
+    ? undefined
+    : { ...req, Create: req.Create };
 }
 
 const csiRequestLists = new WeakMap<TaskGroup, VolumeRequest[]>();
