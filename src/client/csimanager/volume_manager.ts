@@ -158,7 +158,7 @@ export class VolumeManager {
       { namespace: vol.Namespace, volumeId: vol.ID, allocId: req.allocId },
       req.usage,
     );
-    const capability = toCapability(req.usage);
+    const capability = toCapability(req.usage, node.capabilities.singleNodeMultiWriter);
     const skey = stagingKey(vol.PluginID, vol.Namespace, vol.ID, req.usage);
     const users = this.users(skey);
     const stages = node.capabilities.stageUnstageVolume;
@@ -375,8 +375,9 @@ export class VolumeManager {
   }
 }
 
-export function toCapability(usage: MountUsage): CsiVolumeCapability {
-  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions);
+/** `singleNodeMultiWriter`: the node plugin advertises SINGLE_NODE_MULTI_WRITER (wireAccessMode). */
+export function toCapability(usage: MountUsage, singleNodeMultiWriter: boolean): CsiVolumeCapability {
+  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions, singleNodeMultiWriter);
 }
 
 function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {

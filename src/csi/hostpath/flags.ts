@@ -32,12 +32,14 @@ export interface HostpathConfig {
    * Controller/NodeExpandVolume, as plugins for storage without a size do. The recorded size is kept.
    */
   reportCapacityZero?: boolean;
+  /** Advertise SINGLE_NODE_MULTI_WRITER and accept CSI 1.5's two single-node modes (access_modes.ts). */
+  singleNodeMultiWriter?: boolean;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
        [--max-volumes=N] [--topology-key=value ...] [--call-log=FILE]
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
-       [--report-capacity-zero]
+       [--report-capacity-zero] [--single-node-multi-writer]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -50,7 +52,9 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
                   failures, hangs, held-back answers and no-ops, re-read whenever it changes (for
                   fault-injection tests)
   --report-capacity-zero  answer capacity_bytes 0 (unknown) for every volume, as storage without a
-                  size does`;
+                  size does
+  --single-node-multi-writer  advertise SINGLE_NODE_MULTI_WRITER (controller and node) and accept
+                  the SINGLE_NODE_SINGLE_WRITER and SINGLE_NODE_MULTI_WRITER access modes`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -64,6 +68,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let mode: HostpathMode = "monolith";
   let attachRequired = false;
   let reportCapacityZero = false;
+  let singleNodeMultiWriter = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -82,6 +87,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "faults") faults = value();
     else if (name === "attach-required") attachRequired = boolFlag(name, eq, arg);
     else if (name === "report-capacity-zero") reportCapacityZero = boolFlag(name, eq, arg);
+    else if (name === "single-node-multi-writer") singleNodeMultiWriter = boolFlag(name, eq, arg);
     else if (name === "mode") mode = modeOf(value());
     else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
     else if (name.startsWith("topology-")) {
@@ -105,6 +111,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     mode,
     attachRequired,
     reportCapacityZero,
+    singleNodeMultiWriter,
   };
 }
 

@@ -32,7 +32,7 @@ function fromVolume(root: string, id: string): boolean {
 export async function nodeStageVolume(ctx: HostpathContext, req: WireNodeStageRequest): Promise<object> {
   requireFields({ volume_id: req.volume_id, staging_target_path: req.staging_target_path });
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
-  checkCapabilities([req.volume_capability]);
+  checkCapabilities(ctx.config, [req.volume_capability]);
   const source = await requireVolume(ctx, req.volume_id);
   if (ctx.config.attachRequired) await requirePublished(ctx, req.volume_id, req.publish_context ?? {});
   const existing = await mountAt(req.staging_target_path);
@@ -53,7 +53,7 @@ export async function nodePublishVolume(ctx: HostpathContext, req: WireNodePubli
     target_path: req.target_path,
   });
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
-  checkCapabilities([req.volume_capability]);
+  checkCapabilities(ctx.config, [req.volume_capability]);
   await requireVolume(ctx, req.volume_id);
   const staged = await mountAt(req.staging_target_path);
   if (!staged || !fromVolume(staged.root, req.volume_id)) {

@@ -18,6 +18,8 @@ export type PluginDriver = "raw_exec" | "exec";
 export interface PluginOptions {
   faults?: string;
   stagePublishBaseDir?: string;
+  /** More csi-hostpath flags. */
+  args?: string[];
 }
 export const VOLUME = "shared";
 
@@ -89,6 +91,7 @@ export class UpdateRig {
       "--node-id=${node.unique.id}",
       `--max-volumes=${1000 + generation}`,
       ...(opts.faults ? [`--faults=${opts.faults}`] : []),
+      ...(opts.args ?? []),
     ];
     const base = opts.stagePublishBaseDir ? { stagePublishBaseDir: opts.stagePublishBaseDir } : {};
     if (this.driver === "raw_exec") {
