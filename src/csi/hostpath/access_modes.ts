@@ -23,8 +23,7 @@ type ModeConfig = Pick<HostpathConfig, "singleNodeMultiWriter">;
 
 /** Why csi-hostpath cannot serve `c`, or null when it can. */
 export function capabilityProblem(config: ModeConfig, c: WireVolumeCapability): string | null {
-  if (c.block) return "block access is not supported by csi-hostpath";
-  if (!c.mount) return "volume capability needs mount access";
+  if (!c.mount && !c.block) return "volume capability needs mount or block access";
   const mode = c.access_mode?.mode ?? "UNKNOWN";
   if (mode === "UNKNOWN") return "volume capability needs an access mode";
   if (CSI_1_0_MODES.has(mode)) return null;

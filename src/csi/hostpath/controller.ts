@@ -9,6 +9,7 @@ import { resolveContentSource, sameSource } from "./content_source.js";
 import { SnapshotStore } from "./snapshots.js";
 import { accessibleTopology, requestedTopology } from "./topology.js";
 import { capabilityProblem, requireCapabilities } from "./access_modes.js";
+import { deleteBlockImage } from "./block.js";
 import type { HostpathConfig } from "./flags.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
@@ -113,6 +114,7 @@ export async function deleteVolume(ctx: HostpathContext, req: { volume_id: strin
       `volume ${req.volume_id} is still published to node ${attached[0]!.nodeId}`,
     );
   }
+  await deleteBlockImage(ctx, req.volume_id);
   await ctx.volumes.delete(req.volume_id);
   return {};
 }

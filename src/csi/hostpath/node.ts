@@ -12,6 +12,7 @@ import { requirePublished } from "./controller_publish.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../../internal/mountinfo.js";
+import { nodePublishBlock, nodeStageBlock, nodeUnpublishBlock, nodeUnstageBlock } from "./block.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {
@@ -35,6 +36,7 @@ export async function nodeStageVolume(ctx: HostpathContext, req: WireNodeStageRe
   checkCapabilities(ctx.config, [req.volume_capability]);
   const source = await requireVolume(ctx, req.volume_id);
   if (ctx.config.attachRequired) await requirePublished(ctx, req.volume_id, req.publish_context ?? {});
+  if (req.volume_capability.block) return nodeStageBlock(ctx, req);
   const existing = await mountAt(req.staging_target_path);
   if (existing) {
     if (fromVolume(existing.root, req.volume_id)) return {};
@@ -55,6 +57,7 @@ export async function nodePublishVolume(ctx: HostpathContext, req: WireNodePubli
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
   checkCapabilities(ctx.config, [req.volume_capability]);
   await requireVolume(ctx, req.volume_id);
+  if (req.volume_capability.block) return nodePublishBlock(ctx, req);
   const staged = await mountAt(req.staging_target_path);
   if (!staged || !fromVolume(staged.root, req.volume_id)) {
     throw rpcError(
@@ -96,6 +99,7 @@ export async function nodeUnpublishVolume(
   req: { volume_id: string; target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, target_path: req.target_path });
+  await nodeUnpublishBlock(ctx, req.target_path);
   await unmountAndRemove(req.target_path);
   ctx.log.info("unpublished", { volume_id: req.volume_id, path: req.target_path });
   return {};
@@ -106,6 +110,7 @@ export async function nodeUnstageVolume(
   req: { volume_id: string; staging_target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, staging_target_path: req.staging_target_path });
+  await nodeUnstageBlock(ctx, req);
   await unmountAndRemove(req.staging_target_path);
   ctx.log.info("unstaged", { volume_id: req.volume_id, path: req.staging_target_path });
   return {};
