@@ -9,7 +9,7 @@ import type { CSITopology } from "./types_node.js";
 import type { VolumeCreatedBy } from "./types_volume_create.js";
 
 export interface VolumeCapability {
-  /** "single-node-reader-only" | "single-node-writer" | "multi-node-reader-only" | "multi-node-single-writer" | "multi-node-multi-writer" */
+  /** One of the seven access modes: "single-node-reader-only" | "single-node-writer" | "single-node-single-writer" | "single-node-multi-writer" | "multi-node-reader-only" | "multi-node-single-writer" | "multi-node-multi-writer" */
   AccessMode: string;
   /** "file-system" | "block-device" */
   AttachmentMode: string;

@@ -32,17 +32,18 @@ import type {
 const MODE_TO_WIRE: Record<AccessMode, WireAccessModeName> = {
   "single-node-reader-only": "SINGLE_NODE_READER_ONLY",
   "single-node-writer": "SINGLE_NODE_WRITER",
+  "single-node-single-writer": "SINGLE_NODE_SINGLE_WRITER",
+  "single-node-multi-writer": "SINGLE_NODE_MULTI_WRITER",
   "multi-node-reader-only": "MULTI_NODE_READER_ONLY",
   "multi-node-single-writer": "MULTI_NODE_SINGLE_WRITER",
   "multi-node-multi-writer": "MULTI_NODE_MULTI_WRITER",
 };
 
-/** Spec modes berth has no own name for fold onto the nearest berth mode. */
 const WIRE_TO_MODE: Record<string, AccessMode> = {
   SINGLE_NODE_READER_ONLY: "single-node-reader-only",
   SINGLE_NODE_WRITER: "single-node-writer",
-  SINGLE_NODE_SINGLE_WRITER: "single-node-writer",
-  SINGLE_NODE_MULTI_WRITER: "single-node-writer",
+  SINGLE_NODE_SINGLE_WRITER: "single-node-single-writer",
+  SINGLE_NODE_MULTI_WRITER: "single-node-multi-writer",
   MULTI_NODE_READER_ONLY: "multi-node-reader-only",
   MULTI_NODE_SINGLE_WRITER: "multi-node-single-writer",
   MULTI_NODE_MULTI_WRITER: "multi-node-multi-writer",

@@ -6,12 +6,18 @@
  * volume may still be attached to their node; a new claim waits for the release instead of racing
  * a ControllerPublish against an unfinished ControllerUnpublish):
  * - reader-only modes refuse write claims (not retryable);
- * - single-node-*: every claim, live or releasing, must be on the claiming node (ERR_CSI_IN_USE);
- * - single-node-writer, multi-node-single-writer: at most one writer (ERR_CSI_MAX_CLAIMS);
+ * - single-node-* (all four): every claim, live or releasing, must be on the claiming node
+ *   (ERR_CSI_IN_USE);
+ * - single-node-writer, single-node-single-writer, multi-node-single-writer: at most one writer
+ *   (ERR_CSI_MAX_CLAIMS); read claims beside it are allowed (CSI's single-node-single-writer: "published
+ *   once as read/write at a single workload" limits the read/write publish; Nomad's host volumes
+ *   read it the same way);
+ * - single-node-multi-writer: any number of writers and readers, on that one node;
  * - multi-node-multi-writer, multi-node-reader-only: no limit.
  * A volume whose claims are live uses one access/attachment mode; a claim in another mode waits.
  */
 import { BerthError, validationError } from "./errors.js";
+import { isSingleWriterAccessMode } from "./single_writer.js";
 import {
   isSingleNodeAccessMode,
   isWriteAccessMode,
@@ -82,7 +88,7 @@ export function checkClaim(vol: CSIVolume, req: ClaimRequest): BerthError | null
   }
   if (
     req.Mode === "write" &&
-    (req.AccessMode === "single-node-writer" || req.AccessMode === "multi-node-single-writer") &&
+    isSingleWriterAccessMode(req.AccessMode) &&
     others.some((c) => c.Mode === "write")
   ) {
     return new BerthError(

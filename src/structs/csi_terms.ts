@@ -4,9 +4,17 @@
  * records built on it (job.ts, node.ts, plugin.ts, volume.ts) need not import one another for
  * these words; volume.ts and plugin.ts re-export them.
  */
+/**
+ * The seven CSI access modes (CSI 1.5+), by Nomad's names. single-node-single-writer and
+ * single-node-multi-writer are CSI 1.5's refinements of single-node-writer: one writing workload,
+ * or many, on one node. Claim rules per mode: claim.ts. A plugin that does not advertise the
+ * SINGLE_NODE_MULTI_WRITER capability is sent SINGLE_NODE_WRITER for both (capability_of.ts).
+ */
 export const ACCESS_MODES = [
   "single-node-reader-only",
   "single-node-writer",
+  "single-node-single-writer",
+  "single-node-multi-writer",
   "multi-node-reader-only",
   "multi-node-single-writer",
   "multi-node-multi-writer",

@@ -2,8 +2,8 @@
  * Single-writer claims: the claims a node agent fences by itself when it cannot renew its lease
  * with the servers, and the server holds for the fence bound before it frees them (docs/design.md
  * invariant "a single-writer volume never has two writers"). A write claim in a mode that admits
- * one writer: single-node-writer, multi-node-single-writer, and CSI 1.5's single-node-single-writer
- * (not an AccessMode berth offers yet; named so a claim stored by a later version still counts).
+ * one writer: single-node-writer, single-node-single-writer and multi-node-single-writer (claim.ts
+ * refuses a second writer claim in these modes).
  * Pure.
  */
 import type { VolumeClaim } from "./volume.js";

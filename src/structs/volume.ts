@@ -31,11 +31,13 @@ export function isAccessMode(v: unknown): v is AccessMode {
 export function isAttachmentMode(v: unknown): v is AttachmentMode {
   return typeof v === "string" && (ATTACHMENT_MODES as readonly string[]).includes(v);
 }
+/** Every mode but the two reader-only ones admits write claims. */
 export function isWriteAccessMode(m: AccessMode): boolean {
-  return m === "single-node-writer" || m === "multi-node-single-writer" || m === "multi-node-multi-writer";
+  return m !== "single-node-reader-only" && m !== "multi-node-reader-only";
 }
+/** The single-node-* modes: every claim on one node. */
 export function isSingleNodeAccessMode(m: AccessMode): boolean {
-  return m === "single-node-reader-only" || m === "single-node-writer";
+  return m.startsWith("single-node-");
 }
 
 export interface VolumeCapability {

@@ -40,6 +40,7 @@ import {
   type CsiHookConfig,
 } from "./csi_types.js";
 import { formatMs } from "./taskrunner/restart_tracker.js";
+import { mergeMountOptions } from "../../structs/mount_options_merge.js";
 
 /** A volume this prerun claimed, and its stub once mounted: exactly what a failure must undo. */
 interface Acquired {
@@ -185,7 +186,7 @@ export class CsiClaimer {
         plugin,
         volume: vol,
         allocId: alloc.ID,
-        usage: { ...usage, mountOptions: req.MountOptions ?? vol.MountOptions },
+        usage: { ...usage, mountOptions: mergeMountOptions(vol.MountOptions, req.MountOptions) },
         publishContext: claim.PublishContext,
         onNotMounted: (err) =>
           cfg.emitEvent?.(

@@ -15,6 +15,7 @@ import type { Allocation } from "../../structs/alloc.js";
 import type { CsiVolumeStub } from "../state/types.js";
 import { LostMountWatcher } from "./lost_mount_watcher.js";
 import { csiRequests, type Claimed, type CsiHookConfig } from "./csi_types.js";
+import { mergeMountOptions } from "../../structs/mount_options_merge.js";
 
 export interface CsiRemounterDeps {
   cfg: CsiHookConfig;
@@ -75,7 +76,10 @@ export class CsiRemounter {
           plugin,
           volume: claimed.volume,
           allocId,
-          usage: { ...stub.usage, mountOptions: req?.MountOptions ?? claimed.volume.MountOptions },
+          usage: {
+            ...stub.usage,
+            mountOptions: mergeMountOptions(claimed.volume.MountOptions, req?.MountOptions),
+          },
           publishContext: claimed.publishContext,
         },
         signal,

@@ -18,7 +18,12 @@ function routeOf(usage: MountUsage, caps: CsiNodeCapabilities): "none" | "plugin
 
 /** The capability for the node calls: the mount group in it only when the plugin applies it. */
 export function nodeCapabilityOf(usage: MountUsage, caps: CsiNodeCapabilities): CsiVolumeCapability {
-  const cap = csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions);
+  const cap = csiCapabilityOf(
+    usage.accessMode,
+    usage.attachmentMode,
+    usage.mountOptions,
+    caps.singleNodeMultiWriter,
+  );
   const group = usage.mountOptions?.MountGroup;
   if (group !== undefined && cap.access.type === "mount" && routeOf(usage, caps) === "plugin") {
     cap.access.volumeMountGroup = group;

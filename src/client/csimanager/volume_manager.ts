@@ -377,8 +377,9 @@ export class VolumeManager {
   }
 }
 
-export function toCapability(usage: MountUsage): CsiVolumeCapability {
-  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions);
+/** `singleNodeMultiWriter`: the node plugin advertises SINGLE_NODE_MULTI_WRITER (wireAccessMode). */
+export function toCapability(usage: MountUsage, singleNodeMultiWriter: boolean): CsiVolumeCapability {
+  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions, singleNodeMultiWriter);
 }
 
 function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {

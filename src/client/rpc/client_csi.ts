@@ -10,7 +10,7 @@ import { BerthError } from "../../structs/errors.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { MountOptions, Topology, TopologyRequest, VolumeCapability } from "../../structs/volume.js";
 import type { Logger } from "../../internal/log.js";
-import { csiCapabilityOf } from "../../csi/capability_of.js";
+import { csiCapabilityOf, wireAccessMode } from "../../csi/capability_of.js";
 import { CONTROLLER_RPC } from "../../csi/convert.js";
 import { ignoreCsiNotFound } from "../../csi/errors.js";
 import type { CreateVolumeRequest, CsiClient, CsiTopology, CsiVolumeCapability } from "../../csi/types.js";
@@ -74,7 +74,7 @@ function registerVolumeLifecycleHandlers(
         { field: "MutableParameters" },
       );
     }
-    const wanted = toCreateVolumeRequest(req);
+    const wanted = toCreateVolumeRequest(req, caps?.singleNodeMultiWriter ?? false);
     if (Object.keys(mutable).length > 0) wanted.mutableParameters = { ...mutable };
     const created = await client.createVolume(wanted, { signal, timeoutMs });
     log.info("volume created", { plugin: req.PluginID, name: req.Name, externalId: created.volumeId });
@@ -100,11 +100,15 @@ function registerVolumeLifecycleHandlers(
 
   peer.handle("ClientCSI.ControllerValidateVolume", async (req, signal) => {
     const { client } = await controller(req.PluginID, null, signal);
+    // The capabilities are asked for only when a CSI 1.5 single-node mode needs them (wireAccessMode).
+    const snmw = req.Capabilities.some((c) => wireAccessMode(c.AccessMode, false) !== c.AccessMode)
+      ? (await client.controllerGetCapabilities({ signal, timeoutMs })).singleNodeMultiWriter
+      : false;
     const result = await client.validateVolumeCapabilities(
       {
         volumeId: req.ExternalVolumeID,
         volumeContext: { ...req.Context },
-        volumeCapabilities: req.Capabilities.map((c) => toCsiCapability(c, req.MountOptions)),
+        volumeCapabilities: req.Capabilities.map((c) => toCsiCapability(c, req.MountOptions, snmw)),
         parameters: { ...req.Parameters },
         secrets: { ...req.Secrets },
       },
@@ -133,7 +137,11 @@ function registerPublishHandlers(
       {
         volumeId: req.ExternalVolumeID,
         nodeId: req.ExternalNodeID,
-        volumeCapability: toCsiCapability(req.Capability, req.MountOptions),
+        volumeCapability: toCsiCapability(
+          req.Capability,
+          req.MountOptions,
+          caps?.singleNodeMultiWriter ?? false,
+        ),
         // The spec lets a plugin without PUBLISH_READONLY reject readonly=true; the node publish
         // still mounts read-only, so read-only claims stay read-only either way.
         readonly: req.ReadOnly && caps !== null && caps.publishReadonly,
@@ -178,19 +186,29 @@ export function registerClientCsiHandlers(peer: ClientCsiPeer, deps: ClientCsiDe
   registerPublishHandlers(peer, controller, log, timeoutMs);
 }
 
-/** A volume capability plus mount options in CSI terms: mount access carries fsType/mountFlags. */
-export function toCsiCapability(cap: VolumeCapability, mount: MountOptions | null): CsiVolumeCapability {
-  return csiCapabilityOf(cap.AccessMode, cap.AttachmentMode, mount);
+/**
+ * A volume capability plus mount options in CSI terms: mount access carries fsType/mountFlags.
+ * `singleNodeMultiWriter`: the controller advertises SINGLE_NODE_MULTI_WRITER (wireAccessMode).
+ */
+export function toCsiCapability(
+  cap: VolumeCapability,
+  mount: MountOptions | null,
+  singleNodeMultiWriter: boolean,
+): CsiVolumeCapability {
+  return csiCapabilityOf(cap.AccessMode, cap.AttachmentMode, mount, singleNodeMultiWriter);
 }
 
 export function toCreateVolumeRequest(
   req: ClientMethods["ClientCSI.ControllerCreateVolume"][0],
+  singleNodeMultiWriter: boolean,
 ): CreateVolumeRequest {
   const hasRange = req.CapacityMin > 0 || req.CapacityMax > 0;
   return {
     name: req.Name,
     capacityRange: hasRange ? { requiredBytes: req.CapacityMin, limitBytes: req.CapacityMax } : null,
-    volumeCapabilities: req.Capabilities.map((c) => toCsiCapability(c, req.MountOptions)),
+    volumeCapabilities: req.Capabilities.map((c) =>
+      toCsiCapability(c, req.MountOptions, singleNodeMultiWriter),
+    ),
     parameters: { ...req.Parameters },
     secrets: { ...req.Secrets },
     contentSource: req.SnapshotID

@@ -76,14 +76,19 @@ function registerExpandHandler(
   timeoutMs: number,
 ): void {
   peer.handle("ClientCSI.ControllerExpandVolume", async (req, signal) => {
-    const { client } = await controller(req.PluginID, "expandVolume", signal);
+    const { client, caps } = await controller(req.PluginID, "expandVolume", signal);
     const res = await client.controllerExpandVolume(
       {
         volumeId: req.ExternalVolumeID,
         capacityRange: { requiredBytes: req.CapacityMin, limitBytes: req.CapacityMax },
         secrets: { ...req.Secrets },
         volumeCapability: req.Capability
-          ? csiCapabilityOf(req.Capability.AccessMode, req.Capability.AttachmentMode, req.MountOptions)
+          ? csiCapabilityOf(
+              req.Capability.AccessMode,
+              req.Capability.AttachmentMode,
+              req.MountOptions,
+              caps?.singleNodeMultiWriter ?? false,
+            )
           : null,
       },
       { signal, timeoutMs },

@@ -10,18 +10,15 @@ import { SnapshotStore } from "./snapshots.js";
 import { accessibleTopology, requestedTopology } from "./topology.js";
 import { withMutableParameters } from "./modify.js";
 import { checkRoom } from "./capacity.js";
+import { capabilityProblem, requireCapabilities } from "./access_modes.js";
+import { deleteBlockImage } from "./block.js";
+import type { HostpathConfig } from "./flags.js";
 
 export const DEFAULT_CAPACITY_BYTES = 1 << 30;
 
-/** INVALID_ARGUMENT unless every capability is a mount with a known access mode. */
-export function checkCapabilities(caps: WireVolumeCapability[]): void {
-  for (const c of caps) {
-    if (c.block) throw rpcError(status.INVALID_ARGUMENT, "block access is not supported by csi-hostpath");
-    if (!c.mount) throw rpcError(status.INVALID_ARGUMENT, "volume capability needs mount access");
-    if (!c.access_mode || c.access_mode.mode === "UNKNOWN") {
-      throw rpcError(status.INVALID_ARGUMENT, "volume capability needs an access mode");
-    }
-  }
+/** INVALID_ARGUMENT unless csi-hostpath serves every capability (access_modes.ts). */
+export function checkCapabilities(config: HostpathConfig, caps: WireVolumeCapability[]): void {
+  requireCapabilities(config, caps);
 }
 
 /** The capacity a volume answers with: 0 ("unknown" in CSI) under --report-capacity-zero. */
@@ -45,7 +42,7 @@ export async function createVolume(ctx: HostpathContext, req: WireCreateVolumeRe
   if (!req.name) throw rpcError(status.INVALID_ARGUMENT, "name is required");
   if (req.volume_capabilities.length === 0)
     throw rpcError(status.INVALID_ARGUMENT, "volume_capabilities is required");
-  checkCapabilities(req.volume_capabilities);
+  checkCapabilities(ctx.config, req.volume_capabilities);
   const source = await resolveContentSource(
     ctx,
     new SnapshotStore(ctx.config.stateDir),
@@ -121,6 +118,7 @@ export async function deleteVolume(ctx: HostpathContext, req: { volume_id: strin
       `volume ${req.volume_id} is still published to node ${attached[0]!.nodeId}`,
     );
   }
+  await deleteBlockImage(ctx, req.volume_id);
   await ctx.volumes.delete(req.volume_id);
   return {};
 }
@@ -138,9 +136,7 @@ export async function validateVolumeCapabilities(
     throw rpcError(status.INVALID_ARGUMENT, "volume_capabilities is required");
   if (!(await ctx.volumes.get(req.volume_id)))
     throw rpcError(status.NOT_FOUND, `volume ${req.volume_id} not found`);
-  const unsupported = req.volume_capabilities.find(
-    (c) => !c.mount || !c.access_mode || c.access_mode.mode === "UNKNOWN",
-  );
-  if (unsupported) return { message: "csi-hostpath supports mount access only" };
+  const problem = req.volume_capabilities.map((c) => capabilityProblem(ctx.config, c)).find((p) => p);
+  if (problem) return { message: problem };
   return { confirmed: { volume_capabilities: req.volume_capabilities, volume_context: req.volume_context } };
 }

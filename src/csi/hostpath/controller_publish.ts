@@ -27,7 +27,7 @@ export async function controllerPublishVolume(
   if (!req.volume_id) throw rpcError(status.INVALID_ARGUMENT, "volume_id is required");
   if (!req.node_id) throw rpcError(status.INVALID_ARGUMENT, "node_id is required");
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
-  checkCapabilities([req.volume_capability]);
+  checkCapabilities(ctx.config, [req.volume_capability]);
   if (!(await ctx.volumes.get(req.volume_id)))
     throw rpcError(status.NOT_FOUND, `volume ${req.volume_id} not found`);
   const accessMode = req.volume_capability.access_mode?.mode ?? "UNKNOWN";

@@ -40,6 +40,8 @@ export interface HostpathConfig {
   volumeMountGroup?: boolean;
   /** GetCapacity's totals per segment (capacity.ts); absent or empty: the state dir's free space. */
   capacity?: HostpathCapacity;
+  /** Advertise SINGLE_NODE_MULTI_WRITER and accept CSI 1.5's two single-node modes (access_modes.ts). */
+  singleNodeMultiWriter?: boolean;
 }
 
 export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-dir=DIR [--endpoint=unix:///path/csi.sock]
@@ -47,6 +49,7 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
        [--mode=monolith|controller|node] [--attach-required] [--faults=FILE]
        [--report-capacity-zero] [--expansion=online|offline|none] [--modify-volume]
        [--volume-mount-group] [--capacity=BYTES] [--capacity-KEY=VALUE=BYTES ...]
+       [--single-node-multi-writer]
   --endpoint      the gRPC socket (default: $CSI_ENDPOINT)
   --node-id       this node's id, reported by NodeGetInfo (required unless --mode=controller)
   --mode          the services served: monolith (default), controller or node
@@ -66,7 +69,9 @@ export const HOSTPATH_USAGE = `usage: berth csi-hostpath --node-id=ID --state-di
   --volume-mount-group  advertise VOLUME_MOUNT_GROUP (NodePublish applies volume_mount_group)
   --capacity      GetCapacity answers BYTES minus the sizes of the segment's volumes, and
                   CreateVolume refuses a volume that does not fit (default: the free space)
-  --capacity-K=V=BYTES  the same for the segments with K=V (give every instance the same flags)`;
+  --capacity-K=V=BYTES  the same for the segments with K=V (give every instance the same flags)
+  --single-node-multi-writer  advertise SINGLE_NODE_MULTI_WRITER (controller and node) and accept
+                  the SINGLE_NODE_SINGLE_WRITER and SINGLE_NODE_MULTI_WRITER access modes`;
 
 /** Parses `--flag=value` and `--flag value`. Throws an Error with a one-line reason on bad input. */
 export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = process.env): HostpathConfig {
@@ -82,6 +87,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
   let reportCapacityZero = false;
   const features: Pick<HostpathConfig, "expansion" | "modifyVolume" | "volumeMountGroup"> = {};
   const capacity: HostpathCapacity = { total: null, segments: [] };
+  let singleNodeMultiWriter = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith("--")) throw new Error(`unexpected argument ${JSON.stringify(arg)}`);
@@ -104,6 +110,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     else if (name === "modify-volume") features.modifyVolume = boolFlag(name, eq, arg);
     else if (name === "volume-mount-group") features.volumeMountGroup = boolFlag(name, eq, arg);
     else if (capacityFlag(capacity, name, value)) continue;
+    else if (name === "single-node-multi-writer") singleNodeMultiWriter = boolFlag(name, eq, arg);
     else if (name === "mode") mode = modeOf(value());
     else if (name === "max-volumes") maxVolumes = maxVolumesOf(value());
     else if (name.startsWith("topology-")) {
@@ -129,6 +136,7 @@ export function parseHostpathFlags(argv: string[], env: NodeJS.ProcessEnv = proc
     reportCapacityZero,
     ...features,
     capacity,
+    singleNodeMultiWriter,
   };
 }
 

@@ -13,6 +13,7 @@ import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../../internal/mountinfo.js";
 import { applyVolumeMountGroup } from "./modify_features.js";
+import { nodePublishBlock, nodeStageBlock, nodeUnpublishBlock, nodeUnstageBlock } from "./block.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {
@@ -33,9 +34,10 @@ function fromVolume(root: string, id: string): boolean {
 export async function nodeStageVolume(ctx: HostpathContext, req: WireNodeStageRequest): Promise<object> {
   requireFields({ volume_id: req.volume_id, staging_target_path: req.staging_target_path });
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
-  checkCapabilities([req.volume_capability]);
+  checkCapabilities(ctx.config, [req.volume_capability]);
   const source = await requireVolume(ctx, req.volume_id);
   if (ctx.config.attachRequired) await requirePublished(ctx, req.volume_id, req.publish_context ?? {});
+  if (req.volume_capability.block) return nodeStageBlock(ctx, req);
   const existing = await mountAt(req.staging_target_path);
   if (existing) {
     if (fromVolume(existing.root, req.volume_id)) return {};
@@ -54,8 +56,9 @@ export async function nodePublishVolume(ctx: HostpathContext, req: WireNodePubli
     target_path: req.target_path,
   });
   if (!req.volume_capability) throw rpcError(status.INVALID_ARGUMENT, "volume_capability is required");
-  checkCapabilities([req.volume_capability]);
+  checkCapabilities(ctx.config, [req.volume_capability]);
   await requireVolume(ctx, req.volume_id);
+  if (req.volume_capability.block) return nodePublishBlock(ctx, req);
   const staged = await mountAt(req.staging_target_path);
   if (!staged || !fromVolume(staged.root, req.volume_id)) {
     throw rpcError(
@@ -98,6 +101,7 @@ export async function nodeUnpublishVolume(
   req: { volume_id: string; target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, target_path: req.target_path });
+  await nodeUnpublishBlock(ctx, req.target_path);
   await unmountAndRemove(req.target_path);
   ctx.log.info("unpublished", { volume_id: req.volume_id, path: req.target_path });
   return {};
@@ -108,6 +112,7 @@ export async function nodeUnstageVolume(
   req: { volume_id: string; staging_target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, staging_target_path: req.staging_target_path });
+  await nodeUnstageBlock(ctx, req);
   await unmountAndRemove(req.staging_target_path);
   ctx.log.info("unstaged", { volume_id: req.volume_id, path: req.staging_target_path });
   return {};

@@ -11,7 +11,7 @@ import type { Logger } from "../../internal/log.js";
 import { loadCsi } from "../proto.js";
 import type { WireCreateVolumeRequest, WireNodePublishRequest, WireNodeStageRequest } from "../wire.js";
 import { AttachmentStore } from "./attachments.js";
-import { callRecorder } from "./call_log.js";
+import { callRecorder, capabilityRecord } from "./call_log.js";
 import { faultSource, InjectedFault } from "./faults.js";
 import { createVolume, deleteVolume, validateVolumeCapabilities } from "./controller.js";
 import {
@@ -23,6 +23,7 @@ import { isRpcError, rpcError, type HostpathContext } from "./context.js";
 import type { HostpathConfig } from "./flags.js";
 import { nodePublishVolume, nodeStageVolume, nodeUnpublishVolume, nodeUnstageVolume } from "./node.js";
 import { VolumeStore } from "./volumes.js";
+import { singleNodeMultiWriterCapabilities } from "./access_modes.js";
 import {
   STORAGE_CONTROLLER_HANDLERS,
   STORAGE_NODE_HANDLERS,
@@ -55,6 +56,7 @@ const CONTROLLER: Record<string, Handler> = {
       { rpc: { type: "CREATE_DELETE_VOLUME" } },
       ...(ctx.config.attachRequired ? [{ rpc: { type: "PUBLISH_UNPUBLISH_VOLUME" } }] : []),
       ...storageControllerCapabilities(ctx.config),
+      ...singleNodeMultiWriterCapabilities(ctx.config),
     ],
   }),
   CreateVolume: (ctx, r) => createVolume(ctx, r as unknown as WireCreateVolumeRequest),
@@ -78,7 +80,11 @@ function unimplemented(what: string) {
 
 const NODE: Record<string, Handler> = {
   NodeGetCapabilities: (ctx) => ({
-    capabilities: [{ rpc: { type: "STAGE_UNSTAGE_VOLUME" } }, ...storageNodeCapabilities(ctx.config)],
+    capabilities: [
+      { rpc: { type: "STAGE_UNSTAGE_VOLUME" } },
+      ...storageNodeCapabilities(ctx.config),
+      ...singleNodeMultiWriterCapabilities(ctx.config),
+    ],
   }),
   NodeGetInfo: (ctx) => ({
     node_id: ctx.config.nodeId,
@@ -160,7 +166,13 @@ function callWhere(config: HostpathConfig, svc: string, method: string, req: Req
   const target = [req.target_path, req.staging_target_path].find(
     (p): p is string => typeof p === "string" && p !== "",
   );
-  return { method, volume_id: volumeId, node_id: nodeId, target: target || undefined };
+  return {
+    method,
+    volume_id: volumeId,
+    node_id: nodeId,
+    target: target || undefined,
+    ...capabilityRecord(req),
+  };
 }
 
 /** Every method of the three services, answered through `dispatch`, each call recorded and failures logged. */

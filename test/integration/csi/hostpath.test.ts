@@ -163,7 +163,8 @@ void describe("csi-hostpath conformance (real bind mounts)", () => {
     await assert.rejects(
       client.createVolume({
         ...base,
-        volumeCapabilities: [{ accessMode: "single-node-writer", access: { type: "block" } }],
+        // Block is served (hostpath_block.test.ts); a CSI 1.5 mode without --single-node-multi-writer is not.
+        volumeCapabilities: [{ accessMode: "single-node-multi-writer", access: { type: "block" } }],
       }),
       code("ERR_CSI_INVALID_ARGUMENT"),
     );

@@ -49,7 +49,7 @@ void describe("csi-hostpath noop fault", () => {
       publishContext: {},
       stagingTargetPath: path.join(dir, "staging", "v1"),
       targetPath: target,
-      volumeCapability: csiCapabilityOf("single-node-writer", "file-system", null),
+      volumeCapability: csiCapabilityOf("single-node-writer", "file-system", null, false),
       readonly: false,
       secrets: {},
       volumeContext: {},

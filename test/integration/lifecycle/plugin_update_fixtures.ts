@@ -18,6 +18,8 @@ export type PluginDriver = "raw_exec" | "exec";
 export interface PluginOptions {
   faults?: string;
   stagePublishBaseDir?: string;
+  /** More csi-hostpath flags. */
+  args?: string[];
 }
 export const VOLUME = "shared";
 
@@ -43,10 +45,19 @@ export class UpdateRig {
 
   private args: string[] = [];
 
-  async start(): Promise<void> {
+  /** `extraArgs`: more agent arguments (e.g. `-config FILE`). */
+  async start(extraArgs: string[] = []): Promise<void> {
     const port = await freePort();
     this.cli = new Cli(`http://127.0.0.1:${port}`);
-    this.args = ["-server", "-client", "-data-dir", this.dataDir, "-http-addr", `127.0.0.1:${port}`];
+    this.args = [
+      "-server",
+      "-client",
+      "-data-dir",
+      this.dataDir,
+      "-http-addr",
+      `127.0.0.1:${port}`,
+      ...extraArgs,
+    ];
     if (this.driver === "exec") this.args.push(`-host-volume=hostpath-data:${this.storage}`);
     this.agent = new AgentProcess(this.args, this.logFile);
     await this.nodeReady();
@@ -89,6 +100,7 @@ export class UpdateRig {
       "--node-id=${node.unique.id}",
       `--max-volumes=${1000 + generation}`,
       ...(opts.faults ? [`--faults=${opts.faults}`] : []),
+      ...(opts.args ?? []),
     ];
     const base = opts.stagePublishBaseDir ? { stagePublishBaseDir: opts.stagePublishBaseDir } : {};
     if (this.driver === "raw_exec") {

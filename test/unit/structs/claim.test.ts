@@ -61,11 +61,14 @@ for (const mode of ACCESS_MODES) {
       if (mode === "multi-node-multi-writer") {
         assert.equal(sameNode, null);
         assert.equal(otherNode, null);
+      } else if (mode === "single-node-multi-writer") {
+        assert.equal(sameNode, null);
+        assert.equal(otherNode?.code, "ERR_CSI_IN_USE");
       } else {
         assert.equal(sameNode?.code, "ERR_CSI_MAX_CLAIMS");
         assert.equal(
           otherNode?.code,
-          mode === "single-node-writer" ? "ERR_CSI_IN_USE" : "ERR_CSI_MAX_CLAIMS",
+          mode.startsWith("single-node-") ? "ERR_CSI_IN_USE" : "ERR_CSI_MAX_CLAIMS",
         );
       }
     });
