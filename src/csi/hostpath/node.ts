@@ -12,6 +12,7 @@ import { requirePublished } from "./controller_publish.js";
 import { rpcError, type HostpathContext } from "./context.js";
 import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../../internal/mountinfo.js";
+import { statTarget } from "./target_stat.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {
@@ -96,6 +97,7 @@ export async function nodeUnpublishVolume(
   req: { volume_id: string; target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, target_path: req.target_path });
+  await statTarget(req.target_path);
   await unmountAndRemove(req.target_path);
   ctx.log.info("unpublished", { volume_id: req.volume_id, path: req.target_path });
   return {};
