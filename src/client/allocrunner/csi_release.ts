@@ -9,7 +9,9 @@
  *   for the last user; "already unmounted" is success), or — when it stayed missing past the plugin
  *   wait — release without it, which the volume manager allows only while nothing is mounted;
  *   the checkpoint `unmounted: true` is written by the unmount guard under the volume's lock, and
- *   an operator's `volume detach` that unmounted it first makes the unmount a no-op;
+ *   an operator's `volume detach` that unmounted it first makes the unmount a no-op; the whole
+ *   phase is bounded by `csi_unmount_escalate_after`, past which berth detaches the mounts lazily
+ *   itself and the volume needs attention (csi_escalate.ts);
  * - server phase, after the node phase's reports settled: CSIVolume.Unpublish node-detached,
  *   transient errors retried; ERR_NOT_FOUND counts as done; another failure is reported as the
  *   server's to retry (it already holds the claim node-detached) and fails the release;
