@@ -19,7 +19,11 @@
  *    agent shutdown (a restarted agent does not resume it; the record stays).
  *
  * The bound counts from the start of the node step in this agent process: a restart starts it
- * again. 0 turns escalation off (the release retries until the plugin answers, as before).
+ * again. 0 turns escalation off (the release retries until the plugin answers, as before). A node
+ * step that spent the bound waiting for a node plugin that did not come back with the volume still
+ * mounted is escalated the same way (its mounts are detached; the plugin is told once it returns).
+ * The lazy detach takes the volume's lock like every node call: it waits for a stats poll or a
+ * mount of the same volume (each bounded by its own deadline), never for the cancelled call.
  */
 import { retryWithBackoff } from "../../internal/backoff.js";
 import { isAbortError } from "../../internal/abort.js";
