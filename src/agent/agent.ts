@@ -143,6 +143,7 @@ export class Agent {
         claimRetryDeadlineMs: this.opts.csiClaimRetryMs ?? undefined,
         csiCallTimeoutMs: this.opts.csiCallTimeoutMs ?? undefined,
         volumeStatsIntervalMs: this.opts.csiVolumeStatsIntervalMs ?? undefined,
+        csiUnmountEscalateAfterMs: this.opts.csiUnmountEscalateAfterMs ?? undefined,
       });
       // Bound first, so a configured address that is taken fails the agent before any task starts.
       if (!this.server) await this.startClientHttp(telemetry, dialTls);

@@ -12,6 +12,7 @@
  *     cpu_total_compute = 8000   # overrides the fingerprinted MHz (also memory_total_mb, disk_total_mb)
  *     options { "driver.raw_exec.enable" = "1" }          # Nomad's legacy driver options (config_plugins.ts)
  *     csi_volume_stats_interval = "1m"   # berth: how often published volumes' usage is read
+ *     csi_unmount_escalate_after = "10m" # berth: a hung node unmount is then detached lazily
  *   }
  *
  * Nomad's other keys are dropped with a warning before this reads the block (config_triage.ts);
@@ -46,6 +47,8 @@ export interface ClientSetting {
   options?: Record<string, string>;
   /** `csi_volume_stats_interval`, in ms (berth's; Nomad polls no volume stats). */
   csiVolumeStatsIntervalMs?: number;
+  /** `csi_unmount_escalate_after`, in ms; 0: never (berth's; Nomad has no such bound, #10927). */
+  csiUnmountEscalateAfterMs?: number;
 }
 
 /** Host volume names: what a jobspec's `source` can name safely (no path separators). */
@@ -99,6 +102,8 @@ export function parseClient(client: Body, warnings: string[]): ClientSetting {
     if (statsNs < 1e6) throw client.error("csi_volume_stats_interval must be at least 1ms");
     out.csiVolumeStatsIntervalMs = Math.round(statsNs / 1e6);
   }
+  const escalateNs = client.duration("csi_unmount_escalate_after");
+  if (escalateNs !== undefined) out.csiUnmountEscalateAfterMs = Math.round(escalateNs / 1e6);
   const options = client.stringMap("options");
   if (options !== undefined) out.options = parseClientOptions(client, options, warnings);
   client.finish();

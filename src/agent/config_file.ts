@@ -76,6 +76,8 @@ export interface AgentFileConfig extends NetworkSetting {
   options?: Record<string, string>;
   /** `client { csi_volume_stats_interval }` in ms. */
   csiVolumeStatsIntervalMs?: number;
+  /** `client { csi_unmount_escalate_after }` in ms (0: never). */
+  csiUnmountEscalateAfterMs?: number;
   /** `plugin` blocks, a later file's block replacing an earlier one of the same driver. */
   plugins?: PluginSettings;
   /** Present when some file has a `limits` block. */
@@ -126,6 +128,7 @@ function mergeInto(out: AgentFileConfig, cfg: AgentFileConfig): void {
     "bootstrapExpect",
     "nodeClass",
     "csiVolumeStatsIntervalMs",
+    "csiUnmountEscalateAfterMs",
     "failoverHeartbeatTtlMs",
   ] as const;
   for (const key of scalars) if (cfg[key] !== undefined) Object.assign(out, { [key]: cfg[key] });
@@ -221,6 +224,8 @@ function fromBody(top: Body, warnings: string[]): AgentFileConfig {
     if (c.nodeClass !== undefined) out.nodeClass = c.nodeClass;
     if (c.options) out.options = c.options;
     if (c.csiVolumeStatsIntervalMs !== undefined) out.csiVolumeStatsIntervalMs = c.csiVolumeStatsIntervalMs;
+    if (c.csiUnmountEscalateAfterMs !== undefined)
+      out.csiUnmountEscalateAfterMs = c.csiUnmountEscalateAfterMs;
     if (c.reserved) out.reserved = c.reserved;
     if (c.resourceOverrides) out.resourceOverrides = c.resourceOverrides;
   }

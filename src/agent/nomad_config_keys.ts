@@ -99,6 +99,7 @@ const CLIENT: BlockKeys = {
     "disk_total_mb",
     "options",
     "csi_volume_stats_interval",
+    "csi_unmount_escalate_after",
   ],
   ignored: {
     ...each(["state_dir", "alloc_dir", "alloc_mounts_dir", "host_volumes_dir"], CLIENT_DIRS),

@@ -57,6 +57,8 @@ export interface AgentOptions {
   csiCallTimeoutMs: number | null;
   /** How often published volumes' NodeGetVolumeStats is polled (ms); null: default (60 s). */
   csiVolumeStatsIntervalMs: number | null;
+  /** How long a release's node unmount may hang before berth detaches it lazily (ms; 0: never); null: default. */
+  csiUnmountEscalateAfterMs: number | null;
   /** Server: how long a node may miss heartbeats before it is marked down (ms); null: default. */
   heartbeatTtlMs: number | null;
   /**
@@ -103,6 +105,7 @@ export interface AgentFlags {
   csiClaimRetry?: string;
   csiCallTimeout?: string;
   csiVolumeStatsInterval?: string;
+  csiUnmountEscalateAfter?: string;
   heartbeatTtl?: string;
   failoverHeartbeatTtl?: string;
   csiControllerConditionInterval?: string;
@@ -137,6 +140,9 @@ export const AGENT_USAGE = `Usage: berth agent [-dev | -server | -client -server
   -csi-call-timeout=DUR deadline of each node CSI call, e.g. NodeStageVolume (default 5m)
   -csi-volume-stats-interval=DUR
                        how often published volumes' usage and health are read (default 1m)
+  -csi-unmount-escalate-after=DUR
+                       how long a volume's node unmount may hang before berth detaches it lazily
+                       and marks the volume as needing attention (default 10m; 0: never)
   -heartbeat-ttl=DUR   server: how long a node may miss heartbeats before it is down (default 30s)
   -failover-heartbeat-ttl=DUR
                        server: the grace every node gets when a server starts leading, before it
@@ -193,6 +199,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
         "csi-claim-retry": { type: "string" },
         "csi-call-timeout": { type: "string" },
         "csi-volume-stats-interval": { type: "string" },
+        "csi-unmount-escalate-after": { type: "string" },
         "heartbeat-ttl": { type: "string" },
         "failover-heartbeat-ttl": { type: "string" },
         "csi-controller-condition-interval": { type: "string" },
@@ -234,6 +241,7 @@ export function parseAgentFlags(argv: string[]): AgentFlags {
     ["csi-claim-retry", "csiClaimRetry"],
     ["csi-call-timeout", "csiCallTimeout"],
     ["csi-volume-stats-interval", "csiVolumeStatsInterval"],
+    ["csi-unmount-escalate-after", "csiUnmountEscalateAfter"],
     ["heartbeat-ttl", "heartbeatTtl"],
     ["failover-heartbeat-ttl", "failoverHeartbeatTtl"],
     ["csi-controller-condition-interval", "csiControllerConditionInterval"],
@@ -330,6 +338,12 @@ export function resolveAgentOptions(flags: AgentFlags, file: AgentFileConfig): A
     csiVolumeStatsIntervalMs:
       durationFlag("csi-volume-stats-interval", flags.csiVolumeStatsInterval) ??
       file.csiVolumeStatsIntervalMs ??
+      null,
+    csiUnmountEscalateAfterMs:
+      (flags.csiUnmountEscalateAfter === "0"
+        ? 0
+        : durationFlag("csi-unmount-escalate-after", flags.csiUnmountEscalateAfter)) ??
+      file.csiUnmountEscalateAfterMs ??
       null,
     heartbeatTtlMs: durationFlag("heartbeat-ttl", flags.heartbeatTtl),
     failoverHeartbeatTtlMs:

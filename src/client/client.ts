@@ -36,7 +36,7 @@ import { ServerConnection, type ServerPeer } from "./rpc/server_conn.js";
 import { StateDB } from "./state/state_db.js";
 import { PluginDirs } from "./allocrunner/taskrunner/plugin_dirs.js";
 import { runnerFactory, taskNodeOf } from "./runner_factory.js";
-import { csiClientFactory } from "./csi_metrics.js";
+import { csiClientFactory, volumesNeedingAttentionGauge } from "./csi_metrics.js";
 import { leaseFile, NodeLease } from "./fence/node_lease.js";
 import { SelfFence } from "./fence/self_fence.js";
 import type { ClientOptions } from "./client_options.js";
@@ -55,10 +55,7 @@ export class Client {
   private updates: AllocUpdateBatcher | null = null;
   private readonly stopped = new AbortController();
   private heartbeat: Promise<void> | null = null;
-  /**
-   * Replaced by the server's TTL on every registration. It starts short so the first heartbeat
-   * comes soon after registering, whatever TTL the server turns out to use.
-   */
+  /** The server's TTL from each registration; short at first, so the first heartbeat comes soon. */
   private heartbeatTtlMs = 1_000;
   private fingerprint: { controllers: Record<string, CSIInfo>; nodes: Record<string, CSIInfo> } = {
     controllers: {},
@@ -99,6 +96,7 @@ export class Client {
     const seams = this.opts.seams ?? {};
     const stateDb = StateDB.open(seams.inMemoryState ? ":memory:" : dataDir);
     this.stateDb = stateDb;
+    if (this.opts.telemetry) volumesNeedingAttentionGauge(this.opts.telemetry, stateDb);
     this.lease = new NodeLease(
       seams.inMemoryState ? null : leaseFile(safeJoin(dataDir, "client")),
       log.child("lease"),

@@ -48,6 +48,8 @@ export interface ClientOptions {
   csiCallTimeoutMs?: number;
   /** How often published volumes' NodeGetVolumeStats is polled (volume_stats.ts default: 60 s). */
   volumeStatsIntervalMs?: number;
+  /** How long a release's node unmount may hang before berth detaches it lazily (csi_escalate.ts). */
+  csiUnmountEscalateAfterMs?: number;
   /** TLS for the connection to the server (agent config `tls`); absent: plain ws://. */
   tls?: ClientTls;
   /** The node simulator's replacements (client_seams.ts); absent for a real agent. */

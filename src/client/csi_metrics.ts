@@ -45,3 +45,20 @@ export function csiClientFactory(log: Logger, t: Telemetry | undefined): CsiClie
       onCall: recorder && pluginId !== undefined ? recorder(pluginId) : undefined,
     });
 }
+
+/**
+ * The node's volumes needing attention (an escalated, lazily detached release; state/types.ts
+ * VolumeAttention), read from the client state DB at each collection:
+ *
+ *   berth.client.csi.volumes_needing_attention  {}  gauge
+ *
+ * A closed state DB (a stopped agent) counts none.
+ */
+export function volumesNeedingAttentionGauge(t: Telemetry, db: { countVolumeAttention(): number }): void {
+  const gauge = t.gauge(
+    ["client", "csi", "volumes_needing_attention"],
+    "Volumes whose hung node unmount this agent detached lazily; each needs an operator's look.",
+    [],
+  );
+  t.collect(() => gauge.set({}, db.countVolumeAttention()));
+}

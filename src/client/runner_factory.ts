@@ -59,6 +59,8 @@ function partsOf(w: RunnerWiring, alloc: Allocation): AllocRunnerParts {
     onUpdate: w.onUpdate,
     pluginWaitTimeoutMs: opts.pluginWaitTimeoutMs,
     claimRetryDeadlineMs: opts.claimRetryDeadlineMs,
+    unmountEscalateAfterMs: opts.csiUnmountEscalateAfterMs,
+    csiAttention: stateDb,
   };
 }
 

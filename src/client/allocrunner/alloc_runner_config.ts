@@ -11,12 +11,13 @@ import type { AllocClientUpdate } from "../../structs/rpc.js";
 import type { AllocDir } from "../allocdir/alloc_dir.js";
 import type {
   CsiBackoff,
+  CsiAttentionStore,
   CsiHookPluginDirs,
   CsiHookRegistry,
   CsiHookStore,
   CsiHookVolumeManager,
   ServerRpc,
-} from "./csi_hook.js";
+} from "./csi_types.js";
 import type { AllocHookResources } from "./hook_resources.js";
 
 export interface TaskRunnerLike {
@@ -77,4 +78,7 @@ export interface AllocRunnerConfig {
   csiBackoff?: CsiBackoff;
   /** Told when a volume's release completed, to tear down a plugin dir nothing uses any more. */
   pluginDirs?: CsiHookPluginDirs;
+  /** See CsiHookConfig.unmountEscalateAfterMs and .attention. */
+  unmountEscalateAfterMs?: number;
+  csiAttention?: CsiAttentionStore;
 }

@@ -38,6 +38,8 @@ export function allocHooks(
       pluginWaitTimeoutMs: cfg.pluginWaitTimeoutMs,
       backoff: cfg.csiBackoff,
       pluginDirs: cfg.pluginDirs,
+      unmountEscalateAfterMs: cfg.unmountEscalateAfterMs,
+      attention: cfg.csiAttention,
     }),
   ];
 }

@@ -199,6 +199,8 @@ export class CsiClaimer {
     );
     entry.stub = mounted.stub;
     cfg.store.putVolumeStubs(alloc.ID, { [alias]: mounted.stub });
+    // Mounted on this node again: an earlier escalated release of it no longer needs attention.
+    cfg.attention?.clearVolumeAttention(vol.Namespace, vol.ID);
     this.d.log.info("volume mounted", { alias, volume: vol.ID, source: mounted.source });
     return { source: mounted.source, readOnly: req.ReadOnly, volumeId: vol.ID };
   }

@@ -9,7 +9,9 @@
  *   for the last user; "already unmounted" is success), or — when it stayed missing past the plugin
  *   wait — release without it, which the volume manager allows only while nothing is mounted;
  *   the checkpoint `unmounted: true` is written by the unmount guard under the volume's lock, and
- *   an operator's `volume detach` that unmounted it first makes the unmount a no-op;
+ *   an operator's `volume detach` that unmounted it first makes the unmount a no-op; the whole
+ *   phase is bounded by `csi_unmount_escalate_after`, past which berth detaches the mounts lazily
+ *   itself and the volume needs attention (csi_escalate.ts);
  * - server phase, after the node phase's reports settled: CSIVolume.Unpublish node-detached,
  *   transient errors retried; ERR_NOT_FOUND counts as done; another failure is reported as the
  *   server's to retry (it already holds the claim node-detached) and fails the release;
@@ -24,7 +26,7 @@ import { isAbortError } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";
 import { asBerthError, isBerthError, isRetryable } from "../../structs/errors.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
-import type { UnmountGuard } from "../csimanager/volume_manager.js";
+import type { UnmountGuard } from "../csimanager/volume_requests.js";
 import type { CsiVolumeStub, PendingRelease } from "../state/types.js";
 import { nodePluginRegistered } from "./plugin_wake.js";
 import { ReleaseReporter, type ReleaseRef } from "./release_reporter.js";
@@ -36,6 +38,7 @@ import {
   type ReleaseFacts,
 } from "./release_decide.js";
 import { pluginWaitMs, rpcTimeoutMs, type CsiBackoff, type CsiHookConfig } from "./csi_types.js";
+import { UnmountEscalation } from "./csi_escalate.js";
 
 /** One volume's release in progress: what the loop knows besides the persisted record. */
 interface Progress {
@@ -49,12 +52,16 @@ interface Progress {
 }
 
 export class CsiReleaser {
+  private readonly escalation: UnmountEscalation;
+
   constructor(
     private readonly cfg: CsiHookConfig,
     private readonly backoff: CsiBackoff,
     private readonly log: Logger,
     private readonly reporter: ReleaseReporter,
-  ) {}
+  ) {
+    this.escalation = new UnmountEscalation(cfg, backoff);
+  }
 
   /**
    * Releases every volume with a pending record (a stub not yet pending becomes one), in parallel;
@@ -114,7 +121,8 @@ export class CsiReleaser {
         await this.serverUnpublish(p, deadlineMs);
         serverReleased = true;
       } else {
-        await this.nodePhase(p, deadlineMs);
+        // Within the escalation bound; past it berth detaches lazily (csi_escalate.ts).
+        await this.escalation.bounded(p, (signal) => this.nodePhase({ ...p, signal }, deadlineMs));
         // The checkpoint (the unmount guard writes it under the volume's lock; this only makes sure).
         if (p.guard.stillMounted()) p.guard.unmounted();
       }

@@ -13,8 +13,9 @@ import type {
   MountVolumeResult,
   UnmountGuard,
   UnmountVolumeRequest,
-} from "../csimanager/volume_manager.js";
-import type { CsiVolumeStub, PendingRelease } from "../state/types.js";
+} from "../csimanager/volume_requests.js";
+import type { DetachedVolume } from "../csimanager/lazy_detach.js";
+import type { CsiVolumeStub, PendingRelease, VolumeAttention } from "../state/types.js";
 import type { AllocHookResources } from "./hook_resources.js";
 import type { Logger } from "../../internal/log.js";
 
@@ -43,6 +44,20 @@ export interface CsiHookVolumeManager {
   releaseWithoutPlugin(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<void>;
   isPublished(stub: CsiVolumeStub): Promise<boolean>;
   remountIfLost(req: MountVolumeRequest, signal?: AbortSignal): Promise<boolean>;
+  /** Escalation of a hung release (csi_escalate.ts). */
+  detachHung(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<DetachedVolume>;
+  tellPluginDetached(
+    req: UnmountVolumeRequest,
+    detached: DetachedVolume,
+    signal?: AbortSignal,
+  ): Promise<void>;
+}
+
+/** Where escalated releases are recorded (the client state DB). */
+export interface CsiAttentionStore {
+  putVolumeAttention(rec: VolumeAttention): void;
+  markVolumeAttentionPluginTold(allocId: string, alias: string): void;
+  clearVolumeAttention(namespace: string, volumeId: string): void;
 }
 
 export interface CsiHookStore {
@@ -89,6 +104,13 @@ export interface CsiHookConfig {
   refreshTaskMounts?: (hostPath: string) => Promise<boolean>;
   /** The node's owner of plugin dirs: a completed release may leave a plugin dir unused. */
   pluginDirs?: CsiHookPluginDirs;
+  /**
+   * client `csi_unmount_escalate_after`: how long a release's node unmount may hang before berth
+   * detaches the mounts lazily itself (csi_escalate.ts); 10 min by default, 0: never.
+   */
+  unmountEscalateAfterMs?: number;
+  /** Records of escalated releases; none kept when absent. */
+  attention?: CsiAttentionStore;
 }
 
 /** See PluginDirs.volumeReleased (taskrunner/plugin_dirs.ts). */

@@ -3,7 +3,9 @@
  * (re-)registration of a node plugin they use — the plugin task restarted, or recovered after being
  * unhealthy — triggers a check of the alloc's mounts of that plugin. The check itself (and the
  * re-stage/re-publish of what is gone) is the caller's `check`; this object only decides when to run
- * it: one at a time, in registration order, never after `stop()`.
+ * it: one at a time, in registration order, never after `stop()`. The check reads mount points
+ * from mountinfo (csimanager/mount_check.ts), never a stat of the mount, so a mount that hangs (a
+ * dead FUSE or NFS server) does not hang it.
  */
 import { isAbortError } from "../../internal/abort.js";
 import type { Logger } from "../../internal/log.js";

@@ -10,6 +10,11 @@
  * - block: the host target must be a mount point (a bind-mounted device file) or a device node; a
  *   block staging path is the plugin's private scratch space (CSI spec), so it is not checked.
  *
+ * Nothing here may hang on a dead mount (a FUSE daemon or NFS server that stopped answering would
+ * hold a stat in the kernel, and the agent's thread with it): mount points come from
+ * /proc/self/mountinfo with only the parent of the path resolved, and a block target is lstat'ed
+ * only when it is not a mount point.
+ *
  * The error is ERR_CSI_NOT_MOUNTED, retryable: the stage/publish is asked again (both are
  * idempotent), and the caller cleans up what it created when it finally gives up.
  */

@@ -21,8 +21,6 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { BerthError, isBerthError } from "../../structs/errors.js";
 import type { Logger } from "../../internal/log.js";
-import type { CsiVolumeCapability } from "../../csi/types.js";
-import { csiCapabilityOf } from "../../csi/capability_of.js";
 import { applyMountGroupAfterPublish, nodeCapabilityOf } from "./mount_group.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, VolumeUsage } from "../state/types.js";
@@ -38,6 +36,7 @@ import {
   type NodeMountStep,
 } from "./node_mount.js";
 import { unpublishOnNode, unstageOnNode } from "./node_release.js";
+import { detachVolumeLazily, type DetachedVolume } from "./lazy_detach.js";
 import {
   holdsVolume,
   isMountPointOnHost,
@@ -45,24 +44,14 @@ import {
   type CheckedCall,
   type MountProbe,
 } from "./mount_check.js";
-import type {
-  ExpandVolumeRequest,
-  MountUsage,
-  MountVolumeRequest,
-  MountVolumeResult,
-  UnmountGuard,
-  UnmountVolumeRequest,
-  VolumeManagerConfig,
-} from "./volume_requests.js";
-
-export type {
-  ExpandVolumeRequest,
-  MountUsage,
-  MountVolumeRequest,
-  MountVolumeResult,
-  UnmountGuard,
-  UnmountVolumeRequest,
-  VolumeManagerConfig,
+import {
+  unmountOf,
+  type ExpandVolumeRequest,
+  type MountVolumeRequest,
+  type MountVolumeResult,
+  type UnmountGuard,
+  type UnmountVolumeRequest,
+  type VolumeManagerConfig,
 } from "./volume_requests.js";
 
 /** Deadline of each call of the one-shot cleanup after a failed stage or publish. */
@@ -292,6 +281,39 @@ export class VolumeManager {
   }
 
   /**
+   * The escalation of a release whose NodeUnpublish/NodeUnstage hung past the bound (lazy_detach.ts):
+   * no CSI call; the alloc's target and, for the staging's last user, the staging (the stub's host
+   * paths) are detached lazily, and the alloc's use ends as after a release. Under the lock.
+   */
+  detachHung(allocId: string, stub: CsiVolumeStub, guard?: UnmountGuard): Promise<DetachedVolume> {
+    return this.mutex.run(volumeKey(stub.namespace, stub.volumeId), async () => {
+      const skey = stagingKey(stub.pluginId, stub.namespace, stub.volumeId, stub.usage);
+      const last = [...this.users(skey)].every((a) => a === allocId);
+      const paths = { hostTargetPath: stub.targetPath, hostStagingPath: stub.stagingPath };
+      const out = await detachVolumeLazily(paths, last && stub.stagingPath !== "");
+      this.users(skey).delete(allocId);
+      if (last) [this.stagings, this.unverified].forEach((m) => m.delete(skey));
+      guard?.unmounted();
+      return out;
+    });
+  }
+
+  /** After detachHung, tells the plugin (one attempt each); no NodeUnstage of a staging in use again. */
+  tellPluginDetached(req: UnmountVolumeRequest, detached: DetachedVolume, signal?: AbortSignal) {
+    return this.mutex.run(volumeKey(req.namespace, req.volumeId), async () => {
+      const node = await this.cfg.plugins.nodePlugin(req.plugin.pluginId, signal);
+      const { plugin, externalId } = req;
+      const call = { timeoutMs: this.callTimeoutMs, signal };
+      const policy = { ...this.retry, deadlineMs: 0 };
+      const steps = { node, plugin, externalId, call, policy, log: this.log };
+      await unpublishOnNode({ ...steps, paths: volumePaths(plugin, req, req.usage) });
+      const skey = stagingKey(req.plugin.pluginId, req.namespace, req.volumeId, req.usage);
+      if (detached.stagingPath === "" || this.users(skey).size > 0) return;
+      await unstageOnNode({ ...steps, paths: volumePaths(plugin, req, req.usage) });
+    });
+  }
+
+  /**
    * NodeExpandVolume for one alloc's published volume, under the volume's lock (never alongside a
    * stage, publish or unmount of it). Answers 0 when the plugin does not expand on the node.
    */
@@ -375,20 +397,4 @@ export class VolumeManager {
     }
     return set;
   }
-}
-
-/** `singleNodeMultiWriter`: the node plugin advertises SINGLE_NODE_MULTI_WRITER (wireAccessMode). */
-export function toCapability(usage: MountUsage, singleNodeMultiWriter: boolean): CsiVolumeCapability {
-  return csiCapabilityOf(usage.accessMode, usage.attachmentMode, usage.mountOptions, singleNodeMultiWriter);
-}
-
-function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
-  return {
-    plugin: req.plugin,
-    allocId: req.allocId,
-    volumeId: req.volume.ID,
-    namespace: req.volume.Namespace,
-    externalId: req.volume.ExternalID,
-    usage: req.usage,
-  };
 }

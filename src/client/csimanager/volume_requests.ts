@@ -82,3 +82,15 @@ export interface VolumeManagerConfig {
    */
   locks?: KeyedMutex;
 }
+
+/** The release of what a mount request may have mounted (the cleanup after a failed publish). */
+export function unmountOf(req: MountVolumeRequest): UnmountVolumeRequest {
+  return {
+    plugin: req.plugin,
+    allocId: req.allocId,
+    volumeId: req.volume.ID,
+    namespace: req.volume.Namespace,
+    externalId: req.volume.ExternalID,
+    usage: req.usage,
+  };
+}

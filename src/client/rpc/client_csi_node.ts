@@ -21,7 +21,7 @@ import type {
   ExpandVolumeRequest,
   UnmountGuard,
   UnmountVolumeRequest,
-} from "../csimanager/volume_manager.js";
+} from "../csimanager/volume_requests.js";
 import type { RegisteredPlugin } from "../dynamicplugins/types.js";
 import type { CsiVolumeStub, PendingRelease } from "../state/types.js";
 import type { ClientCsiPeer } from "./client_csi_peer.js";

@@ -49,6 +49,17 @@ export const MIGRATIONS: readonly Migration[] = [
       UPDATE pending_releases SET release_json = replace(release_json, '"FsType":', '"FSType":');
     `);
   },
+  // Volumes whose hung unmount berth detached lazily (client/allocrunner/csi_escalate.ts).
+  (db) => {
+    db.exec(`
+      CREATE TABLE volume_attention (
+        alloc_id TEXT NOT NULL,
+        alias TEXT NOT NULL,
+        record_json TEXT NOT NULL,
+        PRIMARY KEY (alloc_id, alias)
+      );
+    `);
+  },
 ];
 
 /** Applies every migration past the DB's recorded version. Throws if the DB is newer than us. */

@@ -12,7 +12,7 @@ import type { AllocClientUpdate } from "../../structs/rpc.js";
 import type { TaskHandle } from "../drivers/driver.js";
 import type { PluginRole, RegisteredPlugin } from "../dynamicplugins/types.js";
 import { migrate } from "./schema.js";
-import type { CsiVolumeStub, PendingRelease } from "./types.js";
+import type { CsiVolumeStub, PendingRelease, VolumeAttention } from "./types.js";
 
 export interface StoredAlloc {
   alloc: Allocation;
@@ -234,6 +234,49 @@ export class StateDB {
       this.db.prepare("DELETE FROM pending_releases WHERE alloc_id = ? AND alias = ?").run(allocId, alias);
       this.deleteVolumeStub(allocId, alias);
     })();
+  }
+
+  // ---- volumes needing attention (an escalated release) ----
+
+  putVolumeAttention(rec: VolumeAttention): void {
+    this.db
+      .prepare(
+        `INSERT INTO volume_attention (alloc_id, alias, record_json) VALUES (?, ?, ?)
+         ON CONFLICT (alloc_id, alias) DO UPDATE SET record_json = excluded.record_json`,
+      )
+      .run(rec.allocId, rec.alias, JSON.stringify(rec));
+  }
+
+  listVolumeAttention(): VolumeAttention[] {
+    const rows = this.db
+      .prepare("SELECT record_json FROM volume_attention ORDER BY alloc_id, alias")
+      .all() as { record_json: string }[];
+    return rows.map((r) => JSON.parse(r.record_json) as VolumeAttention);
+  }
+
+  /** Records that the plugin answered since; a record already dropped stays dropped. */
+  markVolumeAttentionPluginTold(allocId: string, alias: string): void {
+    const row = this.db
+      .prepare("SELECT record_json FROM volume_attention WHERE alloc_id = ? AND alias = ?")
+      .get(allocId, alias) as { record_json: string } | undefined;
+    if (!row) return;
+    this.putVolumeAttention({ ...(JSON.parse(row.record_json) as VolumeAttention), pluginTold: true });
+  }
+
+  /** How many records there are; 0 once the DB is closed (a metrics scrape after a stop). */
+  countVolumeAttention(): number {
+    if (!this.db.open) return 0;
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM volume_attention").get() as { n: number }).n;
+  }
+
+  /** Drops every record of a volume: it was mounted on this node again. */
+  clearVolumeAttention(namespace: string, volumeId: string): void {
+    for (const rec of this.listVolumeAttention()) {
+      if (rec.namespace !== namespace || rec.volumeId !== volumeId) continue;
+      this.db
+        .prepare("DELETE FROM volume_attention WHERE alloc_id = ? AND alias = ?")
+        .run(rec.allocId, rec.alias);
+    }
   }
 }
 

@@ -30,3 +30,24 @@ export interface PendingRelease {
   stub: CsiVolumeStub;
   unmounted: boolean;
 }
+
+/**
+ * A volume whose release on this node was escalated (client/allocrunner/csi_escalate.ts): its
+ * NodeUnpublish/NodeUnstage hung past `csi_unmount_escalate_after`, and berth detached the mounts
+ * lazily itself. Kept (one per alloc's use) until the volume is mounted on this node again.
+ */
+export interface VolumeAttention {
+  allocId: string;
+  /** The alloc's name for the volume (its group's volume block). */
+  alias: string;
+  volumeId: string;
+  namespace: string;
+  pluginId: string;
+  /** Host paths berth detached lazily ("" when that one was not). */
+  targetPath: string;
+  stagingPath: string;
+  /** Unix ms of the escalation. */
+  since: number;
+  /** The plugin answered NodeUnpublish (and NodeUnstage) since: its own state converged. */
+  pluginTold: boolean;
+}

@@ -14,6 +14,7 @@ import { bindMount, isReadOnly, mountAt, unmountAll } from "./mounter.js";
 import { mountsUnder } from "../../internal/mountinfo.js";
 import { applyVolumeMountGroup } from "./modify_features.js";
 import { nodePublishBlock, nodeStageBlock, nodeUnpublishBlock, nodeUnstageBlock } from "./block.js";
+import { statTarget } from "./target_stat.js";
 
 function requireFields(fields: Record<string, string>): void {
   for (const [name, value] of Object.entries(fields)) {
@@ -101,6 +102,7 @@ export async function nodeUnpublishVolume(
   req: { volume_id: string; target_path: string },
 ): Promise<object> {
   requireFields({ volume_id: req.volume_id, target_path: req.target_path });
+  await statTarget(req.target_path);
   await nodeUnpublishBlock(ctx, req.target_path);
   await unmountAndRemove(req.target_path);
   ctx.log.info("unpublished", { volume_id: req.volume_id, path: req.target_path });

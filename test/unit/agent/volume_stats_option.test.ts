@@ -31,3 +31,20 @@ test("csi_volume_stats_interval: bad values are refused naming the setting", asy
   );
   assert.throws(() => parseAgentArgs(["-dev", "-csi-volume-stats-interval=0s"]), /longer than zero/);
 });
+
+test("csi_unmount_escalate_after: config key (0s: never), flag over file, -flag=0, default unset", async () => {
+  const file = await parseAgentConfig("a.hcl", 'client {\n  csi_unmount_escalate_after = "2m"\n}\n');
+  assert.equal(file.csiUnmountEscalateAfterMs, 120_000);
+  assert.equal(resolveAgentOptions(parseAgentFlags(["-dev"]), file).csiUnmountEscalateAfterMs, 120_000);
+  const flagged = resolveAgentOptions(parseAgentFlags(["-dev", "-csi-unmount-escalate-after=5s"]), file);
+  assert.equal(flagged.csiUnmountEscalateAfterMs, 5_000);
+  const off = resolveAgentOptions(parseAgentFlags(["-dev", "-csi-unmount-escalate-after=0"]), file);
+  assert.equal(off.csiUnmountEscalateAfterMs, 0);
+  const never = await parseAgentConfig("a.hcl", 'client {\n  csi_unmount_escalate_after = "0s"\n}\n');
+  assert.equal(never.csiUnmountEscalateAfterMs, 0);
+  assert.equal(parseAgentArgs(["-dev"]).csiUnmountEscalateAfterMs, null, "default: the client's 10 min");
+  assert.throws(
+    () => parseAgentArgs(["-dev", "-csi-unmount-escalate-after=soon"]),
+    /-csi-unmount-escalate-after/,
+  );
+});

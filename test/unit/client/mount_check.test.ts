@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import { test } from "node:test";
-import { VolumeManager, type MountVolumeRequest } from "../../../src/client/csimanager/volume_manager.js";
+import { VolumeManager } from "../../../src/client/csimanager/volume_manager.js";
+import type { MountVolumeRequest } from "../../../src/client/csimanager/volume_requests.js";
 import { volumePaths } from "../../../src/client/csimanager/paths.js";
 import { holdsVolume } from "../../../src/client/csimanager/mount_check.js";
 import { nullLogger } from "../../../src/internal/log.js";

@@ -35,7 +35,8 @@ test("server state: FsType in stored volumes, jobs and allocs becomes FSType", (
 
 test("client state: FsType in stored allocs, volume stubs and pending releases becomes FSType", () => {
   const db = new Database(":memory:");
-  migrateClient(db, CLIENT_MIGRATIONS.slice(0, CLIENT_MIGRATIONS.length - 1));
+  // The migrations just before the rename (the second one; those appended after it must not move it).
+  migrateClient(db, CLIENT_MIGRATIONS.slice(0, 1));
   db.prepare("INSERT INTO allocs (alloc_id, alloc_json) VALUES ('a', ?)").run(OLD);
   db.prepare("INSERT INTO csi_volume_stubs (alloc_id, alias, stub_json) VALUES ('a', 'x', ?)").run(OLD);
   db.prepare("INSERT INTO pending_releases (alloc_id, alias, release_json) VALUES ('a', 'x', ?)").run(OLD);
