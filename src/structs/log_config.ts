@@ -36,7 +36,8 @@ export function logConfig(field: string, input: unknown): LogConfig {
   const MaxFiles = optNumber(`${field}.MaxFiles`, input.MaxFiles, DEFAULT_LOG_CONFIG.MaxFiles, {
     integer: true,
   });
-  if (MaxFiles < 1) throw validationError(`${field}.MaxFiles`, `minimum number of files is 1; got ${MaxFiles}`);
+  if (MaxFiles < 1)
+    throw validationError(`${field}.MaxFiles`, `minimum number of files is 1; got ${MaxFiles}`);
   const MaxFileSizeMB = optNumber(
     `${field}.MaxFileSizeMB`,
     input.MaxFileSizeMB,

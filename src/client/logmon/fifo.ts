@@ -36,7 +36,11 @@ export async function ensureFifo(anchor: string, rel: readonly string[], name: s
  * A write end of the FIFO, without waiting: ENXIO while no reader has it open (a collector not
  * started yet, or gone). The handle is non-blocking, so it is for holding, never for a task.
  */
-export async function openFifoProbe(anchor: string, rel: readonly string[], name: string): Promise<fs.FileHandle> {
+export async function openFifoProbe(
+  anchor: string,
+  rel: readonly string[],
+  name: string,
+): Promise<fs.FileHandle> {
   return openFifo(anchor, rel, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK);
 }
 
@@ -44,7 +48,11 @@ export async function openFifoProbe(anchor: string, rel: readonly string[], name
  * A blocking write end for the task's stdout/stderr. Checked first with a probe, so a FIFO that
  * nobody reads is an error (no collector is running) instead of an open that never returns.
  */
-export async function openFifoWriter(anchor: string, rel: readonly string[], name: string): Promise<fs.FileHandle> {
+export async function openFifoWriter(
+  anchor: string,
+  rel: readonly string[],
+  name: string,
+): Promise<fs.FileHandle> {
   let probe: fs.FileHandle;
   try {
     probe = await openFifoProbe(anchor, rel, name);

@@ -12,9 +12,7 @@ import { logLimits } from "../../structs/log_config.js";
 import { fifoName, logFileName } from "./log_files.js";
 
 export type LogPlan =
-  | { kind: "disabled" }
-  | { kind: "logmon"; maxFiles: number; maxFileBytes: number }
-  | { kind: "files" };
+  { kind: "disabled" } | { kind: "logmon"; maxFiles: number; maxFileBytes: number } | { kind: "files" };
 
 const LOGMON_DRIVERS = new Set(["raw_exec", "exec"]);
 

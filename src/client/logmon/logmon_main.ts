@@ -41,13 +41,15 @@ export function parseLogmonArgs(argv: string[]): LogmonConfig {
     },
   });
   const count = (name: string, v: string | undefined): number => {
-    if (v === undefined || !/^[1-9]\d{0,15}$/.test(v)) throw new Error(`--${name} must be a positive integer`);
+    if (v === undefined || !/^[1-9]\d{0,15}$/.test(v))
+      throw new Error(`--${name} must be a positive integer`);
     return Number(v);
   };
   const allocDir = values["alloc-dir"] ?? "";
   const task = values.task ?? "";
   if (!allocDir.startsWith("/")) throw new Error("--alloc-dir must be an absolute path");
-  if (task === "" || task.includes("/") || task === "." || task === "..") throw new Error("--task must name a task");
+  if (task === "" || task.includes("/") || task === "." || task === "..")
+    throw new Error("--task must name a task");
   return {
     allocDir,
     task,
@@ -76,7 +78,9 @@ export async function runLogmon(cfg: LogmonConfig): Promise<void> {
         }),
       );
     }
-    await Promise.all(LOG_TYPES.map((type, i) => pump(cfg.allocDir, rel, fifoName(cfg.task, type), writers[i]!)));
+    await Promise.all(
+      LOG_TYPES.map((type, i) => pump(cfg.allocDir, rel, fifoName(cfg.task, type), writers[i]!)),
+    );
   } finally {
     await Promise.all(writers.map((w) => w.close()));
   }

@@ -51,7 +51,12 @@ async function lastError(allocDir: AllocDir, task: string): Promise<string> {
 export async function readLogmonRecord(allocDir: AllocDir, task: string): Promise<LogmonRecord | null> {
   try {
     const v = JSON.parse(await fs.readFile(recordPath(allocDir, task), "utf8")) as Partial<LogmonRecord>;
-    if (typeof v.pid === "number" && Number.isInteger(v.pid) && v.pid > 1 && typeof v.startTime === "string") {
+    if (
+      typeof v.pid === "number" &&
+      Number.isInteger(v.pid) &&
+      v.pid > 1 &&
+      typeof v.startTime === "string"
+    ) {
       return { pid: v.pid, startTime: v.startTime };
     }
   } catch {
@@ -68,7 +73,11 @@ export async function removeLogmonRecord(allocDir: AllocDir, task: string): Prom
  * Makes the FIFOs, starts the collector detached and records it. Its stderr goes to
  * `<alloc dir>/.<task>.logmon.log` (its own errors; never the task's output).
  */
-export async function startLogmon(allocDir: AllocDir, task: string, limits: LogmonLimits): Promise<LogmonRecord> {
+export async function startLogmon(
+  allocDir: AllocDir,
+  task: string,
+  limits: LogmonLimits,
+): Promise<LogmonRecord> {
   const rel = [task, "logs"];
   for (const type of LOG_TYPES) await ensureFifo(allocDir.root, rel, fifoName(task, type));
   const errLog = await fs.open(errLogPath(allocDir, task), "w", 0o600);
@@ -134,7 +143,10 @@ export async function awaitLogmonReady(
           );
         }
         if (Date.now() > deadline)
-          throw new BerthError("ERR_DRIVER", `task ${task}: the log collector did not open its pipes in ${timeoutMs} ms`);
+          throw new BerthError(
+            "ERR_DRIVER",
+            `task ${task}: the log collector did not open its pipes in ${timeoutMs} ms`,
+          );
         await sleep(POLL_MS, signal);
       }
     }
@@ -146,7 +158,11 @@ export async function awaitLogmonReady(
 }
 
 /** Waits up to `timeoutMs` for the collector to exit; true when it has. */
-export async function waitLogmonExit(rec: LogmonRecord, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+export async function waitLogmonExit(
+  rec: LogmonRecord,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (await isSameLiveProcess(rec.pid, rec.startTime)) {
     if (Date.now() > deadline) return false;

@@ -119,6 +119,7 @@ export const allocLogs: Route = async (ctx, api) => {
 function fileIndex(file: string | null, prefix: string): { Index?: number } {
   if (file === null || file === "") return {};
   const n = file.startsWith(prefix) ? file.slice(prefix.length) : "";
-  if (!/^(0|[1-9]\d{0,8})$/.test(n)) throw validationError("file", `must be a file of this log, ${prefix}<n>`);
+  if (!/^(0|[1-9]\d{0,8})$/.test(n))
+    throw validationError("file", `must be a file of this log, ${prefix}<n>`);
   return { Index: Number(n) };
 }
