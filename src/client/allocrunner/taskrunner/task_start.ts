@@ -9,6 +9,7 @@ import { DEFAULT_TASK_USER_POLICY, disallowedTaskUser } from "../../../structs/t
 import type { TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
 import { taskResources } from "../../drivers/shared/cgroups/limits.js";
 import { logPlan, taskLogPaths } from "../../logmon/log_plan.js";
+import { logLimits } from "../../../structs/log_config.js";
 import { NonRecoverableError } from "./hooks.js";
 import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
@@ -55,6 +56,7 @@ export function buildStartConfig(
     privileged: task.CSIPluginConfig !== null,
     // The logmon FIFOs, the driver's own files, or /dev/null (logmon/log_plan.ts).
     ...taskLogPaths(logPlan(task, cfg.driver.name), logs, task.Name),
+    logRotation: logLimits(task.LogConfig),
     // Enforced by the process drivers with a cgroup (CSI plugin tasks too, as Nomad does).
     resources: taskResources(task.Resources, cfg.alloc.AllocatedResources?.Tasks[task.Name]),
     killSignal: task.KillSignal ?? "",
