@@ -77,7 +77,7 @@ test("validate and plan answer the warnings register does", async (t) => {
   const validated = await http(base, "PUT", "/v1/validate/job", { Job: job });
   const planned = await http(base, "PUT", `/v1/job/${job.ID}/plan`, { Job: job });
   const registered = await http(base, "PUT", "/v1/jobs", { Job: job });
-  assert.match(registered.json.Warnings, /^5 warnings:/);
+  assert.match(registered.json.Warnings, /^4 warnings:/);
   assert.equal(validated.json.Warnings, registered.json.Warnings);
   assert.equal(planned.json.Warnings, registered.json.Warnings);
 });
