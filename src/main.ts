@@ -10,6 +10,8 @@ async function route(): Promise<number> {
   // The agent and the plugin run long and shut down cleanly on their own.
   if (program === "agent") return (await import("./agent/main.js")).runAgent(rest);
   if (program === "csi-hostpath") return (await import("./csi/hostpath/main.js")).hostpathMain(rest);
+  // A task's log collector, started detached by the agent (client/logmon/logmon_process.ts).
+  if (program === "logmon") return (await import("./client/logmon/logmon_main.js")).logmonMain(rest);
   if (program === "nodesim") return (await import("./nodesim/main.js")).nodesimMain(rest);
   return (await import("./cli/main.js")).cliMain(process.argv.slice(2));
 }

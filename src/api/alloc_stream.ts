@@ -18,6 +18,11 @@ export interface LogQuery {
   /** Bytes from `origin`. */
   offset?: number;
   origin?: "start" | "end";
+  /**
+   * berth's: a frame's File (`alloc/logs/<task>.<type>.<n>`, log_frames.ts); `offset` is then an
+   * offset into that file, so a follow goes on exactly where a frame ended, across rotations.
+   */
+  file?: string;
   signal?: AbortSignal;
 }
 
@@ -30,6 +35,7 @@ export async function* streamLogs(api: ApiClient, allocId: string, q: LogQuery):
     follow: q.follow ? "true" : undefined,
     offset: q.offset === undefined ? undefined : String(q.offset),
     origin: q.origin,
+    file: q.file,
   });
   yield* streamGet(api, { url, headers }, q.signal);
 }

@@ -17,6 +17,14 @@ export interface MountOptions {
   MountGroupPolicy?: string;
 }
 
+export interface LogConfig {
+  MaxFiles?: number;
+  MaxFileSizeMB?: number;
+  Disabled?: boolean;
+  /** Nomad's deprecated form of Disabled (false disables), read only when Disabled is absent. */
+  Enabled?: boolean;
+}
+
 export interface VolumeRequest {
   Name: string;
   /** "csi" | "host" */
@@ -190,9 +198,10 @@ export interface Task {
   ShutdownDelay?: number;
   Leader?: boolean;
   Kind?: string;
+  /** Log rotation (Nomad's names); the server fills in its defaults (10 files of 10 MB). */
+  LogConfig?: LogConfig | null;
   /** Kept, not acted on (the register answer's Warnings name them). */
   Services?: KeptStanza[] | null;
-  LogConfig?: KeptStanza | null;
   Artifacts?: KeptStanza[] | null;
   Vault?: KeptStanza | null;
   Consul?: KeptStanza | null;

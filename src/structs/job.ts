@@ -4,6 +4,7 @@
  */
 import type { AccessMode, AttachmentMode, CSIPluginType, MountOptions } from "./csi_terms.js";
 import type { Constraint } from "./constraint.js";
+import type { LogConfig } from "./log_config.js";
 import type {
   Affinity,
   DispatchPayloadConfig,
@@ -144,7 +145,8 @@ export interface Task {
   Services?: KeptStanza[];
   Vault?: KeptStanza | null;
   Artifacts?: KeptStanza[];
-  LogConfig?: KeptStanza | null;
+  /** The task's log rotation (log_config.ts); absent or null: Nomad's defaults. */
+  LogConfig?: LogConfig | null;
   Leader?: boolean;
   Consul?: KeptStanza | null;
   /** Where a dispatched job's payload is written, under the task's `local/` dir. */

@@ -34,6 +34,7 @@ import {
   optStringMap,
 } from "./json_check.js";
 import { keptFields } from "./kept_validate.js";
+import { checkLogStorage } from "./log_config.js";
 import { validateParameterized } from "./parameterized.js";
 import { validatePeriodic } from "./periodic.js";
 import { checkDisconnect } from "./disconnect_validate.js";
@@ -44,6 +45,7 @@ import { groupUpdate, jobUpdate } from "./update_validate.js";
 import { ACCESS_MODES, ATTACHMENT_MODES } from "./volume.js";
 import { mountOptions } from "./volume_validate.js";
 import { volumeCreateSpec } from "./job_volume_create.js";
+import { DEFAULT_EPHEMERAL_DISK_MB } from "./resources_fit.js";
 
 const JOB_TYPES: readonly JobType[] = ["service", "batch", "system", "sysbatch"];
 /**
@@ -211,6 +213,12 @@ function taskGroup(field: string, input: unknown, type: JobType, job: Record<str
     (i, name, first) => `Task ${i} redefines '${name}' from task ${first}`,
   );
   checkReschedule(`${field}.ReschedulePolicy`, g.ReschedulePolicy);
+  const disk = optObject(`${field}.EphemeralDisk`, g.EphemeralDisk)?.SizeMB;
+  checkLogStorage(
+    `${field}.Tasks`,
+    Tasks,
+    typeof disk === "number" && disk >= 0 ? disk : DEFAULT_EPHEMERAL_DISK_MB,
+  );
   const out: TaskGroup = {
     Name,
     Count: optNumber(`${field}.Count`, g.Count, 1, { integer: true, min: 0, max: MAX_GROUP_COUNT }),

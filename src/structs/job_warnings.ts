@@ -30,7 +30,6 @@ const TASK_STANZAS: [keyof Task, string, string][] = [
   ["Vault", "vault", "berth does not fetch Vault tokens"],
   ["Consul", "consul", "berth does not integrate with Consul"],
   ["Artifacts", "artifact", "berth does not download artifacts"],
-  ["LogConfig", "logs", "berth does not rotate task logs by this policy"],
   ["Identity", "identity", "berth does not issue workload identities"],
   ["Identities", "identity", "berth does not issue workload identities"],
   ["ScalingPolicies", "scaling", "berth does not autoscale tasks"],

@@ -20,19 +20,35 @@ export interface AllocReadLogRequest {
   AllocID: string;
   Task: string;
   Type: "stdout" | "stderr";
-  /** Bytes from `Origin`. */
+  /**
+   * Bytes from `Origin`, across the rotated files (`Origin` start: from the oldest kept file's
+   * start; end: back from the newest file's end). With `Index`: bytes into that file.
+   */
   Offset: number;
   Origin: "start" | "end";
   /** At most this many bytes are returned. */
   Limit: number;
+  /**
+   * Read file `<task>.<type>.<Index>` from `Offset` (Origin ignored): how a follow goes on where
+   * the last read ended. A file rotated away since reads as the oldest kept one after it, from 0.
+   * Absent: `Offset` counts from `Origin` across the files.
+   */
+  Index?: number;
 }
 export interface AllocReadLogResponse {
   /** Base64. */
   Data: string;
-  /** Absolute offset of the first byte of Data in the file. */
+  /** Offset of the first byte of Data in file `Index`. */
   Offset: number;
-  /** The file's size when read. */
+  /** File `Index`'s size when read. */
   Size: number;
+  /** The file read, `<task>.<type>.<Index>` (absent from nodes that predate rotation: 0). */
+  Index?: number;
+  /**
+   * A later file existed before `Size` was read, so file `Index` is whole: once read to `Size`
+   * the log goes on in file `Index + 1` (absent: false).
+   */
+  Next?: boolean;
   /** The task is dead: the file will not grow (follow ends). */
   TaskDead: boolean;
 }

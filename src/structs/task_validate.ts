@@ -43,6 +43,7 @@ import {
   optStringMap,
 } from "./json_check.js";
 import { keptFields } from "./kept_validate.js";
+import { logConfig } from "./log_config.js";
 import { affinities } from "./placement_prefs_validate.js";
 import { PLUGIN_TYPES } from "./plugin.js";
 import { restartPolicy } from "./policy_validate.js";
@@ -52,7 +53,7 @@ import { templates } from "./template_validate.js";
 
 const PROPAGATION_MODES = ["private", "host-to-task", "bidirectional"] as const;
 
-const TASK_KEPT_OBJECTS = ["LogConfig", "Vault", "Consul", "Identity", "Schedule"] as const;
+const TASK_KEPT_OBJECTS = ["Vault", "Consul", "Identity", "Schedule"] as const;
 const TASK_KEPT_LISTS = [
   "Services",
   "Artifacts",
@@ -115,6 +116,7 @@ export function task(
     User: optString(`${field}.User`, t.User, ""),
     Meta: optStringMap(`${field}.Meta`, t.Meta),
     Affinities: affinities(`${field}.Affinities`, t.Affinities),
+    LogConfig: logConfig(`${field}.LogConfig`, t.LogConfig),
     ShutdownDelay: optNumber(`${field}.ShutdownDelay`, t.ShutdownDelay, 0, { integer: true, min: 0 }),
     Leader: optBool(`${field}.Leader`, t.Leader, false),
     Kind: optString(`${field}.Kind`, t.Kind, ""),

@@ -106,19 +106,22 @@ export const allocLogs: Command<AllocLogsArgs> = {
   },
 };
 
-/** The window `offset` bytes from the end, and the file offset where that read ended. */
+/**
+ * The window `offset` bytes from the end (across rotated files), and where that read ended: the
+ * last frame's file and the offset in it.
+ */
 async function readTail(
   io: CommandIO,
   allocId: string,
   task: string,
   type: "stdout" | "stderr",
   offset: number,
-): Promise<{ data: Buffer; end: number | null }> {
+): Promise<{ data: Buffer; end: { file: string; offset: number } | null }> {
   const chunks: Buffer[] = [];
-  let end: number | null = null;
+  let end: { file: string; offset: number } | null = null;
   for await (const f of streamLogFrames(io.api, allocId, { task, type, origin: "end", offset })) {
     chunks.push(f.data);
-    end = f.offset;
+    end = { file: f.file, offset: f.offset };
   }
   return { data: Buffer.concat(chunks), end };
 }
@@ -147,9 +150,11 @@ async function tailThenFollow(
   const tail = await readTail(io, allocId, task, type, offset);
   if (lines !== undefined) for (const l of lastLines(tail.data, lines)) printer.line(l);
   else printer.write(tail.data);
+  // From the frame's own file: a rotation since the tail was read moves no byte (offsets into the
+  // oldest file's start would).
   const from =
     tail.end !== null
-      ? { origin: "start" as const, offset: tail.end }
+      ? { origin: "start" as const, offset: tail.end.offset, file: tail.end.file || undefined }
       : offset > 0
         ? { origin: "start" as const, offset: 0 }
         : { origin: "end" as const, offset: 0 };

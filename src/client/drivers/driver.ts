@@ -39,6 +39,11 @@ export interface TaskStartConfig {
   stdoutPath: string;
   stderrPath: string;
   /**
+   * The task's `logs` rotation, for a driver that writes the task's output files itself (docker;
+   * the process drivers' output is rotated by logmon). Absent: Nomad's defaults.
+   */
+  logRotation?: { maxFiles: number; maxFileBytes: number };
+  /**
    * What the task's cgroup holds it to (shared/cgroups/limits.ts). Absent: the task runs without a
    * cgroup of its own (callers that predate resources; the task runner always sets it).
    */

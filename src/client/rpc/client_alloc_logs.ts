@@ -1,6 +1,7 @@
 /**
- * ClientAlloc.ReadLog: a window of a task's stdout or stderr file, `<alloc dir>/<task>/logs/
- * <task>.<type>.0`, read without following links (a task can replace its files: no_follow.ts).
+ * ClientAlloc.ReadLog: a window of a task's stdout or stderr, the rotated files `<alloc dir>/<task>/
+ * logs/<task>.<type>.<n>` read as one stream (logmon/multi_file_log.ts), without following links
+ * (a task can replace its files: no_follow.ts).
  *
  * For a task this agent runs, the runner says whether it is dead (a follow then ends). An alloc
  * the agent runs no task runner for — it finished before an agent restart (a restored terminal
@@ -16,7 +17,8 @@ import { BerthError, notFound } from "../../structs/errors.js";
 import { isValidId } from "../../structs/ids.js";
 import type { ClientMethods } from "../../structs/rpc.js";
 import type { TaskRunnerLike } from "../allocrunner/alloc_runner_config.js";
-import { openDirNoFollow, openReadNoFollow } from "../allocdir/no_follow.js";
+import { openDirNoFollow } from "../allocdir/no_follow.js";
+import { readLogWindow } from "../logmon/multi_file_log.js";
 
 /** A single read's cap: the server asks again from the new offset. */
 export const MAX_LOG_READ = 1 << 20;
@@ -59,34 +61,28 @@ export async function logSource(
   return { anchor: allocsDir, rel, dead: true };
 }
 
-/** Reads the window `req` asks for from `src`; a file not written yet is an empty read. */
+/**
+ * Reads the window `req` asks for from `src`, across the rotated files `<task>.<type>.<n>`
+ * (multi_file_log.ts): one file per read, the answer says which and whether a later one exists.
+ * Nothing written yet is an empty read of file 0.
+ */
 export async function readLog(req: ReadLogRequest, src: LogSource): Promise<ReadLogResponse> {
   if (req.Type !== "stdout" && req.Type !== "stderr")
     throw new BerthError("ERR_VALIDATION", `Type: must be stdout or stderr, not ${JSON.stringify(req.Type)}`);
-  let fh;
-  try {
-    fh = await openReadNoFollow(src.anchor, [...src.rel, req.Task, "logs"], `${req.Task}.${req.Type}.0`);
-  } catch (err) {
-    // Not written yet (the task has not started): an empty read, not an error.
-    if ((err as NodeJS.ErrnoException).code === "ENOENT")
-      return { Data: "", Offset: 0, Size: 0, TaskDead: src.dead };
-    throw err;
-  }
-  try {
-    const size = (await fh.stat()).size;
-    const from = req.Origin === "end" ? Math.max(0, size - req.Offset) : Math.min(req.Offset, size);
-    const want = Math.max(0, Math.min(req.Limit, MAX_LOG_READ, size - from));
-    const buf = Buffer.alloc(want);
-    const { bytesRead } = await fh.read(buf, 0, want, from);
-    return {
-      Data: buf.subarray(0, bytesRead).toString("base64"),
-      Offset: from,
-      Size: size,
-      TaskDead: src.dead,
-    };
-  } finally {
-    await fh.close();
-  }
+  if (req.Index !== undefined && !(Number.isSafeInteger(req.Index) && req.Index >= 0))
+    throw new BerthError("ERR_VALIDATION", `Index: must be a non-negative integer`);
+  const w = await readLogWindow(
+    { anchor: src.anchor, rel: [...src.rel, req.Task, "logs"], base: `${req.Task}.${req.Type}` },
+    { offset: req.Offset, origin: req.Origin, index: req.Index, limit: Math.min(req.Limit, MAX_LOG_READ) },
+  );
+  return {
+    Data: w.data.toString("base64"),
+    Offset: w.offset,
+    Size: w.size,
+    Index: w.index,
+    Next: w.next,
+    TaskDead: src.dead,
+  };
 }
 
 /** A task name is one plain path component, never the alloc's shared dir `alloc`. */

@@ -3,10 +3,12 @@
  * `PUT|POST /v1/client/allocation/:id/signal` (`{"Task", "Signal"}`),
  * `PUT|POST /v1/client/allocation/:id/restart` (`{"TaskName", "AllTasks"}`),
  * `GET /v1/client/allocation/:id/stats` (Nomad's AllocResourceUsage: structs/resource_usage.ts) and
- * `GET /v1/client/fs/logs/:id?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=`.
+ * `GET /v1/client/fs/logs/:id?task=&type=stdout|stderr&origin=start|end&offset=&follow=&plain=&file=`.
  * Logs answer Nomad's stream frames (`{"Offset", "Data" (base64), "File"}` objects one after the
- * other) or, with `plain=true`, the bytes; `follow=true` keeps the answer open and sends what the
- * task writes until the task is dead or the client goes away. Exec is a WebSocket (exec_ws.ts).
+ * other; Offset is in File, one of the rotated `alloc/logs/<task>.<type>.<n>`) or, with
+ * `plain=true`, the bytes; the log is read across its rotated files as one stream, and
+ * `follow=true` keeps the answer open and sends what the task writes (going on into the next file
+ * after a rotation) until the task is dead or the client goes away. Exec is a WebSocket (exec_ws.ts).
  */
 import { sleep } from "../../internal/abort.js";
 import { validationError } from "../../structs/errors.js";
@@ -65,24 +67,27 @@ export const allocLogs: Route = async (ctx, api) => {
     throw validationError("offset", "must be a non-negative decimal integer");
   const follow = boolParam(ctx.query, "follow");
   const plain = boolParam(ctx.query, "plain");
-  const file = `alloc/logs/${task}.${type}.0`;
+  const prefix = `alloc/logs/${task}.${type}.`;
+  const index = fileIndex(ctx.query.get("file"), prefix);
 
   // The first read answers errors (unknown alloc, node away) as a status before anything is sent.
   let read = await api.allocOps.readLog(
     id,
-    { Task: task, Type: type, Offset: Number(rawOffset), Origin: origin, Limit: LOG_CHUNK },
+    { Task: task, Type: type, Offset: Number(rawOffset), Origin: origin, Limit: LOG_CHUNK, ...index },
     ctx.signal,
   );
   ctx.res.writeHead(200, { "Content-Type": plain ? "text/plain; charset=utf-8" : "application/json" });
   for (;;) {
     const data = Buffer.from(read.Data, "base64");
+    const at = read.Index ?? 0;
     if (data.length > 0) {
-      ctx.res.write(
-        plain ? data : JSON.stringify({ Offset: read.Offset + data.length, Data: read.Data, File: file }),
-      );
+      const frame = { Offset: read.Offset + data.length, Data: read.Data, File: `${prefix}${at}` };
+      ctx.res.write(plain ? data : JSON.stringify(frame));
     }
-    const next = read.Offset + data.length;
-    const more = next < read.Size;
+    // Where the log goes on: this file, or the next one once this one is read whole (rotated).
+    let next = { Index: at, Offset: read.Offset + data.length };
+    if (next.Offset >= read.Size && read.Next === true) next = { Index: at + 1, Offset: 0 };
+    const more = next.Offset < read.Size || next.Index !== at;
     if (!more && (!follow || read.TaskDead)) break;
     if (!more) {
       try {
@@ -95,7 +100,7 @@ export const allocLogs: Route = async (ctx, api) => {
     try {
       read = await api.allocOps.readLog(
         id,
-        { Task: task, Type: type, Offset: next, Origin: "start", Limit: LOG_CHUNK },
+        { Task: task, Type: type, Origin: "start", Limit: LOG_CHUNK, ...next },
         ctx.signal,
       );
     } catch {
@@ -105,3 +110,16 @@ export const allocLogs: Route = async (ctx, api) => {
   }
   ctx.res.end();
 };
+
+/**
+ * berth's `file` parameter: a frame's File (`alloc/logs/<task>.<type>.<n>`), making `offset` an
+ * offset into that file — how `alloc logs -tail -f` follows from exactly where its tail ended,
+ * whatever rotated meanwhile. Absent: `offset` counts from `origin` across the files.
+ */
+function fileIndex(file: string | null, prefix: string): { Index?: number } {
+  if (file === null || file === "") return {};
+  const n = file.startsWith(prefix) ? file.slice(prefix.length) : "";
+  if (!/^(0|[1-9]\d{0,8})$/.test(n))
+    throw validationError("file", `must be a file of this log, ${prefix}<n>`);
+  return { Index: Number(n) };
+}

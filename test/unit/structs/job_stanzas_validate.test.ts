@@ -159,7 +159,9 @@ describe("Nomad's JSON jobs", () => {
     assert.deepEqual(t.Templates, []);
     assert.equal(t.KillSignal, "");
     assert.equal(t.KillTimeout, 5 * S);
-    for (const k of ["Services", "Vault", "Artifacts", "LogConfig", "Identity"] as const) {
+    // Nomad's api Canonicalize: a task without a logs block gets the default rotation.
+    assert.deepEqual(t.LogConfig, { MaxFiles: 10, MaxFileSizeMB: 10, Disabled: false });
+    for (const k of ["Services", "Vault", "Artifacts", "Identity"] as const) {
       assert.equal(k in t, false, `${k} not set`);
     }
     // Batch jobs without an update block have none.

@@ -1,5 +1,5 @@
 /**
- * Which hooks a task runs, in order: its task dir, its volume mounts, a dispatched job's payload
+ * Which hooks a task runs, in order: its task dir, its log collector (logmon_hook.ts), its volume mounts, a dispatched job's payload
  * file (dispatch_hook.ts), its templates (rendered
  * once the task dir exists, as Nomad's template hook follows its volumes hook), and for a task
  * with a csi_plugin block the plugin supervisor. The runner calls them phase by phase (hook_phases.ts).
@@ -8,7 +8,9 @@ import type { Logger } from "../../../internal/log.js";
 import { BerthError } from "../../../structs/errors.js";
 import type { TaskGroup } from "../../../structs/job.js";
 import type { TaskHook, TaskLifecycle } from "./hooks.js";
+import { logPlan } from "../../logmon/log_plan.js";
 import { DispatchPayloadHook } from "./dispatch_hook.js";
+import { LogmonHook } from "./logmon_hook.js";
 import { PluginSupervisorHook } from "./plugin_supervisor_hook.js";
 import { TaskDirHook } from "./task_dir_hook.js";
 import { buildTaskEnv, interpolate } from "./task_env.js";
@@ -33,7 +35,10 @@ export function taskHooks(
     // Destinations see the task's env as it is before hooks add theirs (Nomad's volume hook too).
     (text) => interpolate(text, buildTaskEnv(taskEnvInput(cfg), {}).scope),
   );
-  const hooks: TaskHook[] = [new TaskDirHook(cfg.allocDir, cfg.task.Name, lifecycle), volumeHook];
+  const hooks: TaskHook[] = [new TaskDirHook(cfg.allocDir, cfg.task.Name, lifecycle)];
+  const logs = logPlan(cfg.task, cfg.driver.name);
+  if (logs.kind === "logmon") hooks.push(new LogmonHook(cfg.allocDir, cfg.task.Name, logs, log));
+  hooks.push(volumeHook);
   // Before templates, as Nomad's dispatch hook runs before its template hook.
   const payload = cfg.alloc.Job.Payload;
   const file = cfg.task.DispatchPayload?.File;

@@ -4,11 +4,12 @@
  * and the start itself, with its handle persisted before the task runs (startPersisted).
  * Functions of the runner's config only, no runner state.
  */
-import path from "node:path";
 import type { Task } from "../../../structs/job.js";
 import { DEFAULT_TASK_USER_POLICY, disallowedTaskUser } from "../../../structs/task_user.js";
 import type { TaskHandle, TaskMount, TaskStartConfig } from "../../drivers/driver.js";
 import { taskResources } from "../../drivers/shared/cgroups/limits.js";
+import { logPlan, taskLogPaths } from "../../logmon/log_plan.js";
+import { logLimits } from "../../../structs/log_config.js";
 import { NonRecoverableError } from "./hooks.js";
 import { buildTaskEnv, interpolate, type TaskEnvInput } from "./task_env.js";
 import type { TaskRunnerConfig } from "./task_runner_config.js";
@@ -53,8 +54,9 @@ export function buildStartConfig(
     mounts,
     // Nomad runs CSI plugin tasks privileged: they need the host's devices.
     privileged: task.CSIPluginConfig !== null,
-    stdoutPath: path.join(logs, `${task.Name}.stdout.0`),
-    stderrPath: path.join(logs, `${task.Name}.stderr.0`),
+    // The logmon FIFOs, the driver's own files, or /dev/null (logmon/log_plan.ts).
+    ...taskLogPaths(logPlan(task, cfg.driver.name), logs, task.Name),
+    logRotation: logLimits(task.LogConfig),
     // Enforced by the process drivers with a cgroup (CSI plugin tasks too, as Nomad does).
     resources: taskResources(task.Resources, cfg.alloc.AllocatedResources?.Tasks[task.Name]),
     killSignal: task.KillSignal ?? "",

@@ -41,7 +41,8 @@ import { dockerClient } from "./endpoint.js";
 import { execInContainer } from "./exec.js";
 import { containerUsage } from "./stats.js";
 import { ensureImage } from "./image.js";
-import { lastLogWriteNs, pumpLogs, sinceParam } from "./log_stream.js";
+import { lastLogWriteNs, type LogTargets, pumpLogs, sinceParam } from "./log_stream.js";
+import { logLimits } from "../../../structs/log_config.js";
 import { isPrivilegeRefusal, privilegedFallback } from "./privileged.js";
 
 /** Nomad's default endpoint. */
@@ -144,6 +145,8 @@ export class DockerDriver implements TaskDriver {
           killSignal: cfg.killSignal || "SIGTERM",
           stdoutPath: cfg.stdoutPath,
           stderrPath: cfg.stderrPath,
+          logMaxFiles: (cfg.logRotation ?? logLimits(null)).maxFiles,
+          logMaxFileBytes: (cfg.logRotation ?? logLimits(null)).maxFileBytes,
         },
       };
       try {
@@ -266,11 +269,7 @@ export class DockerDriver implements TaskDriver {
     this.watches.set(id, { exit: Promise.resolve(result) });
   }
 
-  private async followLogs(
-    id: string,
-    files: { stdoutPath: string; stderrPath: string },
-    afterNs: bigint,
-  ): Promise<void> {
+  private async followLogs(id: string, files: LogTargets, afterNs: bigint): Promise<void> {
     try {
       const stream = await this.docker.getContainer(id).logs({
         follow: true,
@@ -372,8 +371,15 @@ function containerId(handle: TaskHandle): string {
   return id;
 }
 
-function logFiles(handle: TaskHandle): { stdoutPath: string; stderrPath: string } {
-  return { stdoutPath: String(handle.state.stdoutPath), stderrPath: String(handle.state.stderrPath) };
+function logFiles(handle: TaskHandle): LogTargets {
+  const { stdoutPath, stderrPath, logMaxFiles, logMaxFileBytes } = handle.state;
+  const n = (v: unknown) => (typeof v === "number" && v >= 1 ? v : undefined);
+  return {
+    stdoutPath: String(stdoutPath),
+    stderrPath: String(stderrPath),
+    maxFiles: n(logMaxFiles),
+    maxFileBytes: n(logMaxFileBytes),
+  };
 }
 
 function statusOf(err: unknown): number | undefined {

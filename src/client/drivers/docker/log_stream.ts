@@ -17,7 +17,11 @@
  * that window; not done.)
  */
 import fs from "node:fs/promises";
+import path from "node:path";
 import type { Readable } from "node:stream";
+import { DEFAULT_LOG_CONFIG } from "../../../structs/log_config.js";
+import { listIndexes } from "../../logmon/log_files.js";
+import { RotatingWriter } from "../../logmon/rotator.js";
 
 export interface LogFrame {
   stream: 1 | 2;
@@ -72,29 +76,73 @@ export function sinceParam(ns: bigint): string {
 export const MTIME_SLACK_NS = 25_000_000n;
 
 /**
+ * Where the container's output goes: the task's `<task>.<type>.0` paths (task_start.ts), rotated
+ * as the task's `logs` stanza says (logmon/rotator.ts: `<task>.<type>.<n>`, at most `maxFiles` of
+ * `maxFileBytes`; absent: Nomad's defaults), or /dev/null when logging is disabled.
+ */
+export interface LogTargets {
+  stdoutPath: string;
+  stderrPath: string;
+  maxFiles?: number;
+  maxFileBytes?: number;
+}
+
+/**
  * The instant after which nothing was written to the task's log files (nanoseconds): the newest
- * mtime plus MTIME_SLACK_NS; 0n when neither file has anything.
+ * mtime of the newest rotated file of each stream plus MTIME_SLACK_NS; 0n when nothing was written.
  */
 export async function lastLogWriteNs(stdoutPath: string, stderrPath: string): Promise<bigint> {
   let newest = 0n;
   for (const p of [stdoutPath, stderrPath]) {
-    const st = await fs.stat(p, { bigint: true }).catch(() => null);
+    const st = await fs.stat(await newestFile(p), { bigint: true }).catch(() => null);
     if (st && st.size > 0n && st.mtimeNs > newest) newest = st.mtimeNs;
   }
   return newest === 0n ? 0n : newest + MTIME_SLACK_NS;
 }
 
+/** The newest `<base>.<n>` beside the `<base>.0` path `p` (p itself when it is not one such). */
+async function newestFile(p: string): Promise<string> {
+  const t = rotation(p);
+  if (!t) return p;
+  const n = (await listIndexes(t.anchor, t.rel, t.base).catch(() => [])).at(-1) ?? 0;
+  return path.join(path.dirname(p), `${t.base}.${n}`);
+}
+
+/** `<alloc dir>/<task>/logs/<base>.0` as the rotator addresses it; null for another path. */
+function rotation(p: string): { anchor: string; rel: string[]; base: string } | null {
+  const logsDir = path.dirname(p);
+  const taskDir = path.dirname(logsDir);
+  if (!p.endsWith(".0") || path.basename(logsDir) !== "logs") return null;
+  return {
+    anchor: path.dirname(taskDir),
+    rel: [path.basename(taskDir), "logs"],
+    base: path.basename(p).slice(0, -2),
+  };
+}
+
+interface Sink {
+  write(b: Uint8Array): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function openSink(p: string, t: LogTargets): Promise<Sink> {
+  const r = rotation(p);
+  if (!r) return fs.open(p, "a");
+  return RotatingWriter.open({
+    ...r,
+    maxFiles: t.maxFiles ?? DEFAULT_LOG_CONFIG.MaxFiles,
+    maxFileBytes: t.maxFileBytes ?? DEFAULT_LOG_CONFIG.MaxFileSizeMB * 1024 * 1024,
+  });
+}
+
 /**
- * Appends the frames of `stream` to the two files, dropping messages timed at or before `afterNs`;
- * resolves when the stream ends (or errors: the log is best effort, the task's exit is not).
+ * Appends the frames of `stream` to the two logs (rotated, see LogTargets), dropping messages
+ * timed at or before `afterNs`; resolves when the stream ends (or errors: the log is best effort,
+ * the task's exit is not).
  */
-export async function pumpLogs(
-  stream: Readable,
-  files: { stdoutPath: string; stderrPath: string },
-  afterNs: bigint,
-): Promise<void> {
-  const out = await fs.open(files.stdoutPath, "a");
-  const err = await fs.open(files.stderrPath, "a").catch(async (e: unknown) => {
+export async function pumpLogs(stream: Readable, files: LogTargets, afterNs: bigint): Promise<void> {
+  const out = await openSink(files.stdoutPath, files);
+  const err = await openSink(files.stderrPath, files).catch(async (e: unknown) => {
     await out.close();
     throw e;
   });

@@ -4,6 +4,8 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { openAppendNoFollow } from "../../allocdir/no_follow.js";
+import { openFifoWriter } from "../../logmon/fifo.js";
+import { DEV_NULL } from "../../logmon/log_plan.js";
 
 /**
  * Where the shell parent records the task's exit status: beside the task dir, not inside it, so
@@ -18,7 +20,8 @@ export function statusFileFor(taskDir: string): string {
  * Opens the task's log files for appending; the caller closes them once the child has them.
  *
  * Contract: both paths follow AllocDir's layout, `<alloc dir>/<task>/logs/<file>` (task_start.ts
- * builds them with AllocDir.taskLogsDir). The task can write to its task dir and its logs dir (under
+ * builds them with AllocDir.taskLogsDir), or are /dev/null; a `<file>` ending in `.fifo` is a log
+ * collector's FIFO (logmon/fifo.ts), anything else a regular file appended to. The task can write to its task dir and its logs dir (under
  * exec they are its `/` and `/logs`) and may have replaced either, or the file, with a symlink to a
  * host path while it ran; the agent opens them as root. So the walk starts at the alloc dir, which
  * no task can replace, and never follows a link below it (allocdir/no_follow.ts): a planted link
@@ -35,6 +38,8 @@ export async function openLogs(stdoutPath: string, stderrPath: string): Promise<
 }
 
 async function openLogNoFollow(logPath: string): Promise<fs.FileHandle> {
+  // Logging disabled (logmon/log_plan.ts): the task's output is thrown away.
+  if (logPath === DEV_NULL) return fs.open(DEV_NULL, "w");
   const logsDir = path.dirname(logPath);
   const taskDir = path.dirname(logsDir);
   if (!path.isAbsolute(logPath) || path.basename(logsDir) !== "logs") {
@@ -43,7 +48,10 @@ async function openLogNoFollow(logPath: string): Promise<fs.FileHandle> {
   const allocDir = path.dirname(taskDir);
   // The alloc dir and above belong to the agent (no task sees them), so creating them plainly is safe.
   await fs.mkdir(allocDir, { recursive: true });
-  return openAppendNoFollow(allocDir, [path.basename(taskDir), "logs"], path.basename(logPath));
+  const rel = [path.basename(taskDir), "logs"];
+  // A log collector's FIFO (log_plan.ts): the task gets its write end, the collector rotates.
+  if (logPath.endsWith(".fifo")) return openFifoWriter(allocDir, rel, path.basename(logPath));
+  return openAppendNoFollow(allocDir, rel, path.basename(logPath));
 }
 
 /** The installed package root: the nearest ancestor of this module that holds package.json. */
