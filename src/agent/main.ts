@@ -3,7 +3,8 @@ import { createLogger } from "../internal/log.js";
 import { asBerthError } from "../structs/errors.js";
 import { Agent } from "./agent.js";
 import { installLastResortGuard } from "./last_resort.js";
-import { AGENT_USAGE, loadAgentOptions, type AgentOptions } from "./options.js";
+import { AGENT_USAGE } from "./agent_usage.js";
+import { loadAgentOptions, type AgentOptions } from "./options.js";
 
 export async function runAgent(argv: string[]): Promise<number> {
   if (argv.some((a) => a === "-h" || a === "-help" || a === "--help")) {

@@ -58,10 +58,7 @@ const facts = (over: Partial<ClaimFacts>): ClaimFacts => ({
 test("single-writer claims: write claims in a mode with one writer", () => {
   assert.equal(isSingleWriterClaim(claim("write", "single-node-writer")), true);
   assert.equal(isSingleWriterClaim(claim("write", "multi-node-single-writer")), true);
-  assert.equal(
-    isSingleWriterClaim({ Mode: "write", AccessMode: "single-node-single-writer" as AccessMode }),
-    true,
-  );
+  assert.equal(isSingleWriterClaim({ Mode: "write", AccessMode: "single-node-single-writer" }), true);
   assert.equal(isSingleWriterClaim(claim("write", "multi-node-multi-writer")), false);
   assert.equal(isSingleWriterClaim(claim("read", "single-node-writer")), false);
   assert.equal(isSingleWriterClaim(claim("read", "multi-node-reader-only")), false);
