@@ -85,7 +85,7 @@ test("with nodeVolumes every ClientMethods entry has a handler", () => {
   const { handlers } = setup();
   assert.ok(handlers.has("ClientCSI.NodeExpandVolume") && handlers.has("ClientCSI.NodeDetachVolume"));
   assert.ok(handlers.has("ClientCSI.NodeVolumeState"));
-  assert.equal(handlers.size, 15);
+  assert.equal(handlers.size, 16);
 });
 
 test("snapshot calls convert both ways; creation time crosses as Unix seconds", async () => {
