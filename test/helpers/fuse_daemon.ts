@@ -33,7 +33,11 @@ const ENOSYS = 38;
 const IN_HEADER = 40;
 
 const [mountPoint, ...paths] = process.argv.slice(2);
-if (!mountPoint) throw new Error("usage: fuse_daemon MOUNTPOINT [PATH ...]");
+if (!mountPoint) {
+  // `node --test dist/test/` loads every file, this one too, with no arguments: nothing to serve.
+  process.stderr.write("usage: fuse_daemon MOUNTPOINT [PATH ...]\n");
+  process.exit(process.env.NODE_TEST_CONTEXT ? 0 : 2);
+}
 
 /** nodeid → its children by name; nodeid 1 is the root. */
 const children = new Map<bigint, Map<string, bigint>>([[1n, new Map()]]);
