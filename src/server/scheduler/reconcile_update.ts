@@ -86,9 +86,11 @@ export function groupHasSingleWriter(state: StateReader, job: Pick<Job, "Namespa
 /**
  * Whether slot `index` of a single-writer group can take its new writer: no live alloc of the job
  * holds the slot (`liveNames`: the names of the job's non-terminal allocs), and none of its
- * single-writer volumes has a write claim of this job's, live or being released. A claim of another
- * job's does not hold the slot: the placement then fails visibly ("exhausted its available writer
- * claims", a blocked eval that the claim's release wakes), instead of waiting in silence.
+ * single-writer volumes has a write claim, live or being released, of this slot's previous alloc
+ * or of a finished alloc of the job (a handover in progress). A claim of another job's, or of a
+ * live alloc of another slot (count 2 on one single-writer volume), does not hold the slot: the
+ * placement then fails visibly ("exhausted its available writer claims", a blocked eval that the
+ * claim's release wakes), instead of waiting in silence.
  */
 export function slotFree(
   state: StateReader,
@@ -105,7 +107,8 @@ export function slotFree(
     if (!vol) continue;
     const ours = (allocId: string) => {
       const a = state.getAlloc(allocId);
-      return a !== undefined && a.Namespace === job.Namespace && a.JobID === job.ID;
+      if (a === undefined || a.Namespace !== job.Namespace || a.JobID !== job.ID) return false;
+      return a.Name === name || isAllocTerminal(a);
     };
     if (Object.keys(vol.WriteClaims).some(ours)) return false;
     if (Object.values(vol.PastClaims).some((c) => c.Mode === "write" && ours(c.AllocationID))) return false;
