@@ -23,7 +23,7 @@ import {
   runCli,
 } from "../helpers/agent_process.js";
 import { etcdAvailable, startEtcd, type EtcdServer } from "../helpers/etcd_server.js";
-import { currentSchema } from "../../src/server/state/etcd/schema_upgrade.js";
+import { SCHEMA_VERSION } from "../../src/server/state/engine/schema.js";
 import {
   PREVIOUS_RELEASE,
   previousReleaseSchema,
@@ -132,7 +132,7 @@ test(
     // 2. The follower first: this release loads the old release's state and forwards writes to it.
     // Across a schema change no rolling is possible (README "Upgrading"): every old server stops
     // first and the first new one migrates the state in etcd.
-    const rolling = (await previousReleaseSchema(oldBin)) === currentSchema();
+    const rolling = (await previousReleaseSchema(oldBin)) === SCHEMA_VERSION;
     const oldFollower = firstLeader === oldA ? oldB : oldA;
     const oldLeader = firstLeader;
     assert.equal(await oldFollower.proc.stop(), 0, "the old follower stopped cleanly");

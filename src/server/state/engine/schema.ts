@@ -227,6 +227,9 @@ const MIGRATIONS: Migration[] = [
   PLUGIN_CAPACITY_MIGRATION,
 ];
 
+/** The schema version this berth writes: each migration moves `user_version` one step. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
 /** Moves the schema up to `target` (the latest by default; an older one makes old files in tests). */
 export function migrate(db: Database.Database, target = MIGRATIONS.length): void {
   const current = db.pragma("user_version", { simple: true }) as number;

@@ -24,7 +24,7 @@ import Database from "better-sqlite3";
 import type { Etcd3 } from "etcd3";
 import { sleep } from "../../../internal/abort.js";
 import type { Logger } from "../../../internal/log.js";
-import { migrate } from "../engine/schema.js";
+import { migrate, SCHEMA_VERSION } from "../engine/schema.js";
 import { rowsForLive, stampIndexes } from "../snapshot/replace.js";
 import { TABLES } from "../tables.js";
 import type { EtcdLog, LogEntry } from "./log.js";
@@ -32,17 +32,6 @@ import { ReplicaRows, type Dump } from "./rows.js";
 
 /** How often a server waiting for older servers to stop looks again (and logs). */
 const WAIT_MS = 5_000;
-
-/** The schema this release writes (a migrated empty database's version). */
-export function currentSchema(): number {
-  const db = new Database(":memory:");
-  try {
-    migrate(db);
-    return db.pragma("user_version", { simple: true }) as number;
-  } finally {
-    db.close();
-  }
-}
 
 /**
  * Migrates etcd's state to this release's schema when it is older (see above); resolves `false`
@@ -54,7 +43,7 @@ export async function upgradeEtcdSchema(opts: {
   log: Logger;
   signal?: AbortSignal;
 }): Promise<boolean> {
-  const target = currentSchema();
+  const target = SCHEMA_VERSION;
   for (let attempt = 0; ; attempt++) {
     opts.signal?.throwIfAborted();
     const { pointer, revision, modRevision } = await opts.etcdLog.readSnapPointer();

@@ -20,7 +20,7 @@ import { BerthError } from "../../../structs/errors.js";
 import type { Logger } from "../../../internal/log.js";
 import { EtcdStateStore } from "../etcd/etcd_store.js";
 import { SqliteStateStore } from "../local/sqlite_store.js";
-import { migrate } from "../engine/schema.js";
+import { migrate, SCHEMA_VERSION } from "../engine/schema.js";
 import type { StateStore } from "../store.js";
 import { decodeSnapshot, encodeSnapshot, type HeaderFields, type SnapshotHeader } from "./format.js";
 import { imageIndex, imageKeyIds, imageSchema, imageTypes, openPayload } from "./image.js";
@@ -36,17 +36,6 @@ export interface SnapshotContext {
   berthVersion: string;
   log: Logger;
   signal?: AbortSignal | undefined;
-}
-
-/** The schema this berth writes (a migrated empty database's version). */
-export function currentSchema(): number {
-  const db = new Database(":memory:");
-  try {
-    migrate(db);
-    return imageSchema(db);
-  } finally {
-    db.close();
-  }
 }
 
 function keystoreOf(ctx: SnapshotContext): string {
@@ -138,7 +127,7 @@ export async function restoreSnapshot(
 ): Promise<{ header: SnapshotHeader; index: number }> {
   const { header, payload } = decodeSnapshot(file);
   const keystore = keystoreOf(ctx);
-  const image = await openPayload(payload, currentSchema());
+  const image = await openPayload(payload, SCHEMA_VERSION);
   try {
     const keyring = keyringNow(keystore, false);
     const atRest = secretsWith(keyring);
